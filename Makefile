@@ -1,0 +1,29 @@
+# Two commands work on a fresh machine: `make demo` and `make test`.
+# uv is installed with pip when missing; control-plane binaries are built once from Go
+# modules into ~/.cache/cluster-inventory (a few minutes on first use).
+SHELL := /bin/bash
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+
+.PHONY: setup assets demo test lint unit
+
+setup:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) sync --frozen
+
+assets: setup
+	$(UV) run cluster-inventory testing install-assets
+
+demo: assets
+	$(UV) run cluster-inventory demo $(ARGS)
+
+lint: setup
+	$(UV) run ruff check src tests bench
+	$(UV) run ruff format --check src tests bench
+	$(UV) run mypy
+	$(UV) run lint-imports
+
+test: assets lint
+	$(UV) run pytest $(ARGS)
+
+unit: setup
+	$(UV) run pytest tests/unit $(ARGS)

@@ -1,0 +1,290 @@
+"""The ``cluster-inventory`` command (also installed as the kubectl plugin ``kubectl-inventory``).
+
+Verbs mirror kubectl. Errors go to stderr as one line naming what failed, with exit code 1;
+tracebacks are for bugs only. Heavy modules (the kube client, the fleet) are imported inside
+the commands that need them so that ``--help`` and ``version`` stay fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from cluster_inventory import __version__
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="cluster-inventory",
+    help="Cluster Inventory API toolkit: ClusterProfile CRDs, a local fleet of real control "
+    "planes, and (soon) the cluster manager and consumers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+fleet_app = typer.Typer(
+    help="A local fleet of real control planes (hub + members).", no_args_is_help=True
+)
+crds_app = typer.Typer(help="The Cluster Inventory CRDs.", no_args_is_help=True)
+testing_app = typer.Typer(help="Test assets.", no_args_is_help=True)
+app.add_typer(fleet_app, name="fleet")
+app.add_typer(crds_app, name="crds")
+app.add_typer(testing_app, name="testing")
+
+_err = Console(stderr=True)
+_out = Console()
+
+
+def _fail(message: str) -> NoReturn:
+    _err.print(f"error: {message}", markup=False, highlight=False)
+    raise typer.Exit(1)
+
+
+def _kept_fleet_dir() -> Path:
+    from cluster_inventory.testing import cache_root
+
+    return cache_root() / "fleet"
+
+
+@app.command()
+def version() -> None:
+    """Print the version of cluster-inventory and of the pinned control-plane builds."""
+    from cluster_inventory.testing.versions import (
+        CLUSTER_INVENTORY_API_VERSION,
+        ETCD_VERSION,
+        KUBERNETES_VERSION,
+    )
+
+    typer.echo(f"cluster-inventory {__version__}")
+    typer.echo(
+        f"kubernetes {KUBERNETES_VERSION}, etcd {ETCD_VERSION}, "
+        f"cluster-inventory-api {CLUSTER_INVENTORY_API_VERSION}"
+    )
+
+
+@testing_app.command("install-assets")
+def install_assets(
+    force: Annotated[bool, typer.Option(help="Rebuild even if cached.")] = False,
+) -> None:
+    """Build etcd, kube-apiserver, kube-controller-manager and kubectl from Go modules."""
+    from cluster_inventory.testing import GoBuildError, GoNotFoundError
+    from cluster_inventory.testing import install_assets as _install
+
+    try:
+        with _err.status("installing control-plane assets") as status:
+            path = _install(progress=lambda line: status.update(line), force=force)
+    except (GoNotFoundError, GoBuildError) as exc:
+        _fail(str(exc))
+    typer.echo(str(path))
+
+
+@crds_app.command("print")
+def crds_print() -> None:
+    """Print the CRDs as a multi-document YAML stream (pipe it to kubectl apply -f -)."""
+    from cluster_inventory import api
+
+    typer.echo(yaml.safe_dump_all(api.load_crds(), sort_keys=False), nl=False)
+
+
+@crds_app.command("apply")
+def crds_apply(
+    kubeconfig: Annotated[Path | None, typer.Option(help="Hub kubeconfig.")] = None,
+    context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
+) -> None:
+    """Apply the CRDs to a hub (server-side apply) and wait until they are served."""
+    from cluster_inventory import api, kube
+
+    path = kubeconfig or _default_kubeconfig()
+
+    async def run() -> None:
+        conn = kube.connection_from_kubeconfig(path, context=context)
+        async with await kube.new_client(conn) as client:
+            await kube.ensure_crds(client, api.load_crds())
+
+    try:
+        asyncio.run(run())
+    except kube.KubeError as exc:
+        _fail(str(exc))
+    for crd in api.load_crds():
+        typer.echo(
+            f"customresourcedefinition.apiextensions.k8s.io/{crd['metadata']['name']} applied"
+        )
+
+
+def _default_kubeconfig() -> Path:
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return Path(env.split(os.pathsep)[0])
+    return Path.home() / ".kube" / "config"
+
+
+def _print_fleet(fleet_state: dict[str, dict[str, str]], hub: str) -> None:
+    table = Table(box=None, header_style="bold")
+    for column in ("CLUSTER", "ROLE", "SERVER", "KUBECONFIG"):
+        table.add_column(column)
+    for name, info in fleet_state.items():
+        table.add_row(name, "hub" if name == hub else "member", info["server"], info["kubeconfig"])
+    _out.print(table)
+
+
+@fleet_app.command("up")
+def fleet_up(
+    members: Annotated[int, typer.Option(min=0, max=10, help="Number of member clusters.")] = 3,
+    keep: Annotated[
+        bool, typer.Option(help="Leave the fleet running after this command exits.")
+    ] = False,
+    controllers: Annotated[
+        bool, typer.Option(help="Run kube-controller-manager on every cluster.")
+    ] = True,
+) -> None:
+    """Start a hub and MEMBERS member clusters on loopback.
+
+    Without --keep the fleet runs until Ctrl-C; with --keep it stays up until
+    `cluster-inventory fleet down`.
+    """
+    from cluster_inventory.testing import (
+        DEFAULT_CONTROLLERS,
+        AssetNotFoundError,
+        ControlPlaneError,
+        Fleet,
+    )
+
+    workdir = _kept_fleet_dir() if keep else None
+    if workdir is not None and (workdir / "fleet.json").exists():
+        _fail(f"a kept fleet already runs in {workdir}; run `cluster-inventory fleet down` first")
+    chosen = DEFAULT_CONTROLLERS if controllers else None
+    fleet = Fleet(
+        members, workdir=workdir, hub_controllers=chosen, member_controllers=chosen, detach=keep
+    )
+    started = time.monotonic()
+    try:
+        with _err.status(f"starting hub and {members} members"):
+            asyncio.run(fleet.start())
+    except (AssetNotFoundError, ControlPlaneError) as exc:
+        _fail(str(exc))
+    state = {
+        cp.name: {"server": cp.server, "kubeconfig": str(cp.kubeconfig_path)}
+        for cp in fleet.clusters
+    }
+    _err.print(f"fleet ready in {time.monotonic() - started:.1f} s")
+    _print_fleet(state, fleet.hub.name)
+    if keep:
+        typer.echo(f"kubectl --kubeconfig {fleet.hub.kubeconfig_path} get clusterprofiles -A")
+        typer.echo("stop it with: cluster-inventory fleet down")
+        return
+    _err.print("press Ctrl-C to stop")
+    stop = False
+
+    def _on_signal(signum: int, frame: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    try:
+        while not stop:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    asyncio.run(fleet.stop())
+
+
+@app.command()
+def demo(
+    members: Annotated[int, typer.Option(min=1, max=10, help="Number of member clusters.")] = 3,
+    keep: Annotated[bool, typer.Option(help="Leave the fleet running afterwards.")] = False,
+) -> None:
+    """Build the assets if needed, start a hub and members, show each cluster, stop.
+
+    The cluster manager and consumers join this demo as they land.
+    """
+    from cluster_inventory import kube
+    from cluster_inventory.testing import (
+        DEFAULT_CONTROLLERS,
+        AssetNotFoundError,
+        ControlPlaneError,
+        Fleet,
+        GoBuildError,
+        GoNotFoundError,
+        missing_binaries,
+    )
+    from cluster_inventory.testing import install_assets as _install
+
+    if missing_binaries():
+        try:
+            with _err.status("building control-plane assets (first run only)") as status:
+                _install(progress=lambda line: status.update(line))
+        except (GoNotFoundError, GoBuildError) as exc:
+            _fail(str(exc))
+    workdir = _kept_fleet_dir() if keep else None
+    if workdir is not None and (workdir / "fleet.json").exists():
+        _fail(f"a kept fleet already runs in {workdir}; run `cluster-inventory fleet down` first")
+    fleet = Fleet(
+        members,
+        workdir=workdir,
+        hub_controllers=DEFAULT_CONTROLLERS,
+        member_controllers=DEFAULT_CONTROLLERS,
+        detach=keep,
+    )
+
+    async def run() -> list[tuple[str, str, str, str, str]]:
+        await fleet.start()
+        rows = []
+        for cp in fleet.clusters:
+            async with await cp.client() as client:
+                version = (await kube.request(client, "GET", "/version"))["gitVersion"]
+                crds = await kube.list_objects(client, kube.CUSTOM_RESOURCE_DEFINITIONS)
+            kinds = ", ".join(sorted(c["spec"]["names"]["kind"] for c in crds["items"]))
+            role = "hub" if cp is fleet.hub else "member"
+            rows.append((cp.name, role, version, kinds, str(cp.kubeconfig_path)))
+        return rows
+
+    started = time.monotonic()
+    try:
+        with _err.status(f"starting a hub and {members} members"):
+            rows = asyncio.run(run())
+    except (AssetNotFoundError, ControlPlaneError, kube.KubeError) as exc:
+        asyncio.run(fleet.stop())
+        _fail(str(exc))
+    _err.print(f"fleet ready in {time.monotonic() - started:.1f} s")
+    table = Table(box=None, header_style="bold")
+    for column in ("CLUSTER", "ROLE", "VERSION", "CRDS", "KUBECONFIG"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    _out.print(table)
+    if keep:
+        typer.echo(f"kubectl --kubeconfig {fleet.hub.kubeconfig_path} get crds")
+        typer.echo("stop it with: cluster-inventory fleet down")
+        return
+    asyncio.run(fleet.stop())
+    _err.print("fleet stopped (use --keep to leave it running)")
+
+
+@fleet_app.command("down")
+def fleet_down() -> None:
+    """Stop a fleet started with `fleet up --keep` and remove its files."""
+    from cluster_inventory.testing import stop_detached
+
+    workdir = _kept_fleet_dir()
+    if not (workdir / "fleet.json").exists():
+        _fail(f"no kept fleet found in {workdir}")
+    pids = stop_detached(workdir)
+    typer.echo(f"stopped {len(pids)} processes")
+
+
+def main() -> None:
+    """Entry point of ``cluster-inventory`` and ``kubectl-inventory``."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""credentials: arrives with a later issue (see DESIGN.md)."""

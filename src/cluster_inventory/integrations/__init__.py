@@ -1,0 +1,1 @@
+"""integrations: arrives with a later issue (see DESIGN.md)."""

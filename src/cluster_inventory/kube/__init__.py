@@ -1,0 +1,89 @@
+"""The project's only door to kubernetes_asyncio.
+
+One client factory (:func:`new_client` from a :class:`ClusterConnection`), one
+server-side-apply helper (:func:`apply`), and one error type per failure kind
+(:mod:`cluster_inventory.kube.errors`). Everything above this package speaks in plain
+dicts, pydantic models and these types, so a move to another client library stays local.
+"""
+
+from __future__ import annotations
+
+from kubernetes_asyncio.client import ApiClient
+
+from cluster_inventory.kube._client import (
+    ClusterConnection,
+    TokenSource,
+    connection_from_in_cluster,
+    connection_from_kubeconfig,
+    new_client,
+    ssl_context_for,
+)
+from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
+from cluster_inventory.kube._resources import (
+    Resource,
+    apply,
+    create,
+    delete,
+    get,
+    list_objects,
+    request,
+)
+from cluster_inventory.kube.errors import (
+    AlreadyExistsError,
+    ConflictError,
+    ForbiddenError,
+    GoneError,
+    InvalidError,
+    KubeAPIError,
+    KubeConfigError,
+    KubeError,
+    NotFoundError,
+    ServerUnavailableError,
+    UnauthorizedError,
+)
+from cluster_inventory.kube.resources import (
+    CLUSTER_PROFILES,
+    CLUSTER_PROPERTIES,
+    CUSTOM_RESOURCE_DEFINITIONS,
+    NAMESPACES,
+    PLACEMENT_DECISIONS,
+    SECRETS,
+    SERVICE_ACCOUNTS,
+)
+
+__all__ = [
+    "CLUSTER_PROFILES",
+    "CLUSTER_PROPERTIES",
+    "CUSTOM_RESOURCE_DEFINITIONS",
+    "NAMESPACES",
+    "PLACEMENT_DECISIONS",
+    "SECRETS",
+    "SERVICE_ACCOUNTS",
+    "AlreadyExistsError",
+    "ApiClient",
+    "CRDNotEstablishedError",
+    "ClusterConnection",
+    "ConflictError",
+    "ForbiddenError",
+    "GoneError",
+    "InvalidError",
+    "KubeAPIError",
+    "KubeConfigError",
+    "KubeError",
+    "NotFoundError",
+    "Resource",
+    "ServerUnavailableError",
+    "TokenSource",
+    "UnauthorizedError",
+    "apply",
+    "connection_from_in_cluster",
+    "connection_from_kubeconfig",
+    "create",
+    "delete",
+    "ensure_crds",
+    "get",
+    "list_objects",
+    "new_client",
+    "request",
+    "ssl_context_for",
+]

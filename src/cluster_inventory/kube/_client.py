@@ -1,0 +1,318 @@
+"""The one client factory: kubernetes_asyncio ``ApiClient`` objects built without globals.
+
+kubernetes_asyncio's own loaders mutate a process-wide default ``Configuration`` and turn
+every ``*-data`` field into a temp file that lives until exit; a process that talks to many
+clusters wants neither. Here a kubeconfig (file or dict) or in-memory connection details
+become a :class:`ClusterConnection`, and :func:`new_client` builds an ``ApiClient`` whose TLS
+context holds the CA in memory. A client key has to pass through a file for
+``ssl.load_cert_chain``: it is written 0600 into a private directory and unlinked at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import ssl
+import tempfile
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+from kubernetes_asyncio.client import ApiClient, Configuration
+from kubernetes_asyncio.client import rest as _rest
+
+from cluster_inventory.kube.errors import KubeConfigError
+
+__all__ = [
+    "ClusterConnection",
+    "TokenSource",
+    "connection_from_in_cluster",
+    "connection_from_kubeconfig",
+    "new_client",
+    "ssl_context_for",
+]
+
+#: An async callable returning a bearer token, called before each request (for exec creds).
+TokenSource = Callable[[], Awaitable[str]]
+
+_IN_CLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterConnection:
+    """Everything needed to reach one kube-apiserver, held in memory.
+
+    Attributes:
+        server: Base URL, e.g. ``https://127.0.0.1:6443``.
+        ca_data: PEM bytes of the CA bundle that signs the serving certificate, or None to
+            use the system trust store.
+        token: Static bearer token (never logged; excluded from ``repr``).
+        client_cert_data: PEM client certificate.
+        client_key_data: PEM client key (excluded from ``repr``).
+        tls_server_name: Name to verify the serving certificate against, if not the host.
+        insecure_skip_tls_verify: Skip verification of the serving certificate.
+        proxy_url: Explicit proxy; when None, ``HTTPS_PROXY``/``NO_PROXY`` apply as in client-go.
+        namespace: The kubeconfig context's namespace, if any (not used for connecting).
+        name: A label for errors and logs (cluster or context name).
+    """
+
+    server: str
+    ca_data: bytes | None = None
+    token: str | None = field(default=None, repr=False)
+    client_cert_data: bytes | None = None
+    client_key_data: bytes | None = field(default=None, repr=False)
+    tls_server_name: str | None = None
+    insecure_skip_tls_verify: bool = False
+    proxy_url: str | None = None
+    namespace: str | None = None
+    name: str = ""
+
+
+def _b64(value: str, where: str) -> bytes:
+    try:
+        return base64.b64decode(value, validate=True)
+    except (ValueError, TypeError) as exc:
+        raise KubeConfigError(f"{where} is not valid base64") from exc
+
+
+def _data_or_file(
+    entry: Mapping[str, Any], key: str, base_dir: Path | None, where: str
+) -> bytes | None:
+    data = entry.get(f"{key}-data")
+    if data:
+        return _b64(str(data), f"{where}.{key}-data")
+    path = entry.get(key)
+    if path:
+        resolved = Path(str(path))
+        if not resolved.is_absolute() and base_dir is not None:
+            resolved = base_dir / resolved
+        try:
+            return resolved.read_bytes()
+        except OSError as exc:
+            raise KubeConfigError(f"{where}.{key}: cannot read {resolved}: {exc.strerror}") from exc
+    return None
+
+
+def _named(items: Any, name: str, kind: str, source: str) -> Mapping[str, Any]:
+    if not isinstance(items, list):
+        raise KubeConfigError(f"{source}: {kind} must be a list")
+    for item in items:
+        if isinstance(item, Mapping) and item.get("name") == name:
+            body = item.get(kind[:-1])
+            if not isinstance(body, Mapping):
+                raise KubeConfigError(f"{source}: {kind}[name={name}].{kind[:-1]} is missing")
+            return body
+    raise KubeConfigError(f"{source}: no entry named {name!r} in {kind}")
+
+
+def connection_from_kubeconfig(
+    kubeconfig: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    context: str | None = None,
+) -> ClusterConnection:
+    """Read a kubeconfig file or dict into a :class:`ClusterConnection`.
+
+    Supports CA, client certificate and key as ``*-data`` or file paths (relative to the
+    file), ``token`` and ``tokenFile``, ``tls-server-name``, ``insecure-skip-tls-verify``
+    and ``proxy-url``. Exec and auth-provider users are refused here: the exec path with
+    cluster info and caching lives in ``cluster_inventory.credentials``.
+
+    Args:
+        kubeconfig: A path, or an already parsed kubeconfig mapping.
+        context: Context to use; defaults to ``current-context``.
+
+    Returns:
+        The connection details, held in memory.
+
+    Raises:
+        KubeConfigError: The file is unreadable or malformed; the message names the file and
+            the field.
+    """
+    base_dir: Path | None = None
+    if isinstance(kubeconfig, Mapping):
+        source = "kubeconfig"
+        doc: Any = kubeconfig
+    else:
+        path = Path(kubeconfig)
+        source = str(path)
+        base_dir = path.parent
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except OSError as exc:
+            raise KubeConfigError(f"{source}: cannot read: {exc.strerror}") from exc
+        except yaml.YAMLError as exc:
+            raise KubeConfigError(f"{source}: not valid YAML: {exc}") from exc
+    if not isinstance(doc, Mapping):
+        raise KubeConfigError(f"{source}: not a kubeconfig mapping")
+    ctx_name = context or doc.get("current-context")
+    if not ctx_name:
+        raise KubeConfigError(f"{source}: current-context is empty and no context was given")
+    ctx = _named(doc.get("contexts"), str(ctx_name), "contexts", source)
+    cluster_name = str(ctx.get("cluster", ""))
+    cluster = _named(doc.get("clusters"), cluster_name, "clusters", source)
+    user_name = ctx.get("user")
+    user: Mapping[str, Any] = (
+        _named(doc.get("users"), str(user_name), "users", source) if user_name else {}
+    )
+    where_c = f"{source}: clusters[name={cluster_name}].cluster"
+    where_u = f"{source}: users[name={user_name}].user"
+    server = cluster.get("server")
+    if not server:
+        raise KubeConfigError(f"{where_c}.server is missing")
+    if "exec" in user or "auth-provider" in user:
+        kind = "exec" if "exec" in user else "auth-provider"
+        raise KubeConfigError(
+            f"{where_u}.{kind}: not supported by the plain client factory; use "
+            "cluster_inventory.credentials for exec credentials"
+        )
+    token = user.get("token")
+    if not token and user.get("tokenFile"):
+        token_path = Path(str(user["tokenFile"]))
+        if not token_path.is_absolute() and base_dir is not None:
+            token_path = base_dir / token_path
+        try:
+            token = token_path.read_text().strip()
+        except OSError as exc:
+            raise KubeConfigError(f"{where_u}.tokenFile: cannot read {token_path}") from exc
+    cert = _data_or_file(user, "client-certificate", base_dir, where_u)
+    key = _data_or_file(user, "client-key", base_dir, where_u)
+    if (cert is None) != (key is None):
+        raise KubeConfigError(f"{where_u}: client-certificate and client-key must come together")
+    return ClusterConnection(
+        server=str(server),
+        ca_data=_data_or_file(cluster, "certificate-authority", base_dir, where_c),
+        token=str(token) if token else None,
+        client_cert_data=cert,
+        client_key_data=key,
+        tls_server_name=cluster.get("tls-server-name") or None,
+        insecure_skip_tls_verify=bool(cluster.get("insecure-skip-tls-verify", False)),
+        proxy_url=cluster.get("proxy-url") or None,
+        namespace=ctx.get("namespace") or None,
+        name=str(ctx_name),
+    )
+
+
+def connection_from_in_cluster() -> ClusterConnection:
+    """Build the connection of a pod: ``KUBERNETES_SERVICE_HOST/PORT`` and the mounted token.
+
+    Raises:
+        KubeConfigError: Not running in a pod (variables or files absent).
+    """
+    host = os.environ.get("KUBERNETES_SERVICE_HOST")
+    port = os.environ.get("KUBERNETES_SERVICE_PORT")
+    if not host or not port:
+        raise KubeConfigError(
+            "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set"
+        )
+    try:
+        token = (_IN_CLUSTER_DIR / "token").read_text().strip()
+        ca = (_IN_CLUSTER_DIR / "ca.crt").read_bytes()
+    except OSError as exc:
+        raise KubeConfigError(f"in-cluster config: cannot read {exc.filename}") from exc
+    namespace_file = _IN_CLUSTER_DIR / "namespace"
+    namespace = namespace_file.read_text().strip() if namespace_file.exists() else None
+    if ":" in host:
+        host = f"[{host}]"
+    return ClusterConnection(
+        server=f"https://{host}:{port}",
+        ca_data=ca,
+        token=token,
+        namespace=namespace,
+        name="in-cluster",
+    )
+
+
+def ssl_context_for(conn: ClusterConnection) -> ssl.SSLContext:
+    """Build a TLS client context for ``conn`` with the CA kept in memory.
+
+    Raises:
+        KubeConfigError: The CA or client certificate cannot be loaded.
+    """
+    try:
+        if conn.ca_data:
+            ctx = ssl.create_default_context(cadata=conn.ca_data.decode())
+        else:
+            ctx = ssl.create_default_context()
+    except (ssl.SSLError, UnicodeDecodeError) as exc:
+        raise KubeConfigError(f"{conn.name or conn.server}: CA data is not a PEM bundle") from exc
+    if conn.insecure_skip_tls_verify:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if conn.client_cert_data and conn.client_key_data:
+        with tempfile.TemporaryDirectory(prefix="ci-tls-") as tmp:
+            cert_path = Path(tmp) / "client.crt"
+            key_path = Path(tmp) / "client.key"
+            fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(conn.client_key_data)
+            cert_path.write_bytes(conn.client_cert_data)
+            try:
+                ctx.load_cert_chain(cert_path, key_path)
+            except ssl.SSLError as exc:
+                raise KubeConfigError(
+                    f"{conn.name or conn.server}: client certificate and key do not load"
+                ) from exc
+            finally:
+                key_path.unlink()
+    return ctx
+
+
+class _RESTClient(_rest.RESTClientObject):
+    """kubernetes_asyncio's REST client with a caller-supplied TLS context."""
+
+    def __init__(self, configuration: Any, ssl_context: ssl.SSLContext, trust_env: bool) -> None:
+        self.server_hostname = configuration.tls_server_name
+        self.proxy = configuration.proxy
+        self.proxy_headers = configuration.proxy_headers
+        self.pool_manager = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(
+                limit=configuration.connection_pool_maxsize, ssl=ssl_context
+            ),
+            trust_env=trust_env,
+            read_bufsize=2**21,
+        )
+
+
+async def new_client(
+    conn: ClusterConnection, *, token_source: TokenSource | None = None
+) -> ApiClient:
+    """Build a kubernetes_asyncio ``ApiClient`` for ``conn``; close it with ``await .close()``.
+
+    Must be called inside a running event loop (aiohttp sessions bind to it). The library's
+    global default configuration is never read or written.
+
+    Args:
+        conn: Where and how to connect.
+        token_source: Optional async callable returning a bearer token; it is awaited before
+            every request (this is how exec credentials plug in). Takes precedence over
+            ``conn.token``.
+
+    Returns:
+        A ready ``ApiClient``.
+
+    Raises:
+        KubeConfigError: The TLS material does not load.
+    """
+    ctx = ssl_context_for(conn)
+    config = Configuration(host=conn.server.rstrip("/"))
+    config.tls_server_name = conn.tls_server_name
+    config.verify_ssl = not conn.insecure_skip_tls_verify
+    if conn.proxy_url:
+        config.proxy = conn.proxy_url
+    if token_source is not None:
+
+        async def refresh(cfg: Any) -> None:
+            cfg.api_key["BearerToken"] = f"Bearer {await token_source()}"
+
+        config.refresh_api_key_hook = refresh
+        config.api_key["BearerToken"] = "Bearer "
+    elif conn.token:
+        config.api_key["BearerToken"] = f"Bearer {conn.token}"
+    client = ApiClient(configuration=config)
+    default_rest = client.rest_client
+    client.rest_client = _RESTClient(config, ctx, trust_env=conn.proxy_url is None)
+    await default_rest.close()
+    return client

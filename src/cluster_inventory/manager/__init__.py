@@ -1,0 +1,1 @@
+"""manager: arrives with a later issue (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""runtime: arrives with a later issue (see DESIGN.md)."""

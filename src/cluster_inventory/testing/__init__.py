@@ -1,0 +1,47 @@
+"""Real Kubernetes control planes on loopback for tests, benchmarks and the demo.
+
+Nothing here is mocked: :class:`ControlPlane` runs etcd and kube-apiserver (and, on request,
+kube-controller-manager) built from the Kubernetes Go modules; :class:`Fleet` runs a hub and
+member clusters with the Cluster Inventory CRDs installed. Binaries are found the way envtest
+finds them (``TEST_ASSET_*``, ``KUBEBUILDER_ASSETS``) or built once into
+``~/.cache/cluster-inventory`` by :func:`install_assets`. The pytest plugin
+(:mod:`cluster_inventory.testing.pytest_plugin`) exposes ``fleet``, ``hub`` and
+``test_namespace`` fixtures to any project.
+"""
+
+from __future__ import annotations
+
+from cluster_inventory.testing._gobuild import GoBuildError, GoNotFoundError, cache_root
+from cluster_inventory.testing.assets import (
+    BINARIES,
+    AssetNotFoundError,
+    assets_dir,
+    find_binary,
+    install_assets,
+    missing_binaries,
+)
+from cluster_inventory.testing.controlplane import (
+    DEFAULT_CONTROLLERS,
+    ControlPlane,
+    ControlPlaneError,
+    Etcd,
+)
+from cluster_inventory.testing.fleet import Fleet, stop_detached
+
+__all__ = [
+    "BINARIES",
+    "DEFAULT_CONTROLLERS",
+    "AssetNotFoundError",
+    "ControlPlane",
+    "ControlPlaneError",
+    "Etcd",
+    "Fleet",
+    "GoBuildError",
+    "GoNotFoundError",
+    "assets_dir",
+    "cache_root",
+    "find_binary",
+    "install_assets",
+    "missing_binaries",
+    "stop_detached",
+]

@@ -1,0 +1,199 @@
+"""Build main packages of published Go modules through a generated wrapper module.
+
+Nothing can be downloaded here but modules from the Go module proxy, so the control-plane
+binaries (and, later, upstream interop plugins) are compiled from their modules. A wrapper
+module requires the target module, imports the main packages from a ``tools`` file so that
+``go mod tidy`` records every dependency, and builds with ``GOTOOLCHAIN=local``. Module and
+build caches live under ``~/.cache/cluster-inventory/go`` so repeated builds take seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster_inventory.testing.versions import MIN_GO_VERSION
+
+__all__ = ["GoBuildError", "GoModuleBuild", "GoNotFoundError", "cache_root", "go_env"]
+
+Progress = Callable[[str], None]
+
+_GO_HINT = (
+    "Go {need} or newer is needed to build the test assets from Go modules: install it "
+    "from your distribution or from the Go project's downloads, put `go` on PATH, then run "
+    "`cluster-inventory testing install-assets` (or `make assets`)."
+)
+
+
+class GoNotFoundError(RuntimeError):
+    """``go`` is absent or older than the pinned modules need."""
+
+
+class GoBuildError(RuntimeError):
+    """A ``go`` command failed; the message carries the command and the tail of its output."""
+
+
+def cache_root() -> Path:
+    """Return the cache directory of this project.
+
+    ``$CLUSTER_INVENTORY_CACHE_DIR``, else ``$XDG_CACHE_HOME/cluster-inventory``, else
+    ``~/.cache/cluster-inventory``.
+    """
+    explicit = os.environ.get("CLUSTER_INVENTORY_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "cluster-inventory"
+
+
+def go_env() -> dict[str, str]:
+    """Return the environment every ``go`` command of ours runs with.
+
+    Raises:
+        GoNotFoundError: ``go`` is not on PATH or is older than ``MIN_GO_VERSION``.
+    """
+    need = ".".join(map(str, MIN_GO_VERSION))
+    go = shutil.which("go")
+    if go is None:
+        raise GoNotFoundError("`go` was not found on PATH. " + _GO_HINT.format(need=need))
+    root = cache_root() / "go"
+    env = dict(os.environ)
+    env.update(
+        GOTOOLCHAIN="local",
+        CGO_ENABLED="0",
+        GOFLAGS="-mod=mod",
+        GOMODCACHE=str(root / "mod"),
+        GOCACHE=str(root / "build"),
+    )
+    out = subprocess.run(
+        [go, "env", "GOVERSION"], env=env, capture_output=True, text=True, check=False
+    )
+    match = re.match(r"go(\d+)\.(\d+)", out.stdout.strip())
+    if match is None or (int(match[1]), int(match[2])) < MIN_GO_VERSION:
+        raise GoNotFoundError(
+            f"`go` reports version {out.stdout.strip() or out.stderr.strip()!r}. "
+            + _GO_HINT.format(need=need)
+        )
+    return env
+
+
+def _run(args: Sequence[str], cwd: Path, env: Mapping[str, str], progress: Progress | None) -> str:
+    proc = subprocess.Popen(
+        list(args),
+        cwd=cwd,
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    lines: list[str] = []
+    compiled = 0
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if progress is not None and args[1] == "build" and not line.startswith(("go:", "#")):
+            compiled += 1
+            if compiled % 25 == 0:
+                progress(f"compiled {compiled} packages")
+    code = proc.wait()
+    if code != 0:
+        tail = "\n".join(lines[-30:])
+        raise GoBuildError(f"`{' '.join(args)}` in {cwd} exited with {code}:\n{tail}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoModuleBuild:
+    """One published Go module and the main packages to build from it.
+
+    Attributes:
+        module: Module path, e.g. ``k8s.io/kubernetes``.
+        version: Module version, e.g. ``v1.36.3``.
+        packages: Mapping of binary name to main package path.
+        staging_replace_version: If set, every ``k8s.io/*`` requirement at ``v0.0.0`` in the
+            module's go.mod is replaced by that published version (Kubernetes' staging repos).
+        ldflags: Extra ``-ldflags`` (``-s -w`` are always given).
+    """
+
+    module: str
+    version: str
+    packages: Mapping[str, str]
+    staging_replace_version: str | None = None
+    ldflags: Sequence[str] = field(default_factory=tuple)
+
+    def _go_mod(self, env: Mapping[str, str], workdir: Path, progress: Progress | None) -> str:
+        lines = [
+            "module cluster-inventory.local/assets",
+            "",
+            f"go {'.'.join(map(str, MIN_GO_VERSION))}",
+            "",
+            f"require {self.module} {self.version}",
+            "",
+        ]
+        if self.staging_replace_version:
+            info = json.loads(
+                _run(
+                    ["go", "mod", "download", "-json", f"{self.module}@{self.version}"],
+                    workdir,
+                    env,
+                    progress,
+                )
+            )
+            upstream = Path(info["GoMod"]).read_text()
+            staging = sorted(
+                set(re.findall(r"^\s+(k8s\.io/[\w.-]+) v0\.0\.0\s*$", upstream, re.MULTILINE))
+            )
+            lines += [f"replace {mod} => {mod} {self.staging_replace_version}" for mod in staging]
+        return "\n".join(lines) + "\n"
+
+    def build(self, out_dir: Path, work_dir: Path, progress: Progress | None = None) -> None:
+        """Build every binary of ``packages`` into ``out_dir``.
+
+        Args:
+            out_dir: Directory that receives the binaries (created if absent).
+            work_dir: Scratch directory for the wrapper module (recreated).
+            progress: Called with short human-readable status lines.
+
+        Raises:
+            GoNotFoundError: No suitable ``go``.
+            GoBuildError: Resolving or compiling failed.
+        """
+        env = go_env()
+        shutil.rmtree(work_dir, ignore_errors=True)
+        work_dir.mkdir(parents=True)
+        if progress:
+            progress(f"resolving {self.module}@{self.version}")
+        (work_dir / "go.mod").write_text(self._go_mod(env, work_dir, progress))
+        imports = "\n".join(f'\t_ "{pkg}"' for pkg in self.packages.values())
+        (work_dir / "tools.go").write_text(
+            f"//go:build tools\n\npackage tools\n\nimport (\n{imports}\n)\n"
+        )
+        _run(["go", "mod", "tidy"], work_dir, env, progress)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        ldflags = " ".join(["-s", "-w", *self.ldflags])
+        for name, pkg in self.packages.items():
+            if progress:
+                progress(f"building {name} from {self.module}@{self.version}")
+            _run(
+                [
+                    "go",
+                    "build",
+                    "-v",
+                    "-trimpath",
+                    f"-ldflags={ldflags}",
+                    "-o",
+                    str(out_dir / name),
+                    pkg,
+                ],
+                work_dir,
+                env,
+                progress,
+            )

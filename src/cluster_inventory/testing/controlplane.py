@@ -1,0 +1,512 @@
+"""One real Kubernetes control plane on loopback: etcd + kube-apiserver (+ controller-manager).
+
+Flags, certificate layout and readiness follow envtest (ECOSYSTEM.md section 3) so that what
+passes here behaves as it would under controller-runtime's test harness: RBAC authorization,
+client-certificate authentication from a separate client CA, a service-account signing key
+so the TokenRequest API works, and the ServiceAccount admission plugin off (no controller
+creates default ServiceAccounts unless kube-controller-manager is asked for).
+
+A bare apiserver does not aggregate the ``admin``/``edit``/``view`` ClusterRoles, collect
+garbage or finish namespace deletion; pass ``controllers=`` to run kube-controller-manager
+with just the controllers a test needs (ASSETS.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import shutil
+import ssl
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import yaml
+
+from cluster_inventory import kube
+from cluster_inventory.testing._certs import CertificateAuthority
+from cluster_inventory.testing._process import ManagedProcess, free_port
+from cluster_inventory.testing.assets import find_binary
+
+__all__ = [
+    "DEFAULT_CONTROLLERS",
+    "ControlPlane",
+    "ControlPlaneError",
+    "Etcd",
+]
+
+#: Controllers that make a bare control plane behave like a real cluster for our tests.
+DEFAULT_CONTROLLERS = (
+    "garbagecollector",
+    "namespace",
+    "serviceaccount",
+    "clusterrole-aggregation",
+)
+
+_LOOPBACK = "127.0.0.1"
+
+
+def _start_timeout() -> float:
+    raw = os.environ.get("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", "")
+    return _go_duration(raw) if raw else 60.0
+
+
+def _stop_timeout() -> float:
+    raw = os.environ.get("KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT", "")
+    return _go_duration(raw) if raw else 20.0
+
+
+def _go_duration(text: str) -> float:
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    total, number = 0.0, ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isdigit() or ch == ".":
+            number += ch
+            i += 1
+            continue
+        unit = "ms" if text[i : i + 2] == "ms" else ch
+        total += float(number or 0) * units.get(unit, 1.0)
+        number = ""
+        i += len(unit)
+    return total + (float(number) if number else 0.0)
+
+
+def _ensure_no_proxy() -> None:
+    # A CI proxy must never see loopback traffic (aiohttp honours HTTPS_PROXY).
+    for var in ("NO_PROXY", "no_proxy"):
+        current = [p for p in os.environ.get(var, "").split(",") if p]
+        for host in ("127.0.0.1", "localhost", "::1"):
+            if host not in current:
+                current.append(host)
+        os.environ[var] = ",".join(current)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+class ControlPlaneError(RuntimeError):
+    """A control-plane process failed to start or become ready; carries its log tail."""
+
+
+async def _wait_http_ok(
+    url: str,
+    *,
+    proc: ManagedProcess,
+    timeout: float,
+    ssl_ctx: ssl.SSLContext | None = None,
+) -> None:
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    async with aiohttp.ClientSession(trust_env=False) as session:
+        while time.monotonic() < deadline:
+            if not proc.running:
+                raise ControlPlaneError(
+                    f"{proc.name} exited before becoming ready; last output:\n{proc.log_tail()}"
+                )
+            try:
+                async with session.get(
+                    url,
+                    ssl=ssl_ctx if ssl_ctx is not None else False,
+                    timeout=aiohttp.ClientTimeout(total=2),
+                ) as resp:
+                    if resp.status == 200:
+                        return
+                    last = f"HTTP {resp.status}: {(await resp.text())[-300:]}"
+            except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+                last = f"{type(exc).__name__}"
+            await asyncio.sleep(0.1)
+    raise ControlPlaneError(
+        f"{proc.name} not ready at {url} after {timeout:.0f} s ({last}); last output:\n"
+        f"{proc.log_tail()}"
+    )
+
+
+class Etcd:
+    """A single-member etcd on loopback with a throwaway data directory.
+
+    Several control planes may share one etcd, each under its own ``--etcd-prefix``.
+
+    Args:
+        workdir: Directory for data and logs (created).
+        name: Label for messages.
+        detach: Let the process outlive this Python process.
+    """
+
+    def __init__(self, workdir: Path, *, name: str = "etcd", detach: bool = False) -> None:
+        self.workdir = workdir
+        self.detach = detach
+        self.name = name
+        self.client_port = 0
+        self.peer_port = 0
+        self._proc: ManagedProcess | None = None
+
+    @property
+    def url(self) -> str:
+        """Client URL, e.g. ``http://127.0.0.1:23790``."""
+        return f"http://{_LOOPBACK}:{self.client_port}"
+
+    @property
+    def process(self) -> ManagedProcess | None:
+        """The running etcd process, if started."""
+        return self._proc
+
+    async def start(self) -> None:
+        """Start etcd and wait until ``/health`` answers 200.
+
+        Raises:
+            AssetNotFoundError: No etcd binary (the message says how to install it).
+            ControlPlaneError: etcd exited or did not become healthy in time.
+        """
+        binary = find_binary("etcd")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        data = self.workdir / "data"
+        self.client_port, self.peer_port = free_port(), free_port()
+        peer = f"http://{_LOOPBACK}:{self.peer_port}"
+        argv = [
+            str(binary),
+            f"--name={self.name}",
+            f"--data-dir={data}",
+            f"--listen-client-urls={self.url}",
+            f"--advertise-client-urls={self.url}",
+            f"--listen-peer-urls={peer}",
+            f"--initial-advertise-peer-urls={peer}",
+            f"--initial-cluster={self.name}={peer}",
+            "--unsafe-no-fsync=true",
+            "--log-level=warn",
+            "--quota-backend-bytes=1073741824",
+        ]
+        self._proc = ManagedProcess(self.name, argv, self.workdir / "etcd.log", detach=self.detach)
+        self._proc.start()
+        await _wait_http_ok(f"{self.url}/health", proc=self._proc, timeout=_start_timeout())
+
+    async def stop(self) -> None:
+        """Stop etcd (SIGTERM, then SIGKILL after the stop timeout)."""
+        if self._proc is not None:
+            await self._proc.stop(_stop_timeout())
+
+
+class ControlPlane:
+    """etcd + kube-apiserver (+ optional kube-controller-manager) on 127.0.0.1.
+
+    Use as ``async with ControlPlane("hub") as cp:`` or, from synchronous code,
+    ``with ControlPlane("hub") as cp:``. Stopping removes every process and the temporary
+    directory.
+
+    Args:
+        name: Cluster name, used in the kubeconfig and messages.
+        workdir: Directory for certificates, logs and data; a fresh temp dir if None (removed
+            on stop; a given directory is kept).
+        etcd: A shared, already started :class:`Etcd`; if None the control plane runs its own.
+        controllers: kube-controller-manager controllers to run (None: no controller-manager).
+            :data:`DEFAULT_CONTROLLERS` is a good set.
+        extra_apiserver_args: More ``--flag=value`` arguments for kube-apiserver.
+        detach: Let the processes outlive this Python process (``fleet up --keep``).
+
+    Attributes:
+        server: The apiserver URL, e.g. ``https://127.0.0.1:41234``.
+        ca_pem: PEM bytes of the CA that signed the serving certificate.
+        kubeconfig_path: Admin kubeconfig file (``kubectl --kubeconfig`` works with it).
+    """
+
+    def __init__(
+        self,
+        name: str = "cluster",
+        *,
+        workdir: Path | None = None,
+        etcd: Etcd | None = None,
+        controllers: Sequence[str] | None = None,
+        extra_apiserver_args: Sequence[str] = (),
+        detach: bool = False,
+    ) -> None:
+        self.name = name
+        self.detach = detach
+        self._own_workdir = workdir is None
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix=f"ci-{name}-"))
+        self._shared_etcd = etcd
+        self._etcd: Etcd | None = etcd
+        self.controllers = tuple(controllers) if controllers else ()
+        self.extra_apiserver_args = tuple(extra_apiserver_args)
+        self.port = 0
+        self._apiserver: ManagedProcess | None = None
+        self._kcm: ManagedProcess | None = None
+        self._serving_ca = CertificateAuthority(f"{name}-serving-ca")
+        self._client_ca = CertificateAuthority(f"{name}-client-ca")
+        self._sa_signer = CertificateAuthority(f"{name}-service-account-signer")
+        self._admin = self._client_ca.client_pair("admin", ("system:masters",))
+        self.kubeconfig_path = self.workdir / "kubeconfig"
+        self._started = False
+
+    # -- properties ---------------------------------------------------------------------
+    @property
+    def server(self) -> str:
+        """The apiserver URL."""
+        return f"https://{_LOOPBACK}:{self.port}"
+
+    @property
+    def ca_pem(self) -> bytes:
+        """PEM bytes of the serving CA."""
+        return self._serving_ca.cert_pem
+
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        """Every process this control plane started (and still tracks)."""
+        procs = [self._apiserver, self._kcm]
+        if self._shared_etcd is None and self._etcd is not None:
+            procs.append(self._etcd.process)
+        return [p for p in procs if p is not None]
+
+    def connection(self, user: str = "admin", groups: Sequence[str] = ()) -> kube.ClusterConnection:
+        """Connection details for ``user`` (client certificate from the client CA).
+
+        ``admin`` is in ``system:masters``; any other user has only what RBAC grants it.
+        """
+        pair = self._admin if user == "admin" else self._client_ca.client_pair(user, tuple(groups))
+        return kube.ClusterConnection(
+            server=self.server,
+            ca_data=self.ca_pem,
+            client_cert_data=pair.cert_pem,
+            client_key_data=pair.key_pem,
+            name=self.name,
+        )
+
+    def kubeconfig(
+        self, user: str = "admin", groups: Sequence[str] = (), *, token: str | None = None
+    ) -> dict[str, Any]:
+        """A kubeconfig dict for ``user`` (client certificate), or for a bearer ``token``."""
+        if token is not None:
+            user_entry: dict[str, Any] = {"token": token}
+        else:
+            pair = (
+                self._admin if user == "admin" else self._client_ca.client_pair(user, tuple(groups))
+            )
+            user_entry = {
+                "client-certificate-data": _b64(pair.cert_pem),
+                "client-key-data": _b64(pair.key_pem),
+            }
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": self.name,
+                    "cluster": {
+                        "server": self.server,
+                        "certificate-authority-data": _b64(self.ca_pem),
+                    },
+                }
+            ],
+            "users": [{"name": user, "user": user_entry}],
+            "contexts": [{"name": self.name, "context": {"cluster": self.name, "user": user}}],
+            "current-context": self.name,
+        }
+
+    async def client(self, user: str = "admin", groups: Sequence[str] = ()) -> kube.ApiClient:
+        """A new ``ApiClient`` for ``user``; the caller closes it."""
+        return await kube.new_client(self.connection(user, groups))
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def _write_certs(self) -> Path:
+        certs = self.workdir / "certs"
+        certs.mkdir(parents=True, exist_ok=True)
+        self._serving_ca.serving_pair(_LOOPBACK).write(
+            certs / "apiserver.crt", certs / "apiserver.key"
+        )
+        (certs / "client-ca.crt").write_bytes(self._client_ca.cert_pem)
+        self._sa_signer.issuer_pair().write(certs / "sa-signer.crt", certs / "sa-signer.key")
+        (certs / "serving-ca.crt").write_bytes(self.ca_pem)
+        return certs
+
+    def _apiserver_argv(self, certs: Path) -> list[str]:
+        assert self._etcd is not None
+        return [
+            str(find_binary("kube-apiserver")),
+            f"--etcd-servers={self._etcd.url}",
+            f"--etcd-prefix=/{self.name}",
+            f"--cert-dir={certs}",
+            f"--tls-cert-file={certs / 'apiserver.crt'}",
+            f"--tls-private-key-file={certs / 'apiserver.key'}",
+            f"--secure-port={self.port}",
+            f"--bind-address={_LOOPBACK}",
+            f"--advertise-address={_LOOPBACK}",
+            "--endpoint-reconciler-type=none",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--allow-privileged=true",
+            "--disable-admission-plugins=ServiceAccount",
+            "--authorization-mode=RBAC",
+            f"--service-account-issuer=https://{_LOOPBACK}:{self.port}/",
+            f"--service-account-key-file={certs / 'sa-signer.crt'}",
+            f"--service-account-signing-key-file={certs / 'sa-signer.key'}",
+            f"--client-ca-file={certs / 'client-ca.crt'}",
+            "--profiling=false",
+            "--v=0",
+            *self.extra_apiserver_args,
+        ]
+
+    async def start(self) -> None:
+        """Start every process and wait until the apiserver is ready.
+
+        Ready means ``/readyz`` answers 200 to the admin and the ``default`` namespace exists,
+        as in envtest; with controllers, also that they have done their first pass.
+
+        Raises:
+            AssetNotFoundError: A binary is missing (the message says how to install it).
+            ControlPlaneError: A process exited or did not become ready in time; the message
+                carries its last output. Anything already started is stopped again.
+        """
+        if self._started:
+            return
+        _ensure_no_proxy()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            if self._etcd is None:
+                self._etcd = Etcd(
+                    self.workdir / "etcd", name=f"{self.name}-etcd", detach=self.detach
+                )
+                await self._etcd.start()
+            certs = self._write_certs()
+            self.port = free_port()
+            self._apiserver = ManagedProcess(
+                f"{self.name}/kube-apiserver",
+                self._apiserver_argv(certs),
+                self.workdir / "kube-apiserver.log",
+                detach=self.detach,
+            )
+            await self._start_apiserver()
+            self.kubeconfig_path.touch(mode=0o600)
+            self.kubeconfig_path.write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
+            if self.controllers:
+                await self._start_controller_manager(certs)
+            self._started = True
+        except BaseException:
+            await self._stop_processes()
+            raise
+
+    async def _start_apiserver(self) -> None:
+        assert self._apiserver is not None
+        self._apiserver.start()
+        ctx = kube.ssl_context_for(self.connection())
+        await _wait_http_ok(
+            f"{self.server}/readyz", proc=self._apiserver, timeout=_start_timeout(), ssl_ctx=ctx
+        )
+        async with await self.client() as api:
+            deadline = time.monotonic() + _start_timeout()
+            while True:
+                try:
+                    await kube.get(api, kube.NAMESPACES, "default")
+                    return
+                except kube.KubeAPIError:
+                    if time.monotonic() > deadline:
+                        raise ControlPlaneError(
+                            f"{self.name}: namespace default never appeared"
+                        ) from None
+                    await asyncio.sleep(0.05)
+
+    async def _start_controller_manager(self, certs: Path) -> None:
+        argv = [
+            str(find_binary("kube-controller-manager")),
+            f"--kubeconfig={self.kubeconfig_path}",
+            f"--controllers={','.join(self.controllers)}",
+            "--leader-elect=false",
+            "--secure-port=0",
+            f"--service-account-private-key-file={certs / 'sa-signer.key'}",
+            f"--root-ca-file={certs / 'serving-ca.crt'}",
+            "--use-service-account-credentials=false",
+            "--v=0",
+        ]
+        self._kcm = ManagedProcess(
+            f"{self.name}/kube-controller-manager",
+            argv,
+            self.workdir / "kcm.log",
+            detach=self.detach,
+        )
+        self._kcm.start()
+        deadline = time.monotonic() + _start_timeout()
+        async with await self.client() as api:
+            while True:
+                if not self._kcm.running:
+                    raise ControlPlaneError(
+                        f"{self._kcm.name} exited; last output:\n{self._kcm.log_tail()}"
+                    )
+                if await self._controllers_settled(api):
+                    return
+                if time.monotonic() > deadline:
+                    raise ControlPlaneError(
+                        f"{self._kcm.name} did not settle; last output:\n{self._kcm.log_tail()}"
+                    )
+                await asyncio.sleep(0.1)
+
+    async def _controllers_settled(self, api: kube.ApiClient) -> bool:
+        with contextlib.suppress(kube.KubeAPIError):
+            if "serviceaccount" in self.controllers:
+                await kube.get(api, kube.SERVICE_ACCOUNTS, "default", "default")
+            if "clusterrole-aggregation" in self.controllers:
+                view = await kube.request(
+                    api, "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/view"
+                )
+                if not view.get("rules"):
+                    return False
+            return True
+        return False
+
+    async def stop_apiserver(self) -> None:
+        """Stop only kube-apiserver (etcd keeps the data), to simulate an outage."""
+        if self._apiserver is not None:
+            await self._apiserver.stop(_stop_timeout())
+
+    async def start_apiserver(self) -> None:
+        """Start kube-apiserver again on the same port with the same certificates and data.
+
+        Raises:
+            ControlPlaneError: It did not become ready.
+        """
+        if self._apiserver is None:
+            raise ControlPlaneError(f"{self.name}: start() was never called")
+        await self._start_apiserver()
+
+    async def _stop_processes(self) -> None:
+        if self._kcm is not None:
+            await self._kcm.stop(_stop_timeout())
+        if self._apiserver is not None:
+            await self._apiserver.stop(_stop_timeout())
+        if self._shared_etcd is None and self._etcd is not None:
+            await self._etcd.stop()
+
+    async def stop(self) -> None:
+        """Stop every process (SIGTERM, then SIGKILL) and remove the temp directory."""
+        await self._stop_processes()
+        self._started = False
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    async def __aenter__(self) -> ControlPlane:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def __enter__(self) -> ControlPlane:
+        asyncio.run(self.start())
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        asyncio.run(self.stop())
