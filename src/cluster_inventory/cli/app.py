@@ -46,7 +46,7 @@ _out = Console()
 
 
 def _fail(message: str) -> NoReturn:
-    _err.print(f"error: {message}", markup=False, highlight=False)
+    typer.echo(f"error: {message}", err=True)
     raise typer.Exit(1)
 
 

@@ -144,7 +144,10 @@ def connection_from_kubeconfig(
         except OSError as exc:
             raise KubeConfigError(f"{source}: cannot read: {exc.strerror}") from exc
         except yaml.YAMLError as exc:
-            raise KubeConfigError(f"{source}: not valid YAML: {exc}") from exc
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = getattr(exc, "problem", None) or type(exc).__name__
+            raise KubeConfigError(f"{source}: not valid YAML{where}: {problem}") from exc
     if not isinstance(doc, Mapping):
         raise KubeConfigError(f"{source}: not a kubeconfig mapping")
     ctx_name = context or doc.get("current-context")

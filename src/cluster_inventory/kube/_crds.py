@@ -54,7 +54,7 @@ async def ensure_crds(
         while True:
             stored = await get(client, CUSTOM_RESOURCE_DEFINITIONS, name)
             conditions = {
-                c["type"]: c["status"] for c in stored.get("status", {}).get("conditions", [])
+                c["type"]: c["status"] for c in (stored.get("status") or {}).get("conditions") or []
             }
             if conditions.get("Established") == "True":
                 try:

@@ -9,8 +9,9 @@ every ``ApiException`` becomes the matching :mod:`cluster_inventory.kube.errors`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -113,9 +114,10 @@ async def request(
             _request_timeout=timeout,
         )
     except ApiException as exc:
-        raise error_from_status(
+        error = error_from_status(
             exc.status or 0, exc.body, http_reason=exc.reason or "", target=target
-        ) from None
+        )
+        raise _redacted(error, body) from None
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
         raise ServerUnavailableError(
             status=0,
@@ -123,6 +125,36 @@ async def request(
             message=f"{client.configuration.host} unreachable: {type(exc).__name__}: {exc}",
             target=target,
         ) from None
+
+
+def _secret_values(body: Any) -> list[str]:
+    if not isinstance(body, Mapping) or body.get("kind") != "Secret":
+        return []
+    values = [*(body.get("data") or {}).values(), *(body.get("stringData") or {}).values()]
+    return [v for v in values if isinstance(v, str) and v]
+
+
+def _redacted(error: KubeAPIError, body: Any) -> KubeAPIError:
+    # Some refusals echo the request body; a Secret's values must not travel in an exception.
+    secrets = _secret_values(body)
+    if not secrets:
+        return error
+    message = error.message
+    for value in secrets:
+        message = message.replace(value, "<redacted>")
+    causes = tuple(
+        replace(
+            c, message=functools.reduce(lambda m, v: m.replace(v, "<redacted>"), secrets, c.message)
+        )
+        for c in error.causes
+    )
+    return type(error)(
+        status=error.status,
+        reason=error.reason,
+        message=message,
+        causes=causes,
+        target=error.target,
+    )
 
 
 async def get(
@@ -155,14 +187,19 @@ async def list_objects(
 
 
 async def create(client: ApiClient, resource: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
-    """POST a new object. Raises :class:`AlreadyExistsError` if it exists."""
+    """POST a new object (``apiVersion`` and ``kind`` filled in from ``resource`` if absent).
+
+    Raises:
+        AlreadyExistsError: The object exists.
+        KubeAPIError: Any other refusal.
+    """
     meta = obj.get("metadata", {})
     namespace, name = meta.get("namespace"), meta.get("name")
     result: dict[str, Any] = await request(
         client,
         "POST",
         resource.path(namespace),
-        body=dict(obj),
+        body={"apiVersion": resource.api_version, "kind": resource.kind, **obj},
         target=resource.describe(namespace, name),
     )
     return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cluster_inventory.api import constants as c
 from cluster_inventory.kube._resources import Resource
 
 __all__ = [
@@ -27,21 +28,21 @@ CUSTOM_RESOURCE_DEFINITIONS = Resource(
     namespaced=False,
 )
 CLUSTER_PROFILES = Resource(
-    group="multicluster.x-k8s.io",
-    version="v1alpha1",
-    plural="clusterprofiles",
-    kind="ClusterProfile",
+    group=c.GROUP,
+    version=c.V1ALPHA1,
+    plural=c.CLUSTER_PROFILE_PLURAL,
+    kind=c.CLUSTER_PROFILE_KIND,
 )
 PLACEMENT_DECISIONS = Resource(
-    group="multicluster.x-k8s.io",
-    version="v1alpha1",
-    plural="placementdecisions",
-    kind="PlacementDecision",
+    group=c.GROUP,
+    version=c.V1ALPHA1,
+    plural=c.PLACEMENT_DECISION_PLURAL,
+    kind=c.PLACEMENT_DECISION_KIND,
 )
 CLUSTER_PROPERTIES = Resource(
-    group="about.k8s.io",
-    version="v1beta1",
-    plural="clusterproperties",
-    kind="ClusterProperty",
+    group=c.ABOUT_GROUP,
+    version=c.V1BETA1,
+    plural=c.CLUSTER_PROPERTY_PLURAL,
+    kind=c.CLUSTER_PROPERTY_KIND,
     namespaced=False,
 )

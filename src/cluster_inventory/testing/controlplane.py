@@ -360,7 +360,8 @@ class ControlPlane:
         Raises:
             AssetNotFoundError: A binary is missing (the message says how to install it).
             ControlPlaneError: A process exited or did not become ready in time; the message
-                carries its last output. Anything already started is stopped again.
+                carries its last output. Anything already started is stopped again and a temp
+                directory is removed.
         """
         if self._started:
             return
@@ -387,7 +388,7 @@ class ControlPlane:
                 await self._start_controller_manager(certs)
             self._started = True
         except BaseException:
-            await self._stop_processes()
+            await self.stop()
             raise
 
     async def _start_apiserver(self) -> None:

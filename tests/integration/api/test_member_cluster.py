@@ -82,3 +82,24 @@ async def test_token_request_token_authenticates_on_its_member(
         with pytest.raises(kube.UnauthorizedError) as unauthorized:
             await kube.request(client, "GET", f"/api/v1/namespaces/{test_namespace}")
     assert unauthorized.value.status == 401
+
+
+async def test_a_refused_secret_never_shows_its_values(fleet: Fleet, test_namespace: str) -> None:
+    member = next(iter(fleet.members.values()))
+    async with await member.client() as client:
+        with pytest.raises(kube.KubeAPIError) as info:
+            await kube.create(
+                client,
+                kube.SECRETS,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": "Not_A_Valid_Name", "namespace": test_namespace},
+                    "stringData": {"token": "hunter2-very-secret"},
+                    "data": {"ca": "aHVudGVyMi1iYXNlNjQ="},
+                },
+            )
+    text = str(info.value) + repr(info.value.causes)
+    assert "Not_A_Valid_Name" in text
+    assert "hunter2-very-secret" not in text
+    assert "aHVudGVyMi1iYXNlNjQ=" not in text

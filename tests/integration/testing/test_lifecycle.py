@@ -77,6 +77,7 @@ def test_processes_die_when_their_owner_is_killed() -> None:
     assert all(alive(p) for p in pids)
     os.kill(owner.pid, signal.SIGKILL)
     owner.wait()
+    owner.stdout.close()
     assert wait_dead(pids) == [], "control-plane processes outlived a SIGKILLed owner"
     shutil.rmtree(workdir, ignore_errors=True)  # a SIGKILLed owner cannot clean up files
 

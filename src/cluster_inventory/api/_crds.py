@@ -1,0 +1,29 @@
+"""The CRD manifests shipped in ``cluster_inventory/api/crds/``."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+import yaml
+
+__all__ = ["crd_yaml", "load_crds"]
+
+
+def _sources() -> list[Any]:
+    folder = files("cluster_inventory.api").joinpath("crds")
+    return sorted((f for f in folder.iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name)
+
+
+def load_crds() -> list[dict[str, Any]]:
+    """Return every CustomResourceDefinition as a dict, ordered by file name.
+
+    ClusterProperty (``about.k8s.io``) first, then ClusterProfile and PlacementDecision
+    (``multicluster.x-k8s.io``).
+    """
+    return [yaml.safe_load(source.read_text()) for source in _sources()]
+
+
+def crd_yaml() -> str:
+    """Return every CRD as one multi-document YAML stream."""
+    return yaml.safe_dump_all(load_crds(), sort_keys=False)

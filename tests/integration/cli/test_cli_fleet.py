@@ -1,0 +1,93 @@
+"""The CLI against real control planes: crds apply, fleet up --keep and fleet down."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cluster_inventory import kube
+from cluster_inventory.testing import ControlPlane
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cluster_inventory.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def test_crds_apply_installs_every_crd_on_a_bare_cluster() -> None:
+    async with ControlPlane("bare") as cp:
+        result = cli("crds", "apply", "--kubeconfig", str(cp.kubeconfig_path))
+        assert result.returncode == 0, result.stderr
+        assert "clusterprofiles.multicluster.x-k8s.io applied" in result.stdout
+        async with await cp.client() as client:
+            listed = await kube.list_objects(client, kube.CLUSTER_PROFILES)
+    assert listed["items"] == []
+
+
+def test_crds_apply_with_a_broken_kubeconfig_fails_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "kubeconfig"
+    bad.write_text("clusters: [")
+    result = cli("crds", "apply", "--kubeconfig", str(bad))
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: {bad}: not valid YAML")
+    assert "Traceback" not in result.stderr
+
+
+def test_fleet_up_keep_then_down(tmp_path: Path) -> None:
+    env = {"CLUSTER_INVENTORY_CACHE_DIR": str(tmp_path / "cache")}
+    # The binaries stay where they are; only the kept fleet's state goes to the temp cache.
+    from cluster_inventory.testing import find_binary
+
+    for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl"):
+        env["TEST_ASSET_" + name.upper().replace("-", "_")] = str(find_binary(name))
+    up = cli("fleet", "up", "--members", "1", "--keep", "--no-controllers", env=env)
+    assert up.returncode == 0, up.stderr
+    state_file = tmp_path / "cache" / "fleet" / "fleet.json"
+    state = json.loads(state_file.read_text())
+    pids = state["pids"]
+    assert set(state["clusters"]) == {"hub", "member1"}
+    assert all(alive(p) for p in pids), "a kept fleet must survive the command that started it"
+    hub_kubeconfig = yaml.safe_load(Path(state["clusters"]["hub"]["kubeconfig"]).read_text())
+    assert hub_kubeconfig["current-context"] == "hub"
+    again = cli("fleet", "up", "--members", "1", "--keep", env=env)
+    assert again.returncode == 1
+    assert "already runs" in again.stderr
+    down = cli("fleet", "down", env=env)
+    assert down.returncode == 0, down.stderr
+    deadline = time.monotonic() + 20
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(p) for p in pids)
+    assert not state_file.exists()
+    assert cli("fleet", "down", env=env).returncode == 1
+
+
+@pytest.mark.parametrize("args", [("version",), ("crds", "print")])
+def test_cli_runs_as_a_module(args: tuple[str, ...]) -> None:
+    result = cli(*args)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout
