@@ -10,6 +10,7 @@ every ``ApiException`` becomes the matching :mod:`cluster_inventory.kube.errors`
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -101,13 +102,20 @@ async def request(
         (k, ("true" if v else "false") if isinstance(v, bool) else v)
         for k, v in (query or {}).items()
     ]
+    payload = body
+    if body is not None and content_type == APPLY_CONTENT_TYPE:
+        # The server parses apply bodies as YAML, which refuses the \uXXXX surrogate pairs that
+        # json.dumps writes for characters outside the BMP: send raw UTF-8 instead. The
+        # charset parameter also keeps the library from re-encoding the bytes.
+        payload = json.dumps(body, ensure_ascii=False).encode()
+        content_type = f"{APPLY_CONTENT_TYPE}; charset=utf-8"
     try:
         return await client.call_api(
             path,
             method,
             query_params=params,
             header_params={"Content-Type": content_type, "Accept": "application/json"},
-            body=body,
+            body=payload,
             auth_settings=["BearerToken"],
             response_types_map=_OBJECT_RESPONSES,
             _return_http_data_only=True,
