@@ -18,9 +18,9 @@ from typing import Annotated, NoReturn
 import typer
 import yaml
 from rich.console import Console
-from rich.table import Table
 
 from cluster_inventory import __version__
+from cluster_inventory.cli.printers import format_table
 
 __all__ = ["app", "main"]
 
@@ -42,7 +42,6 @@ app.add_typer(crds_app, name="crds")
 app.add_typer(testing_app, name="testing")
 
 _err = Console(stderr=True)
-_out = Console()
 
 
 def _fail(message: str) -> NoReturn:
@@ -129,12 +128,11 @@ def _default_kubeconfig() -> Path:
 
 
 def _print_fleet(fleet_state: dict[str, dict[str, str]], hub: str) -> None:
-    table = Table(box=None, header_style="bold")
-    for column in ("CLUSTER", "ROLE", "SERVER", "KUBECONFIG"):
-        table.add_column(column)
-    for name, info in fleet_state.items():
-        table.add_row(name, "hub" if name == hub else "member", info["server"], info["kubeconfig"])
-    _out.print(table)
+    rows = [
+        (name, "hub" if name == hub else "member", info["server"], info["kubeconfig"])
+        for name, info in fleet_state.items()
+    ]
+    typer.echo(format_table(("cluster", "role", "server", "kubeconfig"), rows), nl=False)
 
 
 @fleet_app.command("up")
@@ -243,7 +241,7 @@ def demo(
             async with await cp.client() as client:
                 version = (await kube.request(client, "GET", "/version"))["gitVersion"]
                 crds = await kube.list_objects(client, kube.CUSTOM_RESOURCE_DEFINITIONS)
-            kinds = ", ".join(sorted(c["spec"]["names"]["kind"] for c in crds["items"]))
+            kinds = ",".join(sorted(c["spec"]["names"]["kind"] for c in crds["items"]))
             role = "hub" if cp is fleet.hub else "member"
             rows.append((cp.name, role, version, kinds, str(cp.kubeconfig_path)))
         return rows
@@ -256,12 +254,10 @@ def demo(
         asyncio.run(fleet.stop())
         _fail(str(exc))
     _err.print(f"fleet ready in {time.monotonic() - started:.1f} s")
-    table = Table(box=None, header_style="bold")
-    for column in ("CLUSTER", "ROLE", "VERSION", "CRDS", "KUBECONFIG"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    _out.print(table)
+    headers = ("cluster", "role", "version", "crds", "kubeconfig")
+    if not keep:  # the files go with the fleet
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
+    typer.echo(format_table(headers, rows), nl=False)
     if keep:
         typer.echo(f"kubectl --kubeconfig {fleet.hub.kubeconfig_path} get crds")
         typer.echo("stop it with: cluster-inventory fleet down")

@@ -25,6 +25,8 @@ from cluster_inventory.kube.errors import KubeAPIError, ServerUnavailableError, 
 __all__ = ["Resource", "apply", "create", "delete", "get", "list_objects", "request"]
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
+#: Seconds a single non-streaming request may take.
+DEFAULT_TIMEOUT = 30.0
 _OBJECT_RESPONSES = {200: "object", 201: "object", 202: "object"}
 
 
@@ -77,7 +79,7 @@ async def request(
     query: Mapping[str, str | int | bool] | None = None,
     content_type: str = "application/json",
     target: str = "",
-    timeout: float | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> Any:
     """Send one request and return the decoded JSON body.
 
@@ -89,7 +91,7 @@ async def request(
         query: Query parameters (booleans become ``true``/``false``).
         content_type: Request content type.
         target: What the call acts on, for error messages.
-        timeout: Total request timeout in seconds.
+        timeout: Total request timeout in seconds (a silent server must not hang a caller).
 
     Returns:
         The decoded JSON response (dict), or None for an empty body.

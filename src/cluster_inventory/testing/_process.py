@@ -161,8 +161,6 @@ class ManagedProcess:
                 self._signal(signal.SIGKILL)
                 while proc.poll() is None:
                     await asyncio.sleep(0.02)
-        # Children of the child (none expected) die with the session.
-        self._signal(signal.SIGKILL)
         _LIVE.discard(self)
 
 

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -31,13 +32,14 @@ from cluster_inventory.testing.controlplane import ControlPlane, Etcd
 __all__ = ["Fleet", "stop_detached"]
 
 _STATE_FILE = "fleet.json"
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 class Fleet:
     """A hub and named member clusters on loopback.
 
     Args:
-        members: Member names, or a count (``member1`` ... ``memberN``).
+        members: Member names (DNS-1123 labels), or a count (``member1`` ... ``memberN``).
         hub_name: Name of the hub cluster.
         workdir: Directory for everything; a temp dir if None (removed on stop).
         hub_controllers: kube-controller-manager controllers for the hub (None: none).
@@ -47,6 +49,9 @@ class Fleet:
     Attributes:
         hub: The hub control plane.
         members: Member control planes by name, in the order given.
+
+    Raises:
+        ValueError: A name is not a DNS-1123 label, or names repeat.
     """
 
     def __init__(
@@ -64,6 +69,9 @@ class Fleet:
             if isinstance(members, int)
             else list(members)
         )
+        for name in (hub_name, *names):
+            if not _DNS_LABEL.match(name):
+                raise ValueError(f"cluster name {name!r} is not a DNS-1123 label")
         if hub_name in names or len(set(names)) != len(names):
             raise ValueError(f"cluster names must be unique: hub {hub_name!r}, members {names}")
         self._own_workdir = workdir is None

@@ -35,3 +35,13 @@ def test_fleet_down_without_a_kept_fleet_fails_cleanly(tmp_path, monkeypatch) ->
     result = runner.invoke(app, ["fleet", "down"])
     assert result.exit_code == 1
     assert "no kept fleet found" in result.output
+
+
+def test_tables_look_like_kubectl() -> None:
+    from cluster_inventory.cli.printers import format_table
+
+    assert format_table(("name", "version"), [("hub", "v1.36.3"), ("member-long", "")]) == (
+        "NAME          VERSION\n"
+        "hub           v1.36.3\n"
+        "member-long   <none>\n"
+    )
