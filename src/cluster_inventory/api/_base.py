@@ -21,11 +21,15 @@ from pydantic import (
 __all__ = [
     "Condition",
     "ConditionStatus",
+    "KubeList",
     "KubeModel",
+    "KubeObject",
     "ListMeta",
     "ObjectMeta",
     "OwnerReference",
     "Time",
+    "TypedObject",
+    "find_condition",
     "format_time",
 ]
 
@@ -156,3 +160,34 @@ class Condition(KubeModel):
     message: str = Field(default="", max_length=32768)
     last_transition_time: Time = Field(alias="lastTransitionTime")
     observed_generation: int | None = Field(default=None, ge=0, alias="observedGeneration")
+
+
+def find_condition(conditions: list[Condition] | None, condition_type: str) -> Condition | None:
+    """Return the condition of ``condition_type`` in ``conditions``, or None."""
+    for cond in conditions or ():
+        if cond.type == condition_type:
+            return cond
+    return None
+
+
+class TypedObject(KubeModel):
+    """A top-level object or list: ``apiVersion`` and ``kind`` are always written."""
+
+    api_version: str = Field(alias="apiVersion")
+    kind: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-ready data; ``apiVersion`` and ``kind`` are always included."""
+        return {"apiVersion": self.api_version, "kind": self.kind, **super().to_dict()}
+
+
+class KubeObject(TypedObject):
+    """A top-level object with ``metadata``."""
+
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+
+class KubeList(TypedObject):
+    """A list as the API server returns it."""
+
+    metadata: ListMeta = Field(default_factory=ListMeta)

@@ -7,11 +7,11 @@ both; ``apiVersion`` says which. A property's name is its ``metadata.name``; its
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from cluster_inventory.api._base import KubeModel, ListMeta, ObjectMeta
+from cluster_inventory.api._base import KubeList, KubeModel, KubeObject
 from cluster_inventory.api.constants import ABOUT_GROUP, V1ALPHA1, V1BETA1
 
 __all__ = [
@@ -34,14 +34,13 @@ class ClusterPropertySpec(KubeModel):
     value: str = Field(min_length=1)
 
 
-class ClusterProperty(KubeModel):
+class ClusterProperty(KubeObject):
     """A cluster-scoped ClusterProperty; ``metadata.name`` is the property name."""
 
     api_version: Literal["about.k8s.io/v1alpha1", "about.k8s.io/v1beta1"] = Field(
         default="about.k8s.io/v1beta1", alias="apiVersion"
     )
     kind: Literal["ClusterProperty"] = "ClusterProperty"
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: ClusterPropertySpec
 
     @property
@@ -49,15 +48,10 @@ class ClusterProperty(KubeModel):
         """The property name (``metadata.name``)."""
         return self.metadata.name
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return JSON-ready data; ``apiVersion`` and ``kind`` are always included."""
-        return {"apiVersion": self.api_version, "kind": self.kind, **super().to_dict()}
 
-
-class ClusterPropertyList(KubeModel):
+class ClusterPropertyList(KubeList):
     """A list of ClusterProperties."""
 
     api_version: str = Field(default=API_VERSION, alias="apiVersion")
     kind: Literal["ClusterPropertyList"] = "ClusterPropertyList"
-    metadata: ListMeta = Field(default_factory=ListMeta)
     items: list[ClusterProperty] = Field(default_factory=list)

@@ -13,7 +13,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from cluster_inventory.api._base import Condition, KubeModel, ListMeta, ObjectMeta, Time
+from cluster_inventory.api._base import (
+    Condition,
+    KubeList,
+    KubeModel,
+    KubeObject,
+    Time,
+    find_condition,
+)
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     EXTENSION_EXEC,
@@ -146,10 +153,7 @@ class ClusterProfileStatus(KubeModel):
 
     def condition(self, condition_type: str) -> Condition | None:
         """Return the condition of ``condition_type``, or None."""
-        for cond in self.conditions or ():
-            if cond.type == condition_type:
-                return cond
-        return None
+        return find_condition(self.conditions, condition_type)
 
     def merged_access_providers(self) -> list[AccessProvider]:
         """Access providers with the deprecated list folded in.
@@ -163,20 +167,10 @@ class ClusterProfileStatus(KubeModel):
         return [*legacy, *(self.access_providers or ())]
 
 
-class _Object(KubeModel):
-    api_version: str = Field(default=API_VERSION, alias="apiVersion")
-    kind: str
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return JSON-ready data; ``apiVersion`` and ``kind`` are always included."""
-        data = super().to_dict()
-        return {"apiVersion": self.api_version, "kind": self.kind, **data}
-
-
-class ClusterProfile(_Object):
+class ClusterProfile(KubeObject):
     """A member cluster of an inventory (``multicluster.x-k8s.io/v1alpha1``, namespaced)."""
 
+    api_version: str = Field(default=API_VERSION, alias="apiVersion")
     kind: Literal["ClusterProfile"] = "ClusterProfile"
     spec: ClusterProfileSpec
     status: ClusterProfileStatus | None = None
@@ -187,11 +181,11 @@ class ClusterProfile(_Object):
         return cond is not None and cond.status == "True"
 
 
-class ClusterProfileList(_Object):
+class ClusterProfileList(KubeList):
     """A list of ClusterProfiles as the API server returns it."""
 
+    api_version: str = Field(default=API_VERSION, alias="apiVersion")
     kind: Literal["ClusterProfileList"] = "ClusterProfileList"
-    metadata: ListMeta = Field(default_factory=ListMeta)  # type: ignore[assignment]
     items: list[ClusterProfile] = Field(default_factory=list)
 
 
@@ -214,17 +208,18 @@ class ClusterDecision(KubeModel):
     reason: str | None = None
 
 
-class PlacementDecision(_Object):
+class PlacementDecision(KubeObject):
     """A slice of a scheduler's output (KEP-5313): at most 100 chosen clusters, no status."""
 
+    api_version: str = Field(default=API_VERSION, alias="apiVersion")
     kind: Literal["PlacementDecision"] = "PlacementDecision"
     decisions: list[ClusterDecision] = Field(max_length=PLACEMENT_DECISION_MAX_DECISIONS)
     scheduler_name: str | None = Field(default=None, alias="schedulerName")
 
 
-class PlacementDecisionList(_Object):
+class PlacementDecisionList(KubeList):
     """A list of PlacementDecisions."""
 
+    api_version: str = Field(default=API_VERSION, alias="apiVersion")
     kind: Literal["PlacementDecisionList"] = "PlacementDecisionList"
-    metadata: ListMeta = Field(default_factory=ListMeta)  # type: ignore[assignment]
     items: list[PlacementDecision] = Field(default_factory=list)

@@ -16,7 +16,13 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
-from cluster_inventory.api._base import Condition, KubeModel, ListMeta, ObjectMeta
+from cluster_inventory.api._base import (
+    Condition,
+    KubeList,
+    KubeModel,
+    KubeObject,
+    find_condition,
+)
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     EXTENSION_EXEC,
@@ -138,25 +144,13 @@ class ClusterProfileStatus(KubeModel):
 
     def condition(self, condition_type: str) -> Condition | None:
         """Return the condition of ``condition_type``, or None."""
-        for cond in self.conditions or ():
-            if cond.type == condition_type:
-                return cond
-        return None
+        return find_condition(self.conditions, condition_type)
 
 
-class _Object(KubeModel):
-    api_version: str = Field(default=API_VERSION, alias="apiVersion")
-    kind: str
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return JSON-ready data; ``apiVersion`` and ``kind`` are always included."""
-        return {"apiVersion": self.api_version, "kind": self.kind, **super().to_dict()}
-
-
-class ClusterProfile(_Object):
+class ClusterProfile(KubeObject):
     """A member cluster of an inventory (``multicluster.x-k8s.io/v1alpha2``)."""
 
+    api_version: str = Field(default=API_VERSION, alias="apiVersion")
     kind: Literal["ClusterProfile"] = "ClusterProfile"
     spec: ClusterProfileSpec
     status: ClusterProfileStatus | None = None
@@ -167,11 +161,11 @@ class ClusterProfile(_Object):
         return cond is not None and cond.status == "True"
 
 
-class ClusterProfileList(_Object):
+class ClusterProfileList(KubeList):
     """A list of v1alpha2 ClusterProfiles."""
 
+    api_version: str = Field(default=API_VERSION, alias="apiVersion")
     kind: Literal["ClusterProfileList"] = "ClusterProfileList"
-    metadata: ListMeta = Field(default_factory=ListMeta)  # type: ignore[assignment]
     items: list[ClusterProfile] = Field(default_factory=list)
 
 
@@ -203,9 +197,10 @@ class ClusterDecision(KubeModel):
     reason: str | None = None
 
 
-class PlacementDecision(_Object):
+class PlacementDecision(KubeObject):
     """A slice of a scheduler's output (``v1alpha2``)."""
 
+    api_version: str = Field(default=API_VERSION, alias="apiVersion")
     kind: Literal["PlacementDecision"] = "PlacementDecision"
     decisions: list[ClusterDecision] = Field(max_length=PLACEMENT_DECISION_MAX_DECISIONS)
     scheduler_name: str | None = Field(default=None, alias="schedulerName")

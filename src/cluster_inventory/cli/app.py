@@ -254,10 +254,11 @@ def demo(
         asyncio.run(fleet.stop())
         _fail(str(exc))
     _err.print(f"fleet ready in {time.monotonic() - started:.1f} s")
-    headers = ("cluster", "role", "version", "crds", "kubeconfig")
+    headers: tuple[str, ...] = ("cluster", "role", "version", "crds", "kubeconfig")
+    shown: list[tuple[str, ...]] = list(rows)
     if not keep:  # the files go with the fleet
-        headers, rows = headers[:-1], [row[:-1] for row in rows]
-    typer.echo(format_table(headers, rows), nl=False)
+        headers, shown = headers[:-1], [row[:-1] for row in rows]
+    typer.echo(format_table(headers, shown), nl=False)
     if keep:
         typer.echo(f"kubectl --kubeconfig {fleet.hub.kubeconfig_path} get crds")
         typer.echo("stop it with: cluster-inventory fleet down")

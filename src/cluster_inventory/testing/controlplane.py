@@ -23,7 +23,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import aiohttp
@@ -31,6 +30,7 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.testing._certs import CertificateAuthority
+from cluster_inventory.testing._lifecycle import StartStop
 from cluster_inventory.testing._process import ManagedProcess, free_port
 from cluster_inventory.testing.assets import find_binary
 
@@ -194,7 +194,7 @@ class Etcd:
             await self._proc.stop(_stop_timeout())
 
 
-class ControlPlane:
+class ControlPlane(StartStop):
     """etcd + kube-apiserver (+ optional kube-controller-manager) on 127.0.0.1.
 
     Use as ``async with ControlPlane("hub") as cp:`` or, from synchronous code,
@@ -487,27 +487,3 @@ class ControlPlane:
         self._started = False
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
-
-    async def __aenter__(self) -> ControlPlane:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    def __enter__(self) -> ControlPlane:
-        asyncio.run(self.start())
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        asyncio.run(self.stop())

@@ -23,9 +23,9 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 
 from cluster_inventory import api, kube
+from cluster_inventory.testing._lifecycle import StartStop
 from cluster_inventory.testing._process import ManagedProcess
 from cluster_inventory.testing.controlplane import ControlPlane, Etcd
 
@@ -35,7 +35,7 @@ _STATE_FILE = "fleet.json"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
-class Fleet:
+class Fleet(StartStop):
     """A hub and named member clusters on loopback.
 
     Args:
@@ -167,30 +167,6 @@ class Fleet:
         for result in results:
             if isinstance(result, BaseException):
                 raise result
-
-    async def __aenter__(self) -> Fleet:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    def __enter__(self) -> Fleet:
-        asyncio.run(self.start())
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        asyncio.run(self.stop())
 
 
 def stop_detached(workdir: Path, *, timeout: float = 20.0) -> list[int]:

@@ -6,11 +6,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+from tests.procs import alive, wait_dead
 
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
@@ -28,14 +28,6 @@ def cli(
         env={**os.environ, **(env or {})},
         stdin=subprocess.DEVNULL,
     )
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def test_crds_apply_installs_every_crd_on_a_bare_cluster() -> None:
@@ -78,10 +70,7 @@ def test_fleet_up_keep_then_down(tmp_path: Path) -> None:
     assert "already runs" in again.stderr
     down = cli("fleet", "down", env=env)
     assert down.returncode == 0, down.stderr
-    deadline = time.monotonic() + 20
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(alive(p) for p in pids)
+    assert wait_dead(pids, timeout=20) == []
     assert not state_file.exists()
     assert cli("fleet", "down", env=env).returncode == 1
 

@@ -41,7 +41,5 @@ def test_tables_look_like_kubectl() -> None:
     from cluster_inventory.cli.printers import format_table
 
     assert format_table(("name", "version"), [("hub", "v1.36.3"), ("member-long", "")]) == (
-        "NAME          VERSION\n"
-        "hub           v1.36.3\n"
-        "member-long   <none>\n"
+        "NAME          VERSION\nhub           v1.36.3\nmember-long   <none>\n"
     )

@@ -1,0 +1,24 @@
+"""Process checks shared by tests: a zombie counts as dead."""
+
+from __future__ import annotations
+
+import time
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_dead(pids: list[int], timeout: float = 15.0) -> list[int]:
+    """Wait until none of ``pids`` runs; return those still alive after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = [p for p in pids if alive(p)]
+        if not left:
+            return []
+        time.sleep(0.1)
+    return [p for p in pids if alive(p)]
