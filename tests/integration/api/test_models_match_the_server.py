@@ -7,10 +7,10 @@ import copy
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.strategies import cluster_profiles
 
 from cluster_inventory import api, kube
 from cluster_inventory.testing import ControlPlane
+from tests.strategies import cluster_profiles
 
 FIELD_MANAGER = "round-trip-test"
 

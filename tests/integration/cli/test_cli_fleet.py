@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from tests.procs import alive, wait_dead
 
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
+from tests.procs import alive, wait_dead
 
 
 def cli(
@@ -80,3 +81,49 @@ def test_cli_runs_as_a_module(args: tuple[str, ...]) -> None:
     result = cli(*args)
     assert result.returncode == 0, result.stderr
     assert result.stdout
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+def test_fleet_up_runs_until_signalled_then_cleans_up(stop_signal: int) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cluster_inventory.cli",
+            "fleet",
+            "up",
+            "--members",
+            "1",
+            "--no-controllers",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    header = proc.stdout.readline()
+    assert header.split() == ["CLUSTER", "ROLE", "SERVER", "KUBECONFIG"]
+    rows = [proc.stdout.readline().split() for _ in range(2)]
+    kubeconfig = Path(rows[0][3])
+    assert kubeconfig.exists()
+    pids = children_of(proc.pid)
+    assert len(pids) == 3  # etcd and two apiservers
+    proc.send_signal(stop_signal)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert wait_dead(pids) == []
+    assert not kubeconfig.exists()

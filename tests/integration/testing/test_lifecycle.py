@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.procs import alive, wait_dead
 
 from cluster_inventory.testing import AssetNotFoundError, ControlPlane, Fleet
+from tests.procs import alive, wait_dead
 
 
 async def test_stopped_fleet_leaves_no_process_and_no_directory() -> None:

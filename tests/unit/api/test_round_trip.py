@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 
 from hypothesis import given
-from tests.strategies import cluster_profiles
 
 from cluster_inventory import api
 from cluster_inventory.api import v1alpha2
+from tests.strategies import cluster_profiles
 
 
 @given(cluster_profiles())
