@@ -29,7 +29,7 @@ import aiohttp
 import yaml
 
 from cluster_inventory import kube
-from cluster_inventory.testing._certs import CertificateAuthority
+from cluster_inventory.testing._certs import CertificateAuthority, KeyPair
 from cluster_inventory.testing._lifecycle import StartStop
 from cluster_inventory.testing._process import ManagedProcess, free_port
 from cluster_inventory.testing.assets import find_binary
@@ -264,12 +264,17 @@ class ControlPlane(StartStop):
             procs.append(self._etcd.process)
         return [p for p in procs if p is not None]
 
+    def _client_pair(self, user: str, groups: Sequence[str]) -> KeyPair:
+        if user == "admin":
+            return self._admin
+        return self._client_ca.client_pair(user, tuple(groups))
+
     def connection(self, user: str = "admin", groups: Sequence[str] = ()) -> kube.ClusterConnection:
         """Connection details for ``user`` (client certificate from the client CA).
 
         ``admin`` is in ``system:masters``; any other user has only what RBAC grants it.
         """
-        pair = self._admin if user == "admin" else self._client_ca.client_pair(user, tuple(groups))
+        pair = self._client_pair(user, groups)
         return kube.ClusterConnection(
             server=self.server,
             ca_data=self.ca_pem,
@@ -285,9 +290,7 @@ class ControlPlane(StartStop):
         if token is not None:
             user_entry: dict[str, Any] = {"token": token}
         else:
-            pair = (
-                self._admin if user == "admin" else self._client_ca.client_pair(user, tuple(groups))
-            )
+            pair = self._client_pair(user, groups)
             user_entry = {
                 "client-certificate-data": _b64(pair.cert_pem),
                 "client-key-data": _b64(pair.key_pem),

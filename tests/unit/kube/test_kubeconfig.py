@@ -96,3 +96,24 @@ def test_garbage_ca_is_a_config_error() -> None:
     conn = kube.ClusterConnection(server="https://h:1", ca_data=b"not a pem", name="m1")
     with pytest.raises(kube.KubeConfigError, match="m1: CA data is not a PEM bundle"):
         kube.ssl_context_for(conn)
+
+
+def test_in_cluster_connection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from cluster_inventory.kube import _client
+
+    monkeypatch.setattr(_client, "_IN_CLUSTER_DIR", tmp_path)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(kube.KubeConfigError, match="KUBERNETES_SERVICE_HOST"):
+        kube.connection_from_in_cluster()
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    with pytest.raises(kube.KubeConfigError, match="cannot read"):
+        kube.connection_from_in_cluster()
+    (tmp_path / "token").write_text("sa-token\n")
+    (tmp_path / "ca.crt").write_bytes(b"CA")
+    (tmp_path / "namespace").write_text("cluster-inventory-system")
+    conn = kube.connection_from_in_cluster()
+    assert conn.server == "https://[fd00::1]:443"
+    assert conn.token == "sa-token"
+    assert conn.ca_data == b"CA"
+    assert conn.namespace == "cluster-inventory-system"
