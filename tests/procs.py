@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 
 def alive(pid: int) -> bool:
@@ -22,3 +23,18 @@ def wait_dead(pids: list[int], timeout: float = 15.0) -> list[int]:
             return []
         time.sleep(0.1)
     return [p for p in pids if alive(p)]
+
+
+def control_plane_pids() -> set[int]:
+    """PIDs of every running etcd, kube-apiserver and kube-controller-manager on the machine."""
+    names = {"etcd", "kube-apiserver", "kube-controller"}  # comm is cut at 15 characters
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                comm = (entry / "comm").read_text().strip()
+            except OSError:
+                continue
+            if comm in names and alive(int(entry.name)):
+                found.add(int(entry.name))
+    return found
