@@ -26,6 +26,8 @@ __all__ = ["ManagedProcess", "free_port"]
 
 _PR_SET_PDEATHSIG = 1
 _LIVE: set[ManagedProcess] = set()
+_PORT_LOCK_SECONDS = 120
+_pruned = False
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -48,13 +50,20 @@ def free_port(host: str = "127.0.0.1") -> int:
 
     lock_dir = cache_root() / "ports"
     lock_dir.mkdir(parents=True, exist_ok=True)
+    global _pruned  # pruning once per process is enough
+    if not _pruned:
+        _pruned = True
+        for stale in lock_dir.glob("port-*"):
+            with contextlib.suppress(FileNotFoundError):
+                if time.time() - stale.stat().st_mtime > _PORT_LOCK_SECONDS:
+                    stale.unlink()
     for _ in range(100):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((host, 0))
             port = int(sock.getsockname()[1])
         lock = lock_dir / f"port-{port}"
         with contextlib.suppress(FileNotFoundError):
-            if time.time() - lock.stat().st_mtime > 120:
+            if time.time() - lock.stat().st_mtime > _PORT_LOCK_SECONDS:
                 lock.unlink()
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
