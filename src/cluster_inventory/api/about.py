@@ -41,7 +41,7 @@ class ClusterProperty(KubeObject):
         default="about.k8s.io/v1beta1", alias="apiVersion"
     )
     kind: Literal["ClusterProperty"] = "ClusterProperty"
-    spec: ClusterPropertySpec
+    spec: ClusterPropertySpec | None = None
 
     @property
     def name(self) -> str | None:

@@ -89,5 +89,7 @@ def test_cluster_property_crd_follows_kep_2149() -> None:
         assert value["minLength"] == 1
         assert "maxLength" not in value  # upstream's misspelt marker leaves it out
         assert [c["name"] for c in version["additionalPrinterColumns"]] == ["value", "age"]
-    assert versions["v1beta1"]["subresources"] == {"status": {}}
+    for version in versions.values():
+        assert version["subresources"] == {"status": {}}
+        assert "required" not in version["schema"]["openAPIV3Schema"]
     assert crd["metadata"]["annotations"]["api-approved.kubernetes.io"]
