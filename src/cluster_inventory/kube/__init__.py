@@ -13,6 +13,7 @@ from kubernetes_asyncio.client import ApiClient
 from cluster_inventory.kube._client import (
     ClusterConnection,
     TokenSource,
+    UnauthorizedHook,
     connection_from_in_cluster,
     connection_from_kubeconfig,
     new_client,
@@ -28,6 +29,7 @@ from cluster_inventory.kube._resources import (
     list_objects,
     request,
 )
+from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
 from cluster_inventory.kube.errors import (
     AlreadyExistsError,
     ConflictError,
@@ -44,9 +46,16 @@ from cluster_inventory.kube.errors import (
 from cluster_inventory.kube.resources import (
     CLUSTER_PROFILES,
     CLUSTER_PROPERTIES,
+    CLUSTER_ROLE_BINDINGS,
+    CLUSTER_ROLES,
+    CONFIG_MAPS,
     CUSTOM_RESOURCE_DEFINITIONS,
+    EVENTS,
+    LEASES,
     NAMESPACES,
     PLACEMENT_DECISIONS,
+    ROLE_BINDINGS,
+    ROLES,
     SECRETS,
     SERVICE_ACCOUNTS,
 )
@@ -54,9 +63,16 @@ from cluster_inventory.kube.resources import (
 __all__ = [
     "CLUSTER_PROFILES",
     "CLUSTER_PROPERTIES",
+    "CLUSTER_ROLES",
+    "CLUSTER_ROLE_BINDINGS",
+    "CONFIG_MAPS",
     "CUSTOM_RESOURCE_DEFINITIONS",
+    "EVENTS",
+    "LEASES",
     "NAMESPACES",
     "PLACEMENT_DECISIONS",
+    "ROLES",
+    "ROLE_BINDINGS",
     "SECRETS",
     "SERVICE_ACCOUNTS",
     "AlreadyExistsError",
@@ -73,8 +89,10 @@ __all__ = [
     "NotFoundError",
     "Resource",
     "ServerUnavailableError",
+    "ServiceAccountToken",
     "TokenSource",
     "UnauthorizedError",
+    "UnauthorizedHook",
     "apply",
     "connection_from_in_cluster",
     "connection_from_kubeconfig",
@@ -85,5 +103,6 @@ __all__ = [
     "list_objects",
     "new_client",
     "request",
+    "request_service_account_token",
     "ssl_context_for",
 ]

@@ -23,12 +23,14 @@ import aiohttp
 import yaml
 from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.client import rest as _rest
+from kubernetes_asyncio.client.exceptions import ApiException
 
 from cluster_inventory.kube.errors import KubeConfigError
 
 __all__ = [
     "ClusterConnection",
     "TokenSource",
+    "UnauthorizedHook",
     "connection_from_in_cluster",
     "connection_from_kubeconfig",
     "new_client",
@@ -37,6 +39,8 @@ __all__ = [
 
 #: An async callable returning a bearer token, called before each request (for exec creds).
 TokenSource = Callable[[], Awaitable[str]]
+#: An async callable told that the server answered 401 to the token it was given.
+UnauthorizedHook = Callable[[str], Awaitable[None]]
 
 _IN_CLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
@@ -264,9 +268,22 @@ def ssl_context_for(conn: ClusterConnection) -> ssl.SSLContext:
 
 
 class _RESTClient(_rest.RESTClientObject):
-    """kubernetes_asyncio's REST client with a caller-supplied TLS context."""
+    """kubernetes_asyncio's REST client with a caller-supplied TLS context.
 
-    def __init__(self, configuration: Any, ssl_context: ssl.SSLContext, trust_env: bool) -> None:
+    With a token source and an unauthorized hook, a 401 answer is reported to the hook (which
+    drops the cached credential) and the request is sent once more with a fresh token. client-go
+    re-runs the exec plugin after a 401 but hands the 401 back; retrying once spares every
+    caller from writing that loop.
+    """
+
+    def __init__(
+        self,
+        configuration: Any,
+        ssl_context: ssl.SSLContext,
+        trust_env: bool,
+        token_source: TokenSource | None = None,
+        on_unauthorized: UnauthorizedHook | None = None,
+    ) -> None:
         self.server_hostname = configuration.tls_server_name
         self.proxy = configuration.proxy
         self.proxy_headers = configuration.proxy_headers
@@ -277,10 +294,45 @@ class _RESTClient(_rest.RESTClientObject):
             trust_env=trust_env,
             read_bufsize=2**21,
         )
+        self._token_source = token_source
+        self._on_unauthorized = on_unauthorized
+
+    async def request(  # type: ignore[no-untyped-def,override]
+        self, method, url, query_params=None, headers=None, body=None, **kwargs
+    ):
+        """Send one request; after a 401, refresh the credential and send it once more."""
+        if self._token_source is None or self._on_unauthorized is None:
+            return await super().request(
+                method, url, query_params=query_params, headers=headers, body=body, **kwargs
+            )
+        try:
+            response = await super().request(
+                method, url, query_params=query_params, headers=headers, body=body, **kwargs
+            )
+        except ApiException as exc:
+            if exc.status != 401:
+                raise
+        else:
+            if getattr(response, "status", None) != 401:
+                return response
+            response.release()
+        headers = dict(headers or {})
+        auth_keys = [k for k in headers if k.lower() == "authorization"]
+        sent = str(headers[auth_keys[0]]).removeprefix("Bearer ") if auth_keys else ""
+        await self._on_unauthorized(sent)
+        for key in auth_keys:
+            del headers[key]
+        headers["Authorization"] = f"Bearer {await self._token_source()}"
+        return await super().request(
+            method, url, query_params=query_params, headers=headers, body=body, **kwargs
+        )
 
 
 async def new_client(
-    conn: ClusterConnection, *, token_source: TokenSource | None = None
+    conn: ClusterConnection,
+    *,
+    token_source: TokenSource | None = None,
+    on_unauthorized: UnauthorizedHook | None = None,
 ) -> ApiClient:
     """Build a kubernetes_asyncio ``ApiClient`` for ``conn``; close it with ``await .close()``.
 
@@ -292,6 +344,9 @@ async def new_client(
         token_source: Optional async callable returning a bearer token; it is awaited before
             every request (this is how exec credentials plug in). Takes precedence over
             ``conn.token``.
+        on_unauthorized: Optional async callable given the token a 401 answer refused; it
+            should drop that credential so that ``token_source`` yields a new one. With both
+            callables set, a request refused with 401 is sent once more with the new token.
 
     Returns:
         A ready ``ApiClient``.
@@ -316,6 +371,12 @@ async def new_client(
         config.api_key["BearerToken"] = f"Bearer {conn.token}"
     client = ApiClient(configuration=config)
     default_rest = client.rest_client
-    client.rest_client = _RESTClient(config, ctx, trust_env=conn.proxy_url is None)
+    client.rest_client = _RESTClient(
+        config,
+        ctx,
+        trust_env=conn.proxy_url is None,
+        token_source=token_source,
+        on_unauthorized=on_unauthorized,
+    )
     await default_rest.close()
     return client

@@ -8,9 +8,16 @@ from cluster_inventory.kube._resources import Resource
 __all__ = [
     "CLUSTER_PROFILES",
     "CLUSTER_PROPERTIES",
+    "CLUSTER_ROLES",
+    "CLUSTER_ROLE_BINDINGS",
+    "CONFIG_MAPS",
     "CUSTOM_RESOURCE_DEFINITIONS",
+    "EVENTS",
+    "LEASES",
     "NAMESPACES",
     "PLACEMENT_DECISIONS",
+    "ROLES",
+    "ROLE_BINDINGS",
     "SECRETS",
     "SERVICE_ACCOUNTS",
 ]
@@ -20,6 +27,22 @@ NAMESPACES = Resource(
 )
 SECRETS = Resource(group="", version="v1", plural="secrets", kind="Secret")
 SERVICE_ACCOUNTS = Resource(group="", version="v1", plural="serviceaccounts", kind="ServiceAccount")
+CONFIG_MAPS = Resource(group="", version="v1", plural="configmaps", kind="ConfigMap")
+EVENTS = Resource(group="events.k8s.io", version="v1", plural="events", kind="Event")
+LEASES = Resource(group="coordination.k8s.io", version="v1", plural="leases", kind="Lease")
+_RBAC = "rbac.authorization.k8s.io"
+ROLES = Resource(group=_RBAC, version="v1", plural="roles", kind="Role")
+ROLE_BINDINGS = Resource(group=_RBAC, version="v1", plural="rolebindings", kind="RoleBinding")
+CLUSTER_ROLES = Resource(
+    group=_RBAC, version="v1", plural="clusterroles", kind="ClusterRole", namespaced=False
+)
+CLUSTER_ROLE_BINDINGS = Resource(
+    group=_RBAC,
+    version="v1",
+    plural="clusterrolebindings",
+    kind="ClusterRoleBinding",
+    namespaced=False,
+)
 CUSTOM_RESOURCE_DEFINITIONS = Resource(
     group="apiextensions.k8s.io",
     version="v1",
