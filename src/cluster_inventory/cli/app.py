@@ -75,16 +75,22 @@ def version() -> None:
 def install_assets(
     force: Annotated[bool, typer.Option(help="Rebuild even if cached.")] = False,
 ) -> None:
-    """Build etcd, kube-apiserver, kube-controller-manager and kubectl from Go modules."""
-    from cluster_inventory.testing import GoBuildError, GoNotFoundError
+    """Build etcd, kube-apiserver, kube-controller-manager, kubectl and the upstream plugins.
+
+    Everything comes from Go modules through the module proxy and is cached under
+    ~/.cache/cluster-inventory; the upstream secretreader plugin is what interop tests run.
+    """
+    from cluster_inventory.testing import GoBuildError, GoNotFoundError, upstream_plugin
     from cluster_inventory.testing import install_assets as _install
 
     try:
         with _err.status("installing control-plane assets") as status:
             path = _install(progress=lambda line: status.update(line), force=force)
+            plugin = upstream_plugin("secretreader", progress=lambda line: status.update(line))
     except (GoNotFoundError, GoBuildError) as exc:
         _fail(str(exc))
     typer.echo(str(path))
+    typer.echo(str(plugin))
 
 
 @crds_app.command("print")
@@ -118,6 +124,71 @@ def crds_apply(
         typer.echo(
             f"customresourcedefinition.apiextensions.k8s.io/{crd['metadata']['name']} applied"
         )
+
+
+def _plugin_command(name: str) -> str:
+    """Absolute path of one of our console scripts (next to this interpreter, else PATH)."""
+    import shutil
+
+    beside = Path(sys.executable).parent / name
+    if beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    return found or name
+
+
+@app.command("kubeconfig")
+def kubeconfig_cmd(
+    profile: Annotated[str, typer.Argument(help="ClusterProfile name.")],
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="Inventory namespace of the profile.")
+    ] = "default",
+    kubeconfig: Annotated[Path | None, typer.Option(help="Hub kubeconfig.")] = None,
+    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    provider: Annotated[str, typer.Option(help="Access provider to use.")] = "secretreader",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here (mode 0600), not stdout.")
+    ] = None,
+) -> None:
+    """Print a kubeconfig that reaches PROFILE's member through the secretreader plugin.
+
+    The user runs `cluster-inventory-secretreader`, which reads the token Secret
+    <namespace>/<profile> from the hub, so plain kubectl works with the result.
+    """
+    from cluster_inventory import credentials, kube
+
+    hub_path = (kubeconfig or _default_kubeconfig()).absolute()
+
+    async def fetch() -> dict[str, object]:
+        conn = kube.connection_from_kubeconfig(hub_path, context=context)
+        async with await kube.new_client(conn) as client:
+            found: dict[str, object] = await kube.get(
+                client, kube.CLUSTER_PROFILES, profile, namespace=namespace
+            )
+            return found
+
+    try:
+        found = asyncio.run(fetch())
+        args = ["--namespace", namespace, "--kubeconfig", str(hub_path)]
+        if context:
+            args += ["--context", context]
+        config = credentials.kubeconfig_for_profile(
+            found,
+            command=_plugin_command("cluster-inventory-secretreader"),
+            args=args,
+            provider=provider,
+            install_hint="pip install cluster-inventory",
+        )
+    except (kube.KubeError, credentials.CredentialsError) as exc:
+        _fail(str(exc))
+    text = yaml.safe_dump(config, sort_keys=False)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    typer.echo(f"wrote {output}", err=True)
 
 
 def _default_kubeconfig() -> Path:

@@ -27,6 +27,7 @@ from cluster_inventory.testing.controlplane import (
     Etcd,
 )
 from cluster_inventory.testing.fleet import Fleet, stop_detached
+from cluster_inventory.testing.upstream_plugins import upstream_plugin
 
 __all__ = [
     "BINARIES",
@@ -44,4 +45,5 @@ __all__ = [
     "install_assets",
     "missing_binaries",
     "stop_detached",
+    "upstream_plugin",
 ]

@@ -1,0 +1,117 @@
+"""Build the upstream exec credential plugins of ``sigs.k8s.io/cluster-inventory-api``.
+
+Interop tests run the reference plugins (``secretreader``, ``kubeconfig-secretreader``)
+exactly as a consumer would. No release binaries can be downloaded here, so the plugins are
+compiled from the Go module at the version pinned in :mod:`cluster_inventory.testing.versions`
+into ``~/.cache/cluster-inventory/plugins/cluster-inventory-api-<version>/``. A cold build
+compiles client-go (a few minutes on two cores); afterwards the cached binary is returned at
+once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from types import MappingProxyType
+
+from cluster_inventory.testing._gobuild import GoModuleBuild, cache_root
+from cluster_inventory.testing.versions import CLUSTER_INVENTORY_API_VERSION
+
+__all__ = ["UPSTREAM_PLUGINS", "UPSTREAM_PLUGIN_DIR_ENV", "upstream_plugin"]
+
+_MODULE = "sigs.k8s.io/cluster-inventory-api"
+
+#: Plugin name to the main package that builds it.
+UPSTREAM_PLUGINS: Mapping[str, str] = MappingProxyType(
+    {
+        "secretreader": f"{_MODULE}/plugins/secretreader/cmd/plugin",
+        "kubeconfig-secretreader": f"{_MODULE}/plugins/kubeconfig-secretreader/cmd/plugin",
+    }
+)
+
+#: Environment variable naming a directory that holds prebuilt ``<name>-plugin`` binaries.
+UPSTREAM_PLUGIN_DIR_ENV = "CLUSTER_INVENTORY_UPSTREAM_PLUGIN_DIR"
+
+
+def _plugins_dir() -> Path:
+    return cache_root() / "plugins" / f"cluster-inventory-api-{CLUSTER_INVENTORY_API_VERSION}"
+
+
+def _is_executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+@contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def upstream_plugin(
+    name: str = "secretreader", *, progress: Callable[[str], None] | None = None
+) -> Path:
+    """Return the path of an upstream exec plugin, building it on first use.
+
+    ``$CLUSTER_INVENTORY_UPSTREAM_PLUGIN_DIR/<name>-plugin`` wins if the variable is set.
+    Otherwise the binary is taken from, or built into, the cache. Concurrent callers
+    (parallel test processes) serialise on a file lock, and a binary appears in the cache
+    only once complete.
+
+    Args:
+        name: A key of :data:`UPSTREAM_PLUGINS` (``"secretreader"`` or
+            ``"kubeconfig-secretreader"``).
+        progress: Called with short status lines while building.
+
+    Returns:
+        The path of the executable ``<name>-plugin``.
+
+    Raises:
+        ValueError: ``name`` is not a known plugin.
+        FileNotFoundError: ``CLUSTER_INVENTORY_UPSTREAM_PLUGIN_DIR`` is set but holds no
+            executable ``<name>-plugin``.
+        GoNotFoundError: ``go`` is absent or too old (the message says how to get it).
+        GoBuildError: The build failed (the message carries the failing command's output).
+    """
+    package = UPSTREAM_PLUGINS.get(name)
+    if package is None:
+        known = ", ".join(sorted(UPSTREAM_PLUGINS))
+        raise ValueError(f"unknown upstream plugin {name!r}; known plugins: {known}")
+    binary = f"{name}-plugin"
+
+    override = os.environ.get(UPSTREAM_PLUGIN_DIR_ENV)
+    if override:
+        path = Path(override) / binary
+        if not _is_executable(path):
+            raise FileNotFoundError(
+                f"{UPSTREAM_PLUGIN_DIR_ENV}={override} holds no executable {binary}"
+            )
+        return path
+
+    target = _plugins_dir() / binary
+    if _is_executable(target):
+        return target
+    with _lock(cache_root() / "plugins" / ".build.lock"):
+        if _is_executable(target):
+            return target
+        work = cache_root() / "build" / f"cluster-inventory-api-{name}"
+        staging = work / "bin"
+        GoModuleBuild(
+            module=_MODULE,
+            version=CLUSTER_INVENTORY_API_VERSION,
+            packages={binary: package},
+        ).build(staging, work / "module", progress)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / binary, target)
+        shutil.rmtree(work, ignore_errors=True)
+        if progress:
+            progress(f"{binary} built into {target}")
+        return target
