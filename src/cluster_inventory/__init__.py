@@ -8,11 +8,19 @@ control planes for tests, benchmarks and the demo.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("cluster-inventory")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0"
-
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> str:
+    # Lazy: the exec plugins import this package on every credential fetch, and
+    # importlib.metadata is a measurable share of their start-up.
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("cluster-inventory")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install
+        value = "0.0.0"
+    globals()["__version__"] = value
+    return value

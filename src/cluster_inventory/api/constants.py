@@ -37,6 +37,8 @@ __all__ = [
     "PROPERTY_CLUSTER_SET",
     "PROPERTY_NAME_MAX_LENGTH",
     "PROPERTY_VALUE_MAX_LENGTH",
+    "SECRET_EXPIRATION_KEY",
+    "SECRET_TOKEN_KEY",
     "V1ALPHA1",
     "V1ALPHA2",
     "V1BETA1",
@@ -108,3 +110,9 @@ PLACEMENT_DECISION_MAX_DECISIONS = 100
 
 #: Domain of this project's own labels and annotations (never a ``k8s.io`` one).
 PROJECT_DOMAIN = "cluster-inventory.dev"
+
+#: Key of a consumer token Secret (``<inventory-ns>/<profile>``) holding the bearer token: the
+#: upstream ``secretreader`` contract (``SecretTokenKey``).
+SECRET_TOKEN_KEY = "token"  # noqa: S105 - a key name
+#: Key beside it holding the token's expiry as RFC 3339 (our addition; upstream ignores it).
+SECRET_EXPIRATION_KEY = "expirationTimestamp"  # noqa: S105 - a key name

@@ -87,10 +87,14 @@ class Property(KubeModel):
 
 
 class NamedExtension(KubeModel):
-    """A kubeconfig-style named extension: ``{"name": ..., "extension": {...}}``."""
+    """A kubeconfig-style named extension: ``{"name": ..., "extension": {...}}``.
+
+    The CRD types ``extension`` as an object; a list is accepted from documents because
+    upstream's ``pkg/access`` reads the additional-args payload as a list of strings.
+    """
 
     name: str
-    extension: dict[str, Any]
+    extension: dict[str, Any] | list[Any]
 
 
 class Cluster(KubeModel):
@@ -121,7 +125,7 @@ class Cluster(KubeModel):
         except (binascii.Error, ValueError) as exc:
             raise ValueError("cluster.certificate-authority-data is not valid base64") from exc
 
-    def extension(self, name: str) -> dict[str, Any] | None:
+    def extension(self, name: str) -> dict[str, Any] | list[Any] | None:
         """Return the payload of the extension called ``name``, or None."""
         for ext in self.extensions or ():
             if ext.name == name:
@@ -130,7 +134,8 @@ class Cluster(KubeModel):
 
     def exec_config(self) -> dict[str, Any] | None:
         """The payload of ``client.authentication.k8s.io/exec`` (the plugin's cluster config)."""
-        return self.extension(EXTENSION_EXEC)
+        payload = self.extension(EXTENSION_EXEC)
+        return payload if isinstance(payload, dict) else None
 
 
 class AccessProvider(KubeModel):

@@ -120,7 +120,7 @@ class Cluster(KubeModel):
     def exec_config(self) -> dict[str, Any] | None:
         """The payload of ``client.authentication.k8s.io/exec``, or None."""
         for ext in self.extensions or ():
-            if ext.name == EXTENSION_EXEC:
+            if ext.name == EXTENSION_EXEC and isinstance(ext.extension, dict):
                 return ext.extension
         return None
 

@@ -1,1 +1,137 @@
-"""credentials: arrives with a later issue (see DESIGN.md)."""
+"""credentials: the consumer side of KEP-5339 (now part of KEP-4322).
+
+Load the provider file (:func:`load_provider_file`), resolve a ClusterProfile into access
+settings (:func:`resolve_access`), run exec credential plugins with a shared, single-flight
+cache (:class:`CredentialCache`), and get an authenticated client for a member cluster
+(:func:`connect`, :func:`httpx_client`, :class:`ExecCredentialAuth`).
+
+Names are imported lazily: the plugins in :mod:`cluster_inventory.credentials.plugins` live
+under this package and must start without importing pydantic or kubernetes_asyncio.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # the typing module would slow the plugins' cold start
+if TYPE_CHECKING:
+    from typing import Any
+
+    from cluster_inventory.credentials._access import ClusterAccess, resolve_access
+    from cluster_inventory.credentials._cache import CredentialCache, CredentialMetrics
+    from cluster_inventory.credentials._clients import (
+        ExecCredentialAuth,
+        connect,
+        connect_access,
+        default_cache,
+        httpx_client,
+    )
+    from cluster_inventory.credentials._exec import (
+        DEFAULT_EXEC_TIMEOUT,
+        ExecCredential,
+        exec_info,
+        parse_exec_output,
+        run_exec_plugin,
+    )
+    from cluster_inventory.credentials._kubeconfig import kubeconfig_for_profile
+    from cluster_inventory.credentials._providers import (
+        CLIArgsPolicy,
+        EnvVarsPolicy,
+        ExecConfig,
+        ExecEnvVar,
+        Provider,
+        ProviderConfig,
+        load_provider_file,
+    )
+    from cluster_inventory.credentials.errors import (
+        AccessProviderNotFound,
+        AccessResolutionError,
+        CredentialsError,
+        ExecCredentialInvalid,
+        ExecPluginError,
+        ExecPluginFailed,
+        ExecPluginNotFound,
+        ExecPluginTimeout,
+        ProviderConfigError,
+    )
+
+_WHERE = {
+    "ClusterAccess": "_access",
+    "resolve_access": "_access",
+    "CredentialCache": "_cache",
+    "CredentialMetrics": "_cache",
+    "ExecCredentialAuth": "_clients",
+    "connect": "_clients",
+    "connect_access": "_clients",
+    "default_cache": "_clients",
+    "httpx_client": "_clients",
+    "DEFAULT_EXEC_TIMEOUT": "_exec",
+    "ExecCredential": "_exec",
+    "exec_info": "_exec",
+    "parse_exec_output": "_exec",
+    "run_exec_plugin": "_exec",
+    "CLIArgsPolicy": "_providers",
+    "EnvVarsPolicy": "_providers",
+    "ExecConfig": "_providers",
+    "ExecEnvVar": "_providers",
+    "Provider": "_providers",
+    "ProviderConfig": "_providers",
+    "load_provider_file": "_providers",
+    "kubeconfig_for_profile": "_kubeconfig",
+    "AccessProviderNotFound": "errors",
+    "AccessResolutionError": "errors",
+    "CredentialsError": "errors",
+    "ExecCredentialInvalid": "errors",
+    "ExecPluginError": "errors",
+    "ExecPluginFailed": "errors",
+    "ExecPluginNotFound": "errors",
+    "ExecPluginTimeout": "errors",
+    "ProviderConfigError": "errors",
+}
+
+__all__ = [
+    "DEFAULT_EXEC_TIMEOUT",
+    "AccessProviderNotFound",
+    "AccessResolutionError",
+    "CLIArgsPolicy",
+    "ClusterAccess",
+    "CredentialCache",
+    "CredentialMetrics",
+    "CredentialsError",
+    "EnvVarsPolicy",
+    "ExecConfig",
+    "ExecCredential",
+    "ExecCredentialAuth",
+    "ExecCredentialInvalid",
+    "ExecEnvVar",
+    "ExecPluginError",
+    "ExecPluginFailed",
+    "ExecPluginNotFound",
+    "ExecPluginTimeout",
+    "Provider",
+    "ProviderConfig",
+    "ProviderConfigError",
+    "connect",
+    "connect_access",
+    "default_cache",
+    "exec_info",
+    "httpx_client",
+    "kubeconfig_for_profile",
+    "load_provider_file",
+    "parse_exec_output",
+    "resolve_access",
+    "run_exec_plugin",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

@@ -1,0 +1,158 @@
+"""A member ServiceAccount token published the way the cluster manager publishes it.
+
+Each test gets: a ServiceAccount ``consumer`` on the first member bound to ``view`` in the
+test namespace, a token minted for it with TokenRequest, the hub Secret
+``<test-ns>/<profile>`` holding it (keys ``token`` and ``expirationTimestamp``), a
+ClusterProfile advertising the ``secretreader`` access provider, and a provider file whose
+plugin is our ``cluster-inventory-secretreader`` reading the hub with the admin kubeconfig.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cluster_inventory import kube
+from cluster_inventory.api._base import format_time
+from cluster_inventory.api.constants import (
+    EXTENSION_EXEC,
+    SECRET_EXPIRATION_KEY,
+    SECRET_TOKEN_KEY,
+)
+from cluster_inventory.testing import ControlPlane, Fleet
+
+PLUGIN = Path(sys.executable).parent / "cluster-inventory-secretreader"
+PROFILE = "member-one"
+
+
+@dataclass
+class Published:
+    namespace: str
+    member: ControlPlane
+    hub: ControlPlane
+    profile: dict
+    provider_file: Path
+
+    async def mint(self, *, recreate: bool = False) -> str:
+        """Mint a token for the consumer account and store it in the hub Secret."""
+        async with await self.member.client() as admin:
+            if recreate:
+                await kube.delete(
+                    admin, kube.SERVICE_ACCOUNTS, "consumer", namespace=self.namespace
+                )
+            await _ensure_account(admin, self.namespace)
+            minted = await kube.request_service_account_token(admin, self.namespace, "consumer")
+        await self.store(minted.token, format_time(minted.expiration))
+        return minted.token
+
+    async def store(self, token: str, expiration: str | None) -> None:
+        data = {SECRET_TOKEN_KEY: base64.b64encode(token.encode()).decode()}
+        if expiration:
+            data[SECRET_EXPIRATION_KEY] = base64.b64encode(expiration.encode()).decode()
+        async with await self.hub.client() as hub:
+            await kube.apply(
+                hub,
+                kube.SECRETS,
+                {"metadata": {"name": PROFILE, "namespace": self.namespace}, "data": data},
+                field_manager="test",
+                force=True,
+            )
+
+
+async def _ensure_account(admin: kube.ApiClient, namespace: str) -> None:
+    try:
+        await kube.create(
+            admin, kube.SERVICE_ACCOUNTS, {"metadata": {"name": "consumer", "namespace": namespace}}
+        )
+    except kube.AlreadyExistsError:
+        pass
+    await kube.apply(
+        admin,
+        kube.CONFIG_MAPS,
+        {"metadata": {"name": "hello", "namespace": namespace}, "data": {"from": "member"}},
+        field_manager="test",
+    )
+    await kube.apply(
+        admin,
+        kube.ROLE_BINDINGS,
+        {
+            "metadata": {"name": "consumer-view", "namespace": namespace},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "view",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "consumer", "namespace": namespace}],
+        },
+        field_manager="test",
+    )
+
+
+def provider_file(
+    path: Path, command: str, args: list[str], env: dict[str, str], *, cluster_info: bool = True
+) -> Path:
+    path.write_text(
+        json.dumps(
+            {
+                "providers": [
+                    {
+                        "name": "secretreader",
+                        "execConfig": {
+                            "apiVersion": "client.authentication.k8s.io/v1",
+                            "command": command,
+                            "args": args,
+                            "env": [{"name": k, "value": v} for k, v in env.items()],
+                            "provideClusterInfo": cluster_info,
+                        },
+                    }
+                ]
+            }
+        )
+    )
+    return path
+
+
+@pytest.fixture
+async def published(fleet: Fleet, test_namespace: str, tmp_path: Path) -> Published:
+    member = next(iter(fleet.members.values()))
+    profile = {
+        "apiVersion": "multicluster.x-k8s.io/v1alpha1",
+        "kind": "ClusterProfile",
+        "metadata": {"name": PROFILE, "namespace": test_namespace},
+        "spec": {"clusterManager": {"name": "test"}},
+    }
+    status = {
+        "accessProviders": [
+            {
+                "name": "secretreader",
+                "cluster": {
+                    "server": member.server,
+                    "certificate-authority-data": base64.b64encode(member.ca_pem).decode(),
+                    "extensions": [{"name": EXTENSION_EXEC, "extension": {"clusterName": PROFILE}}],
+                },
+            }
+        ]
+    }
+    async with await fleet.hub.client() as hub:
+        await kube.apply(hub, kube.CLUSTER_PROFILES, profile, field_manager="test")
+        stored = await kube.apply(
+            hub,
+            kube.CLUSTER_PROFILES,
+            {**profile, "status": status},
+            field_manager="test",
+            subresource="status",
+        )
+    pf = provider_file(
+        tmp_path / "providers.json",
+        str(PLUGIN),
+        ["--namespace", test_namespace],
+        {"KUBECONFIG": str(fleet.hub.kubeconfig_path)},
+    )
+    result = Published(test_namespace, member, fleet.hub, stored, pf)
+    await result.mint()
+    return result

@@ -1,0 +1,41 @@
+"""Interop: the upstream Go secretreader plugin reads our Secrets; our runner drives it."""
+
+from __future__ import annotations
+
+import yaml
+from prometheus_client import CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.credentials import (
+    CredentialCache,
+    CredentialMetrics,
+    connect,
+    load_provider_file,
+    resolve_access,
+)
+from cluster_inventory.testing import upstream_plugin
+from tests.integration.credentials.conftest import Published, provider_file
+
+
+async def test_upstream_secretreader_reads_our_secret_format(
+    published: Published, tmp_path
+) -> None:
+    plugin = upstream_plugin("secretreader")
+    # Upstream infers the namespace from the kubeconfig context: give it the test namespace.
+    config = published.hub.kubeconfig()
+    config["contexts"][0]["context"]["namespace"] = published.namespace
+    kubeconfig = tmp_path / "hub.kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    pf = provider_file(
+        tmp_path / "providers.json", str(plugin), [], {"KUBECONFIG": str(kubeconfig)}
+    )
+    cache = CredentialCache(metrics=CredentialMetrics.create(CollectorRegistry()))
+
+    async with await connect(published.profile, pf, cache=cache) as client:
+        listed = await kube.list_objects(client, kube.CONFIG_MAPS, namespace=published.namespace)
+
+    assert "hello" in {i["metadata"]["name"] for i in listed["items"]}
+    cred = cache.peek(resolve_access(published.profile, load_provider_file(pf)))
+    assert cred is not None
+    assert cred.expiration is None  # upstream does not forward the expiry; ours does
+    assert cache.runs == 1
