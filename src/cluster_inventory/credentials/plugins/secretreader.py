@@ -10,20 +10,20 @@ kubeconfig context's namespace, else ``$POD_NAMESPACE``, else the pod's service 
 namespace, else ``default``. Hub: ``--kubeconfig``/``$KUBECONFIG`` (first file of the list),
 else the in-cluster service account.
 
-Only the standard library is imported (a cold start is paid on every fetch); YAML is parsed
-with PyYAML only if the kubeconfig is not JSON. Errors go to stderr as
-``[cluster-inventory-secretreader] <message>`` with exit code 1 and never contain a token.
+Only the standard library is imported (a cold start is paid on every fetch); a kubeconfig
+in kubectl's YAML subset is read by a small parser, PyYAML only for anything else. Errors
+go to stderr as ``[cluster-inventory-secretreader] <message>`` with exit code 1 and never
+contain a token.
 """
 
 from __future__ import annotations
 
-import base64
+import binascii
 import json
 import os
 import socket
 import ssl
 import sys
-from urllib.parse import quote, urlsplit
 
 TYPE_CHECKING = False  # typing costs a measurable share of a cold start
 if TYPE_CHECKING:
@@ -81,15 +81,49 @@ def _read(path: str) -> bytes:
         return handle.read()
 
 
+def _b64decode(value: str) -> bytes:
+    # binascii directly: the base64 module imports re, a few milliseconds of cold start.
+    return binascii.a2b_base64(value.encode())
+
+
+def _quote(segment: str) -> str:
+    """Percent-encode one URL path segment (urllib.parse costs a measurable import)."""
+    safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
+    return "".join(c if c in safe else "".join(f"%{b:02X}" for b in c.encode()) for c in segment)
+
+
+def _split_server(server: str) -> tuple[str, int, str]:
+    """``https://host:port/prefix`` to (host, port, prefix)."""
+    scheme, sep, rest = server.partition("://")
+    if not sep or scheme != "https":
+        raise PluginError(f"hub server {server!r} is not an https URL")
+    hostport, _, prefix = rest.partition("/")
+    if hostport.startswith("["):
+        host, _, port_text = hostport[1:].partition("]")
+        port_text = port_text.removeprefix(":")
+    else:
+        host, _, port_text = hostport.partition(":")
+    try:
+        port = int(port_text) if port_text else 443
+    except ValueError:
+        raise PluginError(f"hub server {server!r} has a bad port") from None
+    return host, port, ("/" + prefix).rstrip("/")
+
+
 def _load_document(path: str) -> Any:
     text = _read(path).decode()
     try:
         return json.loads(text)
     except ValueError:
-        import yaml
+        pass
+    from cluster_inventory.credentials.plugins import _kubeconfig_yaml
 
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+    try:
+        return _kubeconfig_yaml.load(text)
+    except _kubeconfig_yaml.Unsupported:
+        import yaml  # the full parser, only for kubeconfigs outside kubectl's subset
+
+        return yaml.safe_load(text)
 
 
 def _named(doc: Any, kind: str, name: str, source: str) -> dict[str, Any]:
@@ -104,7 +138,7 @@ def _named(doc: Any, kind: str, name: str, source: str) -> dict[str, Any]:
 def _file_or_data(entry: dict[str, Any], key: str, base: str) -> bytes | None:
     data = entry.get(f"{key}-data")
     if data:
-        return base64.b64decode(data)
+        return _b64decode(str(data))
     path = entry.get(key)
     if path:
         return _read(os.path.join(base, str(path)))
@@ -219,33 +253,36 @@ class _Hub:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
         if self.cert and self.key:
-            import tempfile  # only for client-certificate users
-
-            with tempfile.TemporaryDirectory(prefix="ci-sr-") as tmp:
-                cert_path, key_path = os.path.join(tmp, "c"), os.path.join(tmp, "k")
-                with open(cert_path, "wb") as cert_file:
-                    cert_file.write(self.cert)
-                fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(self.key)
-                try:
-                    ctx.load_cert_chain(cert_path, key_path)
-                finally:
-                    os.unlink(key_path)
+            # load_cert_chain needs files: a private 0700 directory, a 0600 key file, both
+            # removed at once (tempfile is not used: it costs more to import than this).
+            base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
+            tmp = os.path.join(base, f"ci-sr-{os.getpid()}-{os.urandom(8).hex()}")
+            os.mkdir(tmp, 0o700)
+            cert_path, key_path = os.path.join(tmp, "c"), os.path.join(tmp, "k")
+            try:
+                for path, data in ((cert_path, self.cert), (key_path, self.key)):
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    with os.fdopen(fd, "wb") as handle:
+                        handle.write(data)
+                ctx.load_cert_chain(cert_path, key_path)
+            finally:
+                for path in (cert_path, key_path):
+                    if os.path.exists(path):
+                        os.unlink(path)
+                os.rmdir(tmp)
         return ctx
 
     def get_secret(self, namespace: str, name: str) -> dict[str, Any]:
-        url = urlsplit(self.server)
+        host, port, prefix = _split_server(self.server)
         headers = {"Accept": "application/json", "User-Agent": NAME}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        ns, secret_name = quote(namespace, safe=""), quote(name, safe="")
-        path = f"{url.path}/api/v1/namespaces/{ns}/secrets/{secret_name}"
+        path = f"{prefix}/api/v1/namespaces/{_quote(namespace)}/secrets/{_quote(name)}"
         target = f"secret {namespace}/{name}"
         try:
             status, body = _https_get(
-                url.hostname or "",
-                url.port or 443,
+                host,
+                port,
                 path,
                 headers,
                 context=self.ssl_context(),
@@ -313,8 +350,8 @@ def run(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> str:
     namespace = _namespace(opts, hub)
     data = hub.get_secret(namespace, cluster_name).get("data") or {}
     try:
-        token = base64.b64decode(data.get(TOKEN_KEY) or "").decode().strip()
-    except (ValueError, UnicodeDecodeError):
+        token = _b64decode(data.get(TOKEN_KEY) or "").decode().strip()
+    except (ValueError, UnicodeDecodeError, binascii.Error):
         raise PluginError(
             f"secret {namespace}/{cluster_name}: key {TOKEN_KEY!r} is not text"
         ) from None
@@ -324,8 +361,8 @@ def run(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> str:
     expiry = data.get(EXPIRATION_KEY)
     if expiry:
         try:
-            status["expirationTimestamp"] = base64.b64decode(expiry).decode().strip()
-        except (ValueError, UnicodeDecodeError):
+            status["expirationTimestamp"] = _b64decode(expiry).decode().strip()
+        except (ValueError, UnicodeDecodeError, binascii.Error):
             raise PluginError(
                 f"secret {namespace}/{cluster_name}: key {EXPIRATION_KEY!r} is not text"
             ) from None
