@@ -26,12 +26,14 @@ from cluster_inventory.kube._resources import (
     create,
     delete,
     get,
+    get_text,
     list_objects,
     request,
 )
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
 from cluster_inventory.kube.errors import (
     AlreadyExistsError,
+    CertificateError,
     ConflictError,
     ForbiddenError,
     GoneError,
@@ -78,6 +80,7 @@ __all__ = [
     "AlreadyExistsError",
     "ApiClient",
     "CRDNotEstablishedError",
+    "CertificateError",
     "ClusterConnection",
     "ConflictError",
     "ForbiddenError",
@@ -100,6 +103,7 @@ __all__ = [
     "delete",
     "ensure_crds",
     "get",
+    "get_text",
     "list_objects",
     "new_client",
     "request",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -20,9 +21,24 @@ import aiohttp
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from cluster_inventory.kube.errors import KubeAPIError, ServerUnavailableError, error_from_status
+from cluster_inventory.kube.errors import (
+    CertificateError,
+    KubeAPIError,
+    ServerUnavailableError,
+    error_from_status,
+)
 
-__all__ = ["Resource", "apply", "create", "delete", "get", "list_objects", "request"]
+__all__ = [
+    "Resource",
+    "apply",
+    "create",
+    "delete",
+    "get",
+    "get_text",
+    "list_objects",
+    "request",
+    "unreachable_error",
+]
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 #: Seconds a single non-streaming request may take.
@@ -129,12 +145,57 @@ async def request(
         )
         raise _redacted(error, body) from None
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise ServerUnavailableError(
+        raise unreachable_error(client, exc, target) from None
+
+
+def unreachable_error(client: ApiClient, exc: BaseException, target: str) -> ServerUnavailableError:
+    """Map a transport failure to :class:`CertificateError` or :class:`ServerUnavailableError`."""
+    host = client.configuration.host
+    if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
+        return CertificateError(
             status=0,
-            reason="Unreachable",
-            message=f"{client.configuration.host} unreachable: {type(exc).__name__}: {exc}",
+            reason="CertificateInvalid",
+            message=f"{host}: TLS verification failed: {exc}",
             target=target,
-        ) from None
+        )
+    return ServerUnavailableError(
+        status=0,
+        reason="Unreachable",
+        message=f"{host} unreachable: {type(exc).__name__}: {exc}",
+        target=target,
+    )
+
+
+async def get_text(
+    client: ApiClient, path: str, *, timeout: float = DEFAULT_TIMEOUT, target: str = ""
+) -> tuple[int, str]:
+    """GET a non-JSON endpoint (``/readyz?verbose``, ``/livez``) and return (status, text).
+
+    Unlike :func:`request`, an error status is returned rather than raised: probes want the
+    body of a 500 (it names the failing check).
+
+    Raises:
+        ServerUnavailableError: The server could not be reached (``CertificateError`` for TLS).
+    """
+    base, _, query = path.partition("?")
+    params = [tuple(kv.split("=", 1)) if "=" in kv else (kv, "") for kv in query.split("&") if kv]
+    try:
+        response = await client.call_api(
+            base,
+            "GET",
+            query_params=params,
+            header_params={"Accept": "text/plain, */*"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=timeout,
+        )
+        async with response:
+            text = await response.text()
+            return response.status, text
+    except ApiException as exc:
+        return exc.status or 0, str(exc.body or "")
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise unreachable_error(client, exc, target or path) from None
 
 
 def _secret_values(body: Any) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "AlreadyExistsError",
+    "CertificateError",
     "ConflictError",
     "ForbiddenError",
     "GoneError",
@@ -104,7 +105,14 @@ class InvalidError(KubeAPIError):
 
 
 class ServerUnavailableError(KubeAPIError):
-    """429 or 5xx: try again later."""
+    """429 or 5xx, or the server could not be reached (status 0): try again later."""
+
+
+class CertificateError(ServerUnavailableError):
+    """TLS failed: the serving certificate is not signed by the given CA, or has the wrong name.
+
+    ``status`` is 0 and ``reason`` is ``CertificateInvalid``.
+    """
 
 
 def _parse_body(body: Any) -> dict[str, Any]:

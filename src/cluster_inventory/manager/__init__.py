@@ -1,1 +1,46 @@
-"""manager: arrives with a later issue (see DESIGN.md)."""
+"""manager: the cluster manager on a hub (DESIGN.md flows 1-4).
+
+Member registrations (:mod:`.registration`) become ClusterProfiles in inventory namespaces
+(:mod:`.placement`, pure) with true status (:mod:`.status`, pure; observed by
+:mod:`.member`), access providers, and short-lived member tokens rotated into hub Secrets.
+:class:`ClusterManager` is the reconciler; :func:`run_manager` the leader-elected process.
+"""
+
+from __future__ import annotations
+
+from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.controller import PLACEMENT, ClusterManager
+from cluster_inventory.manager.member import MemberConnection, service_account_name
+from cluster_inventory.manager.placement import Inventory, Plan, ProfileKey
+from cluster_inventory.manager.registration import (
+    Registration,
+    RegistrationError,
+    RegistrationSource,
+    SecretRegistrationSource,
+    parse_registration_secret,
+    registration_secret,
+)
+from cluster_inventory.manager.runner import LEASE_NAME, default_identity, run_manager
+from cluster_inventory.manager.status import Observation, build_status
+
+__all__ = [
+    "LEASE_NAME",
+    "PLACEMENT",
+    "ClusterManager",
+    "Inventory",
+    "ManagerConfig",
+    "MemberConnection",
+    "Observation",
+    "Plan",
+    "ProfileKey",
+    "Registration",
+    "RegistrationError",
+    "RegistrationSource",
+    "SecretRegistrationSource",
+    "build_status",
+    "default_identity",
+    "parse_registration_secret",
+    "registration_secret",
+    "run_manager",
+    "service_account_name",
+]

@@ -1,0 +1,342 @@
+"""An asyncio informer: list, then watch, keeping a local store and calling handlers.
+
+client-go's reflector semantics (ECOSYSTEM.md section 2): LIST in pages (``limit`` +
+``continue``) and remember the list's ``resourceVersion``; WATCH from it with
+``allowWatchBookmarks`` and a server-side ``timeoutSeconds`` (chosen at random between 5
+and 10 minutes); follow ``resourceVersion`` through every event including BOOKMARK; on
+``410 Gone`` (or an ``ERROR`` event) LIST again and emit synthetic deletes for objects that
+vanished meanwhile; reconnect with a capped backoff after transport errors. A watch stream
+silent for longer than the server timeout plus a margin is treated as dead (the aiohttp
+read timeout), which kubernetes_asyncio's own watch does not do.
+
+Handlers are plain callables ``(event_type, obj, old)`` run inline in the informer task; they
+must not block (enqueue work instead). The clock and the sleep are injectable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio.client import ApiClient
+
+from cluster_inventory.kube._resources import Resource, request
+from cluster_inventory.kube.errors import GoneError, KubeAPIError, KubeError, error_from_status
+
+__all__ = ["ADDED", "DELETED", "MODIFIED", "EventHandler", "Informer", "object_key"]
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+
+#: ``(event_type, new_or_deleted_object, old_object_or_None)``.
+EventHandler = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
+_log = logging.getLogger(__name__)
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    """``namespace/name``, or ``name`` when cluster-scoped (client-go's MetaNamespaceKeyFunc)."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+
+class Informer:
+    """Keep a local, up-to-date copy of a collection and report every change.
+
+    Args:
+        client: API client of the cluster to watch.
+        resource: What to watch.
+        namespace: One namespace, or None for all.
+        label_selector: Server-side label selector.
+        field_selector: Server-side field selector.
+        page_size: ``limit`` for paged LISTs.
+        name: For logs and errors, e.g. ``"member1 ClusterProperty"``.
+        sleep: Injectable ``asyncio.sleep`` (backoff between reconnects).
+        resync_period: If set, seconds between synthetic MODIFIED events for every object.
+
+    Raises from :meth:`wait_synced`: KubeAPIError if the first LIST was refused for good
+    (401, 403, 404); transient errors are retried.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
+        name: str = "",
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        resync_period: float | None = None,
+    ) -> None:
+        self.client = client
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self.page_size = page_size
+        self.name = name or resource.kind
+        self._sleep = sleep
+        self._resync_period = resync_period
+        self._store: dict[str, dict[str, Any]] = {}
+        self._handlers: list[EventHandler] = []
+        self._synced = asyncio.Event()
+        self._first_error: KubeAPIError | None = None
+        self._rv = ""
+        self._task: asyncio.Task[None] | None = None
+        self._indexers: dict[str, Callable[[dict[str, Any]], Iterable[str]]] = {}
+        self._indices: dict[str, dict[str, set[str]]] = {}
+        #: Number of LISTs done (1 + relists); for tests and metrics.
+        self.lists = 0
+
+    # -- store -----------------------------------------------------------------------
+    def add_handler(self, handler: EventHandler) -> None:
+        """Register a handler; it receives ADDED for objects already in the store."""
+        self._handlers.append(handler)
+        for obj in list(self._store.values()):
+            handler(ADDED, obj, None)
+
+    def add_indexer(self, name: str, func: Callable[[dict[str, Any]], Iterable[str]]) -> None:
+        """Index objects by ``func(obj)`` values; query with :meth:`by_index`."""
+        self._indexers[name] = func
+        index: dict[str, set[str]] = {}
+        for key, obj in self._store.items():
+            for value in func(obj):
+                index.setdefault(value, set()).add(key)
+        self._indices[name] = index
+
+    def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
+        """Objects whose indexer ``name`` yields ``value``."""
+        keys = self._indices.get(name, {}).get(value, set())
+        return [self._store[k] for k in sorted(keys) if k in self._store]
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The cached object with ``namespace/name`` key, or None."""
+        return self._store.get(key)
+
+    def items(self) -> list[dict[str, Any]]:
+        """Every cached object."""
+        return list(self._store.values())
+
+    def keys(self) -> list[str]:
+        """Every cached key."""
+        return list(self._store)
+
+    @property
+    def has_synced(self) -> bool:
+        """True once the first LIST has been delivered to the handlers."""
+        return self._synced.is_set()
+
+    @property
+    def resource_version(self) -> str:
+        """The last resourceVersion seen (list, event or bookmark)."""
+        return self._rv
+
+    async def wait_synced(self) -> None:
+        """Wait for the first LIST.
+
+        Raises:
+            KubeAPIError: The LIST was refused with a non-retryable status.
+        """
+        await self._synced.wait()
+        if self._first_error is not None:
+            raise self._first_error
+
+    def _index(self, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        for name, func in self._indexers.items():
+            index = self._indices[name]
+            if old is not None:
+                for value in func(old):
+                    index.get(value, set()).discard(key)
+            if new is not None:
+                for value in func(new):
+                    index.setdefault(value, set()).add(key)
+
+    def _emit(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        for handler in self._handlers:
+            try:
+                handler(event, obj, old)
+            except Exception:  # a bad handler must not kill the informer
+                _log.exception("%s informer: handler failed on %s", self.name, object_key(obj))
+
+    def _apply(self, event: str, obj: dict[str, Any]) -> None:
+        key = object_key(obj)
+        old = self._store.get(key)
+        if event == DELETED:
+            self._store.pop(key, None)
+            self._index(key, old, None)
+            self._emit(DELETED, obj, old)
+            return
+        self._store[key] = obj
+        self._index(key, old, obj)
+        self._emit(ADDED if old is None else MODIFIED, obj, old)
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the list/watch task in the running loop."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=self.name)
+
+    async def stop(self) -> None:
+        """Stop the task and wait for it."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def __aenter__(self) -> Informer:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def _query(self) -> dict[str, str | int | bool]:
+        query: dict[str, str | int | bool] = {}
+        if self.label_selector:
+            query["labelSelector"] = self.label_selector
+        if self.field_selector:
+            query["fieldSelector"] = self.field_selector
+        return query
+
+    async def _list(self) -> None:
+        items: dict[str, dict[str, Any]] = {}
+        cont = ""
+        rv = ""
+        while True:
+            query = {**self._query(), "limit": self.page_size}
+            if cont:
+                query["continue"] = cont
+            page = await request(
+                self.client,
+                "GET",
+                self.resource.path(self.namespace),
+                query=query,
+                target=self.resource.describe(self.namespace, None),
+            )
+            kind = self.resource.kind
+            for item in page.get("items") or ():
+                item.setdefault("apiVersion", self.resource.api_version)
+                item.setdefault("kind", kind)
+                items[object_key(item)] = item
+            meta = page.get("metadata") or {}
+            rv = meta.get("resourceVersion") or rv
+            cont = meta.get("continue") or ""
+            if not cont:
+                break
+        self.lists += 1
+        for key in [k for k in self._store if k not in items]:
+            self._apply(DELETED, self._store[key])  # synthetic delete after a relist
+        for key, obj in items.items():
+            old = self._store.get(key)
+            if old is None or _rv(old) != _rv(obj):
+                self._apply(MODIFIED if old else ADDED, obj)
+        self._rv = rv
+
+    async def _watch(self) -> None:
+        timeout = random.randint(300, 600)  # noqa: S311 - spreading reconnects, not security
+        query = {
+            **self._query(),
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "resourceVersion": self._rv,
+            "timeoutSeconds": timeout,
+        }
+        response = await self.client.call_api(
+            self.resource.path(self.namespace),
+            "GET",
+            query_params=list(query.items()),
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=aiohttp.ClientTimeout(total=None, connect=30, sock_read=timeout + 30),
+        )
+        async with response:
+            if response.status != 200:
+                body = await response.read()
+                raise error_from_status(
+                    response.status,
+                    body.decode(errors="replace"),
+                    http_reason=response.reason or "",
+                    target=self.resource.describe(self.namespace, None),
+                )
+            async for line in response.content:
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                kind, obj = event.get("type"), event.get("object") or {}
+                if kind == "ERROR":
+                    status = obj.get("code") or 500
+                    raise error_from_status(
+                        status, json.dumps(obj), target=self.resource.describe(self.namespace, None)
+                    )
+                rv = (obj.get("metadata") or {}).get("resourceVersion")
+                if kind == "BOOKMARK":
+                    if rv:
+                        self._rv = rv
+                    continue
+                if kind in (ADDED, MODIFIED, DELETED):
+                    obj.setdefault("apiVersion", self.resource.api_version)
+                    obj.setdefault("kind", self.resource.kind)
+                    self._apply(kind, obj)
+                    if rv:
+                        self._rv = rv
+
+    async def _resync_loop(self) -> None:
+        assert self._resync_period is not None
+        while True:
+            await self._sleep(self._resync_period)
+            for obj in list(self._store.values()):
+                self._emit(MODIFIED, obj, obj)
+
+    async def _run(self) -> None:
+        backoff = 0.2
+        resync: asyncio.Task[None] | None = None
+        need_list = True
+        try:
+            while True:
+                try:
+                    if need_list:
+                        await self._list()
+                        need_list = False
+                        self._first_error = None
+                        if not self._synced.is_set():
+                            self._synced.set()
+                            if self._resync_period:
+                                resync = asyncio.get_running_loop().create_task(self._resync_loop())
+                    await self._watch()
+                    backoff = 0.2  # the server closed a healthy watch: resume at once
+                except GoneError:
+                    need_list = True  # 410: our resourceVersion is too old
+                except KubeAPIError as exc:
+                    if exc.status == 410:
+                        need_list = True
+                        continue
+                    if not self._synced.is_set() and exc.status in (401, 403, 404):
+                        self._first_error = exc
+                        self._synced.set()
+                    _log.warning("%s informer: %s; retrying in %.1fs", self.name, exc, backoff)
+                    await self._sleep(backoff)
+                    backoff = min(backoff * 2, 10.0)
+                    need_list = need_list or exc.status >= 500
+                except (KubeError, aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
+                    _log.info("%s informer: watch ended (%s); reconnecting", self.name, exc)
+                    await self._sleep(backoff)
+                    backoff = min(backoff * 2, 10.0)
+        finally:
+            if resync is not None:
+                resync.cancel()
+
+
+def _rv(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion", ""))

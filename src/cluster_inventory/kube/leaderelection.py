@@ -1,0 +1,302 @@
+"""Lease leader election (``coordination.k8s.io/v1``) with client-go's rules and timings.
+
+One replica holds the Lease and renews it every ``retry_period``; the others poll. A Lease is
+taken over only when its record has not changed for ``lease_duration`` seconds, measured on
+*our* monotonic clock from when we first saw that record (client-go's rule: the holder's
+clock is never trusted). Every write is an optimistic update on the read
+``resourceVersion``, so two candidates never both win. A leader that cannot renew within
+``renew_deadline`` steps down. On a clean stop the Lease is released (holder cleared,
+duration 1 s) so a successor starts at once. Defaults are client-go's: 15 s / 10 s / 2 s.
+The clock and sleep are injectable so tests need not wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes_asyncio.client import ApiClient
+from prometheus_client import REGISTRY, CollectorRegistry, Gauge
+
+from cluster_inventory.kube._resources import request
+from cluster_inventory.kube.errors import ConflictError, KubeError, NotFoundError
+from cluster_inventory.kube.resources import LEASES
+
+__all__ = ["LeaderElectionConfig", "LeaderElector"]
+
+_log = logging.getLogger(__name__)
+_leader_gauge: Gauge | None = None
+
+
+def _gauge(registry: CollectorRegistry | None) -> Gauge:
+    global _leader_gauge
+    if registry is not REGISTRY:
+        return Gauge(
+            "leader_election_master_status",
+            "Is this replica the leader (1/0)",
+            ["name"],
+            registry=registry,
+        )
+    if _leader_gauge is None:
+        _leader_gauge = Gauge(
+            "leader_election_master_status", "Is this replica the leader (1/0)", ["name"]
+        )
+    return _leader_gauge
+
+
+def _micro_time(now: dt.datetime) -> str:
+    return now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaderElectionConfig:
+    """Where the Lease is and how long things take (seconds).
+
+    Attributes:
+        namespace: Namespace of the Lease.
+        name: Lease name.
+        identity: This replica's identity (pod name, or host + pid).
+        lease_duration: How long a Lease is honoured without renewal (client-go 15).
+        renew_deadline: How long a leader keeps trying to renew before stepping down (10).
+        retry_period: Time between attempts (2).
+    """
+
+    namespace: str
+    name: str
+    identity: str
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not self.lease_duration > self.renew_deadline > self.retry_period > 0:
+            raise ValueError(
+                "leader election needs lease_duration > renew_deadline > retry_period > 0, got "
+                f"{self.lease_duration}/{self.renew_deadline}/{self.retry_period}"
+            )
+        if not self.identity:
+            raise ValueError("leader election identity must not be empty")
+
+
+class LeaderElector:
+    """Acquire, hold and release one Lease.
+
+    Args:
+        client: Client of the cluster holding the Lease (the hub).
+        config: Lease and timings.
+        clock: Monotonic seconds.
+        sleep: Awaitable sleep.
+        registry: Where ``leader_election_master_status`` is registered.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        config: LeaderElectionConfig,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        registry: CollectorRegistry | None = REGISTRY,
+    ) -> None:
+        self.client = client
+        self.config = config
+        self._clock = clock
+        self._sleep = sleep
+        self._observed: dict[str, Any] | None = None
+        self._observed_at = 0.0
+        self._lease: dict[str, Any] | None = None
+        self._leader = False
+        self._gauge = _gauge(registry)
+        self._gauge.labels(config.name).set(0)
+
+    @property
+    def is_leader(self) -> bool:
+        """True while this replica holds the Lease."""
+        return self._leader
+
+    @property
+    def holder(self) -> str:
+        """The holder identity last observed ("" when none)."""
+        spec = (self._observed or {}).get("spec") or {}
+        return str(spec.get("holderIdentity") or "")
+
+    def _path(self, name: str | None = None) -> str:
+        return LEASES.path(self.config.namespace, name)
+
+    def _target(self) -> str:
+        return LEASES.describe(self.config.namespace, self.config.name)
+
+    def _spec(self, previous: dict[str, Any] | None) -> dict[str, Any]:
+        now = _micro_time(dt.datetime.now(dt.UTC))
+        old = (previous or {}).get("spec") or {}
+        transitions = int(old.get("leaseTransitions") or 0)
+        mine = old.get("holderIdentity") == self.config.identity
+        return {
+            "holderIdentity": self.config.identity,
+            "leaseDurationSeconds": max(1, round(self.config.lease_duration)),
+            "acquireTime": old.get("acquireTime") if mine and old.get("acquireTime") else now,
+            "renewTime": now,
+            "leaseTransitions": transitions if mine or not old else transitions + 1,
+        }
+
+    async def try_acquire_or_renew(self) -> bool:
+        """One attempt (client-go's ``tryAcquireOrRenew``); True if we hold the Lease after it.
+
+        Raises:
+            KubeAPIError: The server refused for a reason other than a lost race.
+        """
+        cfg = self.config
+        try:
+            current = await request(self.client, "GET", self._path(cfg.name), target=self._target())
+        except NotFoundError:
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": cfg.name, "namespace": cfg.namespace},
+                "spec": self._spec(None),
+            }
+            try:
+                self._lease = await request(
+                    self.client, "POST", self._path(), body=body, target=self._target()
+                )
+            except KubeError:
+                return False
+            self._observe(self._lease)
+            return True
+        self._observe(current)
+        spec = current.get("spec") or {}
+        holder = spec.get("holderIdentity") or ""
+        duration = float(spec.get("leaseDurationSeconds") or cfg.lease_duration)
+        expired = self._observed_at + duration <= self._clock()
+        if holder and holder != cfg.identity and not expired:
+            return False
+        updated = {**current, "spec": {**spec, **self._spec(current)}}
+        try:
+            self._lease = await request(
+                self.client, "PUT", self._path(cfg.name), body=updated, target=self._target()
+            )
+        except ConflictError:
+            return False  # someone else wrote first
+        self._observe(self._lease)
+        return True
+
+    def _observe(self, lease: dict[str, Any]) -> None:
+        spec = lease.get("spec") or {}
+        record = (
+            spec.get("holderIdentity"),
+            spec.get("renewTime"),
+            spec.get("leaseDurationSeconds"),
+        )
+        old = self._observed or {}
+        old_spec = old.get("spec") or {}
+        old_record = (
+            old_spec.get("holderIdentity"),
+            old_spec.get("renewTime"),
+            old_spec.get("leaseDurationSeconds"),
+        )
+        if self._observed is None or record != old_record:
+            self._observed_at = self._clock()
+        self._observed = lease
+
+    async def acquire(self) -> None:
+        """Return once this replica holds the Lease (retrying every ``retry_period``)."""
+        while True:
+            try:
+                if await self.try_acquire_or_renew():
+                    self._set_leader(True)
+                    _log.info(
+                        "leader election: %s acquired %s", self.config.identity, self._target()
+                    )
+                    return
+            except KubeError as exc:
+                _log.warning("leader election: %s", exc)
+            await self._sleep(self.config.retry_period)
+
+    def _set_leader(self, value: bool) -> None:
+        self._leader = value
+        self._gauge.labels(self.config.name).set(1 if value else 0)
+
+    async def hold(self) -> None:
+        """Renew every ``retry_period``; return once renewals failed for ``renew_deadline``."""
+        last_ok = self._clock()
+        while True:
+            await self._sleep(self.config.retry_period)
+            try:
+                ok = await asyncio.wait_for(
+                    self.try_acquire_or_renew(), timeout=self.config.renew_deadline
+                )
+            except (KubeError, TimeoutError) as exc:
+                _log.warning("leader election: renew failed: %s", exc)
+                ok = False
+            if ok:
+                last_ok = self._clock()
+            elif not self._leader_still_valid(last_ok):
+                self._set_leader(False)
+                _log.error("leader election: %s lost %s", self.config.identity, self._target())
+                return
+
+    def _leader_still_valid(self, last_ok: float) -> bool:
+        if self.holder and self.holder != self.config.identity:
+            return False
+        return self._clock() - last_ok < self.config.renew_deadline
+
+    async def release(self) -> None:
+        """Give the Lease up (holder cleared, 1 s duration) if we hold it; errors are logged."""
+        if not self._leader or self._lease is None:
+            return
+        self._set_leader(False)
+        spec = dict(self._lease.get("spec") or {})
+        now = _micro_time(dt.datetime.now(dt.UTC))
+        spec.update(
+            {
+                "holderIdentity": None,
+                "leaseDurationSeconds": 1,
+                "renewTime": now,
+                "acquireTime": now,
+            }
+        )
+        with contextlib.suppress(KubeError):
+            await request(
+                self.client,
+                "PUT",
+                self._path(self.config.name),
+                body={**self._lease, "spec": spec},
+                target=self._target(),
+                timeout=5,
+            )
+
+    async def run(self, work: Callable[[], Awaitable[None]]) -> bool:
+        """Acquire, run ``work`` while leading, release when it ends.
+
+        Args:
+            work: Coroutine function run as the leader; cancelled if leadership is lost.
+
+        Returns:
+            True if leadership was lost (the caller should exit, as client-go's callers do),
+            False if ``work`` finished on its own.
+        """
+        await self.acquire()
+        work_task = asyncio.ensure_future(work())
+        hold_task = asyncio.ensure_future(self.hold())
+        try:
+            done, _ = await asyncio.wait(
+                {work_task, hold_task}, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for task in (work_task, hold_task):
+                if not task.done():
+                    task.cancel()
+            for task in (work_task, hold_task):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await asyncio.shield(self.release())
+        if work_task in done and not work_task.cancelled():
+            work_task.result()
+            return False
+        return True

@@ -1,0 +1,63 @@
+"""The cluster manager's settings, with the defaults a deployment starts from."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from cluster_inventory.api.constants import ACCESS_PROVIDER_SECRETREADER
+from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
+
+__all__ = ["ManagerConfig"]
+
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ManagerConfig:
+    """Settings of one cluster manager.
+
+    Attributes:
+        name: The manager's name: ``spec.clusterManager.name`` and the label
+            ``x-k8s.io/cluster-manager`` of every profile it owns (a label value, <= 63).
+        namespace: Hub namespace of registrations and the leader Lease.
+        member_namespace: Namespace on each member for the consumers' ServiceAccounts.
+        inventory_namespaces: Fixed inventories: hub namespace -> cluster sets, in addition
+            to namespaces labelled ``multicluster.x-k8s.io/clusterset``.
+        access_provider: Name of the access provider published on every profile.
+        default_member_role: Member ClusterRole bound for an inventory without annotation.
+        token_lifetime: Requested lifetime of consumer tokens, seconds (the API server's
+            minimum is 600).
+        rotation_fraction: Rotate a token once this fraction of its lifetime has passed.
+        probe_interval: Seconds between health probes of a member.
+        probe_timeout: Seconds a probe may take before the member counts as unreachable.
+        workers: Concurrent reconciles.
+
+    Raises:
+        ValueError: A setting is out of range; the message names it.
+    """
+
+    name: str = DEFAULT_MANAGER_NAME
+    namespace: str = DEFAULT_NAMESPACE
+    member_namespace: str = DEFAULT_NAMESPACE
+    inventory_namespaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    access_provider: str = ACCESS_PROVIDER_SECRETREADER
+    default_member_role: str = "view"
+    token_lifetime: float = 3600.0
+    rotation_fraction: float = 0.8
+    probe_interval: float = 2.0
+    probe_timeout: float = 2.0
+    workers: int = 8
+
+    def __post_init__(self) -> None:
+        if not self.name or len(self.name) > 63 or not _LABEL_VALUE.match(self.name):
+            raise ValueError(f"manager name {self.name!r} must be a label value (<= 63 chars)")
+        if self.token_lifetime < 600:
+            raise ValueError("token_lifetime must be at least 600 s (TokenRequest minimum)")
+        if not 0.1 <= self.rotation_fraction < 1:
+            raise ValueError("rotation_fraction must be in [0.1, 1)")
+        if self.probe_interval <= 0 or self.probe_timeout <= 0:
+            raise ValueError("probe_interval and probe_timeout must be positive")
+        if self.workers < 1:
+            raise ValueError("workers must be at least 1")

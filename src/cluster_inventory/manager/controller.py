@@ -1,0 +1,480 @@
+"""The cluster manager: registrations in, ClusterProfiles with true status out.
+
+Level-based: every event only queues a key (``placement`` or a profile), and each
+reconcile reads the informers' current state and converges (DESIGN.md flows 1-4):
+
+- *placement* computes the desired profiles (:mod:`.placement`), creates and deletes
+  profiles of this manager, starts and stops member connections;
+- a *profile* reconcile applies its status (server-side apply, only when something
+  changed), its labels, and the consumer token Secret ``<inventory>/<profile>`` with the
+  token's expiry beside it, and requeues itself for the next rotation.
+
+One bad registration or member never stops the others: a registration error becomes an
+Event on its Secret; an unreachable member becomes a condition on its profiles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import datetime as dt
+import functools
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.api import format_time
+from cluster_inventory.api.constants import (
+    GROUP,
+    LABEL_CLUSTER_MANAGER,
+    LABEL_INVENTORY_MEMBER_ID,
+    SECRET_EXPIRATION_KEY,
+    SECRET_TOKEN_KEY,
+    V1ALPHA1,
+)
+from cluster_inventory.kube.informer import Informer
+from cluster_inventory.kube.workqueue import QueueShutDown, WorkQueue
+from cluster_inventory.manager._metrics import ManagerMetrics
+from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.member import MemberConnection, connection_key
+from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
+from cluster_inventory.manager.placement import (
+    Inventory,
+    ProfileKey,
+    desired_profiles,
+    inventories,
+    plan,
+)
+from cluster_inventory.manager.registration import (
+    Registration,
+    RegistrationError,
+    RegistrationSource,
+    SecretRegistrationSource,
+)
+from cluster_inventory.manager.status import access_provider, build_status, status_matches
+
+__all__ = ["PLACEMENT", "ClusterManager"]
+
+#: The work-queue key of the placement reconcile.
+PLACEMENT = "placement"
+_CONTROLLER = "clustermanager"
+_log = logging.getLogger("cluster_inventory.manager")
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def fallback_member_id(manager: str, member: str) -> str:
+    """A stable member id used until the member's kube-system UID is known."""
+    return hashlib.sha256(f"{manager}/{member}".encode()).hexdigest()[:36]
+
+
+class ClusterManager:
+    """Run the cluster manager against one hub.
+
+    Args:
+        hub: Hub client (the manager's own credential).
+        config: Settings.
+        source: Registration source; defaults to Secrets in ``config.namespace``.
+        now: Wall clock (condition times, token rotation).
+        registry: Prometheus registry for the manager's metrics.
+        identity: Reported as the Events' ``reportingInstance``.
+    """
+
+    def __init__(
+        self,
+        hub: kube.ApiClient,
+        config: ManagerConfig,
+        *,
+        source: RegistrationSource | None = None,
+        now: Callable[[], dt.datetime] = _utcnow,
+        registry: CollectorRegistry = REGISTRY,
+        identity: str = "cluster-inventory-manager",
+    ) -> None:
+        self.hub = hub
+        self.config = config
+        self.source = source or SecretRegistrationSource(hub, config.namespace)
+        self.now = now
+        self.identity = identity
+        self.metrics = ManagerMetrics.for_registry(registry)
+        self.namespaces = Informer(hub, kube.NAMESPACES, name="hub Namespaces")
+        self.profiles = Informer(
+            hub,
+            kube.CLUSTER_PROFILES,
+            label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name}",
+            name="hub ClusterProfiles",
+        )
+        self.token_secrets = Informer(
+            hub,
+            kube.SECRETS,
+            label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name},{LABEL_TOKEN_FOR}",
+            name="hub token Secrets",
+        )
+        self.queue: WorkQueue[Any] = WorkQueue(_CONTROLLER)
+        self.members: dict[kube.ClusterConnection, MemberConnection] = {}
+        self.desired: dict[ProfileKey, tuple[Registration, Inventory]] = {}
+        self._by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
+        self._reported: dict[str, str] = {}
+        self._conflicts: set[ProfileKey] = set()
+        self.synced = asyncio.Event()
+
+    # -- wiring ----------------------------------------------------------------------
+    async def run(self) -> None:
+        """Watch, reconcile, and clean up when cancelled."""
+        placement = lambda *_: self.queue.add(PLACEMENT)  # noqa: E731
+        self.source.start(placement)
+        self.namespaces.add_handler(placement)
+        self.profiles.add_handler(self._on_profile)
+        self.token_secrets.add_handler(self._on_token_secret)
+        for informer in (self.namespaces, self.profiles, self.token_secrets):
+            informer.start()
+        workers: list[asyncio.Task[None]] = []
+        try:
+            await self.source.wait_synced()
+            for informer in (self.namespaces, self.profiles, self.token_secrets):
+                await informer.wait_synced()
+            self.queue.add(PLACEMENT)
+            workers = [
+                asyncio.get_running_loop().create_task(self._worker(), name=f"worker {i}")
+                for i in range(self.config.workers)
+            ]
+            self.synced.set()
+            await asyncio.gather(*workers)
+        finally:
+            self.queue.shut_down()
+            for task in workers:
+                task.cancel()
+            for task in workers:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await asyncio.gather(
+                self.source.stop(),
+                self.namespaces.stop(),
+                self.profiles.stop(),
+                self.token_secrets.stop(),
+                *(m.stop() for m in self.members.values()),
+                return_exceptions=True,
+            )
+            self.members.clear()
+
+    def _on_profile(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        meta = obj.get("metadata") or {}
+        key = ProfileKey(str(meta.get("namespace")), str(meta.get("name")))
+        if event == "DELETED":
+            self.queue.add(PLACEMENT)
+        elif key in self.desired:
+            self.queue.add(key)
+
+    def _on_token_secret(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        meta = obj.get("metadata") or {}
+        key = ProfileKey(
+            str(meta.get("namespace")), str((meta.get("labels") or {}).get(LABEL_TOKEN_FOR))
+        )
+        if key in self.desired:
+            self.queue.add(key)
+
+    def _member_changed(self, conn: kube.ClusterConnection) -> None:
+        for key in self._by_member.get(conn, ()):
+            self.queue.add(key)
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                key = await self.queue.get()
+            except QueueShutDown:
+                return
+            started = time.perf_counter()
+            try:
+                requeue = await (
+                    self.reconcile_placement() if key == PLACEMENT else self.reconcile_profile(key)
+                )
+            except Exception as exc:  # one failing key must not stop the others
+                self.metrics.reconcile_errors.labels(_CONTROLLER).inc()
+                self.metrics.reconcile_total.labels(_CONTROLLER, "error").inc()
+                level = logging.WARNING if isinstance(exc, kube.KubeError) else logging.ERROR
+                _log.log(
+                    level,
+                    "reconcile failed: %s",
+                    exc,
+                    extra={"object": str(key)},
+                    exc_info=level == logging.ERROR,
+                )
+                self.queue.add_rate_limited(key)
+            else:
+                self.queue.forget(key)
+                if requeue is not None:
+                    self.metrics.reconcile_total.labels(_CONTROLLER, "requeue_after").inc()
+                    self.queue.add_after(key, requeue)
+                else:
+                    self.metrics.reconcile_total.labels(_CONTROLLER, "success").inc()
+            finally:
+                self.metrics.reconcile_time.labels(_CONTROLLER).observe(
+                    time.perf_counter() - started
+                )
+                self.queue.done(key)
+
+    # -- placement -------------------------------------------------------------------
+    async def reconcile_placement(self) -> float | None:
+        """Create and delete profiles and start or stop member connections.
+
+        Returns:
+            None (placement is event-driven).
+        """
+        registrations, invalid = self.source.snapshot()
+        self.metrics.invalid_registrations.set(len(invalid))
+        for secret, error in invalid:
+            await self._report_invalid(secret, error)
+        invs = inventories(
+            self.namespaces.items(),
+            self.config.inventory_namespaces,
+            self.config.default_member_role,
+        )
+        desired = desired_profiles(registrations, invs)
+        existing = {
+            ProfileKey(o["metadata"]["namespace"], o["metadata"]["name"])
+            for o in self.profiles.items()
+        }
+        todo = plan(desired, existing, invs)
+        needed = {connection_key(reg.connection) for reg, _ in desired.values()}
+        for conn in needed - set(self.members):
+            member = MemberConnection(
+                conn,
+                member_namespace=self.config.member_namespace,
+                manager_name=self.config.name,
+                probe_interval=self.config.probe_interval,
+                probe_timeout=self.config.probe_timeout,
+                on_change=functools.partial(self._member_changed, conn),
+                now=self.now,
+            )
+            try:
+                await member.start()
+            except kube.KubeError as exc:
+                _log.warning(
+                    "cannot start member connection: %s", exc, extra={"cluster": conn.server}
+                )
+                continue
+            self.members[conn] = member
+        by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
+        for key, (reg, _) in desired.items():
+            by_member.setdefault(connection_key(reg.connection), set()).add(key)
+        previous = self.desired
+        self.desired, self._by_member = desired, by_member
+        for key in todo.create:
+            await self._create_profile(key, *desired[key])
+        for key in todo.delete:
+            await self._delete_profile(key, previous.get(key))
+        for conn in set(self.members) - needed:
+            await self.members.pop(conn).stop()
+        for key in desired:
+            self.queue.add(key)
+        return None
+
+    async def _report_invalid(self, secret: dict[str, Any], error: RegistrationError) -> None:
+        meta = secret.get("metadata") or {}
+        uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
+        if self._reported.get(uid) == rv:
+            return
+        self._reported[uid] = rv
+        _log.warning("invalid registration: %s", error, extra={"object": error.source})
+        now = _micro_time(self.now())
+        suffix = hashlib.sha256((uid + rv).encode()).hexdigest()[:10]
+        event = {
+            "metadata": {
+                "name": f"{meta.get('name')}.{suffix}",
+                "namespace": meta.get("namespace"),
+            },
+            "eventTime": now,
+            "reportingController": "cluster-inventory.dev/manager",
+            "reportingInstance": self.identity[:128],
+            "action": "Register",
+            "reason": "InvalidRegistration",
+            "type": "Warning",
+            "note": str(error)[:1024],
+            "regarding": {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "name": meta.get("name"),
+                "namespace": meta.get("namespace"),
+                "uid": uid,
+                "resourceVersion": rv,
+            },
+        }
+        try:
+            await kube.create(self.hub, kube.EVENTS, event)
+        except kube.AlreadyExistsError:
+            pass
+        except kube.KubeError as exc:
+            _log.warning("cannot record event: %s", exc, extra={"object": error.source})
+
+    def _profile_metadata(
+        self, key: ProfileKey, reg: Registration, member_id: str
+    ) -> dict[str, Any]:
+        return {
+            "apiVersion": f"{GROUP}/{V1ALPHA1}",
+            "kind": "ClusterProfile",
+            "metadata": {
+                "name": key.name,
+                "namespace": key.namespace,
+                "labels": {
+                    LABEL_CLUSTER_MANAGER: self.config.name,
+                    LABEL_INVENTORY_MEMBER_ID: member_id,
+                },
+            },
+            "spec": {"displayName": reg.display_name, "clusterManager": {"name": self.config.name}},
+        }
+
+    def _member_id(self, reg: Registration) -> str:
+        member = self.members.get(connection_key(reg.connection))
+        observed = member.observation.member_id if member else None
+        return observed or fallback_member_id(self.config.name, reg.name)
+
+    async def _create_profile(self, key: ProfileKey, reg: Registration, inv: Inventory) -> None:
+        body = self._profile_metadata(key, reg, self._member_id(reg))
+        try:
+            await kube.create(self.hub, kube.CLUSTER_PROFILES, body)
+        except kube.AlreadyExistsError:
+            found = await kube.get(
+                self.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace
+            )
+            owner = ((found.get("spec") or {}).get("clusterManager") or {}).get("name")
+            if owner != self.config.name and key not in self._conflicts:
+                self._conflicts.add(key)
+                _log.warning(
+                    "profile exists and belongs to cluster manager %r; left untouched",
+                    owner,
+                    extra={"object": str(key), "cluster": reg.name},
+                )
+            return
+        self._conflicts.discard(key)
+        _log.info("created profile", extra={"object": str(key), "cluster": reg.name})
+
+    async def _delete_profile(
+        self, key: ProfileKey, was: tuple[Registration, Inventory] | None
+    ) -> None:
+        await kube.delete(self.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace)
+        await kube.delete(self.hub, kube.SECRETS, key.name, namespace=key.namespace)
+        _log.info("deleted profile", extra={"object": str(key)})
+        if was is None:
+            return
+        conn = connection_key(was[0].connection)
+        member = self.members.get(conn)
+        still_used = any(k.namespace == key.namespace for k in self._by_member.get(conn, ()))
+        if member is not None and not still_used:
+            await member.forget_inventory(key.namespace)
+
+    # -- one profile -----------------------------------------------------------------
+    async def reconcile_profile(self, key: ProfileKey) -> float | None:
+        """Apply one profile's labels, status and token Secret if they changed.
+
+        Returns:
+            Seconds until the next token rotation, or a short retry while the profile or its
+            member connection does not exist yet; None when nothing is pending.
+
+        Raises:
+            KubeAPIError: A write to the hub or the member failed (the key is retried).
+        """
+        entry = self.desired.get(key)
+        if entry is None or key in self._conflicts:
+            return None
+        reg, inv = entry
+        current = self.profiles.get(str(key))
+        member = self.members.get(connection_key(reg.connection))
+        if current is None or member is None:
+            return 1.0
+        obs = member.observation
+        labels = (current.get("metadata") or {}).get("labels") or {}
+        spec = current.get("spec") or {}
+        member_id = obs.member_id or labels.get(LABEL_INVENTORY_MEMBER_ID)
+        if (
+            labels.get(LABEL_INVENTORY_MEMBER_ID) != member_id
+            or spec.get("displayName") != reg.display_name
+        ):
+            await kube.apply(
+                self.hub,
+                kube.CLUSTER_PROFILES,
+                self._profile_metadata(
+                    key, reg, member_id or fallback_member_id(self.config.name, reg.name)
+                ),
+                field_manager=FIELD_MANAGER,
+            )
+        provider = access_provider(self.config.access_provider, reg.connection, key.name)
+        status = build_status(obs, provider, current.get("status"), self.now())
+        if not status_matches(status, current.get("status")):
+            await kube.apply(
+                self.hub,
+                kube.CLUSTER_PROFILES,
+                {
+                    "apiVersion": f"{GROUP}/{V1ALPHA1}",
+                    "kind": "ClusterProfile",
+                    "metadata": {"name": key.name, "namespace": key.namespace},
+                    "status": status,
+                },
+                field_manager=FIELD_MANAGER,
+                subresource="status",
+            )
+            self.metrics.status_writes.inc()
+        if obs.joined.status != "True":
+            return None
+        token = await member.token_for(
+            inv.namespace,
+            inv.member_role,
+            lifetime=self.config.token_lifetime,
+            fraction=self.config.rotation_fraction,
+        )
+        await self._store_token(key, current, token)
+        due = member.rotation_due(inv.namespace, inv.member_role, self.config.rotation_fraction)
+        return max(1.0, (due - self.now()).total_seconds()) if due else None
+
+    async def _store_token(
+        self, key: ProfileKey, profile: dict[str, Any], token: kube.ServiceAccountToken
+    ) -> None:
+        data = {
+            SECRET_TOKEN_KEY: base64.b64encode(token.token.encode()).decode(),
+            SECRET_EXPIRATION_KEY: base64.b64encode(
+                format_time(token.expiration).encode()
+            ).decode(),
+        }
+        existing = self.token_secrets.get(str(key))
+        if existing is not None and existing.get("data") == data:
+            return
+        meta = profile.get("metadata") or {}
+        await kube.apply(
+            self.hub,
+            kube.SECRETS,
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": TOKEN_SECRET_TYPE,
+                "metadata": {
+                    "name": key.name,
+                    "namespace": key.namespace,
+                    "labels": {LABEL_CLUSTER_MANAGER: self.config.name, LABEL_TOKEN_FOR: key.name},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": f"{GROUP}/{V1ALPHA1}",
+                            "kind": "ClusterProfile",
+                            "name": key.name,
+                            "uid": meta.get("uid"),
+                            "controller": True,
+                        }
+                    ],
+                },
+                "data": data,
+            },
+            field_manager=FIELD_MANAGER,
+        )
+        _log.info(
+            "stored member token",
+            extra={"object": str(key), "expires": format_time(token.expiration)},
+        )
+
+
+def _micro_time(now: dt.datetime) -> str:
+    return now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

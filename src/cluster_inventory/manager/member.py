@@ -1,0 +1,321 @@
+"""One member cluster as the manager reaches it: probes, property watch, consumer tokens.
+
+A :class:`MemberConnection` is shared by every registration with the same connection
+details (server, CA, credential), so a fleet of registrations pointing at a few real
+clusters costs a few probes and watches, not one per registration. It:
+
+- probes ``/version``, ``/readyz?verbose`` and the ``kube-system`` namespace every
+  ``probe_interval`` seconds (KEP-4322 status; the namespace UID is the member id);
+- watches the member's ClusterProperty objects (a watch, not a poll) and records when each
+  value was observed;
+- keeps, per inventory namespace, a ServiceAccount in the manager's namespace on the member
+  bound to the ClusterRole that inventory asks for, and mints its tokens with TokenRequest,
+  minting again once ``rotation_fraction`` of the lifetime has passed.
+
+Changes are reported through ``on_change``; nothing here writes to the hub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import datetime as dt
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from cluster_inventory import kube
+from cluster_inventory.kube.informer import Informer
+from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_INVENTORY
+from cluster_inventory.manager.status import (
+    ConditionState,
+    Observation,
+    ObservedProperty,
+    readyz_failure,
+)
+
+__all__ = ["MemberConnection", "connection_key", "service_account_name"]
+
+_log = logging.getLogger("cluster_inventory.manager")
+
+
+def connection_key(conn: kube.ClusterConnection) -> kube.ClusterConnection:
+    """The identity of a connection: everything but its display name and namespace."""
+    return dataclasses.replace(conn, name="", namespace=None)
+
+
+def service_account_name(inventory_namespace: str, manager: str) -> str:
+    """Member ServiceAccount serving one hub inventory namespace (a DNS label, <= 63)."""
+    name = f"{manager}-{inventory_namespace}"
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    return f"{name[:52].rstrip('-')}-{digest}"
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _failure(exc: kube.KubeError) -> ConditionState:
+    if isinstance(exc, kube.CertificateError):
+        return ConditionState("False", "CertificateInvalid", str(exc))
+    if isinstance(exc, kube.UnauthorizedError):
+        return ConditionState(
+            "False", "Unauthorized", "the registration credential is refused (401)"
+        )
+    if isinstance(exc, kube.ForbiddenError):
+        return ConditionState("False", "Forbidden", str(exc))
+    if isinstance(exc, kube.ServerUnavailableError) and exc.status == 0:
+        return ConditionState("False", "APIServerUnreachable", str(exc))
+    return ConditionState("False", "ProbeFailed", str(exc))
+
+
+class MemberConnection:
+    """Probes, property watch and token minting for one member connection.
+
+    Args:
+        connection: How to reach the member (the registration credential).
+        member_namespace: Namespace on the member for consumer ServiceAccounts.
+        manager_name: Prefix of ServiceAccount names and value of their labels.
+        probe_interval: Seconds between probes.
+        probe_timeout: Seconds a probe may take.
+        on_change: Called (no arguments) when the observation changes.
+        now: Wall clock (token rotation).
+    """
+
+    def __init__(
+        self,
+        connection: kube.ClusterConnection,
+        *,
+        member_namespace: str,
+        manager_name: str,
+        probe_interval: float,
+        probe_timeout: float,
+        on_change: Callable[[], None],
+        now: Callable[[], dt.datetime] = _utcnow,
+    ) -> None:
+        self.connection = connection
+        self.member_namespace = member_namespace
+        self.manager_name = manager_name
+        self.probe_interval = probe_interval
+        self.probe_timeout = probe_timeout
+        self.on_change = on_change
+        self.now = now
+        self.observation = Observation()
+        self._client: kube.ApiClient | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._informer: Informer | None = None
+        self._observed: dict[str, ObservedProperty] = {}
+        self._tokens: dict[tuple[str, str], kube.ServiceAccountToken] = {}
+        self._token_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._issued: dict[tuple[str, str], dt.datetime] = {}
+        self.probes = 0
+
+    @property
+    def label(self) -> str:
+        """The member's server, for logs."""
+        return self.connection.server
+
+    async def start(self) -> None:
+        """Build the client and start probing and watching.
+
+        Raises:
+            KubeConfigError: The registration's TLS material does not load.
+        """
+        self._client = await kube.new_client(self.connection)
+        loop = asyncio.get_running_loop()
+        self._informer = Informer(
+            self._client, kube.CLUSTER_PROPERTIES, name=f"{self.label} ClusterProperty"
+        )
+        self._informer.add_handler(self._on_property)
+        self._informer.start()
+        self._tasks = [
+            loop.create_task(self._probe_loop(), name=f"probe {self.label}"),
+            loop.create_task(self._properties_synced(), name=f"properties {self.label}"),
+        ]
+
+    async def stop(self) -> None:
+        """Stop probes and the watch, close the client."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._informer is not None:
+            await self._informer.stop()
+        if self._client is not None:
+            await self._client.close()
+
+    def _set(self, **changes: Any) -> None:
+        updated = dataclasses.replace(self.observation, **changes)
+        if updated != self.observation:
+            self.observation = updated
+            self.on_change()
+
+    # -- properties ------------------------------------------------------------------
+    def _on_property(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        name = str((obj.get("metadata") or {}).get("name"))
+        if event == "DELETED":
+            self._observed.pop(name, None)
+        else:
+            value = str((obj.get("spec") or {}).get("value", ""))
+            known = self._observed.get(name)
+            if known is None or known.value != value:
+                self._observed[name] = ObservedProperty(name, value, self.now())
+        if self._informer is not None and self._informer.has_synced:
+            self._set(properties=tuple(self._observed.values()), properties_error=None)
+
+    async def _properties_synced(self) -> None:
+        assert self._informer is not None
+        try:
+            await self._informer.wait_synced()
+        except kube.KubeAPIError as exc:
+            self._set(properties=(), properties_error=f"cannot list ClusterProperty: {exc}")
+            return
+        self._set(properties=tuple(self._observed.values()), properties_error=None)
+
+    # -- probes ----------------------------------------------------------------------
+    async def probe(self) -> None:
+        """Probe once and update the observation."""
+        assert self._client is not None
+        self.probes += 1
+        client, timeout = self._client, self.probe_timeout
+        try:
+            version = await kube.request(
+                client, "GET", "/version", timeout=timeout, target="/version"
+            )
+            status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
+        except kube.KubeError as exc:
+            state = _failure(exc)
+            joined = state if state.reason in ("Unauthorized", "CertificateInvalid") else None
+            self._set(healthy=state, **({"joined": joined} if joined else {}))
+            return
+        if status == 200:
+            healthy = ConditionState("True", "APIServerReady", "readyz: all checks passed")
+        elif status in (401, 403):
+            healthy = ConditionState("False", "Unauthorized", f"readyz answered {status}")
+        else:
+            healthy = ConditionState("False", *readyz_failure(body))
+        changes: dict[str, Any] = {"healthy": healthy, "version": version.get("gitVersion")}
+        try:
+            ns = await kube.get(client, kube.NAMESPACES, "kube-system")
+        except kube.KubeError as exc:
+            changes["joined"] = _failure(exc)
+        else:
+            changes["joined"] = ConditionState(
+                "True", "CredentialAccepted", "the registration credential works"
+            )
+            changes["member_id"] = (ns.get("metadata") or {}).get("uid")
+        self._set(**changes)
+
+    async def _probe_loop(self) -> None:
+        while True:
+            started = time.monotonic()
+            try:
+                await self.probe()
+            except Exception:  # never let one bad answer end the loop
+                _log.exception("probe failed", extra={"cluster": self.label})
+            await asyncio.sleep(max(0.0, self.probe_interval - (time.monotonic() - started)))
+
+    # -- consumer tokens -------------------------------------------------------------
+    def rotation_due(self, inventory: str, role: str, fraction: float) -> dt.datetime | None:
+        """When the token for (inventory, role) should be minted again, or None if none yet."""
+        token = self._tokens.get((inventory, role))
+        issued = self._issued.get((inventory, role))
+        if token is None or issued is None:
+            return None
+        return issued + (token.expiration - issued) * fraction
+
+    async def token_for(
+        self, inventory: str, role: str, *, lifetime: float, fraction: float
+    ) -> kube.ServiceAccountToken:
+        """A token of the ServiceAccount serving ``inventory``, minted or reused.
+
+        The account and its ClusterRoleBinding to ``role`` are ensured on the member first.
+
+        Raises:
+            KubeAPIError: The member refused (the registration credential lacks RBAC).
+        """
+        assert self._client is not None
+        key = (inventory, role)
+        lock = self._token_locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            due = self.rotation_due(inventory, role, fraction)
+            token = self._tokens.get(key)
+            if token is not None and due is not None and self.now() < due:
+                return token
+            sa = service_account_name(inventory, self.manager_name)
+            await self._ensure_account(sa, inventory, role)
+            minted = await kube.request_service_account_token(
+                self._client, self.member_namespace, sa, expiration_seconds=int(lifetime)
+            )
+            self._tokens[key] = minted
+            self._issued[key] = self.now()
+            return minted
+
+    async def _ensure_account(self, sa: str, inventory: str, role: str) -> None:
+        assert self._client is not None
+        client, ns = self._client, self.member_namespace
+        labels = {LABEL_INVENTORY: inventory, "app.kubernetes.io/managed-by": self.manager_name}
+        try:
+            await kube.create(client, kube.NAMESPACES, {"metadata": {"name": ns}})
+        except kube.AlreadyExistsError:
+            pass
+        await kube.apply(
+            client,
+            kube.SERVICE_ACCOUNTS,
+            {"metadata": {"name": sa, "namespace": ns, "labels": labels}},
+            field_manager=FIELD_MANAGER,
+        )
+        await kube.apply(
+            client,
+            kube.CLUSTER_ROLE_BINDINGS,
+            {
+                "metadata": {"name": f"{sa}:{role}", "labels": labels},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": role,
+                },
+                "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
+            },
+            field_manager=FIELD_MANAGER,
+        )
+        # A changed role must not leave the old binding (and its rights) behind.
+        bindings = await kube.list_objects(
+            client, kube.CLUSTER_ROLE_BINDINGS, label_selector=f"{LABEL_INVENTORY}={inventory}"
+        )
+        for binding in bindings.get("items") or ():
+            name = binding["metadata"]["name"]
+            if name.startswith(f"{sa}:") and name != f"{sa}:{role}":
+                await kube.delete(client, kube.CLUSTER_ROLE_BINDINGS, name)
+
+    async def forget_inventory(self, inventory: str) -> None:
+        """Delete the ServiceAccount and bindings serving ``inventory`` (its tokens die too)."""
+        if self._client is None:
+            return
+        for key in [k for k in self._tokens if k[0] == inventory]:
+            self._tokens.pop(key, None)
+            self._issued.pop(key, None)
+        sa = service_account_name(inventory, self.manager_name)
+        try:
+            bindings = await kube.list_objects(
+                self._client,
+                kube.CLUSTER_ROLE_BINDINGS,
+                label_selector=f"{LABEL_INVENTORY}={inventory}",
+            )
+            for binding in bindings.get("items") or ():
+                await kube.delete(
+                    self._client, kube.CLUSTER_ROLE_BINDINGS, binding["metadata"]["name"]
+                )
+            await kube.delete(
+                self._client, kube.SERVICE_ACCOUNTS, sa, namespace=self.member_namespace
+            )
+        except kube.KubeError as exc:
+            _log.warning(
+                "could not remove %s on member: %s", sa, exc, extra={"cluster": self.label}
+            )

@@ -1,0 +1,263 @@
+"""Registration sources: where the manager learns which member clusters exist.
+
+The built-in source reads Secrets in the manager's hub namespace labelled
+``cluster-inventory.dev/registration=true``: key ``kubeconfig`` holds the manager's own
+credential for the member, the annotation ``cluster-inventory.dev/clustersets`` the cluster
+sets it joins. Parsing is pure (:func:`parse_registration_secret`); a bad Secret yields a
+:class:`RegistrationError` naming the Secret and field, and never stops the others. Other
+sources (Cluster API, a static file) implement :class:`RegistrationSource`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import yaml
+
+from cluster_inventory import kube
+from cluster_inventory.manager.names import (
+    ANNOTATION_CLUSTERSETS,
+    ANNOTATION_CONTEXT,
+    ANNOTATION_DISPLAY_NAME,
+    KUBECONFIG_KEY,
+    LABEL_REGISTRATION,
+    REGISTRATION_SECRET_TYPE,
+)
+
+__all__ = [
+    "Registration",
+    "RegistrationError",
+    "RegistrationSource",
+    "SecretRegistrationSource",
+    "parse_registration_secret",
+    "registration_secret",
+]
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Registration:
+    """One member cluster as a source describes it. ``repr`` shows no credential.
+
+    Attributes:
+        name: Member name; becomes the ClusterProfile name (a DNS-1123 label).
+        clustersets: Cluster sets the member joins.
+        connection: How the manager reaches the member (the registration credential).
+        display_name: ``spec.displayName`` of its profiles.
+        source: Where it came from, e.g. ``Secret cluster-inventory-system/member1``.
+    """
+
+    name: str
+    clustersets: tuple[str, ...]
+    connection: kube.ClusterConnection
+    display_name: str
+    source: str
+
+
+class RegistrationError(ValueError):
+    """A registration is invalid.
+
+    Attributes:
+        source: The object, e.g. ``Secret cluster-inventory-system/member1``.
+        field: The field, e.g. ``data.kubeconfig``.
+        problem: What is wrong.
+    """
+
+    def __init__(self, source: str, field: str, problem: str) -> None:
+        self.source = source
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{source}: {field}: {problem}")
+
+
+def _clustersets(value: str | None, source: str, field: str) -> tuple[str, ...]:
+    sets = tuple(s.strip() for s in (value or "").split(",") if s.strip())
+    if not sets:
+        raise RegistrationError(source, field, "names no cluster set")
+    for s in sets:
+        if len(s) > 63 or not _DNS_LABEL.match(s):
+            raise RegistrationError(source, field, f"cluster set {s!r} is not a DNS-1123 label")
+    return sets
+
+
+def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
+    """Turn a registration Secret into a :class:`Registration`.
+
+    Args:
+        secret: The Secret as the API returns it.
+
+    Returns:
+        The registration.
+
+    Raises:
+        RegistrationError: The name is not a DNS-1123 label, ``data.kubeconfig`` is missing,
+            not base64, not a kubeconfig or lacks a server, or no cluster set is named.
+    """
+    meta = secret.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    source = f"Secret {meta.get('namespace')}/{name}"
+    if not _DNS_LABEL.match(name):
+        raise RegistrationError(source, "metadata.name", "must be a DNS-1123 label (<= 63)")
+    annotations = meta.get("annotations") or {}
+    sets = _clustersets(
+        annotations.get(ANNOTATION_CLUSTERSETS),
+        source,
+        f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]",
+    )
+    raw = (secret.get("data") or {}).get(KUBECONFIG_KEY)
+    field = f"data.{KUBECONFIG_KEY}"
+    if not raw:
+        raise RegistrationError(source, field, "is missing")
+    try:
+        text = base64.b64decode(raw, validate=True).decode()
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise RegistrationError(source, field, "is not base64-encoded UTF-8 text") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise RegistrationError(source, field, "is not YAML") from None
+    if not isinstance(doc, Mapping):
+        raise RegistrationError(source, field, "is not a kubeconfig")
+    try:
+        conn = kube.connection_from_kubeconfig(doc, context=annotations.get(ANNOTATION_CONTEXT))
+    except kube.KubeConfigError as exc:
+        raise RegistrationError(source, field, str(exc)) from None
+    return Registration(
+        name=name,
+        clustersets=sets,
+        connection=conn,
+        display_name=str(annotations.get(ANNOTATION_DISPLAY_NAME) or name),
+        source=source,
+    )
+
+
+def registration_secret(
+    name: str,
+    namespace: str,
+    kubeconfig: str,
+    clustersets: Sequence[str],
+    *,
+    context: str | None = None,
+    display_name: str | None = None,
+) -> dict[str, Any]:
+    """The registration Secret for a member (what ``cluster-inventory register`` writes).
+
+    Raises:
+        RegistrationError: The result would not parse (checked before anything is written).
+    """
+    annotations = {ANNOTATION_CLUSTERSETS: ",".join(clustersets)}
+    if context:
+        annotations[ANNOTATION_CONTEXT] = context
+    if display_name:
+        annotations[ANNOTATION_DISPLAY_NAME] = display_name
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": REGISTRATION_SECRET_TYPE,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {LABEL_REGISTRATION: "true"},
+            "annotations": annotations,
+        },
+        "data": {KUBECONFIG_KEY: base64.b64encode(kubeconfig.encode()).decode()},
+    }
+    parse_registration_secret(secret)
+    return secret
+
+
+class RegistrationSource(Protocol):
+    """Something that knows the member clusters; the manager asks it for a snapshot."""
+
+    def start(self, on_change: Callable[[], None]) -> None:
+        """Begin watching; call ``on_change`` whenever the snapshot may differ."""
+
+    async def wait_synced(self) -> None:
+        """Return once the first snapshot is complete."""
+
+    def snapshot(
+        self,
+    ) -> tuple[dict[str, Registration], list[tuple[dict[str, Any], RegistrationError]]]:
+        """Valid registrations by name, and invalid ones with their object and error."""
+
+    async def stop(self) -> None:
+        """Stop watching."""
+
+
+class SecretRegistrationSource:
+    """Registrations from labelled Secrets in one hub namespace (watched, not polled).
+
+    Args:
+        hub: Hub client.
+        namespace: The manager's namespace.
+    """
+
+    def __init__(self, hub: kube.ApiClient, namespace: str) -> None:
+        from cluster_inventory.kube.informer import Informer
+
+        self.namespace = namespace
+        self.informer = Informer(
+            hub,
+            kube.SECRETS,
+            namespace=namespace,
+            label_selector=f"{LABEL_REGISTRATION}=true",
+            name="registration Secrets",
+        )
+        self._cache: dict[str, tuple[str, Registration | RegistrationError]] = {}
+        self._last_good: dict[str, Registration] = {}
+
+    def start(self, on_change: Callable[[], None]) -> None:
+        """Start the informer; every event calls ``on_change``."""
+        self.informer.add_handler(lambda *_: on_change())
+        self.informer.start()
+
+    async def wait_synced(self) -> None:
+        """Wait for the first LIST."""
+        await self.informer.wait_synced()
+
+    def snapshot(
+        self,
+    ) -> tuple[dict[str, Registration], list[tuple[dict[str, Any], RegistrationError]]]:
+        """Parse every Secret (cached by resourceVersion, so an unchanged one is parsed once).
+
+        A Secret that turns invalid keeps its last valid registration in the snapshot (and is
+        also reported as invalid), so a bad edit never removes the member's profiles.
+        """
+        good: dict[str, Registration] = {}
+        bad: list[tuple[dict[str, Any], RegistrationError]] = []
+        seen: set[str] = set()
+        for secret in self.informer.items():
+            meta = secret.get("metadata") or {}
+            uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
+            seen.add(uid)
+            cached = self._cache.get(uid)
+            if cached is None or cached[0] != rv:
+                try:
+                    parsed: Registration | RegistrationError = parse_registration_secret(secret)
+                except RegistrationError as exc:
+                    parsed = exc
+                cached = (rv, parsed)
+                self._cache[uid] = cached
+            if isinstance(cached[1], RegistrationError):
+                bad.append((secret, cached[1]))
+                # A broken edit must not delete what the last good version created.
+                last = self._last_good.get(uid)
+                if last is not None:
+                    good[last.name] = last
+            else:
+                good[cached[1].name] = cached[1]
+                self._last_good[uid] = cached[1]
+        for uid in [u for u in self._cache if u not in seen]:
+            del self._cache[uid]
+            self._last_good.pop(uid, None)
+        return good, bad
+
+    async def stop(self) -> None:
+        """Stop the informer."""
+        await self.informer.stop()

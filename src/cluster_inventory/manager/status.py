@@ -1,0 +1,207 @@
+"""What a profile's status should say, given what was observed of its member. Pure.
+
+Follows KEP-4322 *Status* and DESIGN.md flow 3: ``version.kubernetes`` from ``/version``;
+``ControlPlaneHealthy`` from ``/readyz`` (reason and message name the failing check);
+``Joined`` from whether the registration credential works; ``properties`` mirrored from the
+member's ClusterProperty objects with name and value kept exactly. A transient failure never
+erases the last good version or properties: only conditions change. ``lastTransitionTime``
+moves only when a condition's status does, so an unchanged observation yields an identical
+status and no write.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cluster_inventory.api import format_time
+from cluster_inventory.api.constants import (
+    CONDITION_CONTROL_PLANE_HEALTHY,
+    CONDITION_JOINED,
+    EXTENSION_EXEC,
+    PROPERTY_NAME_MAX_LENGTH,
+    PROPERTY_VALUE_MAX_LENGTH,
+)
+from cluster_inventory.kube import ClusterConnection
+from cluster_inventory.manager.names import CONDITION_PROPERTIES_SYNCED
+
+__all__ = [
+    "ConditionState",
+    "Observation",
+    "ObservedProperty",
+    "access_provider",
+    "build_status",
+    "readyz_failure",
+    "status_matches",
+]
+
+_FAILED_CHECK = re.compile(r"^\[-\](\S+?)\s+failed(?::\s*(.*))?$")
+
+
+@dataclass(frozen=True)
+class ConditionState:
+    """Status, reason and message of one condition."""
+
+    status: str
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ObservedProperty:
+    """One ClusterProperty of a member as last observed (value exact, time of observation)."""
+
+    name: str
+    value: str
+    observed: dt.datetime
+
+
+UNKNOWN = ConditionState("Unknown", "NotYetProbed", "the member has not been probed yet")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Observation:
+    """Everything the manager knows about one member right now.
+
+    Attributes:
+        version: ``gitVersion`` from ``/version``, or None if never read.
+        healthy: ``ControlPlaneHealthy``.
+        joined: ``Joined``.
+        properties: Mirrored ClusterProperties, or None if they could not be read yet.
+        properties_error: Why the properties are missing or stale, if they are.
+        member_id: The member's kube-system namespace UID, or None if not known yet.
+    """
+
+    version: str | None = None
+    healthy: ConditionState = UNKNOWN
+    joined: ConditionState = UNKNOWN
+    properties: tuple[ObservedProperty, ...] | None = None
+    properties_error: str | None = None
+    member_id: str | None = None
+
+
+def readyz_failure(body: str) -> tuple[str, str]:
+    """The failing checks of a verbose ``/readyz`` answer, as (reason, message)."""
+    failed = []
+    for line in body.splitlines():
+        match = _FAILED_CHECK.match(line.strip())
+        if match:
+            failed.append(match.group(1))
+    if not failed:
+        return "ReadyzFailed", "readyz failed: " + (body.strip().splitlines() or ["no detail"])[-1][
+            :200
+        ]
+    return "ReadyzCheckFailed", "readyz checks failed: " + ", ".join(failed)
+
+
+def access_provider(
+    provider: str, connection: ClusterConnection, cluster_name: str
+) -> dict[str, Any]:
+    """The ``status.accessProviders`` entry: server, CA and the exec extension. No credential."""
+    cluster: dict[str, Any] = {"server": connection.server}
+    if connection.ca_data:
+        cluster["certificate-authority-data"] = base64.b64encode(connection.ca_data).decode()
+    if connection.tls_server_name:
+        cluster["tls-server-name"] = connection.tls_server_name
+    if connection.proxy_url:
+        cluster["proxy-url"] = connection.proxy_url
+    cluster["extensions"] = [{"name": EXTENSION_EXEC, "extension": {"clusterName": cluster_name}}]
+    return {"name": provider, "cluster": cluster}
+
+
+def _condition(
+    ctype: str, state: ConditionState, previous: Mapping[str, Mapping[str, Any]], now: str
+) -> dict[str, Any]:
+    old = previous.get(ctype)
+    changed = old is None or old.get("status") != state.status
+    return {
+        "type": ctype,
+        "status": state.status,
+        "reason": state.reason,
+        "message": state.message[:32768],
+        "lastTransitionTime": now if changed or old is None else old.get("lastTransitionTime", now),
+    }
+
+
+def _properties(
+    obs: Observation, previous: Sequence[Mapping[str, Any]] | None
+) -> tuple[list[dict[str, Any]] | None, ConditionState]:
+    if obs.properties is None:
+        detail = obs.properties_error or "ClusterProperty objects not read yet"
+        kept = [dict(p) for p in previous] if previous else None
+        return kept, ConditionState("Unknown", "PropertiesUnavailable", detail)
+    out, skipped = [], []
+    for prop in sorted(obs.properties, key=lambda p: p.name):
+        if len(prop.value) > PROPERTY_VALUE_MAX_LENGTH:
+            skipped.append(f"{prop.name} (value is {len(prop.value)} characters, limit 1024)")
+            continue
+        if not prop.value or len(prop.name) > PROPERTY_NAME_MAX_LENGTH:
+            skipped.append(f"{prop.name} (empty value or name too long)")
+            continue
+        out.append(
+            {"name": prop.name, "value": prop.value, "lastObservedTime": format_time(prop.observed)}
+        )
+    if skipped:
+        return out, ConditionState(
+            "False", "PropertyNotMirrored", "not copied: " + "; ".join(skipped)
+        )
+    return out, ConditionState("True", "PropertiesMirrored", f"{len(out)} properties mirrored")
+
+
+def build_status(
+    obs: Observation,
+    provider: Mapping[str, Any],
+    previous: Mapping[str, Any] | None,
+    now: dt.datetime,
+) -> dict[str, Any]:
+    """The status to apply to a profile.
+
+    Args:
+        obs: The member observation.
+        provider: The access provider entry (from :func:`access_provider`).
+        previous: The profile's current ``status`` (or None).
+        now: The time to stamp on conditions that change.
+
+    Returns:
+        A complete ``status`` object (every field this manager owns).
+    """
+    previous = previous or {}
+    stamp = format_time(now)
+    prev_conditions = {
+        str(c.get("type")): c for c in previous.get("conditions") or () if isinstance(c, Mapping)
+    }
+    properties, props_state = _properties(obs, previous.get("properties"))
+    status: dict[str, Any] = {
+        "conditions": [
+            _condition(CONDITION_CONTROL_PLANE_HEALTHY, obs.healthy, prev_conditions, stamp),
+            _condition(CONDITION_JOINED, obs.joined, prev_conditions, stamp),
+            _condition(CONDITION_PROPERTIES_SYNCED, props_state, prev_conditions, stamp),
+        ],
+        "accessProviders": [dict(provider)],
+    }
+    version = obs.version or ((previous.get("version") or {}).get("kubernetes"))
+    if version:
+        status["version"] = {"kubernetes": version}
+    if properties is not None:
+        status["properties"] = properties
+    return status
+
+
+def status_matches(desired: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
+    """True if ``current`` already says everything ``desired`` says (no write needed)."""
+    if not current:
+        return False
+    for key, value in desired.items():
+        if key == "conditions":
+            have = {c.get("type"): c for c in current.get("conditions") or ()}
+            for cond in value:
+                old = have.get(cond["type"])
+                if old is None or any(old.get(k) != v for k, v in cond.items()):
+                    return False
+        elif current.get(key) != value:
+            return False
+    return True
