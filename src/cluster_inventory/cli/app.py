@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 import yaml
@@ -26,8 +26,8 @@ __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="cluster-inventory",
-    help="Cluster Inventory API toolkit: ClusterProfile CRDs, a local fleet of real control "
-    "planes, and (soon) the cluster manager and consumers.",
+    help="Cluster Inventory API toolkit: ClusterProfile CRDs, the cluster manager, consumer "
+    "credentials (KEP-5339) and a local fleet of real control planes.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -37,6 +37,8 @@ fleet_app = typer.Typer(
 )
 crds_app = typer.Typer(help="The Cluster Inventory CRDs.", no_args_is_help=True)
 testing_app = typer.Typer(help="Test assets.", no_args_is_help=True)
+manager_app = typer.Typer(help="The cluster manager (runs on a hub).", no_args_is_help=True)
+app.add_typer(manager_app, name="manager")
 app.add_typer(fleet_app, name="fleet")
 app.add_typer(crds_app, name="crds")
 app.add_typer(testing_app, name="testing")
@@ -124,6 +126,179 @@ def crds_apply(
         typer.echo(
             f"customresourcedefinition.apiextensions.k8s.io/{crd['metadata']['name']} applied"
         )
+
+
+_HUB_KUBECONFIG_HELP = "Hub kubeconfig (default: $KUBECONFIG, then ~/.kube/config)."
+
+
+@app.command()
+def register(
+    name: Annotated[str, typer.Argument(help="Member name (becomes the ClusterProfile name).")],
+    kubeconfig: Annotated[
+        Path, typer.Option(help="Kubeconfig the manager uses to reach the member.")
+    ],
+    clusterset: Annotated[
+        list[str], typer.Option("--clusterset", help="Cluster set to join (repeatable).")
+    ],
+    context: Annotated[str | None, typer.Option(help="Context of the member kubeconfig.")] = None,
+    display_name: Annotated[str | None, typer.Option(help="spec.displayName.")] = None,
+    hub_kubeconfig: Annotated[Path | None, typer.Option(help=_HUB_KUBECONFIG_HELP)] = None,
+    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
+    ] = "cluster-inventory-system",
+) -> None:
+    """Register a member cluster: write its registration Secret on the hub."""
+    from cluster_inventory import kube
+    from cluster_inventory.manager import RegistrationError, registration_secret
+
+    try:
+        text = kubeconfig.read_text()
+    except OSError as exc:
+        _fail(f"{kubeconfig}: cannot read: {exc.strerror}")
+    try:
+        secret = registration_secret(
+            name, namespace, text, clusterset, context=context, display_name=display_name
+        )
+    except RegistrationError as exc:
+        _fail(f"{kubeconfig}: {exc.field}: {exc.problem}" if "data." in exc.field else str(exc))
+
+    async def run() -> None:
+        async with await _hub_client(hub_kubeconfig, hub_context) as hub:
+            try:
+                await kube.create(hub, kube.NAMESPACES, {"metadata": {"name": namespace}})
+            except kube.AlreadyExistsError:
+                pass
+            await kube.apply(hub, kube.SECRETS, secret, field_manager="cluster-inventory-cli")
+
+    try:
+        asyncio.run(run())
+    except kube.KubeError as exc:
+        _fail(str(exc))
+    typer.echo(f"secret/{name} registered in {namespace} (cluster sets: {', '.join(clusterset)})")
+
+
+@app.command()
+def deregister(
+    name: Annotated[str, typer.Argument(help="Member name.")],
+    hub_kubeconfig: Annotated[Path | None, typer.Option(help=_HUB_KUBECONFIG_HELP)] = None,
+    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
+    ] = "cluster-inventory-system",
+) -> None:
+    """Deregister a member: its profiles and token Secrets are then removed by the manager."""
+    from cluster_inventory import kube
+    from cluster_inventory.manager.names import LABEL_REGISTRATION
+
+    async def run() -> None:
+        async with await _hub_client(hub_kubeconfig, hub_context) as hub:
+            secret = await kube.get(hub, kube.SECRETS, name, namespace=namespace)
+            labels = (secret.get("metadata") or {}).get("labels") or {}
+            if labels.get(LABEL_REGISTRATION) != "true":
+                raise typer.BadParameter(f"Secret {namespace}/{name} is not a registration")
+            await kube.delete(hub, kube.SECRETS, name, namespace=namespace, missing_ok=False)
+
+    try:
+        asyncio.run(run())
+    except kube.NotFoundError:
+        _fail(f"no registration {namespace}/{name}")
+    except (kube.KubeError, typer.BadParameter) as exc:
+        _fail(str(exc))
+    typer.echo(f"secret/{name} deregistered")
+
+
+async def _hub_client(path: Path | None, context: str | None) -> Any:
+    from cluster_inventory import kube
+
+    chosen = path or _default_kubeconfig()
+    return await kube.new_client(kube.connection_from_kubeconfig(chosen, context=context))
+
+
+def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for value in values:
+        ns, sep, sets = value.partition("=")
+        if not sep or not ns or not sets:
+            raise typer.BadParameter(f"--inventory-namespace {value!r} is not NAMESPACE=SET[,SET]")
+        out[ns] = tuple(s for s in sets.split(",") if s)
+    return out
+
+
+@manager_app.command("run")
+def manager_run(
+    kubeconfig: Annotated[
+        Path | None, typer.Option(help="Hub kubeconfig (default: in-cluster config).")
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    name: Annotated[str, typer.Option(help="Cluster manager name.")] = "cluster-inventory",
+    namespace: Annotated[
+        str, typer.Option(help="Hub namespace of registrations and the Lease.")
+    ] = "cluster-inventory-system",
+    member_namespace: Annotated[
+        str, typer.Option(help="Namespace on members for consumer ServiceAccounts.")
+    ] = "cluster-inventory-system",
+    inventory_namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="Fixed inventory NAMESPACE=SET[,SET] (repeatable)."),
+    ] = None,
+    access_provider: Annotated[str, typer.Option(help="Access provider name.")] = "secretreader",
+    token_lifetime: Annotated[float, typer.Option(help="Consumer token lifetime, s.")] = 3600,
+    probe_interval: Annotated[float, typer.Option(help="Seconds between probes.")] = 2.0,
+    leader_elect: Annotated[bool, typer.Option(help="Use Lease leader election.")] = True,
+    metrics_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8080",
+    health_probe_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8081",
+    log_format: Annotated[str, typer.Option(help="text or json.")] = "text",
+) -> None:
+    """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics)."""
+    from cluster_inventory import kube
+    from cluster_inventory.cli._logging import configure_logging
+    from cluster_inventory.manager import ManagerConfig, run_manager
+    from cluster_inventory.manager.runner import parse_bind_address
+
+    configure_logging(log_format)
+    try:
+        config = ManagerConfig(
+            name=name,
+            namespace=namespace,
+            member_namespace=member_namespace,
+            inventory_namespaces=_parse_inventories(inventory_namespace or []),
+            access_provider=access_provider,
+            token_lifetime=token_lifetime,
+            probe_interval=probe_interval,
+        )
+        health = parse_bind_address(health_probe_bind_address)
+        metrics = parse_bind_address(metrics_bind_address)
+        hub = (
+            kube.connection_from_kubeconfig(kubeconfig, context=context)
+            if kubeconfig
+            else kube.connection_from_in_cluster()
+        )
+    except (ValueError, kube.KubeError) as exc:
+        _fail(str(exc))
+
+    async def main() -> bool:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        return await run_manager(
+            hub,
+            config,
+            leader_elect=leader_elect,
+            health_address=health,
+            metrics_address=metrics,
+        )
+
+    try:
+        lost = asyncio.run(main())
+    except asyncio.CancelledError:
+        lost = False
+    except (kube.KubeError, OSError) as exc:
+        _fail(str(exc))
+    if lost:
+        _fail("leadership lost")
 
 
 def _plugin_command(name: str) -> str:

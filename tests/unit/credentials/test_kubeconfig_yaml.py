@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 
 from cluster_inventory.credentials.plugins import _kubeconfig_yaml
 
-texts = st.text(alphabet=string.ascii_letters + string.digits + "-_./:=+ @'\"#\\", min_size=0, max_size=40)
+texts = st.text(
+    alphabet=string.ascii_letters + string.digits + "-_./:=+ @'\"#\\", min_size=0, max_size=40
+)
 keys = st.text(alphabet=string.ascii_lowercase + "-", min_size=1, max_size=12)
 leaf = st.one_of(texts, st.booleans(), st.none())
 docs = st.recursive(

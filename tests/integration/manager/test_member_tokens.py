@@ -1,0 +1,168 @@
+"""Consumer tokens: minted on the member, stored on the hub, rotated, usable, fenced by RBAC."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
+from cluster_inventory.manager import service_account_name
+from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
+from tests.integration.manager.conftest import Harness, eventually
+
+PLUGIN = Path(sys.executable).parent / "cluster-inventory-secretreader"
+
+
+async def _token(h: Harness, ns: str, name: str) -> tuple[str, str] | None:
+    try:
+        secret = await kube.get(h.hub_client, kube.SECRETS, name, namespace=ns)
+    except kube.NotFoundError:
+        return None
+    data = secret.get("data") or {}
+    if "token" not in data:
+        return None
+    return (
+        base64.b64decode(data["token"]).decode(),
+        base64.b64decode(data["expirationTimestamp"]).decode(),
+    )
+
+
+async def test_token_secret_is_usable_by_a_consumer_with_the_plugin(
+    harness: Harness, tmp_path
+) -> None:
+    h = harness
+    ns = await h.inventory("prod", "prod")
+    await h.register("alpha", h.member(0), ["prod"])
+    token, expiry = await eventually(lambda: _token(h, ns, "alpha"), what="token Secret")
+    lifetime = dt.datetime.fromisoformat(expiry.replace("Z", "+00:00")) - dt.datetime.now(dt.UTC)
+    assert dt.timedelta(minutes=50) < lifetime <= dt.timedelta(hours=1, minutes=1)
+    secret = await kube.get(h.hub_client, kube.SECRETS, "alpha", namespace=ns)
+    assert secret["metadata"]["ownerReferences"][0]["kind"] == "ClusterProfile"
+
+    # A consumer in this inventory, with the provider file and our plugin, reaches the member
+    # with the manager's token and gets exactly the default role (view) there.
+    providers = tmp_path / "providers.json"
+    providers.write_text(
+        json.dumps(
+            {
+                "providers": [
+                    {
+                        "name": "secretreader",
+                        "execConfig": {
+                            "apiVersion": "client.authentication.k8s.io/v1",
+                            "command": str(PLUGIN),
+                            "args": ["--namespace", ns],
+                            "env": [{"name": "KUBECONFIG", "value": str(h.hub.kubeconfig_path)}],
+                            "provideClusterInfo": True,
+                        },
+                    }
+                ]
+            }
+        )
+    )
+    profile = await h.profile(ns, "alpha")
+    cache = CredentialCache(metrics=CredentialMetrics.create(CollectorRegistry()))
+    async with await connect(profile, providers, cache=cache) as client:
+        listed = await kube.list_objects(client, kube.NAMESPACES)
+        assert "kube-system" in {i["metadata"]["name"] for i in listed["items"]}
+        with pytest.raises(kube.ForbiddenError):
+            await kube.create(
+                client, kube.CONFIG_MAPS, {"metadata": {"name": "x", "namespace": "default"}}
+            )
+    assert cache.runs == 1
+    sa = service_account_name(ns, h.manager.config.name)
+    async with await h.member(0).client() as member:
+        account = await kube.get(member, kube.SERVICE_ACCOUNTS, sa, namespace=h.namespace)
+    assert account["metadata"]["name"] == sa
+
+
+async def test_token_rotates_at_eighty_percent_of_its_lifetime(harness: Harness) -> None:
+    h = harness
+    ns = await h.inventory("prod", "prod")
+    await h.register("alpha", h.member(0), ["prod"])
+    first, _ = await eventually(lambda: _token(h, ns, "alpha"), what="first token")
+    h.clock.offset = dt.timedelta(minutes=47)  # 78%: not yet
+    await h.manager.reconcile_profile(next(iter(h.manager.desired)))
+    assert (await _token(h, ns, "alpha"))[0] == first
+    h.clock.offset = dt.timedelta(minutes=49)  # 82%: rotate
+    await h.manager.reconcile_profile(next(iter(h.manager.desired)))
+
+    async def rotated():
+        current = await _token(h, ns, "alpha")
+        return current if current and current[0] != first else None
+
+    await eventually(rotated, what="rotated token")
+
+
+async def test_inventory_role_annotation_limits_member_rights(harness: Harness, tmp_path) -> None:
+    h = harness
+    ns = await h.inventory("ops", "ops", annotations={ANNOTATION_MEMBER_ROLE: "admin"})
+    await h.register("alpha", h.member(0), ["ops"])
+    token, _ = await eventually(lambda: _token(h, ns, "alpha"), what="token")
+    sa = service_account_name(ns, h.manager.config.name)
+    async with await h.member(0).client() as member:
+        listed = await kube.list_objects(member, kube.CLUSTER_ROLE_BINDINGS)
+    roles = {
+        b["roleRef"]["name"] for b in listed["items"] if b["metadata"]["name"].startswith(f"{sa}:")
+    }
+    assert roles == {"admin"}
+
+
+async def test_inventory_a_service_account_cannot_read_inventory_b_tokens(harness: Harness) -> None:
+    h = harness
+    a = await h.inventory("team-a", "prod")
+    b = await h.inventory("team-b", "prod")
+    await h.register("alpha", h.member(0), ["prod"])
+    await eventually(lambda: _token(h, a, "alpha"), what="token in a")
+    await eventually(lambda: _token(h, b, "alpha"), what="token in b")
+    hub = h.hub_client
+    await kube.create(
+        hub, kube.SERVICE_ACCOUNTS, {"metadata": {"name": "consumer", "namespace": a}}
+    )
+    await kube.create(
+        hub,
+        kube.ROLES,
+        {
+            "metadata": {"name": "read-tokens", "namespace": a},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}],
+        },
+    )
+    await kube.create(
+        hub,
+        kube.ROLE_BINDINGS,
+        {
+            "metadata": {"name": "read-tokens", "namespace": a},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "Role",
+                "name": "read-tokens",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "consumer", "namespace": a}],
+        },
+    )
+    minted = await kube.request_service_account_token(hub, a, "consumer", expiration_seconds=600)
+    conn = kube.ClusterConnection(server=h.hub.server, ca_data=h.hub.ca_pem, token=minted.token)
+    async with await kube.new_client(conn) as consumer:
+        own = await kube.get(consumer, kube.SECRETS, "alpha", namespace=a)
+        assert own["data"]["token"]
+        with pytest.raises(kube.ForbiddenError) as info:
+            await kube.get(consumer, kube.SECRETS, "alpha", namespace=b)
+    assert minted.token not in str(info.value)
+
+
+async def test_token_never_appears_in_logs(harness: Harness, caplog) -> None:
+    h = harness
+    caplog.set_level("DEBUG", logger="cluster_inventory")
+    ns = await h.inventory("prod", "prod")
+    await h.register("alpha", h.member(0), ["prod"])
+    token, _ = await eventually(lambda: _token(h, ns, "alpha"), what="token")
+    text = "\n".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records)
+    assert "stored member token" in text
+    assert token not in text

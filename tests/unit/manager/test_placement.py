@@ -1,0 +1,65 @@
+from cluster_inventory.api.constants import LABEL_CLUSTER_SET
+from cluster_inventory.kube import ClusterConnection
+from cluster_inventory.manager import ProfileKey, Registration
+from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
+from cluster_inventory.manager.placement import desired_profiles, inventories, plan
+
+
+def reg(name, *sets):
+    return Registration(
+        name=name,
+        clustersets=sets,
+        connection=ClusterConnection(server=f"https://{name}"),
+        display_name=name,
+        source=f"Secret ns/{name}",
+    )
+
+
+def ns(name, clusterset=None, terminating=False, role=None):
+    meta = {"name": name, "labels": {LABEL_CLUSTER_SET: clusterset} if clusterset else {}}
+    if role:
+        meta["annotations"] = {ANNOTATION_MEMBER_ROLE: role}
+    if terminating:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return {"metadata": meta}
+
+
+def test_labelled_and_fixed_namespaces_are_inventories():
+    invs = inventories(
+        [ns("a", "prod", role="edit"), ns("b"), ns("c", "dev")],
+        {"b": ["prod"], "x": ["prod"]},
+        "view",
+    )
+    assert set(invs) == {"a", "b", "c"}  # x does not exist
+    assert invs["a"].member_role == "edit"
+    assert invs["b"].member_role == "view"
+    assert invs["b"].clustersets == {"prod"}
+
+
+def test_desired_is_every_member_of_every_inventorys_sets():
+    invs = inventories([ns("a", "prod"), ns("b", "prod"), ns("c", "dev")], {}, "view")
+    regs = {"m1": reg("m1", "prod"), "m2": reg("m2", "dev", "prod"), "m3": reg("m3", "qa")}
+    desired = desired_profiles(regs, invs)
+    assert set(desired) == {
+        ProfileKey("a", "m1"),
+        ProfileKey("a", "m2"),
+        ProfileKey("b", "m1"),
+        ProfileKey("b", "m2"),
+        ProfileKey("c", "m2"),
+    }
+
+
+def test_plan_creates_missing_deletes_extra_and_leaves_terminating_alone():
+    invs = inventories([ns("a", "prod"), ns("t", "prod", terminating=True)], {}, "view")
+    desired = [ProfileKey("a", "m1"), ProfileKey("t", "m1")]
+    existing = [ProfileKey("a", "old"), ProfileKey("t", "old")]
+    result = plan(desired, existing, invs)
+    assert result.create == [ProfileKey("a", "m1")]
+    assert result.delete == [ProfileKey("a", "old")]
+
+
+def test_plan_is_idempotent():
+    invs = inventories([ns("a", "prod")], {}, "view")
+    keys = [ProfileKey("a", "m1")]
+    assert plan(keys, keys, invs).create == []
+    assert plan(keys, keys, invs).delete == []

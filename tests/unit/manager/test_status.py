@@ -1,0 +1,83 @@
+import datetime as dt
+
+from cluster_inventory.kube import ClusterConnection
+from cluster_inventory.manager.status import (
+    ConditionState,
+    Observation,
+    ObservedProperty,
+    access_provider,
+    build_status,
+    readyz_failure,
+    status_matches,
+)
+
+T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+T1 = T0 + dt.timedelta(minutes=5)
+PROVIDER = access_provider(
+    "secretreader", ClusterConnection(server="https://m", ca_data=b"CA"), "c1"
+)
+HEALTHY = ConditionState("True", "APIServerReady", "ok")
+DOWN = ConditionState("False", "APIServerUnreachable", "refused")
+
+
+def cond(status, ctype):
+    return next(c for c in status["conditions"] if c["type"] == ctype)
+
+
+def test_transition_time_moves_only_when_status_changes():
+    obs = Observation(version="v1.36.3", healthy=HEALTHY, joined=HEALTHY, properties=())
+    first = build_status(obs, PROVIDER, None, T0)
+    same = build_status(obs, PROVIDER, first, T1)
+    assert same == first
+    assert status_matches(same, first)
+    down = build_status(Observation(healthy=DOWN, joined=HEALTHY), PROVIDER, first, T1)
+    assert cond(down, "ControlPlaneHealthy")["lastTransitionTime"] == "2030-01-01T00:05:00Z"
+    assert cond(down, "Joined")["lastTransitionTime"] == "2030-01-01T00:00:00Z"
+    assert not status_matches(down, first)
+
+
+def test_transient_failure_keeps_last_good_version_and_properties():
+    prop = ObservedProperty("region", "eu", T0)
+    good = build_status(
+        Observation(version="v1.36.3", healthy=HEALTHY, joined=HEALTHY, properties=(prop,)),
+        PROVIDER,
+        None,
+        T0,
+    )
+    bad = build_status(Observation(healthy=DOWN, joined=DOWN), PROVIDER, good, T1)
+    assert bad["version"] == {"kubernetes": "v1.36.3"}
+    assert bad["properties"] == good["properties"]
+
+
+def test_properties_kept_exactly_and_long_values_reported():
+    props = (
+        ObservedProperty("b.example.com", "  spaced ✓ ", T0),
+        ObservedProperty("a.example.com", "x" * 1025, T0),
+    )
+    status = build_status(
+        Observation(healthy=HEALTHY, joined=HEALTHY, properties=props), PROVIDER, None, T0
+    )
+    assert status["properties"] == [
+        {
+            "name": "b.example.com",
+            "value": "  spaced ✓ ",
+            "lastObservedTime": "2030-01-01T00:00:00Z",
+        }
+    ]
+    synced = cond(status, "cluster-inventory.dev/PropertiesSynced")
+    assert synced["status"] == "False"
+    assert "a.example.com" in synced["message"]
+
+
+def test_access_provider_has_no_credential():
+    conn = ClusterConnection(server="https://m", ca_data=b"CA", token="secret-token")
+    entry = access_provider("secretreader", conn, "c1")
+    assert "secret-token" not in str(entry)
+    assert entry["cluster"]["extensions"][0]["extension"] == {"clusterName": "c1"}
+
+
+def test_readyz_failure_names_the_failing_checks():
+    body = "[+]ping ok\n[-]etcd failed: reason withheld\n[-]poststarthook/x failed: reason withheld\nreadyz check failed"
+    reason, message = readyz_failure(body)
+    assert reason == "ReadyzCheckFailed"
+    assert message == "readyz checks failed: etcd, poststarthook/x"
