@@ -1,0 +1,311 @@
+"""The kustomize tree in deploy/: CRD copies, rendering, least-privilege RBAC, a server dry run.
+
+Rendering and applying use the pinned ``kubectl`` of the test assets (its built-in kustomize),
+so the manifests are checked with the same client version as the control planes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections.abc import Iterable
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cluster_inventory import api, kube
+from cluster_inventory.testing import ControlPlane
+from cluster_inventory.testing.assets import find_binary
+
+REPO = Path(__file__).resolve().parents[3]
+DEPLOY = REPO / "deploy"
+NAMESPACE = "cluster-inventory-system"
+MANAGER = "cluster-inventory-manager"
+LEADER_ELECTION = "cluster-inventory-manager-leader-election"
+APP_LABEL = ("app.kubernetes.io/name", "cluster-inventory")
+IMAGE = "ghcr.io/cluster-inventory/cluster-inventory:0.1.0"
+
+WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection"}
+READ_VERBS = {"get", "list", "watch"}
+
+#: Every (apiGroup, resource, verb) the manager may use cluster-wide, and nothing else.
+CLUSTER_GRANTS = {
+    *(
+        (api.GROUP, "clusterprofiles", verb)
+        for verb in (*READ_VERBS, "create", "update", "patch", "delete")
+    ),
+    *((api.GROUP, "clusterprofiles/status", verb) for verb in ("get", "update", "patch")),
+    *(("", "namespaces", verb) for verb in READ_VERBS),
+    *(("", "secrets", verb) for verb in (*READ_VERBS, "create", "update", "patch", "delete")),
+    *((group, "events", verb) for group in ("", "events.k8s.io") for verb in ("create", "patch")),
+}
+
+#: (apiGroup, resource, verb, resourceName or None) granted in cluster-inventory-system only.
+LEASE_GRANTS = {
+    ("coordination.k8s.io", "leases", "create", None),
+    ("coordination.k8s.io", "leases", "get", MANAGER),
+    ("coordination.k8s.io", "leases", "update", MANAGER),
+}
+
+#: kind -> how ``kubectl apply`` names its resource in its output.
+APPLY_PREFIX = {
+    "CustomResourceDefinition": "customresourcedefinition.apiextensions.k8s.io",
+    "Namespace": "namespace",
+    "ServiceAccount": "serviceaccount",
+    "ClusterRole": "clusterrole.rbac.authorization.k8s.io",
+    "ClusterRoleBinding": "clusterrolebinding.rbac.authorization.k8s.io",
+    "Role": "role.rbac.authorization.k8s.io",
+    "RoleBinding": "rolebinding.rbac.authorization.k8s.io",
+    "Deployment": "deployment.apps",
+}
+
+
+def package_crd_files() -> dict[str, bytes]:
+    folder = files("cluster_inventory.api").joinpath("crds")
+    return {f.name: f.read_bytes() for f in folder.iterdir() if f.name.endswith(".yaml")}
+
+
+def expected_objects() -> set[tuple[str, str | None, str]]:
+    crds = {("CustomResourceDefinition", None, c["metadata"]["name"]) for c in api.load_crds()}
+    return crds | {
+        ("Namespace", None, NAMESPACE),
+        ("ServiceAccount", NAMESPACE, MANAGER),
+        ("ClusterRole", None, MANAGER),
+        ("ClusterRoleBinding", None, MANAGER),
+        ("Role", NAMESPACE, LEADER_ELECTION),
+        ("RoleBinding", NAMESPACE, LEADER_ELECTION),
+        ("Deployment", NAMESPACE, MANAGER),
+    }
+
+
+def kubectl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(find_binary("kubectl")), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def the(objects: Iterable[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    found = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
+    assert len(found) == 1, f"expected one {kind} {name}, found {len(found)}"
+    return found[0]
+
+
+def expand(rules: list[dict[str, Any]]) -> set[tuple[str, str, str, str | None]]:
+    """Flatten RBAC rules into (apiGroup, resource, verb, resourceName or None) tuples."""
+    grants = set()
+    for rule in rules:
+        assert not rule.get("nonResourceURLs"), rule
+        names = rule.get("resourceNames") or [None]
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                for verb in rule["verbs"]:
+                    for name in names:
+                        grants.add((group, resource, verb, name))
+    return grants
+
+
+@pytest.fixture(scope="module")
+def rendered() -> list[dict[str, Any]]:
+    result = kubectl("kustomize", str(DEPLOY))
+    assert result.returncode == 0, result.stderr
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+# -- (a) the CRD copies -----------------------------------------------------------------------
+
+
+def test_crd_copies_are_byte_identical_to_the_package_crds() -> None:
+    package = package_crd_files()
+    assert len(package) == 3, sorted(package)
+    copies = {
+        p.name: p.read_bytes()
+        for p in (DEPLOY / "crds").glob("*.yaml")
+        if p.name != "kustomization.yaml"
+    }
+    assert sorted(copies) == sorted(package)
+    stale = [name for name in package if copies[name] != package[name]]
+    assert not stale, (
+        f"deploy/crds/ differs from src/cluster_inventory/api/crds/ for {stale}; "
+        "run: cp src/cluster_inventory/api/crds/*.yaml deploy/crds/"
+    )
+
+
+def test_crds_kustomization_lists_every_crd_file() -> None:
+    kustomization = yaml.safe_load((DEPLOY / "crds" / "kustomization.yaml").read_text())
+    assert sorted(kustomization["resources"]) == sorted(package_crd_files())
+
+
+# -- (b) rendering ----------------------------------------------------------------------------
+
+
+def test_kustomize_renders_exactly_the_expected_objects(rendered: list[dict[str, Any]]) -> None:
+    found = [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in rendered]
+    assert len(found) == len(set(found)), f"duplicates in {found}"
+    assert set(found) == expected_objects()
+
+
+def test_every_object_carries_the_app_label(rendered: list[dict[str, Any]]) -> None:
+    key, value = APP_LABEL
+    unlabelled = [
+        o["metadata"]["name"]
+        for o in rendered
+        if (o["metadata"].get("labels") or {}).get(key) != value
+    ]
+    assert not unlabelled
+
+
+def test_rendered_crds_are_the_package_crds_plus_the_label(
+    rendered: list[dict[str, Any]],
+) -> None:
+    for crd in api.load_crds():
+        out = the(rendered, "CustomResourceDefinition", crd["metadata"]["name"])
+        labels = dict(out["metadata"].pop("labels"))
+        assert labels.pop(APP_LABEL[0]) == APP_LABEL[1]
+        assert labels == (crd["metadata"].get("labels") or {})
+        assert out == crd
+
+
+def test_deployment_runs_the_hardened_manager(rendered: list[dict[str, Any]]) -> None:
+    deployment = the(rendered, "Deployment", MANAGER)
+    spec = deployment["spec"]
+    assert spec["replicas"] == 2
+    # includeSelectors: false leaves the selector as written; it must still match the pods.
+    selector = spec["selector"]["matchLabels"]
+    pod_labels = spec["template"]["metadata"]["labels"]
+    assert selector.items() <= pod_labels.items()
+    pod = spec["template"]["spec"]
+    assert pod["serviceAccountName"] == MANAGER
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (container,) = pod["containers"]
+    assert container["image"] == IMAGE
+    assert container["command"] == ["cluster-inventory", "manager", "run"]
+    assert container["args"] == [
+        f"--namespace={NAMESPACE}",
+        "--metrics-bind-address=:8080",
+        "--health-probe-bind-address=:8081",
+    ]
+    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in container["env"]}
+    assert env == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert ports == {"metrics": 8080, "health": 8081}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    security = container["securityContext"]
+    assert security["runAsNonRoot"] is True
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+    for kind in ("requests", "limits"):
+        assert set(container["resources"][kind]) == {"cpu", "memory"}, kind
+
+
+# -- (c) a server-side dry run against the hub ------------------------------------------------
+
+
+async def _ensure_namespace(hub: ControlPlane, namespace: dict[str, Any]) -> None:
+    """Create the manager namespace for real if absent; it is left in place afterwards."""
+    async with await hub.client() as client:
+        try:
+            await kube.get(client, kube.NAMESPACES, namespace["metadata"]["name"])
+        except kube.NotFoundError:
+            try:
+                await kube.create(client, kube.NAMESPACES, namespace)
+            except kube.AlreadyExistsError:
+                pass
+
+
+async def _namespace_phase(hub: ControlPlane) -> str:
+    async with await hub.client() as client:
+        found = await kube.get(client, kube.NAMESPACES, NAMESPACE)
+    return str(found["status"]["phase"])
+
+
+def test_server_side_dry_run_succeeds_on_the_hub(
+    hub: ControlPlane, rendered: list[dict[str, Any]]
+) -> None:
+    # A server dry run of namespaced objects needs their namespace to exist.
+    asyncio.run(_ensure_namespace(hub, the(rendered, "Namespace", NAMESPACE)))
+    assert asyncio.run(_namespace_phase(hub)) == "Active"
+    result = kubectl(
+        "apply",
+        "--server-side",
+        "--dry-run=server",
+        "--validate=strict",
+        "--warnings-as-errors",
+        "-k",
+        str(DEPLOY),
+        "--kubeconfig",
+        str(hub.kubeconfig_path),
+    )
+    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    lines = set(result.stdout.splitlines())
+    expected = {
+        f"{APPLY_PREFIX[kind]}/{name} serverside-applied (server dry run)"
+        for kind, _, name in expected_objects()
+    }
+    assert expected <= lines, f"missing {sorted(expected - lines)} in:\n{result.stdout}"
+
+
+# -- (d) least privilege ----------------------------------------------------------------------
+
+
+def test_cluster_role_grants_exactly_what_the_manager_needs(
+    rendered: list[dict[str, Any]],
+) -> None:
+    rules = the(rendered, "ClusterRole", MANAGER)["rules"]
+    for rule in rules:
+        for field in ("apiGroups", "resources", "verbs"):
+            assert "*" not in rule[field], f"wildcard in {field}: {rule}"
+        assert not rule.get("resourceNames"), rule
+    grants = expand(rules)
+    assert {(g, r, v) for g, r, v, _ in grants} == CLUSTER_GRANTS
+
+
+def test_secrets_are_the_only_core_resource_written_besides_events(
+    rendered: list[dict[str, Any]],
+) -> None:
+    grants = expand(the(rendered, "ClusterRole", MANAGER)["rules"])
+    written = {r for g, r, v, _ in grants if g == "" and v in WRITE_VERBS}
+    assert written == {"secrets", "events"}
+    assert not {v for g, r, v, _ in grants if g == "" and r == "namespaces"} - READ_VERBS
+
+
+def test_leases_are_granted_only_in_the_manager_namespace(
+    rendered: list[dict[str, Any]],
+) -> None:
+    role = the(rendered, "Role", LEADER_ELECTION)
+    assert role["metadata"]["namespace"] == NAMESPACE
+    assert expand(role["rules"]) == LEASE_GRANTS
+    cluster_grants = expand(the(rendered, "ClusterRole", MANAGER)["rules"])
+    assert not {g for g, _, _, _ in cluster_grants} & {"coordination.k8s.io"}
+
+
+def test_bindings_give_the_roles_to_the_manager_service_account_only(
+    rendered: list[dict[str, Any]],
+) -> None:
+    subject = {"kind": "ServiceAccount", "name": MANAGER, "namespace": NAMESPACE}
+    cluster_binding = the(rendered, "ClusterRoleBinding", MANAGER)
+    assert cluster_binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": MANAGER,
+    }
+    assert cluster_binding["subjects"] == [subject]
+    binding = the(rendered, "RoleBinding", LEADER_ELECTION)
+    assert binding["metadata"]["namespace"] == NAMESPACE
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": LEADER_ELECTION,
+    }
+    assert binding["subjects"] == [subject]
