@@ -23,7 +23,7 @@ import functools
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -243,7 +243,34 @@ class ClusterManager:
         }
         todo = plan(desired, existing, invs)
         needed = {connection_key(reg.connection) for reg, _ in desired.values()}
-        for conn in needed - set(self.members):
+        await self._start_members(needed - set(self.members))
+        by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
+        for key, (reg, _) in desired.items():
+            by_member.setdefault(connection_key(reg.connection), set()).add(key)
+        previous = self.desired
+        self.desired, self._by_member = desired, by_member
+        await _bounded(
+            [self._create_profile(key, *desired[key]) for key in todo.create],
+            self.config.workers * 2,
+        )
+        await _bounded(
+            [self._delete_profile(key, previous.get(key)) for key in todo.delete],
+            self.config.workers * 2,
+        )
+        for conn in set(self.members) - needed:
+            await self.members.pop(conn).stop()
+        for key in desired:
+            self.queue.add(key)
+        return None
+
+    async def _start_members(self, conns: set[kube.ClusterConnection]) -> None:
+        """Start member connections and probe each once, concurrently.
+
+        The first probe happens before profiles are created so that a reachable member's
+        profiles are born with its real member id (kube-system UID), not the fallback.
+        """
+        started: list[MemberConnection] = []
+        for conn in conns:
             member = MemberConnection(
                 conn,
                 member_namespace=self.config.member_namespace,
@@ -254,27 +281,15 @@ class ClusterManager:
                 now=self.now,
             )
             try:
-                await member.start()
+                await member.start(probe_first=False)
             except kube.KubeError as exc:
                 _log.warning(
                     "cannot start member connection: %s", exc, extra={"cluster": conn.server}
                 )
                 continue
             self.members[conn] = member
-        by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
-        for key, (reg, _) in desired.items():
-            by_member.setdefault(connection_key(reg.connection), set()).add(key)
-        previous = self.desired
-        self.desired, self._by_member = desired, by_member
-        for key in todo.create:
-            await self._create_profile(key, *desired[key])
-        for key in todo.delete:
-            await self._delete_profile(key, previous.get(key))
-        for conn in set(self.members) - needed:
-            await self.members.pop(conn).stop()
-        for key in desired:
-            self.queue.add(key)
-        return None
+            started.append(member)
+        await asyncio.gather(*(m.first_probe() for m in started))
 
     async def _report_invalid(self, secret: dict[str, Any], error: RegistrationError) -> None:
         meta = secret.get("metadata") or {}
@@ -474,6 +489,20 @@ class ClusterManager:
             "stored member token",
             extra={"object": str(key), "expires": format_time(token.expiration)},
         )
+
+
+async def _bounded(calls: list[Coroutine[Any, Any, None]], limit: int) -> None:
+    """Await ``calls`` with at most ``limit`` in flight; the first error is raised after all ran."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(call: Coroutine[Any, Any, None]) -> None:
+        async with gate:
+            await call
+
+    results = await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
 
 
 def _micro_time(now: dt.datetime) -> str:

@@ -120,13 +120,18 @@ class MemberConnection:
         """The member's server, for logs."""
         return self.connection.server
 
-    async def start(self) -> None:
+    async def start(self, *, probe_first: bool = True) -> None:
         """Build the client and start probing and watching.
+
+        Args:
+            probe_first: Probe once before returning (see :meth:`first_probe`).
 
         Raises:
             KubeConfigError: The registration's TLS material does not load.
         """
         self._client = await kube.new_client(self.connection)
+        if probe_first:
+            await self.first_probe()
         loop = asyncio.get_running_loop()
         self._informer = Informer(
             self._client, kube.CLUSTER_PROPERTIES, name=f"{self.label} ClusterProperty"
@@ -212,14 +217,23 @@ class MemberConnection:
             changes["member_id"] = (ns.get("metadata") or {}).get("uid")
         self._set(**changes)
 
+    async def first_probe(self) -> None:
+        """One probe, errors logged, so callers can wait for a first observation."""
+        try:
+            await self.probe()
+        except Exception:  # an odd answer is logged; the probe loop carries on
+            _log.exception("probe failed", extra={"cluster": self.label})
+
     async def _probe_loop(self) -> None:
+        # The caller runs first_probe(); this loop keeps the cadence from there.
+        started = time.monotonic()
         while True:
+            await asyncio.sleep(max(0.0, self.probe_interval - (time.monotonic() - started)))
             started = time.monotonic()
             try:
                 await self.probe()
             except Exception:  # never let one bad answer end the loop
                 _log.exception("probe failed", extra={"cluster": self.label})
-            await asyncio.sleep(max(0.0, self.probe_interval - (time.monotonic() - started)))
 
     # -- consumer tokens -------------------------------------------------------------
     def rotation_due(self, inventory: str, role: str, fraction: float) -> dt.datetime | None:

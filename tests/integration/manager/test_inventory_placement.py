@@ -69,9 +69,10 @@ async def test_two_namespaces_bound_to_one_set(harness: Harness) -> None:
     second = await h.inventory("team-b", "prod")
     await eventually(lambda: _names_are(h, first, {"alpha"}), what="team-a profile")
     await eventually(lambda: _names_are(h, second, {"alpha"}), what="team-b profile")
-    a = (await h.profile(first, "alpha"))["metadata"]["labels"][LABEL_INVENTORY_MEMBER_ID]
-    b = (await h.profile(second, "alpha"))["metadata"]["labels"][LABEL_INVENTORY_MEMBER_ID]
-    assert a == b
+    async with await h.member(0).client() as member:
+        uid = (await kube.get(member, kube.NAMESPACES, "kube-system"))["metadata"]["uid"]
+    await eventually(lambda: _label_is(h, first, "alpha", uid), what="member id in team-a")
+    await eventually(lambda: _label_is(h, second, "alpha", uid), what="member id in team-b")
 
 
 async def test_member_moved_to_another_set(harness: Harness) -> None:

@@ -130,7 +130,8 @@ async def test_cli_register_run_and_deregister(fleet, test_namespace, tmp_path) 
             field_manager="test",
         )
     common = ["--hub-kubeconfig", hub_kc, "-n", test_namespace]
-    done = subprocess.run(
+    done = await asyncio.to_thread(
+        subprocess.run,
         [
             str(CLI),
             "register",
@@ -146,7 +147,8 @@ async def test_cli_register_run_and_deregister(fleet, test_namespace, tmp_path) 
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    bad = subprocess.run(
+    bad = await asyncio.to_thread(
+        subprocess.run,
         [
             str(CLI),
             "register",
@@ -163,7 +165,7 @@ async def test_cli_register_run_and_deregister(fleet, test_namespace, tmp_path) 
     )
     assert bad.returncode == 1 and "absent" in bad.stderr and "Traceback" not in bad.stderr
     health, metrics = free_port(), free_port()
-    proc = subprocess.Popen(
+    proc = subprocess.Popen(  # noqa: ASYNC220 - a child process that outlives this call
         [
             str(CLI),
             "manager",
@@ -200,7 +202,8 @@ async def test_cli_register_run_and_deregister(fleet, test_namespace, tmp_path) 
                 text = await resp.text()
             assert "controller_runtime_reconcile_total" in text
             assert "leader_election_master_status" in text
-            gone = subprocess.run(
+            gone = await asyncio.to_thread(
+                subprocess.run,
                 [str(CLI), "deregister", "alpha", *common],
                 capture_output=True,
                 text=True,
@@ -213,7 +216,7 @@ async def test_cli_register_run_and_deregister(fleet, test_namespace, tmp_path) 
             await kube.delete(hub, kube.NAMESPACES, inventory)
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=30)
+        _, stderr = await asyncio.to_thread(proc.communicate, timeout=30)
     assert proc.returncode == 0, stderr[-2000:]
     assert "created profile" in stderr
     async with await fleet.hub.client() as hub:

@@ -40,7 +40,7 @@ async def test_token_secret_is_usable_by_a_consumer_with_the_plugin(
     h = harness
     ns = await h.inventory("prod", "prod")
     await h.register("alpha", h.member(0), ["prod"])
-    token, expiry = await eventually(lambda: _token(h, ns, "alpha"), what="token Secret")
+    _, expiry = await eventually(lambda: _token(h, ns, "alpha"), what="token Secret")
     lifetime = dt.datetime.fromisoformat(expiry.replace("Z", "+00:00")) - dt.datetime.now(dt.UTC)
     assert dt.timedelta(minutes=50) < lifetime <= dt.timedelta(hours=1, minutes=1)
     secret = await kube.get(h.hub_client, kube.SECRETS, "alpha", namespace=ns)
@@ -105,7 +105,7 @@ async def test_inventory_role_annotation_limits_member_rights(harness: Harness, 
     h = harness
     ns = await h.inventory("ops", "ops", annotations={ANNOTATION_MEMBER_ROLE: "admin"})
     await h.register("alpha", h.member(0), ["ops"])
-    token, _ = await eventually(lambda: _token(h, ns, "alpha"), what="token")
+    await eventually(lambda: _token(h, ns, "alpha"), what="token")
     sa = service_account_name(ns, h.manager.config.name)
     async with await h.member(0).client() as member:
         listed = await kube.list_objects(member, kube.CLUSTER_ROLE_BINDINGS)
