@@ -32,7 +32,7 @@ class ManagerConfig:
         rotation_fraction: Rotate a token once this fraction of its lifetime has passed.
         probe_interval: Seconds between health probes of a member.
         probe_timeout: Seconds a probe may take before the member counts as unreachable.
-        workers: Concurrent reconciles.
+        workers: Concurrent status reconciles (token Secrets get a quarter as many).
 
     Raises:
         ValueError: A setting is out of range; the message names it.
@@ -48,7 +48,7 @@ class ManagerConfig:
     rotation_fraction: float = 0.8
     probe_interval: float = 2.0
     probe_timeout: float = 2.0
-    workers: int = 8
+    workers: int = 16
 
     def __post_init__(self) -> None:
         if not self.name or len(self.name) > 63 or not _LABEL_VALUE.match(self.name):

@@ -118,6 +118,7 @@ class ClusterManager:
             name="hub token Secrets",
         )
         self.queue: WorkQueue[Any] = WorkQueue(_CONTROLLER)
+        self.token_queue: WorkQueue[ProfileKey] = WorkQueue(f"{_CONTROLLER}-tokens")
         self.members: dict[kube.ClusterConnection, MemberConnection] = {}
         self.desired: dict[ProfileKey, tuple[Registration, Inventory]] = {}
         self._by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
@@ -142,13 +143,21 @@ class ClusterManager:
                 await informer.wait_synced()
             self.queue.add(PLACEMENT)
             workers = [
-                asyncio.get_running_loop().create_task(self._worker(), name=f"worker {i}")
+                asyncio.get_running_loop().create_task(
+                    self._worker(self.queue, self._reconcile_main), name=f"worker {i}"
+                )
                 for i in range(self.config.workers)
+            ] + [
+                asyncio.get_running_loop().create_task(
+                    self._worker(self.token_queue, self.reconcile_token), name=f"token worker {i}"
+                )
+                for i in range(max(1, self.config.workers // 4))
             ]
             self.synced.set()
             await asyncio.gather(*workers)
         finally:
             self.queue.shut_down()
+            self.token_queue.shut_down()
             for task in workers:
                 task.cancel()
             for task in workers:
@@ -178,23 +187,28 @@ class ClusterManager:
             str(meta.get("namespace")), str((meta.get("labels") or {}).get(LABEL_TOKEN_FOR))
         )
         if key in self.desired:
-            self.queue.add(key)
+            self.token_queue.add(key)
 
     def _member_changed(self, conn: kube.ClusterConnection) -> None:
         for key in self._by_member.get(conn, ()):
             self.queue.add(key)
 
-    async def _worker(self) -> None:
+    async def _reconcile_main(self, key: Any) -> float | None:
+        if key == PLACEMENT:
+            return await self.reconcile_placement()
+        return await self.reconcile_profile(key)
+
+    async def _worker(
+        self, queue: WorkQueue[Any], reconcile: Callable[[Any], Coroutine[Any, Any, float | None]]
+    ) -> None:
         while True:
             try:
-                key = await self.queue.get()
+                key = await queue.get()
             except QueueShutDown:
                 return
             started = time.perf_counter()
             try:
-                requeue = await (
-                    self.reconcile_placement() if key == PLACEMENT else self.reconcile_profile(key)
-                )
+                requeue = await reconcile(key)
             except Exception as exc:  # one failing key must not stop the others
                 self.metrics.reconcile_errors.labels(_CONTROLLER).inc()
                 self.metrics.reconcile_total.labels(_CONTROLLER, "error").inc()
@@ -206,19 +220,19 @@ class ClusterManager:
                     extra={"object": str(key)},
                     exc_info=level == logging.ERROR,
                 )
-                self.queue.add_rate_limited(key)
+                queue.add_rate_limited(key)
             else:
-                self.queue.forget(key)
+                queue.forget(key)
                 if requeue is not None:
                     self.metrics.reconcile_total.labels(_CONTROLLER, "requeue_after").inc()
-                    self.queue.add_after(key, requeue)
+                    queue.add_after(key, requeue)
                 else:
                     self.metrics.reconcile_total.labels(_CONTROLLER, "success").inc()
             finally:
                 self.metrics.reconcile_time.labels(_CONTROLLER).observe(
                     time.perf_counter() - started
                 )
-                self.queue.done(key)
+                queue.done(key)
 
     # -- placement -------------------------------------------------------------------
     async def reconcile_placement(self) -> float | None:
@@ -398,7 +412,7 @@ class ClusterManager:
         entry = self.desired.get(key)
         if entry is None or key in self._conflicts:
             return None
-        reg, inv = entry
+        reg, _ = entry
         current = self.profiles.get(str(key))
         member = self.members.get(connection_key(reg.connection))
         if current is None or member is None:
@@ -435,7 +449,29 @@ class ClusterManager:
                 subresource="status",
             )
             self.metrics.status_writes.inc()
-        if obs.joined.status != "True":
+        if obs.joined.status == "True":
+            self.token_queue.add(key)
+        return None
+
+    async def reconcile_token(self, key: ProfileKey) -> float | None:
+        """Keep the consumer token Secret ``<inventory>/<profile>`` current.
+
+        Runs on its own queue with fewer workers, so that status (what every consumer reads
+        first) is never queued behind token minting.
+
+        Returns:
+            Seconds until the token's rotation is due, or None.
+
+        Raises:
+            KubeAPIError: Minting on the member or writing the Secret failed (retried).
+        """
+        entry = self.desired.get(key)
+        if entry is None or key in self._conflicts:
+            return None
+        reg, inv = entry
+        current = self.profiles.get(str(key))
+        member = self.members.get(connection_key(reg.connection))
+        if current is None or member is None or member.observation.joined.status != "True":
             return None
         token = await member.token_for(
             inv.namespace,

@@ -157,9 +157,21 @@ class MemberConnection:
 
     def _set(self, **changes: Any) -> None:
         updated = dataclasses.replace(self.observation, **changes)
-        if updated != self.observation:
-            self.observation = updated
-            self.on_change()
+        if updated == self.observation:
+            return
+        before = self.observation
+        self.observation = updated
+        for name in ("healthy", "joined"):
+            old, new = getattr(before, name), getattr(updated, name)
+            if (old.status, old.reason) != (new.status, new.reason):
+                _log.info(
+                    "member %s is %s: %s",
+                    name,
+                    new.status,
+                    new.reason,
+                    extra={"cluster": self.label, "detail": new.message[:200]},
+                )
+        self.on_change()
 
     # -- properties ------------------------------------------------------------------
     def _on_property(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:

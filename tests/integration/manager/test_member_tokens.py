@@ -89,10 +89,10 @@ async def test_token_rotates_at_eighty_percent_of_its_lifetime(harness: Harness)
     await h.register("alpha", h.member(0), ["prod"])
     first, _ = await eventually(lambda: _token(h, ns, "alpha"), what="first token")
     h.clock.offset = dt.timedelta(minutes=47)  # 78%: not yet
-    await h.manager.reconcile_profile(next(iter(h.manager.desired)))
+    await h.manager.reconcile_token(next(iter(h.manager.desired)))
     assert (await _token(h, ns, "alpha"))[0] == first
     h.clock.offset = dt.timedelta(minutes=49)  # 82%: rotate
-    await h.manager.reconcile_profile(next(iter(h.manager.desired)))
+    await h.manager.reconcile_token(next(iter(h.manager.desired)))
 
     async def rotated():
         current = await _token(h, ns, "alpha")

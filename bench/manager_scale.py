@@ -1,0 +1,335 @@
+"""Cluster manager at scale: N registrations to full status, property latency, health.
+
+Prints, for the same run and each N in --sizes:
+- floor: seconds to create N ClusterProfiles and write their status directly (16 in flight),
+- manager: seconds from starting ``cluster-inventory manager run`` until every one of N
+  profiles has full status (version, ControlPlaneHealthy=True, Joined=True, properties,
+  access provider), the ratio to the floor (target: 1,000 in <= 10 s and <= 3x), seconds
+  until every token Secret exists, and the manager's RSS;
+then, with the smallest N: property propagation latency over --changes updates of a
+ClusterProperty on a member (p50/p99; target <= 100 ms / 500 ms) and seconds until
+ControlPlaneHealthy goes False after a member's apiserver stops (default settings; <= 5 s).
+
+Registrations point at the fleet's two real members (the manager shares one connection per
+member, as it would for many registrations of one cluster).
+
+Usage: uv run python bench/manager_scale.py [--sizes 100 1000] [--changes 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from cluster_inventory import kube
+from cluster_inventory.api.constants import LABEL_CLUSTER_SET
+from cluster_inventory.kube.informer import Informer
+from cluster_inventory.manager import registration_secret
+from cluster_inventory.testing import Fleet
+
+CLI = Path(sys.executable).parent / "cluster-inventory"
+SYSTEM = "bench-system"
+
+
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def bounded(calls, limit=16):
+    gate = asyncio.Semaphore(limit)
+
+    async def one(c):
+        async with gate:
+            return await c
+
+    return await asyncio.gather(*(one(c) for c in calls))
+
+
+def full(profile: dict) -> bool:
+    status = profile.get("status") or {}
+    conds = {c["type"]: c["status"] for c in status.get("conditions") or ()}
+    return bool(
+        (status.get("version") or {}).get("kubernetes")
+        and conds.get("ControlPlaneHealthy") == "True"
+        and conds.get("Joined") == "True"
+        and conds.get("cluster-inventory.dev/PropertiesSynced") == "True"
+        and status.get("properties")
+        and status.get("accessProviders")
+    )
+
+
+async def floor(hub: kube.ApiClient, ns: str, n: int, sample_status: dict) -> float:
+    started = time.perf_counter()
+
+    async def one(i: int) -> None:
+        body = {
+            "metadata": {"name": f"f{i}", "namespace": ns},
+            "spec": {"clusterManager": {"name": "floor"}},
+        }
+        await kube.create(hub, kube.CLUSTER_PROFILES, body)
+        await kube.apply(
+            hub,
+            kube.CLUSTER_PROFILES,
+            {**body, "status": sample_status},
+            field_manager="floor",
+            subresource="status",
+        )
+
+    await bounded([one(i) for i in range(n)])
+    return time.perf_counter() - started
+
+
+async def run_size(fleet: Fleet, hub: kube.ApiClient, n: int, sample_status: dict) -> dict:
+    inv, floor_ns = f"bench-inv-{n}", f"bench-floor-{n}"
+    for ns, labels in (
+        (inv, {LABEL_CLUSTER_SET: f"set{n}"}),
+        (floor_ns, {}),
+        (f"{floor_ns}-warm", {}),
+        (SYSTEM, {}),
+    ):
+        await kube.apply(
+            hub,
+            kube.NAMESPACES,
+            {"metadata": {"name": ns, "labels": labels}},
+            field_manager="bench",
+        )
+    await floor(hub, f"{floor_ns}-warm", 1, sample_status)  # CRD validators are built on first use
+    floor_s = await floor(hub, floor_ns, n, sample_status)
+    members = list(fleet.members.values())
+    texts = [yaml.safe_dump(m.kubeconfig()) for m in members]
+    await bounded(
+        [
+            kube.apply(
+                hub,
+                kube.SECRETS,
+                registration_secret(f"r{n}-{i}", SYSTEM, texts[i % len(texts)], [f"set{n}"]),
+                field_manager="bench",
+            )
+            for i in range(n)
+        ]
+    )
+    profiles = Informer(hub, kube.CLUSTER_PROFILES, namespace=inv, name="bench profiles")
+    ready_at: list[float] = []
+    # The first profile event marks the end of the manager's start-up (imports, informer sync).
+    profiles.add_handler(lambda *_: ready_at or ready_at.append(time.perf_counter()))
+    tokens = Informer(hub, kube.SECRETS, namespace=inv, name="bench tokens")
+    await profiles.__aenter__()
+    await tokens.__aenter__()
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [
+            str(CLI),
+            "manager",
+            "run",
+            "--kubeconfig",
+            str(fleet.hub.kubeconfig_path),
+            "--namespace",
+            SYSTEM,
+            "--member-namespace",
+            SYSTEM,
+            "--no-leader-elect",
+            "--health-probe-bind-address",
+            "0",
+            "--metrics-bind-address",
+            "0",
+            "--log-format",
+            "json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=open(f"/tmp/bench-manager-{n}.log", "w"),  # noqa: SIM115
+    )
+    result: dict = {"n": n, "floor": floor_s}
+    try:
+        while sum(1 for p in profiles.items() if full(p)) < n:
+            if time.perf_counter() - started > 300:
+                raise RuntimeError(
+                    f"only {sum(1 for p in profiles.items() if full(p))}/{n} full after 300 s"
+                )
+            await asyncio.sleep(0.05)
+        result["manager"] = time.perf_counter() - started
+        result["ready_at"] = ready_at[0] - started if ready_at else float("nan")
+        while len(tokens.items()) < n:
+            await asyncio.sleep(0.05)
+        result["tokens"] = time.perf_counter() - started
+        result["rss"] = rss_mib(proc.pid)
+        result["proc"] = proc
+        result["profiles"] = profiles
+        return result
+    except BaseException:
+        proc.terminate()
+        proc.wait()
+        raise
+    finally:
+        await tokens.__aexit__()
+
+
+def _watch_key(fleet: Fleet, profiles: Informer, member_index: int) -> str:
+    member = list(fleet.members.values())[member_index]
+    for p in profiles.items():
+        if p["status"]["accessProviders"][0]["cluster"]["server"] == member.server:
+            return f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+    raise RuntimeError("no profile for the member")
+
+
+def _waiter(profiles: Informer, key: str, test) -> asyncio.Event:
+    """An event set (by an informer handler, no polling) once ``test(profile)`` holds."""
+    event = asyncio.Event()
+
+    def handler(kind, obj, old) -> None:
+        meta = obj.get("metadata") or {}
+        if f"{meta.get('namespace')}/{meta.get('name')}" == key and test(obj):
+            event.set()
+
+    profiles.add_handler(handler)
+    return event
+
+
+def _props(obj) -> dict:
+    return {p["name"]: p["value"] for p in (obj.get("status") or {}).get("properties") or ()}
+
+
+def _healthy(obj) -> str | None:
+    for cond in (obj.get("status") or {}).get("conditions") or ():
+        if cond["type"] == "ControlPlaneHealthy":
+            return cond["status"]
+    return None
+
+
+async def propagation(fleet: Fleet, profiles: Informer, changes: int) -> list[float]:
+    member = next(iter(fleet.members.values()))
+    key = _watch_key(fleet, profiles, 0)
+    latencies = []
+    async with await member.client() as client:
+        for i in range(changes):
+            value = f"value-{i}"
+            seen = _waiter(
+                profiles, key, lambda o, v=value: _props(o).get("bench.example.com") == v
+            )
+            started = time.perf_counter()
+            await kube.apply(
+                client,
+                kube.CLUSTER_PROPERTIES,
+                {"metadata": {"name": "bench.example.com"}, "spec": {"value": value}},
+                field_manager="bench",
+            )
+            await asyncio.wait_for(seen.wait(), 30)
+            latencies.append(time.perf_counter() - started)
+            await asyncio.sleep(0.05)
+    return latencies
+
+
+async def health(fleet: Fleet, profiles: Informer) -> float:
+    """Seconds from the start of a member's shutdown until its profile says unhealthy."""
+    name = list(fleet.members)[-1]
+    key = _watch_key(fleet, profiles, -1)
+    down = _waiter(profiles, key, lambda o: _healthy(o) == "False")
+    started = time.perf_counter()
+    stopping = asyncio.ensure_future(fleet.stop_member(name))
+    try:
+        await asyncio.wait_for(down.wait(), 60)
+        return time.perf_counter() - started
+    finally:
+        await stopping
+        await fleet.start_member(name)
+
+
+async def main(sizes: list[int], changes: int) -> None:
+    async with Fleet(2) as fleet:
+        async with await fleet.hub.client() as hub:
+            async with await next(iter(fleet.members.values())).client() as m:
+                await kube.apply(
+                    m,
+                    kube.CLUSTER_PROPERTIES,
+                    {"metadata": {"name": "region.example.com"}, "spec": {"value": "eu"}},
+                    field_manager="bench",
+                )
+            async with await list(fleet.members.values())[-1].client() as m:
+                await kube.apply(
+                    m,
+                    kube.CLUSTER_PROPERTIES,
+                    {"metadata": {"name": "region.example.com"}, "spec": {"value": "us"}},
+                    field_manager="bench",
+                )
+            sample_status = {
+                "version": {"kubernetes": "v1.36.3"},
+                "conditions": [
+                    {
+                        "type": "ControlPlaneHealthy",
+                        "status": "True",
+                        "reason": "APIServerReady",
+                        "message": "ok",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    }
+                ],
+                "properties": [{"name": "region.example.com", "value": "eu"}],
+                "accessProviders": [
+                    {
+                        "name": "secretreader",
+                        "cluster": {
+                            "server": "https://127.0.0.1:1",
+                            "certificate-authority-data": base64.b64encode(b"x").decode(),
+                        },
+                    }
+                ],
+            }
+            results = []
+            for i, n in enumerate(sorted(sizes)):
+                res = await run_size(fleet, hub, n, sample_status)
+                proc, profiles = res.pop("proc"), res.pop("profiles")
+                try:
+                    if i == 0:
+                        lat = await propagation(fleet, profiles, changes)
+                        res["p50"] = statistics.median(lat)
+                        res["p99"] = sorted(lat)[max(0, int(len(lat) * 0.99) - 1)]
+                        res["health"] = await health(fleet, profiles)
+                finally:
+                    proc.terminate()
+                    proc.wait(timeout=30)
+                    await profiles.__aexit__()
+                    await bounded(
+                        [
+                            kube.delete(hub, kube.SECRETS, f"r{n}-{j}", namespace=SYSTEM)
+                            for j in range(n)
+                        ]
+                    )
+                results.append(res)
+    for res in results:
+        n = res["n"]
+        print(f"N={n}: floor (create + status directly) {res['floor']:.2f} s")
+        print(
+            f"N={n}: manager to full status {res['manager']:.2f} s, ratio {res['manager'] / res['floor']:.2f}x "
+            f"(target 1,000 <= 10 s and <= 3x); all token Secrets {res['tokens']:.2f} s; manager RSS {res['rss']:.0f} MiB"
+        )
+        reconcile = res["manager"] - res["ready_at"]
+        print(
+            f"N={n}: of which process start-up until the first profile {res['ready_at']:.2f} s; "
+            f"first profile to all full {reconcile:.2f} s ({reconcile / res['floor']:.2f}x floor)"
+        )
+        if "p50" in res:
+            print(
+                f"N={n}: property propagation over {changes} changes: p50 {res['p50'] * 1000:.0f} ms, "
+                f"p99 {res['p99'] * 1000:.0f} ms (targets 100 / 500 ms)"
+            )
+            print(
+                f"N={n}: ControlPlaneHealthy False {res['health']:.2f} s after the member stopped (target <= 5 s)"
+            )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--changes", type=int, default=100)
+    args = parser.parse_args()
+    asyncio.run(main(args.sizes, args.changes))
