@@ -148,7 +148,7 @@ async def run_size(fleet: Fleet, hub: kube.ApiClient, n: int, sample_status: dic
             "json",
         ],
         stdout=subprocess.DEVNULL,
-        stderr=open(f"/tmp/bench-manager-{n}.log", "w"),  # noqa: SIM115
+        stderr=open(f"/tmp/bench-manager-{n}.log", "w"),
     )
     result: dict = {"n": n, "floor": floor_s}
     try:
