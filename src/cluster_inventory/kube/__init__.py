@@ -8,8 +8,6 @@ dicts, pydantic models and these types, so a move to another client library stay
 
 from __future__ import annotations
 
-from kubernetes_asyncio.client import ApiClient
-
 from cluster_inventory.kube._client import (
     ClusterConnection,
     TokenSource,
@@ -20,6 +18,7 @@ from cluster_inventory.kube._client import (
     ssl_context_for,
 )
 from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
+from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import (
     Resource,
     apply,

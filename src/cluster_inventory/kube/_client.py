@@ -21,10 +21,9 @@ from typing import Any
 
 import aiohttp
 import yaml
-from kubernetes_asyncio.client import ApiClient, Configuration
-from kubernetes_asyncio.client import rest as _rest
-from kubernetes_asyncio.client.exceptions import ApiException
 
+from cluster_inventory.kube._k8s import ApiClient, ApiException, Configuration
+from cluster_inventory.kube._k8s import rest as _rest
 from cluster_inventory.kube.errors import KubeConfigError
 
 __all__ = [
@@ -267,7 +266,7 @@ def ssl_context_for(conn: ClusterConnection) -> ssl.SSLContext:
     return ctx
 
 
-class _RESTClient(_rest.RESTClientObject):
+class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
     """kubernetes_asyncio's REST client with a caller-supplied TLS context.
 
     With a token source and an unauthorized hook, a 401 answer is reported to the hook (which
@@ -297,7 +296,7 @@ class _RESTClient(_rest.RESTClientObject):
         self._token_source = token_source
         self._on_unauthorized = on_unauthorized
 
-    async def request(  # type: ignore[no-untyped-def,override]
+    async def request(  # type: ignore[no-untyped-def]
         self, method, url, query_params=None, headers=None, body=None, **kwargs
     ):
         """Send one request; after a 401, refresh the credential and send it once more."""

@@ -7,8 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from kubernetes_asyncio.client import ApiClient
-
+from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import apply, get, request
 from cluster_inventory.kube.errors import KubeAPIError, KubeError
 from cluster_inventory.kube.resources import CUSTOM_RESOURCE_DEFINITIONS

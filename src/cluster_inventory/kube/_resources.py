@@ -18,9 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-from kubernetes_asyncio.client import ApiClient
-from kubernetes_asyncio.client.exceptions import ApiException
 
+from cluster_inventory.kube._k8s import ApiClient, ApiException
 from cluster_inventory.kube.errors import (
     CertificateError,
     KubeAPIError,

@@ -10,8 +10,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from kubernetes_asyncio.client import ApiClient
-
+from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import request
 
 __all__ = ["ServiceAccountToken", "request_service_account_token"]

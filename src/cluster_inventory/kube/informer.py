@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import aiohttp
-from kubernetes_asyncio.client import ApiClient
 
+from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import Resource, request
 from cluster_inventory.kube.errors import GoneError, KubeAPIError, KubeError, error_from_status
 

@@ -21,9 +21,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes_asyncio.client import ApiClient
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
+from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import request
 from cluster_inventory.kube.errors import ConflictError, KubeError, NotFoundError
 from cluster_inventory.kube.resources import LEASES
