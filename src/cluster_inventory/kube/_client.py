@@ -41,6 +41,7 @@ TokenSource = Callable[[], Awaitable[str]]
 #: An async callable told that the server answered 401 to the token it was given.
 UnauthorizedHook = Callable[[str], Awaitable[None]]
 
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _IN_CLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
@@ -143,7 +144,7 @@ def connection_from_kubeconfig(
         source = str(path)
         base_dir = path.parent
         try:
-            doc = yaml.safe_load(path.read_text())
+            doc = yaml.load(path.read_text(), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
         except OSError as exc:
             raise KubeConfigError(f"{source}: cannot read: {exc.strerror}") from exc
         except yaml.YAMLError as exc:

@@ -38,6 +38,9 @@ __all__ = [
     "registration_secret",
 ]
 
+#: libyaml's safe loader when PyYAML was built with it: ~10x faster, which 1,000
+#: registrations at start-up notice.
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -119,7 +122,7 @@ def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
     except (binascii.Error, ValueError, UnicodeDecodeError):
         raise RegistrationError(source, field, "is not base64-encoded UTF-8 text") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError:
         raise RegistrationError(source, field, "is not YAML") from None
     if not isinstance(doc, Mapping):
