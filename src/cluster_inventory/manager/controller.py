@@ -124,6 +124,7 @@ class ClusterManager:
         self._by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
         self._reported: dict[str, str] = {}
         self._conflicts: set[ProfileKey] = set()
+        self._written: dict[ProfileKey, str] = {}
         self.synced = asyncio.Event()
 
     # -- wiring ----------------------------------------------------------------------
@@ -178,7 +179,8 @@ class ClusterManager:
         key = ProfileKey(str(meta.get("namespace")), str(meta.get("name")))
         if event == "DELETED":
             self.queue.add(PLACEMENT)
-        elif key in self.desired:
+        elif key in self.desired and self._written.get(key) != meta.get("resourceVersion"):
+            # The echo of our own write carries nothing new; anything else is reconciled.
             self.queue.add(key)
 
     def _on_token_secret(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
@@ -389,6 +391,7 @@ class ClusterManager:
     ) -> None:
         await kube.delete(self.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace)
         await kube.delete(self.hub, kube.SECRETS, key.name, namespace=key.namespace)
+        self._written.pop(key, None)
         _log.info("deleted profile", extra={"object": str(key)})
         if was is None:
             return
@@ -436,7 +439,7 @@ class ClusterManager:
         provider = access_provider(self.config.access_provider, reg.connection, key.name)
         status = build_status(obs, provider, current.get("status"), self.now())
         if not status_matches(status, current.get("status")):
-            await kube.apply(
+            written = await kube.apply(
                 self.hub,
                 kube.CLUSTER_PROFILES,
                 {
@@ -448,6 +451,7 @@ class ClusterManager:
                 field_manager=FIELD_MANAGER,
                 subresource="status",
             )
+            self._written[key] = str((written.get("metadata") or {}).get("resourceVersion"))
             self.metrics.status_writes.inc()
         if obs.joined.status == "True":
             self.token_queue.add(key)
