@@ -296,14 +296,18 @@ class ClusterManager:
                 on_change=functools.partial(self._member_changed, conn),
                 now=self.now,
             )
+            self.members[conn] = member
             try:
                 await member.start(probe_first=False)
             except kube.KubeError as exc:
+                # Kept, so that its profiles say why (e.g. a client key that does not load).
                 _log.warning(
                     "cannot start member connection: %s", exc, extra={"cluster": conn.server}
                 )
+                member.fail(
+                    "RegistrationInvalid", f"the registration kubeconfig does not load: {exc}"
+                )
                 continue
-            self.members[conn] = member
             started.append(member)
         await asyncio.gather(*(m.first_probe() for m in started))
 

@@ -143,6 +143,11 @@ class MemberConnection:
             loop.create_task(self._properties_synced(), name=f"properties {self.label}"),
         ]
 
+    def fail(self, reason: str, message: str) -> None:
+        """Record that the member cannot even be contacted (e.g. its TLS material is bad)."""
+        state = ConditionState("False", reason, message)
+        self._set(healthy=state, joined=state, properties=None, properties_error=message)
+
     async def stop(self) -> None:
         """Stop probes and the watch, close the client."""
         for task in self._tasks:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 
 import pytest
@@ -225,6 +226,26 @@ async def test_unreachable_server_and_wrong_ca_become_conditions(harness: Harnes
         lambda: _condition_is(h, ns, "wrongca", "Joined", "False", "CertificateInvalid"),
         what="not joined",
     )
+    await eventually(
+        lambda: _condition_is(h, ns, "alpha", "ControlPlaneHealthy", "True"),
+        what="alpha carries on",
+    )
+
+
+async def test_registration_whose_key_does_not_load_says_so(harness: Harness) -> None:
+    h = harness
+    ns = await h.inventory("prod", "prod")
+    await h.register("alpha", h.member(0), ["prod"])
+    broken = h.member(0).kubeconfig()
+    broken["users"][0]["user"]["client-key-data"] = base64.b64encode(b"not a key").decode()
+    await h.register("badkey", h.member(0), ["prod"], kubeconfig=yaml.safe_dump(broken))
+    cond = await eventually(
+        lambda: _condition_is(
+            h, ns, "badkey", "ControlPlaneHealthy", "False", "RegistrationInvalid"
+        ),
+        what="invalid registration condition",
+    )
+    assert "client certificate and key do not load" in cond["message"]
     await eventually(
         lambda: _condition_is(h, ns, "alpha", "ControlPlaneHealthy", "True"),
         what="alpha carries on",
