@@ -88,11 +88,15 @@ def install_assets(
     try:
         with _err.status("installing control-plane assets") as status:
             path = _install(progress=lambda line: status.update(line), force=force)
-            plugin = upstream_plugin("secretreader", progress=lambda line: status.update(line))
+            plugins = [
+                upstream_plugin(name, progress=lambda line: status.update(line))
+                for name in ("secretreader", "kubeconfig-secretreader")
+            ]
     except (GoNotFoundError, GoBuildError) as exc:
         _fail(str(exc))
     typer.echo(str(path))
-    typer.echo(str(plugin))
+    for plugin in plugins:
+        typer.echo(str(plugin))
 
 
 @crds_app.command("print")
