@@ -249,6 +249,7 @@ def manager_run(
     access_provider: Annotated[str, typer.Option(help="Access provider name.")] = "secretreader",
     token_lifetime: Annotated[float, typer.Option(help="Consumer token lifetime, s.")] = 3600,
     probe_interval: Annotated[float, typer.Option(help="Seconds between probes.")] = 2.0,
+    workers: Annotated[int, typer.Option(help="Concurrent status reconciles.")] = 32,
     leader_elect: Annotated[bool, typer.Option(help="Use Lease leader election.")] = True,
     metrics_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8080",
     health_probe_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8081",
@@ -270,6 +271,7 @@ def manager_run(
             access_provider=access_provider,
             token_lifetime=token_lifetime,
             probe_interval=probe_interval,
+            workers=workers,
         )
         health = parse_bind_address(health_probe_bind_address)
         metrics = parse_bind_address(metrics_bind_address)

@@ -48,7 +48,7 @@ class ManagerConfig:
     rotation_fraction: float = 0.8
     probe_interval: float = 2.0
     probe_timeout: float = 2.0
-    workers: int = 16
+    workers: int = 32
 
     def __post_init__(self) -> None:
         if not self.name or len(self.name) > 63 or not _LABEL_VALUE.match(self.name):
