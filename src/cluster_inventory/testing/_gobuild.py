@@ -9,12 +9,14 @@ build caches live under ``~/.cache/cluster-inventory/go`` so repeated builds tak
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +31,18 @@ _GO_HINT = (
     "from your distribution or from the Go project's downloads, put `go` on PATH, then run "
     "`cluster-inventory testing install-assets` (or `make assets`)."
 )
+
+
+@contextmanager
+def build_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` so parallel processes build only once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class GoNotFoundError(RuntimeError):

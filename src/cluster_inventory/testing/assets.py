@@ -11,16 +11,14 @@ returns at once.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from cluster_inventory.testing._gobuild import GoModuleBuild, cache_root
+from cluster_inventory.testing._gobuild import GoModuleBuild, build_lock, cache_root
 from cluster_inventory.testing.versions import ETCD_VERSION, KUBERNETES_VERSION
 
 __all__ = [
@@ -101,17 +99,6 @@ def missing_binaries() -> list[str]:
     return missing
 
 
-@contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _kubernetes_build() -> GoModuleBuild:
     version = KUBERNETES_VERSION
     major, minor = version.lstrip("v").split(".")[:2]
@@ -166,7 +153,7 @@ def install_assets(*, progress: Callable[[str], None] | None = None, force: bool
         GoBuildError: A build failed (the message carries the failing command's output).
     """
     target = assets_dir()
-    with _lock(cache_root() / "assets" / ".install.lock"):
+    with build_lock(cache_root() / "assets" / ".install.lock"):
         if not force and all((target / b).is_file() for b in BINARIES):
             if progress:
                 progress(f"assets cached in {target}")

@@ -10,15 +10,13 @@ once.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from cluster_inventory.testing._gobuild import GoModuleBuild, cache_root
+from cluster_inventory.testing._gobuild import GoModuleBuild, build_lock, cache_root
 from cluster_inventory.testing.versions import CLUSTER_INVENTORY_API_VERSION
 
 __all__ = ["UPSTREAM_PLUGINS", "UPSTREAM_PLUGIN_DIR_ENV", "upstream_plugin"]
@@ -43,17 +41,6 @@ def _plugins_dir() -> Path:
 
 def _is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
-
-
-@contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def upstream_plugin(
@@ -99,7 +86,7 @@ def upstream_plugin(
     target = _plugins_dir() / binary
     if _is_executable(target):
         return target
-    with _lock(cache_root() / "plugins" / ".build.lock"):
+    with build_lock(cache_root() / "plugins" / ".build.lock"):
         if _is_executable(target):
             return target
         work = cache_root() / "build" / f"cluster-inventory-api-{name}"
