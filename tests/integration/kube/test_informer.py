@@ -47,3 +47,22 @@ async def test_paged_list_events_and_indexer(hub, test_namespace) -> None:
             assert [o["metadata"]["name"] for o in informer.by_index("team", "a")] == ["cm3"]
             assert informer.get(f"{test_namespace}/cm0") is None
         assert sum(1 for kind, _ in events if kind == ADDED) == 5
+
+
+async def test_resync_replays_every_object_as_modified(hub, test_namespace) -> None:
+    async with await hub.client() as client:
+        await kube.create(client, kube.CONFIG_MAPS, configmap(test_namespace, "only"))
+        replays: list[str] = []
+        informer = Informer(client, kube.CONFIG_MAPS, namespace=test_namespace, resync_period=0.2)
+        informer.add_handler(
+            lambda kind, obj, old: (
+                kind == MODIFIED and obj is old and replays.append(obj["metadata"]["name"])
+            )
+        )
+        async with informer:
+            await informer.wait_synced()
+
+            async def twice() -> bool:
+                return replays.count("only") >= 2
+
+            await eventually(twice, timeout=10, what="two resyncs")
