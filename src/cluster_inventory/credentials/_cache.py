@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
+from cluster_inventory import kube
 from cluster_inventory.credentials._access import ClusterAccess
 from cluster_inventory.credentials._exec import (
     DEFAULT_EXEC_TIMEOUT,
@@ -77,16 +78,6 @@ class CredentialMetrics:
         )
 
 
-_default_metrics: CredentialMetrics | None = None
-
-
-def _shared_metrics() -> CredentialMetrics:
-    global _default_metrics
-    if _default_metrics is None:
-        _default_metrics = CredentialMetrics.create()
-    return _default_metrics
-
-
 class CredentialCache:
     """Exec credentials shared by every client of a consumer process.
 
@@ -119,7 +110,7 @@ class CredentialCache:
         self._timeout = timeout
         self._now = now
         self._fetch = fetch or self._run_plugin
-        self._metrics = metrics or _shared_metrics()
+        self._metrics = metrics or kube.collectors_for(CredentialMetrics.create)
         #: Plugin runs started by this cache (for tests and benchmarks).
         self.runs = 0
 

@@ -19,6 +19,7 @@ from cluster_inventory.kube._client import (
 )
 from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
 from cluster_inventory.kube._k8s import ApiClient
+from cluster_inventory.kube._metrics import collectors_for
 from cluster_inventory.kube._resources import (
     Resource,
     apply,
@@ -96,6 +97,7 @@ __all__ = [
     "UnauthorizedError",
     "UnauthorizedHook",
     "apply",
+    "collectors_for",
     "connection_from_in_cluster",
     "connection_from_kubeconfig",
     "create",

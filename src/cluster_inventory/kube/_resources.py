@@ -36,7 +36,6 @@ __all__ = [
     "get_text",
     "list_objects",
     "request",
-    "unreachable_error",
 ]
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
@@ -144,10 +143,12 @@ async def request(
         )
         raise _redacted(error, body) from None
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise unreachable_error(client, exc, target) from None
+        raise _unreachable_error(client, exc, target) from None
 
 
-def unreachable_error(client: ApiClient, exc: BaseException, target: str) -> ServerUnavailableError:
+def _unreachable_error(
+    client: ApiClient, exc: BaseException, target: str
+) -> ServerUnavailableError:
     """Map a transport failure to :class:`CertificateError` or :class:`ServerUnavailableError`."""
     host = client.configuration.host
     if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
@@ -194,7 +195,7 @@ async def get_text(
     except ApiException as exc:
         return exc.status or 0, str(exc.body or "")
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise unreachable_error(client, exc, target or path) from None
+        raise _unreachable_error(client, exc, target or path) from None
 
 
 def _secret_values(body: Any) -> list[str]:

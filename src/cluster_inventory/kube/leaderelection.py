@@ -24,6 +24,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from cluster_inventory.kube._k8s import ApiClient
+from cluster_inventory.kube._metrics import collectors_for
 from cluster_inventory.kube._resources import request
 from cluster_inventory.kube.errors import ConflictError, KubeError, NotFoundError
 from cluster_inventory.kube.resources import LEASES
@@ -31,23 +32,15 @@ from cluster_inventory.kube.resources import LEASES
 __all__ = ["LeaderElectionConfig", "LeaderElector"]
 
 _log = logging.getLogger(__name__)
-_leader_gauge: Gauge | None = None
 
 
-def _gauge(registry: CollectorRegistry | None) -> Gauge:
-    global _leader_gauge
-    if registry is not REGISTRY:
-        return Gauge(
-            "leader_election_master_status",
-            "Is this replica the leader (1/0)",
-            ["name"],
-            registry=registry,
-        )
-    if _leader_gauge is None:
-        _leader_gauge = Gauge(
-            "leader_election_master_status", "Is this replica the leader (1/0)", ["name"]
-        )
-    return _leader_gauge
+def _leader_gauge(registry: CollectorRegistry) -> Gauge:
+    return Gauge(
+        "leader_election_master_status",
+        "Is this replica the leader (1/0)",
+        ["name"],
+        registry=registry,
+    )
 
 
 def _micro_time(now: dt.datetime) -> str:
@@ -102,7 +95,7 @@ class LeaderElector:
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        registry: CollectorRegistry | None = REGISTRY,
+        registry: CollectorRegistry = REGISTRY,
     ) -> None:
         self.client = client
         self.config = config
@@ -112,7 +105,7 @@ class LeaderElector:
         self._observed_at = 0.0
         self._lease: dict[str, Any] | None = None
         self._leader = False
-        self._gauge = _gauge(registry)
+        self._gauge = collectors_for(_leader_gauge, registry)
         self._gauge.labels(config.name).set(0)
 
     @property

@@ -22,6 +22,8 @@ from typing import Generic, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 
+from cluster_inventory.kube._metrics import collectors_for
+
 __all__ = [
     "BucketRateLimiter",
     "ItemExponentialRateLimiter",
@@ -102,16 +104,6 @@ class WorkQueueMetrics:
         )
 
 
-_shared: WorkQueueMetrics | None = None
-
-
-def _shared_metrics() -> WorkQueueMetrics:
-    global _shared
-    if _shared is None:
-        _shared = WorkQueueMetrics()
-    return _shared
-
-
 class WorkQueue(Generic[K]):
     """The queue. Use from one event loop.
 
@@ -137,7 +129,7 @@ class WorkQueue(Generic[K]):
         self._shutdown = False
         self.item_limiter: ItemExponentialRateLimiter[K] = ItemExponentialRateLimiter()
         self.bucket = BucketRateLimiter(clock=clock)
-        self._metrics = metrics or _shared_metrics()
+        self._metrics = metrics or collectors_for(WorkQueueMetrics)
 
     def __len__(self) -> int:
         return len(self._queue)
