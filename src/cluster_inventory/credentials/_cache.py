@@ -111,6 +111,9 @@ class CredentialCache:
         self._now = now
         self._fetch = fetch or self._run_plugin
         self._metrics = metrics or kube.collectors_for(CredentialMetrics.create)
+        self._hits = self._metrics.lookups.labels("hit")
+        self._misses = self._metrics.lookups.labels("miss")
+        self._refreshing: set[asyncio.Task[None]] = set()
         #: Plugin runs started by this cache (for tests and benchmarks).
         self.runs = 0
 
@@ -139,20 +142,20 @@ class CredentialCache:
             ExecPluginError: The plugin run failed (every waiter gets the same error; nothing
                 is cached, so the next call tries again).
         """
-        key = access.cache_key
-        cred = self._entries.get(key)
-        if cred is not None and (
-            cred.expiration is None or not cred.expired(self._now(), self._skew)
-        ):
-            self._entries.move_to_end(key)
-            self._metrics.lookups.labels("hit").inc()
+        cred = self.peek(access)
+        if cred is not None:
+            self._entries.move_to_end(access.cache_key)
+            self._hits.inc()
             return cred
-        self._metrics.lookups.labels("miss").inc()
-        pending = self._inflight.get(key)
+        self._misses.inc()
+        pending = self._inflight.get(access.cache_key)
         if pending is None:
-            pending = asyncio.get_running_loop().create_future()
-            self._inflight[key] = pending
-            asyncio.get_running_loop().create_task(self._refresh(access, pending))
+            loop = asyncio.get_running_loop()
+            pending = loop.create_future()
+            self._inflight[access.cache_key] = pending
+            task = loop.create_task(self._refresh(access, pending))
+            self._refreshing.add(task)  # the loop holds tasks weakly
+            task.add_done_callback(self._refreshing.discard)
         return await asyncio.shield(pending)
 
     async def _refresh(
@@ -164,17 +167,13 @@ class CredentialCache:
         result = "success"
         try:
             cred = await self._fetch(access)
-        except (CredentialsError, OSError) as exc:
-            result = type(exc).__name__
-            if not pending.done():
-                pending.set_exception(exc)
-            pending.exception()  # marked retrieved: waiters may all have been cancelled
         except BaseException as exc:
             result = type(exc).__name__
             if not pending.done():
                 pending.set_exception(exc)
-            pending.exception()
-            raise
+            pending.exception()  # marked retrieved: waiters may all have been cancelled
+            if not isinstance(exc, CredentialsError | OSError):
+                raise
         else:
             self._entries[key] = cred
             self._entries.move_to_end(key)
