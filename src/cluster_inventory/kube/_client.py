@@ -301,14 +301,16 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         self, method, url, query_params=None, headers=None, body=None, **kwargs
     ):
         """Send one request; after a 401, refresh the credential and send it once more."""
+
+        def send(sent_headers: Any) -> Any:
+            return super(_RESTClient, self).request(
+                method, url, query_params=query_params, headers=sent_headers, body=body, **kwargs
+            )
+
         if self._token_source is None or self._on_unauthorized is None:
-            return await super().request(
-                method, url, query_params=query_params, headers=headers, body=body, **kwargs
-            )
+            return await send(headers)
         try:
-            response = await super().request(
-                method, url, query_params=query_params, headers=headers, body=body, **kwargs
-            )
+            response = await send(headers)
         except ApiException as exc:
             if exc.status != 401:
                 raise
@@ -316,16 +318,12 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
             if getattr(response, "status", None) != 401:
                 return response
             response.release()
-        headers = dict(headers or {})
-        auth_keys = [k for k in headers if k.lower() == "authorization"]
-        sent = str(headers[auth_keys[0]]).removeprefix("Bearer ") if auth_keys else ""
-        await self._on_unauthorized(sent)
-        for key in auth_keys:
-            del headers[key]
-        headers["Authorization"] = f"Bearer {await self._token_source()}"
-        return await super().request(
-            method, url, query_params=query_params, headers=headers, body=body, **kwargs
+        others = {k: v for k, v in (headers or {}).items() if k.lower() != "authorization"}
+        refused = next(
+            (str(v) for k, v in (headers or {}).items() if k.lower() == "authorization"), ""
         )
+        await self._on_unauthorized(refused.removeprefix("Bearer "))
+        return await send({**others, "Authorization": f"Bearer {await self._token_source()}"})
 
 
 async def new_client(

@@ -319,9 +319,6 @@ class Informer:
                 except GoneError:
                     need_list = True  # 410: our resourceVersion is too old
                 except KubeAPIError as exc:
-                    if exc.status == 410:
-                        need_list = True
-                        continue
                     if not self._synced.is_set() and exc.status in (401, 403, 404):
                         self._first_error = exc
                         self._synced.set()
