@@ -19,6 +19,7 @@ from cluster_inventory.api._base import (
     ObjectMeta,
     OwnerReference,
     Time,
+    format_micro_time,
     format_time,
 )
 from cluster_inventory.api._crds import crd_yaml, load_crds
@@ -68,6 +69,7 @@ __all__ = [
     "Time",
     "Version",
     "crd_yaml",
+    "format_micro_time",
     "format_time",
     "load_crds",
     "constants",

@@ -23,6 +23,7 @@ from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
+from cluster_inventory.api import format_micro_time
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._metrics import collectors_for
 from cluster_inventory.kube._resources import request
@@ -41,10 +42,6 @@ def _leader_gauge(registry: CollectorRegistry) -> Gauge:
         ["name"],
         registry=registry,
     )
-
-
-def _micro_time(now: dt.datetime) -> str:
-    return now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,7 +123,7 @@ class LeaderElector:
         return LEASES.describe(self.config.namespace, self.config.name)
 
     def _spec(self, previous: dict[str, Any] | None) -> dict[str, Any]:
-        now = _micro_time(dt.datetime.now(dt.UTC))
+        now = format_micro_time(dt.datetime.now(dt.UTC))
         old = (previous or {}).get("spec") or {}
         transitions = int(old.get("leaseTransitions") or 0)
         mine = old.get("holderIdentity") == self.config.identity
@@ -180,20 +177,7 @@ class LeaderElector:
         return True
 
     def _observe(self, lease: dict[str, Any]) -> None:
-        spec = lease.get("spec") or {}
-        record = (
-            spec.get("holderIdentity"),
-            spec.get("renewTime"),
-            spec.get("leaseDurationSeconds"),
-        )
-        old = self._observed or {}
-        old_spec = old.get("spec") or {}
-        old_record = (
-            old_spec.get("holderIdentity"),
-            old_spec.get("renewTime"),
-            old_spec.get("leaseDurationSeconds"),
-        )
-        if self._observed is None or record != old_record:
+        if self._observed is None or _record(lease) != _record(self._observed):
             self._observed_at = self._clock()
         self._observed = lease
 
@@ -245,7 +229,7 @@ class LeaderElector:
             return
         self._set_leader(False)
         spec = dict(self._lease.get("spec") or {})
-        now = _micro_time(dt.datetime.now(dt.UTC))
+        now = format_micro_time(dt.datetime.now(dt.UTC))
         spec.update(
             {
                 "holderIdentity": None,
@@ -293,3 +277,9 @@ class LeaderElector:
             work_task.result()
             return False
         return True
+
+
+def _record(lease: dict[str, Any]) -> tuple[Any, ...]:
+    """What identifies a Lease renewal: a change restarts the expiry timer (client-go)."""
+    spec = lease.get("spec") or {}
+    return (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseDurationSeconds"))

@@ -29,7 +29,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api import format_time
+from cluster_inventory.api import format_micro_time, format_time
 from cluster_inventory.api.constants import (
     GROUP,
     LABEL_CLUSTER_MANAGER,
@@ -309,7 +309,7 @@ class ClusterManager:
                 )
                 continue
             started.append(member)
-        await asyncio.gather(*(m.first_probe() for m in started))
+        await asyncio.gather(*(m.probe_safely() for m in started))
 
     async def _report_invalid(self, secret: dict[str, Any], error: RegistrationError) -> None:
         meta = secret.get("metadata") or {}
@@ -318,7 +318,7 @@ class ClusterManager:
             return
         self._reported[uid] = rv
         _log.warning("invalid registration: %s", error, extra={"object": error.source})
-        now = _micro_time(self.now())
+        now = format_micro_time(self.now())
         suffix = hashlib.sha256((uid + rv).encode()).hexdigest()[:10]
         event = {
             "metadata": {
@@ -407,11 +407,11 @@ class ClusterManager:
 
     # -- one profile -----------------------------------------------------------------
     async def reconcile_profile(self, key: ProfileKey) -> float | None:
-        """Apply one profile's labels, status and token Secret if they changed.
+        """Apply one profile's labels and status if they changed; queue its token Secret.
 
         Returns:
-            Seconds until the next token rotation, or a short retry while the profile or its
-            member connection does not exist yet; None when nothing is pending.
+            A short retry (seconds) while the profile or its member connection does not exist
+            yet; None otherwise.
 
         Raises:
             KubeAPIError: A write to the hub or the member failed (the key is retried).
@@ -547,7 +547,3 @@ async def _bounded(calls: list[Coroutine[Any, Any, None]], limit: int) -> None:
     for result in results:
         if isinstance(result, BaseException):
             raise result
-
-
-def _micro_time(now: dt.datetime) -> str:
-    return now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
