@@ -110,9 +110,9 @@ class MemberConnection:
         self._tasks: list[asyncio.Task[None]] = []
         self._informer: Informer | None = None
         self._observed: dict[str, ObservedProperty] = {}
-        self._tokens: dict[tuple[str, str], kube.ServiceAccountToken] = {}
+        #: (inventory, role) -> (token, when it was minted by our clock)
+        self._tokens: dict[tuple[str, str], tuple[kube.ServiceAccountToken, dt.datetime]] = {}
         self._token_locks: dict[tuple[str, str], asyncio.Lock] = {}
-        self._issued: dict[tuple[str, str], dt.datetime] = {}
         self.probes = 0
 
     @property
@@ -124,14 +124,14 @@ class MemberConnection:
         """Build the client and start probing and watching.
 
         Args:
-            probe_first: Probe once before returning (see :meth:`first_probe`).
+            probe_first: Probe once before returning (see :meth:`probe_safely`).
 
         Raises:
             KubeConfigError: The registration's TLS material does not load.
         """
         self._client = await kube.new_client(self.connection)
         if probe_first:
-            await self.first_probe()
+            await self.probe_safely()
         loop = asyncio.get_running_loop()
         self._informer = Informer(
             self._client, kube.CLUSTER_PROPERTIES, name=f"{self.label} ClusterProperty"
@@ -234,31 +234,28 @@ class MemberConnection:
             changes["member_id"] = (ns.get("metadata") or {}).get("uid")
         self._set(**changes)
 
-    async def first_probe(self) -> None:
-        """One probe, errors logged, so callers can wait for a first observation."""
+    async def probe_safely(self) -> None:
+        """Probe once; an unexpected error is logged, not raised (each step of the probe loop)."""
         try:
             await self.probe()
         except Exception:  # an odd answer is logged; the probe loop carries on
             _log.exception("probe failed", extra={"cluster": self.label})
 
     async def _probe_loop(self) -> None:
-        # The caller runs first_probe(); this loop keeps the cadence from there.
+        # The caller runs probe_safely(); this loop keeps the cadence from there.
         started = time.monotonic()
         while True:
             await asyncio.sleep(max(0.0, self.probe_interval - (time.monotonic() - started)))
             started = time.monotonic()
-            try:
-                await self.probe()
-            except Exception:  # never let one bad answer end the loop
-                _log.exception("probe failed", extra={"cluster": self.label})
+            await self.probe_safely()
 
     # -- consumer tokens -------------------------------------------------------------
     def rotation_due(self, inventory: str, role: str, fraction: float) -> dt.datetime | None:
         """When the token for (inventory, role) should be minted again, or None if none yet."""
-        token = self._tokens.get((inventory, role))
-        issued = self._issued.get((inventory, role))
-        if token is None or issued is None:
+        entry = self._tokens.get((inventory, role))
+        if entry is None:
             return None
+        token, issued = entry
         return issued + (token.expiration - issued) * fraction
 
     async def token_for(
@@ -276,16 +273,14 @@ class MemberConnection:
         lock = self._token_locks.setdefault(key, asyncio.Lock())
         async with lock:
             due = self.rotation_due(inventory, role, fraction)
-            token = self._tokens.get(key)
-            if token is not None and due is not None and self.now() < due:
-                return token
+            if due is not None and self.now() < due:
+                return self._tokens[key][0]
             sa = service_account_name(inventory, self.manager_name)
             await self._ensure_account(sa, inventory, role)
             minted = await kube.request_service_account_token(
                 self._client, self.member_namespace, sa, expiration_seconds=int(lifetime)
             )
-            self._tokens[key] = minted
-            self._issued[key] = self.now()
+            self._tokens[key] = (minted, self.now())
             return minted
 
     async def _ensure_account(self, sa: str, inventory: str, role: str) -> None:
@@ -331,7 +326,6 @@ class MemberConnection:
             return
         for key in [k for k in self._tokens if k[0] == inventory]:
             self._tokens.pop(key, None)
-            self._issued.pop(key, None)
         sa = service_account_name(inventory, self.manager_name)
         try:
             bindings = await kube.list_objects(
