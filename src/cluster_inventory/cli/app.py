@@ -118,8 +118,7 @@ def crds_apply(
     path = kubeconfig or _default_kubeconfig()
 
     async def run() -> None:
-        conn = kube.connection_from_kubeconfig(path, context=context)
-        async with await kube.new_client(conn) as client:
+        async with await _hub_client(path, context) as client:
             await kube.ensure_crds(client, api.load_crds())
 
     try:
@@ -213,6 +212,7 @@ def deregister(
 
 
 async def _hub_client(path: Path | None, context: str | None) -> Any:
+    """An API client for the hub from ``path`` (default: $KUBECONFIG, ~/.kube/config)."""
     from cluster_inventory import kube
 
     chosen = path or _default_kubeconfig()
@@ -341,8 +341,7 @@ def kubeconfig_cmd(
     hub_path = (kubeconfig or _default_kubeconfig()).absolute()
 
     async def fetch() -> dict[str, object]:
-        conn = kube.connection_from_kubeconfig(hub_path, context=context)
-        async with await kube.new_client(conn) as client:
+        async with await _hub_client(hub_path, context) as client:
             found: dict[str, object] = await kube.get(
                 client, kube.CLUSTER_PROFILES, profile, namespace=namespace
             )

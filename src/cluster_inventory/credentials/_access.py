@@ -111,7 +111,8 @@ class ClusterAccess:
         )
 
 
-def _profile_id(profile: v1alpha1.ClusterProfile) -> str:
+def profile_id(profile: v1alpha1.ClusterProfile) -> str:
+    """``namespace/name`` of a profile, for error messages."""
     meta = profile.metadata
     name = (meta.name if meta else None) or "<unnamed>"
     namespace = meta.namespace if meta else None
@@ -142,7 +143,7 @@ def resolve_access(
     """
     if not isinstance(profile, v1alpha1.ClusterProfile):
         profile = v1alpha1.ClusterProfile.from_dict(profile)
-    pid = _profile_id(profile)
+    pid = profile_id(profile)
     advertised = {
         p.name: p for p in (profile.status.merged_access_providers() if profile.status else [])
     }

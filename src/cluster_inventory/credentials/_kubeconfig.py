@@ -13,6 +13,7 @@ from typing import Any
 
 from cluster_inventory.api import v1alpha1
 from cluster_inventory.api.constants import ACCESS_PROVIDER_SECRETREADER, EXTENSION_EXEC
+from cluster_inventory.credentials._access import profile_id
 from cluster_inventory.credentials.errors import AccessProviderNotFound
 
 __all__ = ["kubeconfig_for_profile"]
@@ -45,9 +46,8 @@ def kubeconfig_for_profile(
     """
     if not isinstance(profile, v1alpha1.ClusterProfile):
         profile = v1alpha1.ClusterProfile.from_dict(profile)
-    meta = profile.metadata
-    name = (meta.name if meta else None) or "cluster"
-    pid = f"{meta.namespace}/{name}" if meta and meta.namespace else name
+    name = (profile.metadata.name if profile.metadata else None) or "cluster"
+    pid = profile_id(profile)
     offers = profile.status.merged_access_providers() if profile.status else []
     advertised = {p.name: p for p in offers}
     entry = advertised.get(provider)

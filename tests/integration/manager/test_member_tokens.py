@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import json
-import sys
-from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -15,9 +12,8 @@ from cluster_inventory import kube
 from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
 from cluster_inventory.manager import service_account_name
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
+from tests.integration.credentials.conftest import PLUGIN, provider_file
 from tests.integration.manager.conftest import Harness, eventually
-
-PLUGIN = Path(sys.executable).parent / "cluster-inventory-secretreader"
 
 
 async def _token(h: Harness, ns: str, name: str) -> tuple[str, str] | None:
@@ -48,24 +44,11 @@ async def test_token_secret_is_usable_by_a_consumer_with_the_plugin(
 
     # A consumer in this inventory, with the provider file and our plugin, reaches the member
     # with the manager's token and gets exactly the default role (view) there.
-    providers = tmp_path / "providers.json"
-    providers.write_text(
-        json.dumps(
-            {
-                "providers": [
-                    {
-                        "name": "secretreader",
-                        "execConfig": {
-                            "apiVersion": "client.authentication.k8s.io/v1",
-                            "command": str(PLUGIN),
-                            "args": ["--namespace", ns],
-                            "env": [{"name": "KUBECONFIG", "value": str(h.hub.kubeconfig_path)}],
-                            "provideClusterInfo": True,
-                        },
-                    }
-                ]
-            }
-        )
+    providers = provider_file(
+        tmp_path / "providers.json",
+        str(PLUGIN),
+        ["--namespace", ns],
+        {"KUBECONFIG": str(h.hub.kubeconfig_path)},
     )
     profile = await h.profile(ns, "alpha")
     cache = CredentialCache(metrics=CredentialMetrics.create(CollectorRegistry()))
