@@ -103,7 +103,6 @@ def plan(
     desired: Iterable[ProfileKey],
     existing: Iterable[ProfileKey],
     inventories: Mapping[str, Inventory],
-    terminating_namespaces: Iterable[str] = (),
 ) -> Plan:
     """Desired minus existing to create; existing (ours) minus desired to delete.
 
@@ -113,9 +112,8 @@ def plan(
         desired: Profiles that should exist.
         existing: Profiles of this manager that exist.
         inventories: Current inventories (their ``terminating`` flag is honoured).
-        terminating_namespaces: Further namespaces known to be terminating.
     """
-    frozen = {n for n, inv in inventories.items() if inv.terminating} | set(terminating_namespaces)
+    frozen = {n for n, inv in inventories.items() if inv.terminating}
     want, have = set(desired), set(existing)
     return Plan(
         create=sorted(k for k in want - have if k.namespace not in frozen),

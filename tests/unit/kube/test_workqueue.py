@@ -58,10 +58,21 @@ def test_bucket_allows_burst_then_ten_per_second():
     assert bucket.when() == 0
 
 
+async def test_rate_limited_adds_are_counted_until_forgotten():
+    q = queue()
+    q.add_rate_limited("k")
+    q.add_rate_limited("k")
+    assert q.num_requeues("k") == 2
+    q.forget("k")
+    assert q.num_requeues("k") == 0
+    q.shut_down()
+
+
 async def test_shutdown_wakes_waiters():
     q = queue()
     waiter = asyncio.ensure_future(q.get())
     await asyncio.sleep(0)
     q.shut_down()
+    assert q.shutting_down
     with pytest.raises(QueueShutDown):
         await waiter
