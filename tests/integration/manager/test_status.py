@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import time
 
 import pytest
 import yaml
@@ -39,13 +38,14 @@ async def test_stopped_member_turns_unhealthy_and_recovers(harness: Harness) -> 
         lambda: _condition_is(h, ns, "beta", "ControlPlaneHealthy", "True"), what="healthy"
     )
     before = (await h.profile(ns, "beta"))["status"]
-    stopped = time.monotonic()
     stopping = asyncio.ensure_future(h.fleet.stop_member(member_name))
     try:
         cond = await eventually(
             lambda: _condition_is(h, ns, "beta", "ControlPlaneHealthy", "False"), what="unhealthy"
         )
-        detected = time.monotonic() - stopped
+        # Seen while kube-apiserver is still shutting down (it takes ~20 s with open watches):
+        # the probe noticed the failing readyz, not just the closed port.
+        detected_during_shutdown = not stopping.done()
         # Graceful shutdown first fails readyz ("shutdown"), then the port closes.
         assert cond["reason"] in ("ReadyzCheckFailed", "APIServerUnreachable"), cond
         await stopping
@@ -65,7 +65,7 @@ async def test_stopped_member_turns_unhealthy_and_recovers(harness: Harness) -> 
         timeout=30,
         what="recovered",
     )
-    assert detected < 5  # probe interval 0.5 s
+    assert detected_during_shutdown
 
 
 async def test_cluster_properties_propagate(harness: Harness) -> None:
