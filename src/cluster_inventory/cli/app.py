@@ -8,6 +8,7 @@ the commands that need them so that ``--help`` and ``version`` stay fast.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -86,10 +87,20 @@ def install_assets(
     from cluster_inventory.testing import install_assets as _install
 
     try:
-        with _err.status("installing control-plane assets") as status:
-            path = _install(progress=lambda line: status.update(line), force=force)
+        # A spinner only on a terminal: off one (CI) its refresh thread costs CPU that the
+        # compile needs, and plain lines make a useful log.
+        status = _err.status("installing control-plane assets") if _err.is_terminal else None
+        with status if status is not None else contextlib.nullcontext():
+
+            def progress(line: str) -> None:
+                if status is not None:
+                    status.update(line)
+                else:
+                    _err.print(line, highlight=False)
+
+            path = _install(progress=progress, force=force)
             plugins = [
-                upstream_plugin(name, progress=lambda line: status.update(line))
+                upstream_plugin(name, progress=progress)
                 for name in ("secretreader", "kubeconfig-secretreader")
             ]
     except (GoNotFoundError, GoBuildError) as exc:
