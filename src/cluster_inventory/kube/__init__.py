@@ -18,8 +18,9 @@ from cluster_inventory.kube._client import (
     ssl_context_for,
 )
 from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
+from cluster_inventory.kube._discovery import known_kind, parse_kind, resolve_kind
 from cluster_inventory.kube._k8s import ApiClient
-from cluster_inventory.kube._metrics import collectors_for
+from cluster_inventory.kube._metrics import RECONCILE_RESULTS, ReconcileMetrics, collectors_for
 from cluster_inventory.kube._resources import (
     Resource,
     apply,
@@ -38,6 +39,7 @@ from cluster_inventory.kube.errors import (
     ForbiddenError,
     GoneError,
     InvalidError,
+    KindNotFoundError,
     KubeAPIError,
     KubeConfigError,
     KubeError,
@@ -73,6 +75,7 @@ __all__ = [
     "LEASES",
     "NAMESPACES",
     "PLACEMENT_DECISIONS",
+    "RECONCILE_RESULTS",
     "ROLES",
     "ROLE_BINDINGS",
     "SECRETS",
@@ -86,10 +89,12 @@ __all__ = [
     "ForbiddenError",
     "GoneError",
     "InvalidError",
+    "KindNotFoundError",
     "KubeAPIError",
     "KubeConfigError",
     "KubeError",
     "NotFoundError",
+    "ReconcileMetrics",
     "Resource",
     "ServerUnavailableError",
     "ServiceAccountToken",
@@ -105,9 +110,12 @@ __all__ = [
     "ensure_crds",
     "get",
     "get_text",
+    "known_kind",
     "list_objects",
     "new_client",
+    "parse_kind",
     "request",
     "request_service_account_token",
+    "resolve_kind",
     "ssl_context_for",
 ]

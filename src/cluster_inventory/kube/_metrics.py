@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["collectors_for"]
+__all__ = ["RECONCILE_RESULTS", "ReconcileMetrics", "collectors_for"]
 
 T = TypeVar("T")
 # Keyed by the registry object itself (weakly): an id() could be reused by a new registry.
@@ -30,3 +31,89 @@ def collectors_for(
         per_registry[build] = build(registry)
     found: T = per_registry[build]
     return found
+
+
+#: controller-runtime's reconcile-time buckets (seconds).
+_RECONCILE_BUCKETS = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
+    0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0,
+    15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
+)  # fmt: skip
+#: ``result`` label values of ``controller_runtime_reconcile_total``.
+RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
+
+
+@dataclass(frozen=True)
+class ReconcileMetrics:
+    """controller-runtime's per-controller reconcile metrics (ECOSYSTEM.md section 6).
+
+    The names, labels and buckets are controller-runtime's, so its dashboards work for the
+    cluster manager and for the multicluster runtime alike. Both share one set per registry.
+    """
+
+    total: Counter
+    errors: Counter
+    terminal_errors: Counter
+    timeouts: Counter
+    time: Histogram
+    max_concurrent: Gauge
+    active_workers: Gauge
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> ReconcileMetrics:
+        """Create and register the collectors in ``registry`` (use :meth:`for_registry`)."""
+
+        def counter(name: str, doc: str, *labels: str) -> Counter:
+            return Counter(name, doc, ["controller", *labels], registry=registry)
+
+        def gauge(name: str, doc: str) -> Gauge:
+            return Gauge(name, doc, ["controller"], registry=registry)
+
+        return cls(
+            total=counter(
+                "controller_runtime_reconcile_total",
+                "Total number of reconciliations per controller",
+                "result",
+            ),
+            errors=counter(
+                "controller_runtime_reconcile_errors_total",
+                "Total number of reconciliation errors per controller",
+            ),
+            terminal_errors=counter(
+                "controller_runtime_terminal_reconcile_errors_total",
+                "Total number of terminal reconciliation errors per controller",
+            ),
+            timeouts=counter(
+                "controller_runtime_reconcile_timeouts_total",
+                "Total number of reconciliation timeouts per controller",
+            ),
+            time=Histogram(
+                "controller_runtime_reconcile_time_seconds",
+                "Length of time per reconciliation per controller",
+                ["controller"],
+                buckets=_RECONCILE_BUCKETS,
+                registry=registry,
+            ),
+            max_concurrent=gauge(
+                "controller_runtime_max_concurrent_reconciles",
+                "Maximum number of concurrent reconciles per controller",
+            ),
+            active_workers=gauge(
+                "controller_runtime_active_workers",
+                "Number of currently used workers per controller",
+            ),
+        )
+
+    @classmethod
+    def for_registry(cls, registry: CollectorRegistry = REGISTRY) -> ReconcileMetrics:
+        """The collectors registered in ``registry`` (created on first use)."""
+        return collectors_for(cls.create, registry)
+
+    def start(self, controller: str, max_concurrent: int) -> None:
+        """Set every counter of ``controller`` to zero so ``rate()`` works from the start."""
+        for result in RECONCILE_RESULTS:
+            self.total.labels(controller, result)
+        for counter in (self.errors, self.terminal_errors, self.timeouts):
+            counter.labels(controller)
+        self.max_concurrent.labels(controller).set(max_concurrent)
+        self.active_workers.labels(controller).set(0)

@@ -19,6 +19,7 @@ __all__ = [
     "ForbiddenError",
     "GoneError",
     "InvalidError",
+    "KindNotFoundError",
     "KubeAPIError",
     "KubeConfigError",
     "KubeError",
@@ -32,6 +33,10 @@ __all__ = [
 
 class KubeError(Exception):
     """Base of every error raised by ``cluster_inventory.kube``."""
+
+
+class KindNotFoundError(KubeError):
+    """The cluster serves no resource of a kind (a missing CRD, a typo in the kind)."""
 
 
 class KubeConfigError(KubeError):

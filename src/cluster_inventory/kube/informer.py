@@ -186,6 +186,11 @@ class Informer:
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=self.name)
 
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return self._task is not None and not self._task.done()
+
     async def stop(self) -> None:
         """Stop the task and wait for it."""
         if self._task is not None:

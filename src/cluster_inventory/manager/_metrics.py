@@ -1,10 +1,10 @@
-"""Prometheus collectors of the cluster manager, with controller-runtime's names."""
+"""Prometheus collectors of the cluster manager: controller-runtime's reconcile metrics + ours."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 
 from cluster_inventory import kube
 
@@ -15,9 +15,7 @@ __all__ = ["ManagerMetrics"]
 class ManagerMetrics:
     """Collectors; one set per registry (several managers in one process share them)."""
 
-    reconcile_total: Counter
-    reconcile_errors: Counter
-    reconcile_time: Histogram
+    reconcile: kube.ReconcileMetrics
     invalid_registrations: Gauge
     status_writes: Counter
 
@@ -25,24 +23,7 @@ class ManagerMetrics:
     def create(cls, registry: CollectorRegistry) -> ManagerMetrics:
         """Create and register the collectors in ``registry``."""
         return cls(
-            reconcile_total=Counter(
-                "controller_runtime_reconcile_total",
-                "Total number of reconciliations per controller",
-                ["controller", "result"],
-                registry=registry,
-            ),
-            reconcile_errors=Counter(
-                "controller_runtime_reconcile_errors_total",
-                "Total number of reconciliation errors per controller",
-                ["controller"],
-                registry=registry,
-            ),
-            reconcile_time=Histogram(
-                "controller_runtime_reconcile_time_seconds",
-                "Length of time per reconciliation per controller",
-                ["controller"],
-                registry=registry,
-            ),
+            reconcile=kube.ReconcileMetrics.for_registry(registry),
             invalid_registrations=Gauge(
                 "cluster_inventory_invalid_registrations",
                 "Registration Secrets that do not parse",

@@ -143,6 +143,7 @@ class ClusterManager:
             for informer in (self.namespaces, self.profiles, self.token_secrets):
                 await informer.wait_synced()
             self.queue.add(PLACEMENT)
+            self.metrics.reconcile.start(_CONTROLLER, self.config.workers)
             workers = [
                 asyncio.get_running_loop().create_task(
                     self._worker(self.queue, self._reconcile_main), name=f"worker {i}"
@@ -212,8 +213,8 @@ class ClusterManager:
             try:
                 requeue = await reconcile(key)
             except Exception as exc:  # one failing key must not stop the others
-                self.metrics.reconcile_errors.labels(_CONTROLLER).inc()
-                self.metrics.reconcile_total.labels(_CONTROLLER, "error").inc()
+                self.metrics.reconcile.errors.labels(_CONTROLLER).inc()
+                self.metrics.reconcile.total.labels(_CONTROLLER, "error").inc()
                 level = logging.WARNING if isinstance(exc, kube.KubeError) else logging.ERROR
                 _log.log(
                     level,
@@ -226,12 +227,12 @@ class ClusterManager:
             else:
                 queue.forget(key)
                 if requeue is not None:
-                    self.metrics.reconcile_total.labels(_CONTROLLER, "requeue_after").inc()
+                    self.metrics.reconcile.total.labels(_CONTROLLER, "requeue_after").inc()
                     queue.add_after(key, requeue)
                 else:
-                    self.metrics.reconcile_total.labels(_CONTROLLER, "success").inc()
+                    self.metrics.reconcile.total.labels(_CONTROLLER, "success").inc()
             finally:
-                self.metrics.reconcile_time.labels(_CONTROLLER).observe(
+                self.metrics.reconcile.time.labels(_CONTROLLER).observe(
                     time.perf_counter() - started
                 )
                 queue.done(key)
