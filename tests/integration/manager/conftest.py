@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
@@ -23,27 +22,6 @@ from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.manager import ClusterManager, ManagerConfig, registration_secret
 from cluster_inventory.testing import ControlPlane, Fleet
-
-T = TypeVar("T")
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T]], *, timeout: float = 20.0, what: str = "condition"
-) -> T:
-    """Await ``probe`` until it returns a truthy value (or raise with the last failure)."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        try:
-            value = await probe()
-            if value:
-                return value
-            last = value
-        except (AssertionError, KeyError, kube.KubeError) as exc:
-            last = exc
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
-        await asyncio.sleep(0.1)
 
 
 class Clock:

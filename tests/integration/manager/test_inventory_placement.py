@@ -10,7 +10,8 @@ from cluster_inventory.api.constants import (
     LABEL_CLUSTER_MANAGER,
     LABEL_INVENTORY_MEMBER_ID,
 )
-from tests.integration.manager.conftest import Harness, eventually
+from tests.integration.manager.conftest import Harness
+from tests.waiting import eventually
 
 
 async def _healthy(h: Harness, ns: str, name: str) -> bool:

@@ -13,7 +13,8 @@ from cluster_inventory.credentials import CredentialCache, CredentialMetrics, co
 from cluster_inventory.manager import service_account_name
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from tests.integration.credentials.conftest import PLUGIN, provider_file
-from tests.integration.manager.conftest import Harness, eventually
+from tests.integration.manager.conftest import Harness
+from tests.waiting import eventually
 
 
 async def _token(h: Harness, ns: str, name: str) -> tuple[str, str] | None:

@@ -10,7 +10,8 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.manager.names import CONDITION_PROPERTIES_SYNCED
-from tests.integration.manager.conftest import Harness, eventually
+from tests.integration.manager.conftest import Harness
+from tests.waiting import eventually
 
 
 async def _condition_is(
