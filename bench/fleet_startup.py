@@ -22,17 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import rss_mib
+
 from cluster_inventory.testing import DEFAULT_CONTROLLERS, ControlPlane, Fleet, install_assets
-
-
-def rss_mib(pids: list[int]) -> float:
-    total = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-    return total / 1024
 
 
 async def one_control_plane() -> float:

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import yaml
+from _common import bounded, percentile, rss_mib
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
@@ -37,24 +38,6 @@ from cluster_inventory.testing import Fleet
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 SYSTEM = "bench-system"
-
-
-def rss_mib(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
-async def bounded(calls, limit=16):
-    gate = asyncio.Semaphore(limit)
-
-    async def one(c):
-        async with gate:
-            return await c
-
-    return await asyncio.gather(*(one(c) for c in calls))
 
 
 def full(profile: dict) -> bool:
@@ -292,7 +275,7 @@ async def main(sizes: list[int], changes: int) -> None:
                     if n <= 100:
                         lat = await propagation(fleet, profiles, changes)
                         res["p50"] = statistics.median(lat)
-                        res["p99"] = sorted(lat)[max(0, int(len(lat) * 0.99) - 1)]
+                        res["p99"] = percentile(lat, 0.99)
                         res["health"] = await health(fleet, profiles)
                 finally:
                     proc.terminate()

@@ -1,0 +1,34 @@
+"""Helpers shared by the benchmarks: process memory, bounded concurrency, percentiles."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+
+def rss_mib(*pids: int) -> float:
+    """Resident memory of the processes together, in MiB (from /proc)."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+    return total / 1024
+
+
+async def bounded(calls, limit=16):
+    """Await the coroutines with at most ``limit`` in flight; results in order."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(c):
+        async with gate:
+            return await c
+
+    return await asyncio.gather(*(one(c) for c in calls))
+
+
+def percentile(values, q: float) -> float:
+    """Nearest-rank percentile (``q`` in 0..1) of a non-empty sequence."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
