@@ -1,1 +1,62 @@
-"""runtime: arrives with a later issue (see DESIGN.md)."""
+"""runtime: a multicluster controller runtime for Python controller authors.
+
+A :class:`FleetManager` watches ClusterProfiles on the hub, engages each member cluster when
+its profile is ready (pluggable readiness, default ``ControlPlaneHealthy=True``), reaches it
+through the consumer's provider file and exec plugin (:mod:`cluster_inventory.credentials`),
+and runs reconcilers registered per kind on every engaged cluster::
+
+    fleet = FleetManager(hub, "provider.json", namespaces=["team-a"])
+
+    @fleet.reconciler("v1/ConfigMap", namespace="default")
+    async def reconcile(request: Request, cluster: Cluster) -> Result | None:
+        cm = cluster.get("v1/ConfigMap", request.name, request.namespace)
+        ...
+
+    await fleet.run()
+
+See ``docs/runtime.md`` for the engagement rules, the metrics and a worked example.
+"""
+
+from __future__ import annotations
+
+from cluster_inventory.runtime.cluster import Cluster, WatchSpec
+from cluster_inventory.runtime.engagement import (
+    Action,
+    EngagementPolicy,
+    Plan,
+    control_plane_healthy,
+    group_holder,
+    member_id,
+    plan_engagement,
+)
+from cluster_inventory.runtime.errors import (
+    CacheNotWatched,
+    ClusterNotEngaged,
+    FleetError,
+    TerminalError,
+)
+from cluster_inventory.runtime.fleet import ClusterHook, FleetManager, Readiness
+from cluster_inventory.runtime.reconciler import Controller, Reconciler, Request, Result
+
+__all__ = [
+    "Action",
+    "CacheNotWatched",
+    "Cluster",
+    "ClusterHook",
+    "ClusterNotEngaged",
+    "Controller",
+    "EngagementPolicy",
+    "FleetError",
+    "FleetManager",
+    "Plan",
+    "Readiness",
+    "Reconciler",
+    "Request",
+    "Result",
+    "TerminalError",
+    "WatchSpec",
+    "control_plane_healthy",
+    "group_holder",
+    "member_id",
+    "plan_engagement",
+]

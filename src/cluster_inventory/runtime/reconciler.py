@@ -1,0 +1,280 @@
+"""Reconcilers across the fleet: requests, results and the per-kind controller.
+
+A reconciler is ``async def reconcile(request, cluster) -> Result | None``. It is level-based,
+as in controller-runtime: it reads what is there (the cluster's cache, the hub) and converges,
+whatever event woke it. Its controller feeds it from one work queue shared by every engaged
+cluster (client-go semantics: no duplicate keys, one worker per key at a time, per-key
+backoff 5 ms to 1000 s with an overall 10/s bucket). Outcomes follow controller-runtime:
+
+- ``None`` or ``Result()``: done; the key's backoff is reset.
+- ``Result(requeue_after=s)``: reconcile again after ``s`` seconds.
+- ``Result(requeue=True)``: reconcile again after the key's backoff.
+- an exception: counted, logged and retried after the key's backoff (a 409 conflict too).
+- :class:`~cluster_inventory.runtime.TerminalError`: counted and logged, not retried.
+
+A reconcile runs as a task of its cluster, so disengaging the cluster cancels it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cluster_inventory import kube
+from cluster_inventory.kube.workqueue import QueueShutDown, WorkQueue, WorkQueueMetrics
+from cluster_inventory.runtime.cluster import Cluster, WatchSpec
+from cluster_inventory.runtime.errors import TerminalError
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
+__all__ = ["Controller", "Reconciler", "Request", "Result"]
+
+K = TypeVar("K", bound=Hashable)
+_log = logging.getLogger("cluster_inventory.runtime")
+
+
+@dataclass(frozen=True, order=True)
+class Request:
+    """What to reconcile: an object on one engaged cluster.
+
+    Attributes:
+        cluster: The cluster's name in the fleet (its ClusterProfile's ``namespace/name``).
+        namespace: The object's namespace on that cluster (``""`` if cluster-scoped).
+        name: The object's name.
+    """
+
+    cluster: str
+    namespace: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, or ``name`` for a cluster-scoped object."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    """How a reconcile ended (controller-runtime's ``reconcile.Result``).
+
+    Attributes:
+        requeue: Reconcile again after the key's rate-limited backoff.
+        requeue_after: Reconcile again after this many seconds (wins over ``requeue``).
+
+    Raises:
+        ValueError: ``requeue_after`` is negative.
+    """
+
+    requeue: bool = False
+    requeue_after: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.requeue_after is not None and self.requeue_after < 0:
+            raise ValueError(f"requeue_after must be >= 0 seconds, not {self.requeue_after}")
+
+
+#: ``async (request, cluster) -> Result | None``.
+Reconciler = Callable[[Request, Cluster], Coroutine[Any, Any, Result | None]]
+
+
+class _Dropped(Exception):
+    """The request's cluster is gone: forget the key without counting a reconcile."""
+
+
+async def reconcile_loop(
+    queue: WorkQueue[K],
+    reconcile: Callable[[K], Awaitable[Result | None]],
+    *,
+    controller: str,
+    metrics: kube.ReconcileMetrics,
+    describe: Callable[[K], dict[str, str]],
+) -> None:
+    """Take keys from ``queue`` and reconcile them until the queue is shut down.
+
+    One worker. Outcomes and metrics follow controller-runtime (see the module docstring).
+    """
+    while True:
+        try:
+            key = await queue.get()
+        except QueueShutDown:
+            return
+        if queue.shutting_down:  # stopping: drop what is still queued
+            queue.done(key)
+            continue
+        active = metrics.active_workers.labels(controller)
+        active.inc()
+        started = time.perf_counter()
+        outcome = "success"
+        try:
+            result = await reconcile(key)
+        except _Dropped:
+            queue.forget(key)
+            outcome = ""
+        except TerminalError as exc:
+            outcome = "error"
+            metrics.terminal_errors.labels(controller).inc()
+            _log.error("reconcile failed for good: %s", exc, extra=describe(key))
+            queue.forget(key)
+        except Exception as exc:  # one failing key must never stop the others
+            outcome = "error"
+            expected = isinstance(exc, kube.KubeError | TimeoutError)
+            _log.log(
+                logging.WARNING if expected else logging.ERROR,
+                "reconcile failed, retrying with backoff: %s",
+                exc or type(exc).__name__,
+                extra=describe(key),
+                exc_info=not expected,
+            )
+            queue.add_rate_limited(key)
+        else:
+            if result is not None and result.requeue_after is not None:
+                outcome = "requeue_after"
+                queue.forget(key)
+                queue.add_after(key, result.requeue_after)
+            elif result is not None and result.requeue:
+                outcome = "requeue"
+                queue.add_rate_limited(key)
+            else:
+                queue.forget(key)
+        finally:
+            active.dec()
+            queue.done(key)
+        if outcome:
+            metrics.total.labels(controller, outcome).inc()
+            if outcome == "error":
+                metrics.errors.labels(controller).inc()
+            metrics.time.labels(controller).observe(time.perf_counter() - started)
+
+
+class Controller:
+    """One reconciler for one kind, run on every engaged cluster.
+
+    Made by :meth:`FleetManager.add_reconciler`; users call :meth:`enqueue` and
+    :meth:`enqueue_all` to trigger reconciles from outside the watched kind (a hub object,
+    an engage hook).
+
+    Attributes:
+        name: Controller name (metrics label ``controller``, logs).
+        watch: The kind and scope cached on every cluster; every change enqueues a request.
+        queue: The work queue of requests.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        watch: WatchSpec,
+        reconcile: Reconciler,
+        clusters: Mapping[str, Cluster],
+        *,
+        max_concurrent_reconciles: int = 1,
+        reconcile_timeout: float | None = None,
+        registry: CollectorRegistry,
+    ) -> None:
+        if max_concurrent_reconciles < 1:
+            raise ValueError(f"controller {name}: max_concurrent_reconciles must be >= 1")
+        if reconcile_timeout is not None and reconcile_timeout <= 0:
+            raise ValueError(f"controller {name}: reconcile_timeout must be > 0 seconds")
+        self.name = name
+        self.watch = watch
+        self.reconcile = reconcile
+        self.max_concurrent_reconciles = max_concurrent_reconciles
+        self.reconcile_timeout = reconcile_timeout
+        self._clusters = clusters
+        self._metrics = kube.ReconcileMetrics.for_registry(registry)
+        self.queue: WorkQueue[Request] = WorkQueue(
+            name, metrics=kube.collectors_for(WorkQueueMetrics, registry)
+        )
+        self._workers: list[asyncio.Task[None]] = []
+
+    def enqueue(self, request: Request) -> None:
+        """Queue one request (coalesced with a waiting equal one)."""
+        self.queue.add(request)
+
+    def enqueue_all(self, namespace: str, name: str) -> None:
+        """Queue ``namespace/name`` on every engaged cluster (e.g. after a hub change)."""
+        for cluster in list(self._clusters):
+            self.queue.add(Request(cluster, namespace, name))
+
+    def engage(self, cluster: Cluster) -> None:
+        """Feed the cluster's cache events of the watched kind into the queue.
+
+        The informer replays what it holds as ADDED, so every existing object is reconciled
+        once on engagement.
+        """
+        name = cluster.name
+
+        def on_event(_: str, obj: dict[str, Any], __: dict[str, Any] | None) -> None:
+            meta = obj.get("metadata") or {}
+            self.queue.add(Request(name, meta.get("namespace") or "", meta.get("name", "")))
+
+        cluster.cache(
+            self.watch.kind,
+            namespace=self.watch.namespace,
+            label_selector=self.watch.label_selector,
+        ).add_handler(on_event)
+
+    async def _reconcile(self, request: Request) -> Result | None:
+        cluster = self._clusters.get(request.cluster)
+        if cluster is None or cluster.closing:
+            raise _Dropped
+        task: asyncio.Task[Result | None] = cluster.run(self.reconcile(request, cluster))
+        try:
+            if self.reconcile_timeout is None:
+                return await task
+            async with asyncio.timeout(self.reconcile_timeout) as deadline:
+                return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and (current is None or not current.cancelling()):
+                raise _Dropped from None  # the cluster was disengaged under the reconcile
+            raise
+        except TimeoutError:
+            if self.reconcile_timeout is not None and deadline.expired():
+                self._metrics.timeouts.labels(self.name).inc()
+                raise TimeoutError(
+                    f"reconcile of {request.key} on {request.cluster} took longer than "
+                    f"{self.reconcile_timeout} s"
+                ) from None
+            raise
+
+    def start(self) -> None:
+        """Start the workers."""
+        self._metrics.start(self.name, self.max_concurrent_reconciles)
+        loop = asyncio.get_running_loop()
+        self._workers = [
+            loop.create_task(
+                reconcile_loop(
+                    self.queue,
+                    self._reconcile,
+                    controller=self.name,
+                    metrics=self._metrics,
+                    describe=self._describe,
+                ),
+                name=f"{self.name} worker {i}",
+            )
+            for i in range(self.max_concurrent_reconciles)
+        ]
+
+    def _describe(self, request: Request) -> dict[str, str]:
+        return {"controller": self.name, "cluster": request.cluster, "object": request.key}
+
+    async def stop(self, grace: float) -> None:
+        """Stop taking requests; let running reconciles finish for ``grace`` seconds."""
+        self.queue.shut_down()
+        await stop_workers(self._workers, grace)
+        self._workers = []
+
+
+async def stop_workers(workers: list[asyncio.Task[None]], grace: float) -> None:
+    """Wait up to ``grace`` seconds for ``workers`` to finish, then cancel the rest."""
+    if not workers:
+        return
+    _, pending = await asyncio.wait(workers, timeout=grace)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*workers, return_exceptions=True)
