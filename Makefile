@@ -17,8 +17,8 @@ demo: assets
 	$(UV) run cluster-inventory demo $(ARGS)
 
 lint: setup
-	$(UV) run ruff check src tests bench
-	$(UV) run ruff format --check src tests bench
+	$(UV) run ruff check src tests bench examples
+	$(UV) run ruff format --check src tests bench examples
 	$(UV) run mypy
 	$(UV) run lint-imports
 
