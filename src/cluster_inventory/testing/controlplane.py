@@ -54,7 +54,7 @@ _LOOPBACK = "127.0.0.1"
 
 def _start_timeout() -> float:
     raw = os.environ.get("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", "")
-    return _go_duration(raw) if raw else 60.0
+    return _go_duration(raw) if raw else 180.0
 
 
 def _stop_timeout() -> float:
