@@ -96,7 +96,7 @@ def install_assets(
                 if status is not None:
                     status.update(line)
                 else:
-                    _err.print(line, highlight=False)
+                    _err.print(line, highlight=False, soft_wrap=True)
 
             path = _install(progress=progress, force=force)
             plugins = [
