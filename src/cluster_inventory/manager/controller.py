@@ -22,7 +22,6 @@ import datetime as dt
 import functools
 import hashlib
 import logging
-import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -39,7 +38,8 @@ from cluster_inventory.api.constants import (
     V1ALPHA1,
 )
 from cluster_inventory.kube.informer import Informer
-from cluster_inventory.kube.workqueue import QueueShutDown, WorkQueue
+from cluster_inventory.kube.reconcile import Result, reconcile_loop
+from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.member import MemberConnection, connection_key
@@ -201,41 +201,23 @@ class ClusterManager:
             return await self.reconcile_placement()
         return await self.reconcile_profile(key)
 
-    async def _worker(
+    def _worker(
         self, queue: WorkQueue[Any], reconcile: Callable[[Any], Coroutine[Any, Any, float | None]]
-    ) -> None:
-        while True:
-            try:
-                key = await queue.get()
-            except QueueShutDown:
-                return
-            started = time.perf_counter()
-            try:
-                requeue = await reconcile(key)
-            except Exception as exc:  # one failing key must not stop the others
-                self.metrics.reconcile.errors.labels(_CONTROLLER).inc()
-                self.metrics.reconcile.total.labels(_CONTROLLER, "error").inc()
-                level = logging.WARNING if isinstance(exc, kube.KubeError) else logging.ERROR
-                _log.log(
-                    level,
-                    "reconcile failed: %s",
-                    exc,
-                    extra={"object": str(key)},
-                    exc_info=level == logging.ERROR,
-                )
-                queue.add_rate_limited(key)
-            else:
-                queue.forget(key)
-                if requeue is not None:
-                    self.metrics.reconcile.total.labels(_CONTROLLER, "requeue_after").inc()
-                    queue.add_after(key, requeue)
-                else:
-                    self.metrics.reconcile.total.labels(_CONTROLLER, "success").inc()
-            finally:
-                self.metrics.reconcile.time.labels(_CONTROLLER).observe(
-                    time.perf_counter() - started
-                )
-                queue.done(key)
+    ) -> Coroutine[Any, Any, None]:
+        """One worker of the shared reconcile loop; ``reconcile`` returns a requeue delay."""
+
+        async def as_result(key: Any) -> Result | None:
+            delay = await reconcile(key)
+            return None if delay is None else Result(requeue_after=delay)
+
+        return reconcile_loop(
+            queue,
+            as_result,
+            controller=_CONTROLLER,
+            metrics=self.metrics.reconcile,
+            describe=lambda key: {"object": str(key)},
+            log=_log,
+        )
 
     # -- placement -------------------------------------------------------------------
     async def reconcile_placement(self) -> float | None:

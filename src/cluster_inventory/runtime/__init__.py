@@ -19,6 +19,7 @@ See ``docs/runtime.md`` for the engagement rules, the metrics and a worked examp
 
 from __future__ import annotations
 
+from cluster_inventory.kube.reconcile import TerminalError
 from cluster_inventory.runtime.cluster import Cluster, WatchSpec
 from cluster_inventory.runtime.engagement import (
     Action,
@@ -29,12 +30,7 @@ from cluster_inventory.runtime.engagement import (
     member_id,
     plan_engagement,
 )
-from cluster_inventory.runtime.errors import (
-    CacheNotWatched,
-    ClusterNotEngaged,
-    FleetError,
-    TerminalError,
-)
+from cluster_inventory.runtime.errors import CacheNotWatched, ClusterNotEngaged, FleetError
 from cluster_inventory.runtime.fleet import ClusterHook, FleetManager, Readiness
 from cluster_inventory.runtime.reconciler import Controller, Reconciler, Request, Result
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CacheNotWatched", "ClusterNotEngaged", "FleetError", "TerminalError"]
+__all__ = ["CacheNotWatched", "ClusterNotEngaged", "FleetError"]
 
 
 class FleetError(Exception):
@@ -15,14 +15,3 @@ class ClusterNotEngaged(FleetError, LookupError):
 
 class CacheNotWatched(FleetError, LookupError):
     """A reconciler read a kind that no reconciler of the fleet watches."""
-
-
-class TerminalError(Exception):
-    """Raise from a reconciler to stop retries of a request.
-
-    controller-runtime's ``reconcile.TerminalError``: the error is logged and counted in
-    ``controller_runtime_terminal_reconcile_errors_total``, and the request is not requeued.
-
-    The request is reconciled again only when something changes (a new event for the object,
-    a re-engagement of its cluster).
-    """

@@ -40,6 +40,7 @@ from cluster_inventory.credentials import (
 )
 from cluster_inventory.kube.informer import Informer, object_key
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
+from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.runtime.cluster import Cluster, WatchSpec
@@ -52,13 +53,7 @@ from cluster_inventory.runtime.engagement import (
     plan_engagement,
 )
 from cluster_inventory.runtime.errors import ClusterNotEngaged, FleetError
-from cluster_inventory.runtime.reconciler import (
-    Controller,
-    Reconciler,
-    Result,
-    reconcile_loop,
-    stop_workers,
-)
+from cluster_inventory.runtime.reconciler import Controller, Reconciler
 
 __all__ = ["ClusterHook", "FleetManager", "Readiness"]
 
@@ -334,6 +329,7 @@ class FleetManager:
                     controller=_ENGAGEMENT_CONTROLLER,
                     metrics=self._reconcile_metrics,
                     describe=lambda key: {"fleet": self.name, "cluster": key},
+                    log=_log,
                 ),
                 name=f"{self.name} engage worker {i}",
             )

@@ -4,13 +4,9 @@ A reconciler is ``async def reconcile(request, cluster) -> Result | None``. It i
 as in controller-runtime: it reads what is there (the cluster's cache, the hub) and converges,
 whatever event woke it. Its controller feeds it from one work queue shared by every engaged
 cluster (client-go semantics: no duplicate keys, one worker per key at a time, per-key
-backoff 5 ms to 1000 s with an overall 10/s bucket). Outcomes follow controller-runtime:
-
-- ``None`` or ``Result()``: done; the key's backoff is reset.
-- ``Result(requeue_after=s)``: reconcile again after ``s`` seconds.
-- ``Result(requeue=True)``: reconcile again after the key's backoff.
-- an exception: counted, logged and retried after the key's backoff (a 409 conflict too).
-- :class:`~cluster_inventory.runtime.TerminalError`: counted and logged, not retried.
+backoff 5 ms to 1000 s with an overall 10/s bucket). Outcomes, backoff and metrics are those
+of :func:`cluster_inventory.kube.reconcile.reconcile_loop` (controller-runtime's): a result
+asks for a requeue, an exception is retried with backoff, a ``TerminalError`` is not.
 
 A reconcile runs as a task of its cluster, so disengaging the cluster cancels it.
 """
@@ -19,22 +15,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
-from cluster_inventory.kube.workqueue import QueueShutDown, WorkQueue, WorkQueueMetrics
+from cluster_inventory.kube.reconcile import (
+    RequestDropped,
+    Result,
+    reconcile_loop,
+    stop_workers,
+)
+from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime.cluster import Cluster, WatchSpec
-from cluster_inventory.runtime.errors import TerminalError
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
 __all__ = ["Controller", "Reconciler", "Request", "Result"]
 
-K = TypeVar("K", bound=Hashable)
 _log = logging.getLogger("cluster_inventory.runtime")
 
 
@@ -58,97 +57,8 @@ class Request:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
-@dataclass(frozen=True, kw_only=True)
-class Result:
-    """How a reconcile ended (controller-runtime's ``reconcile.Result``).
-
-    Attributes:
-        requeue: Reconcile again after the key's rate-limited backoff.
-        requeue_after: Reconcile again after this many seconds (wins over ``requeue``).
-
-    Raises:
-        ValueError: ``requeue_after`` is negative.
-    """
-
-    requeue: bool = False
-    requeue_after: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.requeue_after is not None and self.requeue_after < 0:
-            raise ValueError(f"requeue_after must be >= 0 seconds, not {self.requeue_after}")
-
-
 #: ``async (request, cluster) -> Result | None``.
 Reconciler = Callable[[Request, Cluster], Coroutine[Any, Any, Result | None]]
-
-
-class _Dropped(Exception):
-    """The request's cluster is gone: forget the key without counting a reconcile."""
-
-
-async def reconcile_loop(
-    queue: WorkQueue[K],
-    reconcile: Callable[[K], Awaitable[Result | None]],
-    *,
-    controller: str,
-    metrics: kube.ReconcileMetrics,
-    describe: Callable[[K], dict[str, str]],
-) -> None:
-    """Take keys from ``queue`` and reconcile them until the queue is shut down.
-
-    One worker. Outcomes and metrics follow controller-runtime (see the module docstring).
-    """
-    while True:
-        try:
-            key = await queue.get()
-        except QueueShutDown:
-            return
-        if queue.shutting_down:  # stopping: drop what is still queued
-            queue.done(key)
-            continue
-        active = metrics.active_workers.labels(controller)
-        active.inc()
-        started = time.perf_counter()
-        outcome = "success"
-        try:
-            result = await reconcile(key)
-        except _Dropped:
-            queue.forget(key)
-            outcome = ""
-        except TerminalError as exc:
-            outcome = "error"
-            metrics.terminal_errors.labels(controller).inc()
-            _log.error("reconcile failed for good: %s", exc, extra=describe(key))
-            queue.forget(key)
-        except Exception as exc:  # one failing key must never stop the others
-            outcome = "error"
-            expected = isinstance(exc, kube.KubeError | TimeoutError)
-            _log.log(
-                logging.WARNING if expected else logging.ERROR,
-                "reconcile failed, retrying with backoff: %s",
-                exc or type(exc).__name__,
-                extra=describe(key),
-                exc_info=not expected,
-            )
-            queue.add_rate_limited(key)
-        else:
-            if result is not None and result.requeue_after is not None:
-                outcome = "requeue_after"
-                queue.forget(key)
-                queue.add_after(key, result.requeue_after)
-            elif result is not None and result.requeue:
-                outcome = "requeue"
-                queue.add_rate_limited(key)
-            else:
-                queue.forget(key)
-        finally:
-            active.dec()
-            queue.done(key)
-        if outcome:
-            metrics.total.labels(controller, outcome).inc()
-            if outcome == "error":
-                metrics.errors.labels(controller).inc()
-            metrics.time.labels(controller).observe(time.perf_counter() - started)
 
 
 class Controller:
@@ -221,7 +131,7 @@ class Controller:
     async def _reconcile(self, request: Request) -> Result | None:
         cluster = self._clusters.get(request.cluster)
         if cluster is None or cluster.closing:
-            raise _Dropped
+            raise RequestDropped
         task: asyncio.Task[Result | None] = cluster.run(self.reconcile(request, cluster))
         try:
             if self.reconcile_timeout is None:
@@ -231,7 +141,7 @@ class Controller:
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if task.cancelled() and (current is None or not current.cancelling()):
-                raise _Dropped from None  # the cluster was disengaged under the reconcile
+                raise RequestDropped from None  # the cluster was disengaged under the reconcile
             raise
         except TimeoutError:
             if self.reconcile_timeout is not None and deadline.expired():
@@ -254,6 +164,7 @@ class Controller:
                     controller=self.name,
                     metrics=self._metrics,
                     describe=self._describe,
+                    log=_log,
                 ),
                 name=f"{self.name} worker {i}",
             )
@@ -268,13 +179,3 @@ class Controller:
         self.queue.shut_down()
         await stop_workers(self._workers, grace)
         self._workers = []
-
-
-async def stop_workers(workers: list[asyncio.Task[None]], grace: float) -> None:
-    """Wait up to ``grace`` seconds for ``workers`` to finish, then cancel the rest."""
-    if not workers:
-        return
-    _, pending = await asyncio.wait(workers, timeout=grace)
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*workers, return_exceptions=True)
