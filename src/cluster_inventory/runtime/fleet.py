@@ -161,7 +161,6 @@ class FleetManager:
         self._hub_watches: list[Informer] = []
         self._started = False
         self._stopped = False
-        self.synced = asyncio.Event()
         for informer in self._profiles:
             informer.add_indexer(_MEMBER_INDEX, lambda p: [m] if (m := member_id(p)) else [])
             informer.add_handler(self._on_profile)
@@ -260,7 +259,7 @@ class FleetManager:
             field_selector: Server-side field selector (e.g. ``metadata.name=x``).
 
         Returns:
-            The hub informer (its store can be read once :attr:`synced` is set).
+            The hub informer (its store is complete once :meth:`wait_synced` returned).
 
         Raises:
             ValueError: Unknown kind, or the fleet already started.
@@ -339,11 +338,6 @@ class FleetManager:
             controller.start()
         if self._provider_path is not None:
             self._tasks.append(loop.create_task(self._watch_provider_file()))
-        self._tasks.append(loop.create_task(self._mark_synced()))
-
-    async def _mark_synced(self) -> None:
-        await self.wait_synced()
-        self.synced.set()
 
     async def wait_synced(self) -> None:
         """Wait until the hub's profiles (and hub watches) have been listed once.
@@ -372,7 +366,6 @@ class FleetManager:
             await informer.stop()
         for name in list(self._clusters):
             await self._disengage(name, "stopped")
-        self.synced.clear()
 
     async def __aenter__(self) -> FleetManager:
         await self.start()
