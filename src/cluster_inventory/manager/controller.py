@@ -22,7 +22,7 @@ import datetime as dt
 import functools
 import hashlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -249,11 +249,14 @@ class ClusterManager:
         previous = self.desired
         self.desired, self._by_member = desired, by_member
         await _bounded(
-            [self._create_profile(key, *desired[key]) for key in todo.create],
+            [functools.partial(self._create_profile, key, *desired[key]) for key in todo.create],
             self.config.workers * 2,
         )
         await _bounded(
-            [self._delete_profile(key, previous.get(key)) for key in todo.delete],
+            [
+                functools.partial(self._delete_profile, key, previous.get(key))
+                for key in todo.delete
+            ],
             self.config.workers * 2,
         )
         for conn in set(self.members) - needed:
@@ -518,13 +521,17 @@ class ClusterManager:
         )
 
 
-async def _bounded(calls: list[Coroutine[Any, Any, None]], limit: int) -> None:
-    """Await ``calls`` with at most ``limit`` in flight; the first error is raised after all ran."""
+async def _bounded(calls: list[Callable[[], Awaitable[None]]], limit: int) -> None:
+    """Run ``calls`` with at most ``limit`` in flight; the first error is raised after all ran.
+
+    Each call is made only when its turn comes, so a cancelled placement (shutdown) leaves
+    no coroutine that was created and never awaited.
+    """
     gate = asyncio.Semaphore(limit)
 
-    async def one(call: Coroutine[Any, Any, None]) -> None:
+    async def one(call: Callable[[], Awaitable[None]]) -> None:
         async with gate:
-            await call
+            await call()
 
     results = await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
     for result in results:
