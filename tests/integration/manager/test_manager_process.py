@@ -56,8 +56,10 @@ async def test_two_replicas_elect_one_leader_and_fail_over(fleet, test_namespace
     lease = dict(
         namespace=test_namespace,
         name="cluster-inventory-manager",
-        lease_duration=4,
-        renew_deadline=3,
+        # Generous: on a busy 2-core CI machine a 3 s renew deadline was missed, the leader
+        # stepped down as it must, and its endpoints closed under the test.
+        lease_duration=10,
+        renew_deadline=8,
         retry_period=0.5,
     )
     ports = {ident: free_port() for ident in ("one", "two")}
@@ -81,6 +83,7 @@ async def test_two_replicas_elect_one_leader_and_fail_over(fleet, test_namespace
             follower = "two" if leader == "one" else "one"
             await eventually(lambda: _profile_exists(hub, inventory), what="profile by the leader")
             for ident in ("one", "two"):  # both replicas are ready: leader synced, standby waiting
+                assert not tasks[ident].done(), f"replica {ident} stopped: {tasks[ident]!r}"
                 async with http.get(f"http://127.0.0.1:{ports[ident]}/readyz") as resp:
                     assert resp.status == 200
             await asyncio.sleep(1.5)
@@ -89,7 +92,7 @@ async def test_two_replicas_elect_one_leader_and_fail_over(fleet, test_namespace
             with contextlib.suppress(asyncio.CancelledError):
                 await tasks[leader]
             await eventually(
-                lambda: _holder_is(hub, test_namespace, follower), timeout=10, what="failover"
+                lambda: _holder_is(hub, test_namespace, follower), timeout=30, what="failover"
             )
             await kube.delete(hub, kube.CLUSTER_PROFILES, "alpha", namespace=inventory)
             await eventually(
