@@ -105,6 +105,19 @@ class Informer:
         for obj in list(self._store.values()):
             handler(ADDED, obj, None)
 
+    def remove_handler(self, handler: EventHandler) -> bool:
+        """Unregister ``handler`` (compared by identity); later events no longer reach it.
+
+        Safe while events are being delivered: the delivery in progress keeps its list.
+
+        Returns:
+            True if the handler was registered.
+        """
+        kept = [h for h in self._handlers if h is not handler]
+        removed = len(kept) != len(self._handlers)
+        self._handlers = kept
+        return removed
+
     def add_indexer(self, name: str, func: Callable[[dict[str, Any]], Iterable[str]]) -> None:
         """Index objects by ``func(obj)`` values; query with :meth:`by_index`."""
         self._indexers[name] = func

@@ -16,6 +16,7 @@ class FleetMetrics:
     """Engaged-cluster gauges and engagement counters, labelled by fleet name."""
 
     engaged: Gauge
+    connections: Gauge
     engagements: Counter
     disengagements: Counter
     engage_seconds: Histogram
@@ -28,6 +29,13 @@ class FleetMetrics:
             engaged=Gauge(
                 "cluster_inventory_runtime_engaged_clusters",
                 "Member clusters engaged by the fleet manager",
+                ["fleet"],
+                registry=registry,
+            ),
+            connections=Gauge(
+                "cluster_inventory_runtime_connections",
+                "Member connections open (one client and one watch per kind each), shared by "
+                "engaged clusters whose access is the same",
                 ["fleet"],
                 registry=registry,
             ),

@@ -1,8 +1,15 @@
 """An engaged member cluster: its client, its caches and the tasks running against it.
 
 A :class:`Cluster` exists from engagement to disengagement. Closing it cancels every
-reconcile still running against it, stops its informers and closes its client, so nothing
-keeps talking to a member after its profile is gone.
+reconcile still running against it and lets go of its connection; the last cluster to let go
+of a connection stops its informers and closes its client, so nothing keeps talking to a
+member after its profiles are gone.
+
+Clusters whose resolved access has the same ``cache_key`` (same server, CA, TLS settings,
+exec plugin and extension, hence the same credential) reach one API server as one identity
+and see the same objects. They share one :class:`SharedConnection`: one client, and one
+LIST and one watch per cached kind, however many ClusterProfiles name that member. Each
+cluster keeps its own name, profile, event handlers and tasks.
 """
 
 from __future__ import annotations
@@ -10,16 +17,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cluster_inventory import kube
-from cluster_inventory.credentials import ClusterAccess
-from cluster_inventory.kube.informer import Informer
+from cluster_inventory.credentials import ClusterAccess, CredentialCache, connect_access
+from cluster_inventory.kube.informer import EventHandler, Informer
 from cluster_inventory.runtime.errors import CacheNotWatched
 
-__all__ = ["Cluster", "WatchSpec"]
+__all__ = ["Cluster", "ConnectionPool", "SharedConnection", "WatchSpec"]
 
 T = TypeVar("T")
 _log = logging.getLogger("cluster_inventory.runtime")
@@ -40,6 +47,121 @@ class WatchSpec:
     label_selector: str | None = None
 
 
+class SharedConnection:
+    """One client and its caches, shared by every engaged cluster with the same access.
+
+    Attributes:
+        key: The access ``cache_key`` (a SHA-256 hex digest of server, TLS settings, exec
+            plugin and extension; no credential).
+        server: The member's API server URL.
+        client: Authenticated API client (the exec credential is cached and renewed).
+        informers: The caches started so far, by what they watch.
+        users: Engaged (or engaging) clusters holding this connection.
+    """
+
+    def __init__(self, key: str, server: str, client: kube.ApiClient) -> None:
+        self.key = key
+        self.server = server
+        self.client = client
+        self.informers: dict[WatchSpec, Informer] = {}
+        self.users = 0
+        self._lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        return f"SharedConnection({self.server!r}, users={self.users})"
+
+    async def start_caches(self, specs: list[WatchSpec], timeout: float) -> None:
+        """Start the informers of ``specs`` not started yet and wait until all have listed.
+
+        Args:
+            specs: What to cache (duplicates and caches already running share one informer).
+            timeout: Seconds to wait for every first LIST.
+
+        Raises:
+            TimeoutError: A cache did not fill in time.
+            KindNotFoundError: The member does not serve a kind.
+            KubeAPIError: A LIST was refused (401, 403).
+        """
+        async with self._lock:  # two clusters engaging at once start one informer per spec
+            for spec in specs:
+                if spec in self.informers:
+                    continue
+                resource = await kube.resolve_kind(self.client, spec.kind)
+                informer = Informer(
+                    self.client,
+                    resource,
+                    namespace=spec.namespace,
+                    label_selector=spec.label_selector,
+                    name=f"{self.server} {resource.kind}",
+                )
+                self.informers[spec] = informer
+                informer.start()
+        async with asyncio.timeout(timeout):
+            for spec in specs:
+                await self.informers[spec].wait_synced()
+
+    async def close(self) -> None:
+        """Stop the informers and close the client; errors are logged, never raised."""
+        for informer in self.informers.values():
+            with contextlib.suppress(Exception):
+                await informer.stop()
+        try:
+            await self.client.close()
+        except Exception as exc:  # a broken connection must not stop the disengagement
+            _log.warning("closing the client failed: %s", exc, extra={"server": self.server})
+
+
+class ConnectionPool:
+    """The shared connections of one fleet, by access ``cache_key``, reference-counted.
+
+    Args:
+        cache: Credential cache the clients draw their exec credentials from.
+        on_change: Called with the number of open connections after each change (metrics).
+    """
+
+    def __init__(
+        self, cache: CredentialCache, on_change: Callable[[int], None] | None = None
+    ) -> None:
+        self._cache = cache
+        self._on_change = on_change or (lambda _: None)
+        self._open: dict[str, SharedConnection] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    async def acquire(self, access: ClusterAccess) -> SharedConnection:
+        """The open connection for ``access``, or a new one (one client per key at a time).
+
+        Raises:
+            ExecPluginError: The exec plugin failed on the first credential.
+            KubeConfigError: The TLS material does not load.
+        """
+        lock = self._locks.setdefault(access.cache_key, asyncio.Lock())
+        async with lock:
+            conn = self._open.get(access.cache_key)
+            if conn is None:
+                client = await connect_access(access, cache=self._cache)
+                conn = SharedConnection(access.cache_key, access.server, client)
+                self._open[access.cache_key] = conn
+                self._on_change(len(self._open))
+            conn.users += 1
+            return conn
+
+    async def release(self, conn: SharedConnection) -> None:
+        """Let go of ``conn``; the last user closes it."""
+        conn.users -= 1
+        if conn.users > 0:
+            return
+        if self._open.get(conn.key) is conn:
+            del self._open[conn.key]
+            lock = self._locks.get(conn.key)
+            if lock is not None and not lock.locked():
+                del self._locks[conn.key]
+        self._on_change(len(self._open))
+        await conn.close()
+
+
 class Cluster:
     """One engaged member cluster, as reconcilers see it.
 
@@ -48,8 +170,9 @@ class Cluster:
         profile: The ClusterProfile (decoded dict), kept current while engaged.
         member_id: The ``inventory-member-id`` label, if any.
         access: How it is reached (server, CA, plugin); holds no credential.
+        connection: The client and caches, shared with clusters of the same access.
         client: Authenticated API client for the member (credentials from the exec plugin,
-            renewed before expiry and after a 401).
+            renewed before expiry and after a 401); shared, never close it yourself.
     """
 
     def __init__(
@@ -59,14 +182,18 @@ class Cluster:
         profile: dict[str, Any],
         member_id: str | None,
         access: ClusterAccess,
-        client: kube.ApiClient,
+        connection: SharedConnection,
+        pool: ConnectionPool,
     ) -> None:
         self.name = name
         self.profile = profile
         self.member_id = member_id
         self.access = access
-        self.client = client
-        self._informers: dict[WatchSpec, Informer] = {}
+        self.connection = connection
+        self.client = connection.client
+        self._pool = pool
+        self._specs: list[WatchSpec] = []
+        self._handlers: list[tuple[Informer, EventHandler]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._closed = False
@@ -81,7 +208,7 @@ class Cluster:
 
     @property
     def closed(self) -> bool:
-        """True once :meth:`close` finished: tasks cancelled, caches stopped, client closed."""
+        """True once :meth:`close` finished: tasks cancelled, connection let go."""
         return self._closed
 
     @property
@@ -91,14 +218,14 @@ class Cluster:
 
     @property
     def informers(self) -> dict[WatchSpec, Informer]:
-        """The caches of this cluster, by what they watch."""
-        return dict(self._informers)
+        """The caches this cluster uses, by what they watch (shared; do not stop them)."""
+        return {spec: self.connection.informers[spec] for spec in self._specs}
 
     async def start_caches(self, specs: list[WatchSpec], timeout: float) -> None:
-        """Start one informer per spec and wait until all have listed.
+        """Start (or join) one informer per spec and wait until all have listed.
 
         Args:
-            specs: What to cache (duplicates share one informer).
+            specs: What to cache.
             timeout: Seconds to wait for every first LIST.
 
         Raises:
@@ -106,22 +233,22 @@ class Cluster:
             KindNotFoundError: The member does not serve a kind.
             KubeAPIError: A LIST was refused (401, 403).
         """
-        for spec in specs:
-            if spec in self._informers:
-                continue
-            resource = await kube.resolve_kind(self.client, spec.kind)
-            informer = Informer(
-                self.client,
-                resource,
-                namespace=spec.namespace,
-                label_selector=spec.label_selector,
-                name=f"{self.name} {resource.kind}",
-            )
-            self._informers[spec] = informer
-            informer.start()
-        async with asyncio.timeout(timeout):
-            for informer in self._informers.values():
-                await informer.wait_synced()
+        await self.connection.start_caches(specs, timeout)
+        self._specs = list(dict.fromkeys([*self._specs, *specs]))
+
+    def add_event_handler(self, spec: WatchSpec, handler: EventHandler) -> None:
+        """Deliver ``spec``'s cache events to ``handler`` until this cluster is disengaged.
+
+        The informer first replays what it holds as ADDED (client-go's AddEventHandler).
+
+        Raises:
+            CacheNotWatched: ``spec`` is not cached on this cluster.
+        """
+        informer = self.cache(
+            spec.kind, namespace=spec.namespace, label_selector=spec.label_selector
+        )
+        self._handlers.append((informer, handler))
+        informer.add_handler(handler)
 
     def cache(
         self, kind: str, *, namespace: str | None = None, label_selector: str | None = None
@@ -136,11 +263,12 @@ class Cluster:
         Raises:
             CacheNotWatched: No reconciler of the fleet watches that kind in that scope.
         """
-        exact = self._informers.get(WatchSpec(kind, namespace, label_selector))
+        informers = self.informers
+        exact = informers.get(WatchSpec(kind, namespace, label_selector))
         if exact is not None:
             return exact
         if namespace is None and label_selector is None:
-            scoped = [inf for spec, inf in self._informers.items() if spec.kind == kind]
+            scoped = [inf for spec, inf in informers.items() if spec.kind == kind]
             if len(scoped) == 1:
                 return scoped[0]
         raise CacheNotWatched(
@@ -155,7 +283,7 @@ class Cluster:
             CacheNotWatched: ``kind`` is not cached on this cluster.
         """
         key = f"{namespace}/{name}" if namespace else name
-        caches = [inf for spec, inf in self._informers.items() if spec.kind == kind]
+        caches = [inf for spec, inf in self.informers.items() if spec.kind == kind]
         if not caches:
             self.cache(kind)  # raises CacheNotWatched with the explanation
         for informer in caches:
@@ -179,20 +307,21 @@ class Cluster:
         return task
 
     async def close(self) -> None:
-        """Cancel running reconciles, stop the caches and close the client (idempotent)."""
+        """Cancel running reconciles, drop event handlers, let go of the connection.
+
+        The last user of the connection stops its informers and closes its client.
+        Idempotent.
+        """
         if self._closing:
             return
         self._closing = True
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
-        for informer in self._informers.values():
-            with contextlib.suppress(Exception):
-                await informer.stop()
+        for informer, handler in self._handlers:
+            informer.remove_handler(handler)
+        self._handlers.clear()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        try:
-            await self.client.close()
-        except Exception as exc:  # a broken connection must not stop the disengagement
-            _log.warning("closing the client failed: %s", exc, extra={"cluster": self.name})
+        await self._pool.release(self.connection)
         self._closed = True

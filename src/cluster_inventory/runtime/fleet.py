@@ -34,7 +34,6 @@ from cluster_inventory.credentials import (
     CredentialMetrics,
     ProviderConfig,
     ProviderConfigError,
-    connect_access,
     load_provider_file,
     resolve_access,
 )
@@ -43,7 +42,7 @@ from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderEl
 from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
-from cluster_inventory.runtime.cluster import Cluster, WatchSpec
+from cluster_inventory.runtime.cluster import Cluster, ConnectionPool, WatchSpec
 from cluster_inventory.runtime.engagement import (
     Action,
     EngagementPolicy,
@@ -144,6 +143,9 @@ class FleetManager:
             for namespace in (namespaces if namespaces is not None else [None])
         ]
         self._metrics = FleetMetrics.for_registry(registry)
+        self._pool = ConnectionPool(
+            self._cache, on_change=self._metrics.connections.labels(name).set
+        )
         self._reconcile_metrics = kube.ReconcileMetrics.for_registry(registry)
         self.queue: WorkQueue[str] = WorkQueue(
             f"{name}-{_ENGAGEMENT_CONTROLLER}",
@@ -515,12 +517,17 @@ class FleetManager:
     ) -> None:
         started = time.perf_counter()
         try:
-            client = await connect_access(access, cache=self._cache)
+            connection = await self._pool.acquire(access)
         except Exception:
             self._metrics.engagements.labels(self.name, "error").inc()
             raise
         cluster = Cluster(
-            name=key, profile=profile, member_id=member_id(profile), access=access, client=client
+            name=key,
+            profile=profile,
+            member_id=member_id(profile),
+            access=access,
+            connection=connection,
+            pool=self._pool,
         )
         try:
             await cluster.start_caches(

@@ -122,11 +122,7 @@ class Controller:
             meta = obj.get("metadata") or {}
             self.queue.add(Request(name, meta.get("namespace") or "", meta.get("name", "")))
 
-        cluster.cache(
-            self.watch.kind,
-            namespace=self.watch.namespace,
-            label_selector=self.watch.label_selector,
-        ).add_handler(on_event)
+        cluster.add_event_handler(self.watch, on_event)
 
     async def _reconcile(self, request: Request) -> Result | None:
         cluster = self._clusters.get(request.cluster)

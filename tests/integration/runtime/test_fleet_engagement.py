@@ -340,3 +340,51 @@ async def test_profiles_of_one_member_in_two_inventories_engage_once(
     await eventually(
         lambda: twin in fm.clusters and engaged not in fm.clusters, what="failover to the twin"
     )
+
+
+async def test_profiles_with_the_same_access_share_one_connection_and_one_watch(
+    inventory: Inventory, fleet_manager
+) -> None:
+    member = inventory.member(0)
+    await _configmap(member, inventory.namespace, "shared", {"v": "1"})
+    fm = fleet_manager()
+    seen: list[tuple[str, str]] = []  # (cluster, data v)
+
+    @fm.reconciler("v1/ConfigMap", namespace=inventory.namespace)
+    async def reconcile(request: Request, cluster: Cluster) -> None:
+        if request.name == "shared":
+            obj = cluster.get("v1/ConfigMap", "shared", request.namespace) or {}
+            seen.append((request.cluster, obj.get("data", {}).get("v", "")))
+
+    await fm.start()
+    k1, k2, k3 = (f"{inventory.namespace}/{n}" for n in ("c1", "c2", "c3"))
+    # c1 and c2 name one Secret on one member: the same access, hence the same credential.
+    await inventory.publish("c1", member, secret="shared-token")
+    await inventory.publish("c2", member, secret="shared-token")
+    await inventory.publish("c3", member)  # its own Secret: its own connection
+    await eventually(
+        lambda: {(k1, "1"), (k2, "1"), (k3, "1")} <= set(seen), what="all three reconciled"
+    )
+    c1, c2, c3 = fm.cluster(k1), fm.cluster(k2), fm.cluster(k3)
+    assert c1.connection is c2.connection and c1.client is c2.client
+    assert c3.connection is not c1.connection
+    shared = next(iter(c1.informers.values()))
+    assert shared is next(iter(c2.informers.values()))
+    assert shared.lists == 1, "one LIST serves both clusters"
+    assert metric(fm.registry, "cluster_inventory_runtime_connections", fleet="fleet") == 2
+
+    # c1 goes: c2 keeps the connection and the watch; c1's handler no longer fires.
+    await inventory.delete("c1")
+    await eventually(lambda: c1.closed, what="c1 to disengage")
+    assert shared.running and not c2.client.rest_client.pool_manager.closed
+    seen.clear()
+    await _configmap(member, inventory.namespace, "shared", {"v": "2"})
+    await eventually(lambda: (k2, "2") in seen and (k3, "2") in seen, what="the update on c2, c3")
+    assert all(cluster != k1 for cluster, _ in seen), seen
+
+    # The last user closes it.
+    await inventory.delete("c2")
+    await eventually(lambda: c2.closed, what="c2 to disengage")
+    assert not shared.running and c2.client.rest_client.pool_manager.closed
+    assert metric(fm.registry, "cluster_inventory_runtime_connections", fleet="fleet") == 1
+    assert not c3.closed and not c3.client.rest_client.pool_manager.closed
