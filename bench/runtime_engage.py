@@ -2,7 +2,11 @@
 
 For each N in --sizes, against a local fleet (hub + 2 real members):
 - N ClusterProfiles are created not ready (``ControlPlaneHealthy=False``), spread over the
-  two members (clusters share real members, each with its own client, cache and watch);
+  two members. With ``access=shared`` the profiles of one member name one token Secret:
+  their access is the same, so the runtime gives them one connection (client, LIST and
+  watch). With ``access=distinct`` (``--distinct-sizes``) every profile names its own copy
+  of the token: every cluster gets its own credential, client and watch, which is what N
+  distinct members would cost the runtime process;
 - a runtime process (this file with ``--child``) starts a FleetManager with one reconciler
   (``v1/ConfigMap`` in one namespace of each member) and reports when it has synced;
 - N - S profiles are turned ready in bulk (16 writes in flight): seconds until every one of
@@ -15,7 +19,7 @@ For each N in --sizes, against a local fleet (hub + 2 real members):
 - **RSS** of the runtime process with 0 and with N engaged clusters (target: 1,000 clusters
   <= 300 MB), and per engaged cluster.
 
-Usage: uv run python bench/runtime_engage.py [--sizes 100 1000]
+Usage: uv run python bench/runtime_engage.py [--sizes 100 1000] [--distinct-sizes 100]
 """
 
 from __future__ import annotations
@@ -149,9 +153,11 @@ async def set_status(hub, ns: str, name: str, body: dict) -> None:
     )
 
 
-async def prepare_members(fleet: Fleet, hub, ns: str) -> dict[str, str]:
+async def prepare_members(fleet: Fleet, hub, ns: str) -> dict[str, tuple[str, str]]:
     """A ServiceAccount per member that may read ConfigMaps (a Role: the aggregated `view`
-    ClusterRole is empty without kube-controller-manager); its token in one hub Secret."""
+    ClusterRole is empty without kube-controller-manager); its token in one hub Secret.
+
+    Returns: member name -> (Secret name, base64 token)."""
     secrets = {}
     for member in fleet.members.values():
         async with await member.client() as admin:
@@ -203,12 +209,12 @@ async def prepare_members(fleet: Fleet, hub, ns: str) -> dict[str, str]:
             field_manager="bench",
             force=True,
         )
-        secrets[member.name] = secret
+        secrets[member.name] = (secret, base64.b64encode(token.token.encode()).decode())
     return secrets
 
 
-async def run_size(fleet: Fleet, hub, n: int, workdir: Path) -> dict:
-    ns = f"bench-runtime-{n}"
+async def run_size(fleet: Fleet, hub, n: int, workdir: Path, *, distinct: bool) -> dict:
+    ns = f"bench-runtime-{n}-{'distinct' if distinct else 'shared'}"
     await kube.apply(hub, kube.NAMESPACES, {"metadata": {"name": ns}}, field_manager="bench")
     secrets = await prepare_members(fleet, hub, ns)
     members = list(fleet.members.values())
@@ -216,6 +222,16 @@ async def run_size(fleet: Fleet, hub, n: int, workdir: Path) -> dict:
 
     async def create(i: int, name: str) -> None:
         member = members[i % len(members)]
+        secret, token = secrets[member.name]
+        if distinct:  # a copy of the token under the profile's own name: its own access
+            secret = f"token-{name}"
+            await kube.apply(
+                hub,
+                kube.SECRETS,
+                {"metadata": {"name": secret, "namespace": ns}, "data": {SECRET_TOKEN_KEY: token}},
+                field_manager="bench",
+                force=True,
+            )
         await kube.apply(
             hub,
             kube.CLUSTER_PROFILES,
@@ -226,7 +242,7 @@ async def run_size(fleet: Fleet, hub, n: int, workdir: Path) -> dict:
             field_manager="bench",
             force=True,
         )
-        await set_status(hub, ns, name, status(member, secrets[member.name], healthy=False))
+        await set_status(hub, ns, name, status(member, secret, healthy=False))
 
     await bounded([create(i, name) for i, name in enumerate(names)])
     providers = workdir / f"providers-{n}.json"
@@ -301,6 +317,7 @@ async def run_size(fleet: Fleet, hub, n: int, workdir: Path) -> dict:
         await kube.delete(hub, kube.NAMESPACES, ns)
     return {
         "n": n,
+        "access": "distinct" if distinct else "shared",
         "bulk": len(bulk),
         "bulk_seconds": bulk_seconds,
         "engage_p50": statistics.median(engage),
@@ -318,7 +335,7 @@ def report(r: dict) -> None:
         return f"{seconds * 1000:.0f} ms"
 
     print(
-        f"N={r['n']}: bulk engage of {r['bulk']} in {r['bulk_seconds']:.2f} s "
+        f"N={r['n']} access={r['access']}: bulk engage of {r['bulk']} in {r['bulk_seconds']:.2f} s "
         f"({r['bulk'] / r['bulk_seconds']:.0f}/s); engage latency over {r['samples']} "
         f"p50 {ms(r['engage_p50'])} p99 {ms(r['engage_p99'])} (target p99 <= 300 ms); "
         f"baseline (watch sees the change) p50 {ms(r['baseline_p50'])} "
@@ -330,11 +347,12 @@ def report(r: dict) -> None:
     )
 
 
-async def main(sizes: list[int]) -> None:
+async def main(sizes: list[int], distinct_sizes: list[int]) -> None:
+    runs = [(n, False) for n in sizes] + [(n, True) for n in distinct_sizes]
     async with Fleet(members=2) as fleet:
         async with await fleet.hub.client() as hub:
-            for n in sizes:  # each size is printed as soon as it is measured
-                report(await run_size(fleet, hub, n, fleet.workdir))
+            for n, distinct in runs:  # each run is printed as soon as it is measured
+                report(await run_size(fleet, hub, n, fleet.workdir, distinct=distinct))
 
 
 if __name__ == "__main__":
@@ -342,6 +360,7 @@ if __name__ == "__main__":
         asyncio.run(child(*sys.argv[2:5]))
     else:
         parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-        parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+        parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000])
+        parser.add_argument("--distinct-sizes", type=int, nargs="*", default=[100])
         args = parser.parse_args()
-        asyncio.run(main(args.sizes))
+        asyncio.run(main(args.sizes, args.distinct_sizes))
