@@ -309,7 +309,7 @@ def manager_run(
         )
 
     try:
-        lost = asyncio.run(main())
+        lost = kube.run(main())
     except asyncio.CancelledError:
         lost = False
     except (kube.KubeError, OSError) as exc:

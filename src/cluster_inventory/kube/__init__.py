@@ -20,6 +20,7 @@ from cluster_inventory.kube._client import (
 from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
 from cluster_inventory.kube._discovery import known_kind, parse_kind, resolve_kind
 from cluster_inventory.kube._k8s import ApiClient
+from cluster_inventory.kube._loop import EVENT_LOOP_ENV, event_loop_factory, run
 from cluster_inventory.kube._metrics import RECONCILE_RESULTS, ReconcileMetrics, collectors_for
 from cluster_inventory.kube._resources import (
     Resource,
@@ -72,6 +73,7 @@ __all__ = [
     "CONFIG_MAPS",
     "CUSTOM_RESOURCE_DEFINITIONS",
     "EVENTS",
+    "EVENT_LOOP_ENV",
     "LEASES",
     "NAMESPACES",
     "PLACEMENT_DECISIONS",
@@ -108,6 +110,7 @@ __all__ = [
     "create",
     "delete",
     "ensure_crds",
+    "event_loop_factory",
     "get",
     "get_text",
     "known_kind",
@@ -117,5 +120,6 @@ __all__ = [
     "request",
     "request_service_account_token",
     "resolve_kind",
+    "run",
     "ssl_context_for",
 ]
