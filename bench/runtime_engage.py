@@ -319,12 +319,13 @@ async def run_size(fleet: Fleet, hub, n: int, workdir: Path, *, distinct: bool, 
         await proc.wait()
         runtime.reader.cancel()
         await kube.delete(hub, kube.NAMESPACES, ns)
+    own = [e - b for e, b in zip(engage, baseline, strict=True)]  # the runtime's own part
     return {
         "n": n,
         "access": "distinct" if distinct else "shared",
         "loop": loop,
-        "own_p50": statistics.median(e - b for e, b in zip(engage, baseline, strict=True)),
-        "own_p99": percentile([e - b for e, b in zip(engage, baseline, strict=True)], 0.99),
+        "own_p50": statistics.median(own),
+        "own_p99": percentile(own, 0.99),
         "bulk": len(bulk),
         "bulk_seconds": bulk_seconds,
         "engage_p50": statistics.median(engage),

@@ -20,7 +20,7 @@ See ``docs/runtime.md`` for the engagement rules, the metrics and a worked examp
 from __future__ import annotations
 
 from cluster_inventory.kube.reconcile import TerminalError
-from cluster_inventory.runtime.cluster import Cluster, ConnectionPool, SharedConnection, WatchSpec
+from cluster_inventory.runtime.cluster import Cluster, SharedConnection, WatchSpec
 from cluster_inventory.runtime.engagement import (
     Action,
     EngagementPolicy,
@@ -40,7 +40,6 @@ __all__ = [
     "Cluster",
     "ClusterHook",
     "ClusterNotEngaged",
-    "ConnectionPool",
     "Controller",
     "EngagementPolicy",
     "FleetError",

@@ -127,9 +127,6 @@ class ConnectionPool:
         self._open: dict[str, SharedConnection] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
-    def __len__(self) -> int:
-        return len(self._open)
-
     async def acquire(self, access: ClusterAccess) -> SharedConnection:
         """The open connection for ``access``, or a new one (one client per key at a time).
 
@@ -192,7 +189,7 @@ class Cluster:
         self.connection = connection
         self.client = connection.client
         self._pool = pool
-        self._specs: list[WatchSpec] = []
+        self._informers: dict[WatchSpec, Informer] = {}
         self._handlers: list[tuple[Informer, EventHandler]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
@@ -219,7 +216,7 @@ class Cluster:
     @property
     def informers(self) -> dict[WatchSpec, Informer]:
         """The caches this cluster uses, by what they watch (shared; do not stop them)."""
-        return {spec: self.connection.informers[spec] for spec in self._specs}
+        return dict(self._informers)
 
     async def start_caches(self, specs: list[WatchSpec], timeout: float) -> None:
         """Start (or join) one informer per spec and wait until all have listed.
@@ -234,7 +231,7 @@ class Cluster:
             KubeAPIError: A LIST was refused (401, 403).
         """
         await self.connection.start_caches(specs, timeout)
-        self._specs = list(dict.fromkeys([*self._specs, *specs]))
+        self._informers.update((spec, self.connection.informers[spec]) for spec in specs)
 
     def add_event_handler(self, spec: WatchSpec, handler: EventHandler) -> None:
         """Deliver ``spec``'s cache events to ``handler`` until this cluster is disengaged.
@@ -263,12 +260,11 @@ class Cluster:
         Raises:
             CacheNotWatched: No reconciler of the fleet watches that kind in that scope.
         """
-        informers = self.informers
-        exact = informers.get(WatchSpec(kind, namespace, label_selector))
+        exact = self._informers.get(WatchSpec(kind, namespace, label_selector))
         if exact is not None:
             return exact
         if namespace is None and label_selector is None:
-            scoped = [inf for spec, inf in informers.items() if spec.kind == kind]
+            scoped = [inf for spec, inf in self._informers.items() if spec.kind == kind]
             if len(scoped) == 1:
                 return scoped[0]
         raise CacheNotWatched(
@@ -283,7 +279,7 @@ class Cluster:
             CacheNotWatched: ``kind`` is not cached on this cluster.
         """
         key = f"{namespace}/{name}" if namespace else name
-        caches = [inf for spec, inf in self.informers.items() if spec.kind == kind]
+        caches = [inf for spec, inf in self._informers.items() if spec.kind == kind]
         if not caches:
             self.cache(kind)  # raises CacheNotWatched with the explanation
         for informer in caches:
