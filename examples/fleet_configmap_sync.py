@@ -1,6 +1,7 @@
 """Keep one ConfigMap of the hub in sync on every engaged member cluster.
 
-A small multicluster controller built on :mod:`cluster_inventory.runtime`:
+The controller is :class:`cluster_inventory.integrations.configmap_sync.ConfigMapSync` (read
+it: about 80 lines on :mod:`cluster_inventory.runtime`); this program wires it up:
 
 - the fleet manager engages every ready ClusterProfile of the inventory namespace(s) and
   reaches its member through the consumer's provider file (the exec plugin);
@@ -27,101 +28,12 @@ import asyncio
 import contextlib
 import logging
 import signal
-from typing import Any
 
 from cluster_inventory import kube
-from cluster_inventory.runtime import (
-    Cluster,
-    Controller,
-    FleetManager,
-    Request,
-    Result,
-    TerminalError,
-)
+from cluster_inventory.integrations.configmap_sync import ConfigMapSync
+from cluster_inventory.runtime import FleetManager
 
-FIELD_MANAGER = "fleet-configmap-sync"
-#: Annotation on every copy naming its hub original (``namespace/name``): only copies this
-#: controller made are ever deleted. An annotation, as a label value is limited to 63 bytes.
-ORIGIN = "cluster-inventory.dev/synced-from"
-
-
-class ConfigMapSync:
-    """Copy the hub ConfigMap ``source_namespace/name`` to ``target_namespace`` on every cluster.
-
-    Args:
-        fleet: The fleet manager (not yet started).
-        source_namespace: Namespace of the ConfigMap on the hub.
-        name: Name of the ConfigMap (the same on the members).
-        target_namespace: Namespace of the copies on the members (must exist there).
-    """
-
-    def __init__(
-        self, fleet: FleetManager, source_namespace: str, name: str, target_namespace: str
-    ) -> None:
-        self.name = name
-        self.target_namespace = target_namespace
-        self.origin = f"{source_namespace}/{name}"
-        self.source = fleet.watch_hub(
-            "v1/ConfigMap",
-            lambda _: self.controller.enqueue_all(target_namespace, name),
-            namespace=source_namespace,
-            field_selector=f"metadata.name={name}",
-        )
-        self.controller: Controller = fleet.add_reconciler(
-            "v1/ConfigMap",
-            self.reconcile,
-            name="configmap-sync",
-            namespace=target_namespace,
-            max_concurrent_reconciles=4,
-        )
-        fleet.on_engage(self.engaged)
-
-    async def engaged(self, cluster: Cluster) -> None:
-        """A new cluster may lack the copy entirely (no watch event would say so)."""
-        self.controller.enqueue(Request(cluster.name, self.target_namespace, self.name))
-
-    async def reconcile(self, request: Request, cluster: Cluster) -> Result | None:
-        """Make the member's copy equal the hub's ConfigMap (level-based)."""
-        if request.name != self.name:
-            return None
-        hub_copy = self.source.get(f"{self.source.namespace}/{self.name}")
-        current = cluster.get("v1/ConfigMap", self.name, self.target_namespace)
-        if hub_copy is None:
-            if current is not None and _annotations(current).get(ORIGIN) == self.origin:
-                with contextlib.suppress(kube.NotFoundError):
-                    await kube.delete(
-                        cluster.client, kube.CONFIG_MAPS, self.name, self.target_namespace
-                    )
-            return None
-        data = hub_copy.get("data") or {}
-        if (
-            current is not None
-            and (current.get("data") or {}) == data
-            and _annotations(current).get(ORIGIN) == self.origin
-        ):
-            return None
-        body = {
-            "metadata": {
-                "name": self.name,
-                "namespace": self.target_namespace,
-                "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER},
-                "annotations": {ORIGIN: self.origin},
-            },
-            "data": data,
-        }
-        try:
-            await kube.apply(
-                cluster.client, kube.CONFIG_MAPS, body, field_manager=FIELD_MANAGER, force=True
-            )
-        except kube.InvalidError as exc:
-            # The member refuses this object as it is: retrying cannot help until the hub's
-            # ConfigMap changes (which queues it again).
-            raise TerminalError(f"{cluster.name}: {exc}") from exc
-        return None
-
-
-def _annotations(obj: dict[str, Any]) -> dict[str, str]:
-    return (obj.get("metadata") or {}).get("annotations") or {}
+__all__ = ["ConfigMapSync", "main"]
 
 
 async def main(argv: list[str] | None = None) -> None:
