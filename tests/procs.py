@@ -38,3 +38,18 @@ def control_plane_pids() -> set[int]:
             if comm in names and alive(int(entry.name)):
                 found.add(int(entry.name))
     return found
+
+
+def pids_with_args(*words: str) -> set[int]:
+    """PIDs of running processes whose command line contains every one of ``words``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            args = [a.decode(errors="replace") for a in argv]
+            if all(w in args for w in words) and alive(int(entry.name)):
+                found.add(int(entry.name))
+    return found

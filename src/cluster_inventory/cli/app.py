@@ -333,8 +333,9 @@ def _plugin_command(name: str) -> str:
 def kubeconfig_cmd(
     profile: Annotated[str, typer.Argument(help="ClusterProfile name.")],
     namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="Inventory namespace of the profile.")
-    ] = "default",
+        str | None,
+        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
+    ] = None,
     kubeconfig: Annotated[Path | None, typer.Option(help="Hub kubeconfig.")] = None,
     context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
     provider: Annotated[str, typer.Option(help="Access provider to use.")] = "secretreader",
@@ -350,6 +351,7 @@ def kubeconfig_cmd(
     from cluster_inventory import credentials, kube
 
     hub_path = (kubeconfig or _default_kubeconfig()).absolute()
+    namespace = namespace or _context_namespace(hub_path, context)
 
     async def fetch() -> dict[str, object]:
         async with await _hub_client(hub_path, context) as client:
@@ -380,6 +382,165 @@ def kubeconfig_cmd(
     with os.fdopen(fd, "w") as handle:
         handle.write(text)
     typer.echo(f"wrote {output}", err=True)
+
+
+_OUTPUT_FORMATS = ("json", "jsonpath", "name", "wide", "yaml")
+
+
+def _context_namespace(path: Path, context: str | None) -> str:
+    """The namespace of the kubeconfig's (current) context, else ``default`` (as kubectl)."""
+    try:
+        config = yaml.safe_load(path.read_text()) or {}
+        chosen = context or config.get("current-context")
+        for entry in config.get("contexts") or ():
+            if entry.get("name") == chosen:
+                return str((entry.get("context") or {}).get("namespace") or "default")
+    except (OSError, yaml.YAMLError, AttributeError):
+        pass  # connecting reports a broken kubeconfig with its file and field
+    return "default"
+
+
+def _check_output(output: str | None) -> None:
+    kind = (output or "").partition("=")[0]
+    if output is not None and kind not in _OUTPUT_FORMATS:
+        _fail(
+            f'unable to match a printer suitable for the output format "{output}", '
+            f"allowed formats are: {','.join(_OUTPUT_FORMATS)}"
+        )
+    if kind == "jsonpath" and not output.partition("=")[2]:  # type: ignore[union-attr]
+        _fail("jsonpath template format specified but no template given")
+
+
+@app.command("get")
+def get_cmd(
+    name: Annotated[
+        str | None, typer.Argument(help="ClusterProfile name (default: every profile).")
+    ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
+    ] = None,
+    all_namespaces: Annotated[
+        bool, typer.Option("--all-namespaces", "-A", help="List profiles of every inventory.")
+    ] = False,
+    selector: Annotated[
+        str | None, typer.Option("--selector", "-l", help="Label selector, e.g. k=v,k2!=v2.")
+    ] = None,
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="wide, yaml, json, name or jsonpath=TEMPLATE."),
+    ] = None,
+    kubeconfig: Annotated[Path | None, typer.Option(help=_HUB_KUBECONFIG_HELP)] = None,
+    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+) -> None:
+    """List ClusterProfiles on the hub, or show one, in kubectl's output formats.
+
+    The table adds to kubectl's NAME and AGE the cluster manager, the member's Kubernetes
+    version, ControlPlaneHealthy and the access providers; `-o wide` adds Joined and the
+    properties. yaml, json, name and jsonpath print what `kubectl get clusterprofiles` prints.
+    """
+    from cluster_inventory import kube
+    from cluster_inventory.cli import printers
+    from cluster_inventory.cli.profiles import (
+        PROFILE_COLUMNS,
+        WIDE_COLUMNS,
+        profile_row,
+        resource_name,
+    )
+
+    _check_output(output)
+    if all_namespaces and name:
+        _fail("a resource cannot be retrieved by name across all namespaces")
+    path = kubeconfig or _default_kubeconfig()
+    ns = None if all_namespaces else (namespace or _context_namespace(path, context))
+
+    async def fetch() -> list[dict[str, Any]]:
+        async with await _hub_client(path, context) as client:
+            if name:
+                return [await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)]
+            listed = await kube.list_objects(
+                client, kube.CLUSTER_PROFILES, ns, label_selector=selector
+            )
+            items: list[dict[str, Any]] = listed.get("items") or []
+            kind = f"{kube.CLUSTER_PROFILES.group}/{kube.CLUSTER_PROFILES.version}"
+            for item in items:  # a LIST drops them from items; kubectl puts them back
+                item.setdefault("apiVersion", kind)
+                item.setdefault("kind", "ClusterProfile")
+            return items
+
+    try:
+        profiles = asyncio.run(fetch())
+    except kube.KubeError as exc:
+        _fail(str(exc))
+    for profile in profiles:  # as kubectl without --show-managed-fields
+        (profile.get("metadata") or {}).pop("managedFields", None)
+    shown: Any = profiles[0] if name else printers.list_object(profiles)
+    kind, _, template = (output or "").partition("=")
+    if kind == "json":
+        typer.echo(printers.to_json(shown), nl=False)
+    elif kind == "yaml":
+        typer.echo(printers.to_yaml(shown), nl=False)
+    elif kind == "jsonpath":
+        try:
+            typer.echo(
+                printers.jsonpath(template, shown, allow_missing_keys=True),
+                nl=False,
+            )
+        except printers.JSONPathError as exc:
+            _fail(f"error executing jsonpath {template!r}: {exc}")
+    elif not profiles:
+        where = "" if ns is None else f" in {ns} namespace"
+        typer.echo(f"No resources found{where}.", err=True)
+    elif kind == "name":
+        typer.echo("".join(resource_name(p) + "\n" for p in profiles), nl=False)
+    else:
+        wide = kind == "wide"
+        headers = [*PROFILE_COLUMNS, *(WIDE_COLUMNS if wide else ())]
+        if ns is None:
+            headers.insert(0, "NAMESPACE")
+        rows = [profile_row(p, wide=wide, namespace=ns is None) for p in profiles]
+        typer.echo(format_table(headers, rows), nl=False)
+
+
+@app.command("describe")
+def describe_cmd(
+    name: Annotated[str, typer.Argument(help="ClusterProfile name.")],
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
+    ] = None,
+    kubeconfig: Annotated[Path | None, typer.Option(help=_HUB_KUBECONFIG_HELP)] = None,
+    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+) -> None:
+    """Show one ClusterProfile in full: conditions, properties, access providers, Events."""
+    from cluster_inventory import kube
+    from cluster_inventory.cli.profiles import describe_profile
+
+    path = kubeconfig or _default_kubeconfig()
+    ns = namespace or _context_namespace(path, context)
+
+    async def fetch() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        async with await _hub_client(path, context) as client:
+            profile = await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)
+            try:
+                listed = await kube.list_objects(client, kube.EVENTS, ns)
+            except kube.ForbiddenError:  # a reader of profiles may not read Events
+                listed = {"items": []}
+            uid = (profile.get("metadata") or {}).get("uid")
+            events = [
+                ev
+                for ev in listed.get("items") or ()
+                if (ev.get("regarding") or {}).get("kind") == "ClusterProfile"
+                and (ev.get("regarding") or {}).get("name") == name
+                and (ev.get("regarding") or {}).get("uid") in (None, uid)
+            ]
+            return profile, events
+
+    try:
+        profile, events = asyncio.run(fetch())
+    except kube.KubeError as exc:
+        _fail(str(exc))
+    typer.echo(describe_profile(profile, events), nl=False)
 
 
 def _default_kubeconfig() -> Path:
@@ -461,22 +622,19 @@ def fleet_up(
 @app.command()
 def demo(
     members: Annotated[int, typer.Option(min=1, max=10, help="Number of member clusters.")] = 3,
-    keep: Annotated[bool, typer.Option(help="Leave the fleet running afterwards.")] = False,
+    keep: Annotated[
+        bool, typer.Option(help="Leave the fleet and the cluster manager running afterwards.")
+    ] = False,
 ) -> None:
-    """Build the assets if needed, start a hub and members, show each cluster, stop.
+    """Show the whole Cluster Inventory API on a local fleet of real control planes.
 
-    The cluster manager and consumers join this demo as they land.
+    Builds the binaries on first use, starts a hub and MEMBERS members, registers them into
+    two inventories, runs the cluster manager, syncs a ConfigMap with the runtime, reaches
+    every member as an RBAC-limited consumer through the secretreader exec plugin, and stops
+    one member to show ControlPlaneHealthy turn False and recover. Tables go to stdout.
     """
-    from cluster_inventory import kube
-    from cluster_inventory.testing import (
-        DEFAULT_CONTROLLERS,
-        AssetNotFoundError,
-        ControlPlaneError,
-        Fleet,
-        GoBuildError,
-        GoNotFoundError,
-        missing_binaries,
-    )
+    from cluster_inventory.cli.demo import Demo, DemoError
+    from cluster_inventory.testing import GoBuildError, GoNotFoundError, missing_binaries
     from cluster_inventory.testing import install_assets as _install
 
     if missing_binaries():
@@ -488,45 +646,17 @@ def demo(
     workdir = _kept_fleet_dir() if keep else None
     if workdir is not None and (workdir / "fleet.json").exists():
         _fail(f"a kept fleet already runs in {workdir}; run `cluster-inventory fleet down` first")
-    fleet = Fleet(
-        members,
-        workdir=workdir,
-        hub_controllers=DEFAULT_CONTROLLERS,
-        member_controllers=DEFAULT_CONTROLLERS,
-        detach=keep,
-    )
-
-    async def run() -> list[tuple[str, str, str, str, str]]:
-        await fleet.start()
-        rows = []
-        for cp in fleet.clusters:
-            async with await cp.client() as client:
-                version = (await kube.request(client, "GET", "/version"))["gitVersion"]
-                crds = await kube.list_objects(client, kube.CUSTOM_RESOURCE_DEFINITIONS)
-            kinds = ",".join(sorted(c["spec"]["names"]["kind"] for c in crds["items"]))
-            role = "hub" if cp is fleet.hub else "member"
-            rows.append((cp.name, role, version, kinds, str(cp.kubeconfig_path)))
-        return rows
-
+    run = Demo(members, keep=keep, workdir=workdir, err=_err)
     started = time.monotonic()
     try:
-        with _err.status(f"starting a hub and {members} members"):
-            rows = asyncio.run(run())
-    except (AssetNotFoundError, ControlPlaneError, kube.KubeError) as exc:
-        asyncio.run(fleet.stop())
+        asyncio.run(run.run())
+    except DemoError as exc:
         _fail(str(exc))
-    _err.print(f"fleet ready in {time.monotonic() - started:.1f} s")
-    headers: tuple[str, ...] = ("cluster", "role", "version", "crds", "kubeconfig")
-    shown: list[tuple[str, ...]] = list(rows)
-    if not keep:  # the files go with the fleet
-        headers, shown = headers[:-1], [row[:-1] for row in rows]
-    typer.echo(format_table(headers, shown), nl=False)
-    if keep:
-        typer.echo(f"kubectl --kubeconfig {fleet.hub.kubeconfig_path} get crds")
-        typer.echo("stop it with: cluster-inventory fleet down")
-        return
-    asyncio.run(fleet.stop())
-    _err.print("fleet stopped (use --keep to leave it running)")
+    except KeyboardInterrupt:
+        _err.print("interrupted; everything the demo started is stopped")
+        raise typer.Exit(130) from None
+    if not keep:
+        _err.print(f"demo done in {time.monotonic() - started:.0f} s; everything is stopped")
 
 
 @fleet_app.command("down")

@@ -12,6 +12,7 @@ finds them (``TEST_ASSET_*``, ``KUBEBUILDER_ASSETS``) or built once into
 from __future__ import annotations
 
 from cluster_inventory.testing._gobuild import GoBuildError, GoNotFoundError, cache_root
+from cluster_inventory.testing._process import ManagedProcess
 from cluster_inventory.testing.assets import (
     BINARIES,
     AssetNotFoundError,
@@ -39,6 +40,7 @@ __all__ = [
     "Fleet",
     "GoBuildError",
     "GoNotFoundError",
+    "ManagedProcess",
     "assets_dir",
     "cache_root",
     "find_binary",

@@ -95,6 +95,7 @@ class Fleet(StartStop):
             )
             for name in names
         }
+        self._adopted: list[ManagedProcess] = []
 
     @property
     def clusters(self) -> list[ControlPlane]:
@@ -107,7 +108,18 @@ class Fleet(StartStop):
         procs = [p for cp in self.clusters for p in cp.processes]
         if self.etcd.process is not None:
             procs.append(self.etcd.process)
-        return procs
+        return [*self._adopted, *procs]
+
+    def adopt(self, process: ManagedProcess) -> None:
+        """Make ``process`` part of the fleet, stopped with it (first).
+
+        A detached fleet records it in ``fleet.json`` so ``fleet down`` stops it too. Used
+        for what runs beside the control planes, e.g. the demo's cluster manager. Start
+        ``process`` with the fleet's ``detach`` setting.
+        """
+        self._adopted.append(process)
+        if (self.workdir / _STATE_FILE).exists():
+            self._write_state()
 
     def member(self, name: str) -> ControlPlane:
         """Return the member called ``name``; raises ``KeyError`` naming the known members."""
@@ -159,7 +171,9 @@ class Fleet(StartStop):
         self._write_state()
 
     async def stop(self) -> None:
-        """Stop every process and, for a temp workdir, remove it."""
+        """Stop every process (adopted ones first) and, for a temp workdir, remove it."""
+        for process in self._adopted:
+            await process.stop()
         results = await asyncio.gather(*(cp.stop() for cp in self.clusters), return_exceptions=True)
         await self.etcd.stop()
         if self._own_workdir:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -15,21 +14,8 @@ import yaml
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
 from cluster_inventory.testing.versions import KUBERNETES_VERSION
+from tests.cli_run import cli
 from tests.procs import alive, control_plane_pids, wait_dead
-
-
-def cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 180
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cluster_inventory.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-    )
 
 
 async def test_crds_apply_installs_every_crd_on_a_bare_cluster() -> None:

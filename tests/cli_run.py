@@ -1,0 +1,28 @@
+"""Run our console scripts as a user does: a subprocess with no standard input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """``cluster-inventory ARGS`` with this interpreter; never raises on a non-zero exit."""
+    return subprocess.run(
+        [sys.executable, "-m", "cluster_inventory.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def scripts_dir() -> Path:
+    """Where this environment's console scripts (kubectl-inventory, ...) are installed."""
+    return Path(sys.executable).parent

@@ -1,0 +1,114 @@
+"""`cluster-inventory demo` (what `make demo` runs) end to end on real control planes.
+
+The demo starts its own hub and three members, so these tests check what a new user sees:
+the profile table, the consumer's view through the exec plugin, the outage and recovery, and
+that nothing it started is left running.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cluster_inventory.cli.demo import (
+    CONSUMER,
+    INVENTORIES,
+    PROPERTY_ACCOUNT_ID,
+    PROPERTY_REGION,
+    demo_members,
+)
+from cluster_inventory.testing.versions import KUBERNETES_VERSION
+from tests.cli_run import cli
+from tests.procs import control_plane_pids, pids_with_args, wait_dead
+
+pytestmark = pytest.mark.integration
+
+_MANAGER_ARGS = ("cluster_inventory.cli", "manager", "run")
+
+
+def _section(stdout: str, title: str) -> list[dict[str, str]]:
+    """The table printed under the line starting with ``title``, as one dict per row."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    headers = re.split(r" {2,}", lines[start + 1])
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.strip():
+            break
+        cells = re.split(r" {2,}", line)
+        if len(cells) != len(headers):  # a line after the table (e.g. "... forbidden")
+            break
+        rows.append(dict(zip(headers, cells, strict=True)))
+    return rows
+
+
+def test_demo_shows_profiles_a_consumer_and_an_outage_then_stops_everything() -> None:
+    before = control_plane_pids() | pids_with_args(*_MANAGER_ARGS)
+    result = cli("demo", timeout=1500)
+    leftovers = (control_plane_pids() | pids_with_args(*_MANAGER_ARGS)) - before
+    assert result.returncode == 0, result.stderr[-4000:]
+    out = result.stdout
+
+    members = {m.name: m for m in demo_members(3)}
+    profiles = _section(out, "CLUSTER PROFILES")
+    assert {(p["NAMESPACE"], p["NAME"]) for p in profiles} == {
+        ("team-a", "member1"),
+        ("team-a", "member2"),
+        ("team-b", "member2"),
+        ("team-b", "member3"),
+    }
+    for row in profiles:
+        member = members[row["NAME"]]
+        assert row["VERSION"] == KUBERNETES_VERSION
+        assert row["HEALTHY"] == "True"
+        assert row["PROPERTIES"] == (
+            f"{PROPERTY_ACCOUNT_ID}={member.account_id},{PROPERTY_REGION}={member.region}"
+        )
+        assert row["ACCESS PROVIDERS"] == "secretreader"
+
+    team_a = INVENTORIES[0].namespace
+    consumer = _section(out, f"CONSUMER {team_a}/{CONSUMER}")
+    assert [row["PROFILE"] for row in consumer] == [f"{team_a}/member1", f"{team_a}/member2"]
+    for row in consumer:
+        namespaces = row["NAMESPACES ON THE MEMBER"].split(",")
+        assert {"default", "kube-system", "cluster-inventory-system"} <= set(namespaces)
+        assert row["SYNCED CONFIGMAP"] == "color=blue,owner=platform-team"
+    assert f"{team_a}/{CONSUMER} listing profiles in team-b: forbidden" in out
+
+    down = re.search(
+        r"^member3 stopped: ControlPlaneHealthy=False \((\w+)\) on (.+) [\d.]+ s after", out, re.M
+    )
+    up = re.search(
+        r"^member3 started: ControlPlaneHealthy=True \((\w+)\) on (.+) [\d.]+ s after", out, re.M
+    )
+    assert down is not None and up is not None, out
+    assert down.group(2) == up.group(2) == "team-b/member3"
+    assert down.group(1) in {"APIServerUnreachable", "ReadyzCheckFailed"}
+    assert up.group(1) == "APIServerReady"
+    assert down.start() < up.start()
+    assert "summary: 3 members, 2 inventories, 4 ClusterProfiles ready" in out
+
+    # A token is a JWT ("eyJ..."); none may reach the terminal.
+    assert "eyJ" not in out + result.stderr
+    assert wait_dead(sorted(leftovers), timeout=20) == [], "the demo left processes running"
+
+
+def test_a_demo_step_that_fails_says_which_and_stops_what_it_started(tmp_path: Path) -> None:
+    broken = tmp_path / "kube-apiserver"
+    broken.write_text("#!/bin/sh\necho 'flag provided but not defined: --demo' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    before = control_plane_pids()
+    result = cli(
+        "demo", "--members", "1", env={"TEST_ASSET_KUBE_APISERVER": str(broken)}, timeout=600
+    )
+    leftovers = control_plane_pids() - before
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()
+    error = next(line for line in last if line.startswith("error: "))
+    assert error.startswith("error: demo failed while starting a hub and 1 member cluster: ")
+    assert "kube-apiserver" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert wait_dead(sorted(leftovers), timeout=20) == []
