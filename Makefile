@@ -1,6 +1,6 @@
 # Two commands work on a fresh machine: `make demo` and `make test`.
 # uv is installed with pip when missing; control-plane binaries are built once from Go
-# modules into ~/.cache/cluster-inventory (a few minutes on first use).
+# modules into ~/.cache/cluster-inventory (minutes on first use, cached afterwards).
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
@@ -13,7 +13,8 @@ setup:
 assets: setup
 	$(UV) run cluster-inventory testing install-assets
 
-demo: assets
+# The demo builds the control-plane binaries itself on first use, with a progress display.
+demo: setup
 	$(UV) run cluster-inventory demo $(ARGS)
 
 lint: setup

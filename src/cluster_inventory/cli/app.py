@@ -74,6 +74,35 @@ def version() -> None:
     )
 
 
+def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, list[Path]]:
+    """Build (or find cached) the control-plane binaries, and the upstream plugins if asked.
+
+    Progress shows as a spinner on a terminal and as plain lines elsewhere: off a terminal
+    (CI) a spinner's refresh thread costs CPU the compile needs, and lines make a useful log.
+
+    Raises:
+        GoNotFoundError: Go is not installed.
+        GoBuildError: A build failed.
+    """
+    from cluster_inventory.testing import install_assets, upstream_plugin
+
+    status = _err.status("building control-plane assets") if _err.is_terminal else None
+    with status if status is not None else contextlib.nullcontext():
+
+        def progress(line: str) -> None:
+            if status is not None:
+                status.update(line)
+            else:
+                _err.print(line, highlight=False, soft_wrap=True)
+
+        path = install_assets(progress=progress, force=force)
+        built = [
+            upstream_plugin(name, progress=progress)
+            for name in (("secretreader", "kubeconfig-secretreader") if plugins else ())
+        ]
+    return path, built
+
+
 @testing_app.command("install-assets")
 def install_assets(
     force: Annotated[bool, typer.Option(help="Rebuild even if cached.")] = False,
@@ -83,26 +112,10 @@ def install_assets(
     Everything comes from Go modules through the module proxy and is cached under
     ~/.cache/cluster-inventory; the upstream secretreader plugin is what interop tests run.
     """
-    from cluster_inventory.testing import GoBuildError, GoNotFoundError, upstream_plugin
-    from cluster_inventory.testing import install_assets as _install
+    from cluster_inventory.testing import GoBuildError, GoNotFoundError
 
     try:
-        # A spinner only on a terminal: off one (CI) its refresh thread costs CPU that the
-        # compile needs, and plain lines make a useful log.
-        status = _err.status("installing control-plane assets") if _err.is_terminal else None
-        with status if status is not None else contextlib.nullcontext():
-
-            def progress(line: str) -> None:
-                if status is not None:
-                    status.update(line)
-                else:
-                    _err.print(line, highlight=False, soft_wrap=True)
-
-            path = _install(progress=progress, force=force)
-            plugins = [
-                upstream_plugin(name, progress=progress)
-                for name in ("secretreader", "kubeconfig-secretreader")
-            ]
+        path, plugins = _build_assets(force=force, plugins=True)
     except (GoNotFoundError, GoBuildError) as exc:
         _fail(str(exc))
     typer.echo(str(path))
@@ -635,12 +648,11 @@ def demo(
     """
     from cluster_inventory.cli.demo import Demo, DemoError
     from cluster_inventory.testing import GoBuildError, GoNotFoundError, missing_binaries
-    from cluster_inventory.testing import install_assets as _install
 
     if missing_binaries():
+        _err.print("building the control-plane binaries from Go modules (first run only)")
         try:
-            with _err.status("building control-plane assets (first run only)") as status:
-                _install(progress=lambda line: status.update(line))
+            _build_assets()
         except (GoNotFoundError, GoBuildError) as exc:
             _fail(str(exc))
     workdir = _kept_fleet_dir() if keep else None
