@@ -540,30 +540,50 @@ class Demo:
         async with self._step(f"stopping {name}'s API server"):
             # kube-apiserver stops serving readiness as soon as it gets SIGTERM, then drains
             # for a while: the manager may see the outage before the process is gone.
-            down = time.monotonic()
-            stopping = asyncio.ensure_future(self.fleet.stop_member(name))
-            try:
-                reason = await self._wait_health(hub, keys, "False")
-                self.outcome.down_after = time.monotonic() - down
-            finally:
-                await stopping
+            reason, self.outcome.down_after = await self._while(
+                self.fleet.stop_member(name), self._wait_health(hub, keys, "False")
+            )
         self.out(
             f"{name} stopped: ControlPlaneHealthy=False ({reason}) on {where} "
             f"{self.outcome.down_after:.1f} s after its API server was told to stop\n"
         )
         async with self._step(f"starting {name}'s API server again"):
-            await self.fleet.start_member(name)
-            up = time.monotonic()  # start_member returns once /readyz answers ok
-            reason = await self._wait_health(hub, keys, "True")
-            self.outcome.up_after = time.monotonic() - up
+            reason, self.outcome.up_after = await self._while(
+                self.fleet.start_member(name), self._wait_health(hub, keys, "True")
+            )
         self.out(
             f"{name} started: ControlPlaneHealthy=True ({reason}) on {where} "
-            f"{self.outcome.up_after:.1f} s after its API server was ready\n"
+            f"{self.outcome.up_after:.1f} s after its API server was started\n"
         )
+
+    @staticmethod
+    async def _while(action: Awaitable[None], wait: Awaitable[_T]) -> _T:
+        """Run ``action`` and ``wait`` together and return ``wait``'s result.
+
+        Both must finish; if ``action`` fails first, ``wait`` is cancelled and the error
+        raised at once rather than after ``wait`` times out.
+        """
+        acting = asyncio.ensure_future(action)
+        waiting = asyncio.ensure_future(wait)
+        try:
+            await asyncio.wait({acting, waiting}, return_when=asyncio.FIRST_EXCEPTION)
+            if acting.done() and acting.exception() is not None:
+                waiting.cancel()
+            await acting
+            return await waiting
+        finally:
+            for task in (acting, waiting):
+                task.cancel()
 
     async def _wait_health(
         self, hub: kube.ApiClient, keys: list[tuple[str, str]], wanted: str
-    ) -> str:
+    ) -> tuple[str, float]:
+        """Wait until ``ControlPlaneHealthy`` is ``wanted`` on every profile of ``keys``.
+
+        Returns:
+            The reasons seen (comma-separated) and the seconds waited.
+        """
+        started = time.monotonic()
         seen = "not read yet"
 
         async def flipped() -> str | None:
@@ -579,7 +599,8 @@ class Demo:
                 reasons.add(str(cond.get("reason", "")))
             return ",".join(sorted(reasons))
 
-        return await _poll(flipped, self.ready_timeout, lambda: seen)
+        reason = await _poll(flipped, self.ready_timeout, lambda: seen)
+        return reason, time.monotonic() - started
 
     # -- reporting --------------------------------------------------------------------
     def summary(self) -> str:
@@ -598,7 +619,7 @@ class Demo:
             f"through the secretreader plugin"
             + (f" and was refused {o.refused}." if o.refused else "."),
             f"{self.outage_member}'s profiles turned unhealthy {o.down_after:.1f} s after its "
-            f"API server was told to stop and healthy {o.up_after:.1f} s after it was back.",
+            f"API server was told to stop and healthy {o.up_after:.1f} s after it was started.",
         ]
         return "\n".join(lines)
 
