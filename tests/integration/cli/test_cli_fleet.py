@@ -1,4 +1,4 @@
-"""The CLI against real control planes: crds apply, fleet up --keep and fleet down."""
+"""The CLI against real control planes: crds apply and fleet up|down (the demo: test_demo.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
-from cluster_inventory.testing.versions import KUBERNETES_VERSION
 from tests.cli_run import cli
-from tests.procs import alive, control_plane_pids, wait_dead
+from tests.procs import alive, wait_dead
 
 
 async def test_crds_apply_installs_every_crd_on_a_bare_cluster() -> None:
@@ -114,20 +113,3 @@ def test_fleet_up_runs_until_signalled_then_cleans_up(stop_signal: int) -> None:
     assert proc.returncode == 0, err
     assert wait_dead(pids) == []
     assert not kubeconfig.exists()
-
-
-def test_demo_shows_each_cluster_and_leaves_nothing_running() -> None:
-    before = control_plane_pids()
-    result = cli("demo", "--members", "1")
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert lines[0].split() == ["CLUSTER", "ROLE", "VERSION", "CRDS"]
-    rows = {line.split()[0]: line.split()[1:] for line in lines[1:]}
-    assert rows["hub"] == [
-        "hub",
-        KUBERNETES_VERSION,
-        "ClusterProfile,ClusterProperty,PlacementDecision",
-    ]
-    assert rows["member1"] == ["member", KUBERNETES_VERSION, "ClusterProperty"]
-    assert "fleet stopped" in result.stderr
-    assert wait_dead(list(control_plane_pids() - before)) == []

@@ -1,0 +1,151 @@
+"""`cluster-inventory get` (the kubectl plugin) against `kubectl get clusterprofiles`.
+
+Starts one real hub, writes N ClusterProfiles with full status into one inventory namespace,
+then runs both commands in turn (A B A B ..., so drift of the machine's speed hits both) and
+prints the median wall time of each, the median of the per-pair ratios, and the median peak
+RSS of each command (its own ru_maxrss, from wait4). The baseline is kubectl, a Go binary:
+what a user would otherwise type.
+
+    uv run python bench/cli_get.py --sizes 100 1000 --runs 9
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from _common import bounded
+
+from cluster_inventory import kube
+from cluster_inventory.testing import Fleet, find_binary
+
+NAMESPACE = "bench-inventory"
+
+
+def _profile(i: int) -> dict:
+    name = f"member-{i:05d}"
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "labels": {"x-k8s.io/cluster-manager": "bench"},
+        },
+        "spec": {"displayName": name, "clusterManager": {"name": "bench"}},
+    }
+
+
+def _status(i: int) -> dict:
+    return {
+        "conditions": [
+            {
+                "type": "ControlPlaneHealthy",
+                "status": "True",
+                "reason": "APIServerReady",
+                "message": "readyz: all checks passed",
+                "lastTransitionTime": "2026-11-23T00:00:00Z",
+            }
+        ],
+        "version": {"kubernetes": "v1.36.3"},
+        "properties": [{"name": "region", "value": f"region-{i % 7}"}],
+        "accessProviders": [
+            {
+                "name": "secretreader",
+                "cluster": {
+                    "server": f"https://member-{i:05d}.example.com:6443",
+                    "extensions": [
+                        {
+                            "name": "client.authentication.k8s.io/exec",
+                            "extension": {"clusterName": f"member-{i:05d}"},
+                        }
+                    ],
+                },
+            }
+        ],
+    }
+
+
+async def _populate(fleet: Fleet, n: int, have: int) -> None:
+    async with await fleet.hub.client() as hub:
+        if have == 0:
+            await kube.apply(
+                hub, kube.NAMESPACES, {"metadata": {"name": NAMESPACE}}, field_manager="bench"
+            )
+
+        async def one(i: int) -> None:
+            await kube.apply(hub, kube.CLUSTER_PROFILES, _profile(i), field_manager="bench")
+            body = {**_profile(i), "status": _status(i)}
+            await kube.apply(
+                hub, kube.CLUSTER_PROFILES, body, field_manager="bench", subresource="status"
+            )
+
+        await bounded([one(i) for i in range(have, n)], limit=16)
+
+
+def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in MiB (this child's own ru_maxrss) and stdout of one run."""
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise SystemExit(f"{argv} exited {proc.returncode}")
+        out.seek(0)
+        return wall, usage.ru_maxrss / 1024, out.read().decode()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--runs", type=int, default=9)
+    args = parser.parse_args()
+    kubectl = str(find_binary("kubectl"))
+    fleet = Fleet([])
+    asyncio.run(fleet.start())
+    try:
+        env = {**os.environ, "KUBECONFIG": str(fleet.hub.kubeconfig_path)}
+        ours_cmd = [sys.executable, "-m", "cluster_inventory.cli", "get"]
+        have = 0
+        print(
+            f"{'N':>6} {'format':>8} {'ours p50':>10} {'kubectl p50':>12} {'ratio p50':>10} {'ours peak':>10} {'kubectl peak':>13}"
+        )
+        for n in args.sizes:
+            asyncio.run(_populate(fleet, n, have))
+            have = n
+            for fmt in ("table", "json"):
+                extra = ["-n", NAMESPACE] + ([] if fmt == "table" else ["-o", "json"])
+                ours, theirs, ratios = [], [], []
+                _run([*ours_cmd, *extra], env)  # warm-up: page cache, discovery cache
+                _run([kubectl, "get", "clusterprofiles", *extra], env)
+                peaks_ours, peaks_theirs = [], []
+                for _ in range(args.runs):
+                    a, pa, out_a = _run([*ours_cmd, *extra], env)
+                    b, pb, out_b = _run([kubectl, "get", "clusterprofiles", *extra], env)
+                    if fmt == "json" and out_a != out_b:
+                        raise SystemExit("json output differs from kubectl's")
+                    ours.append(a)
+                    theirs.append(b)
+                    ratios.append(a / b)
+                    peaks_ours.append(pa)
+                    peaks_theirs.append(pb)
+                print(
+                    f"{n:>6} {fmt:>8} {statistics.median(ours) * 1000:>8.0f}ms {statistics.median(theirs) * 1000:>10.0f}ms "
+                    f"{statistics.median(ratios):>9.2f}x {statistics.median(peaks_ours):>8.0f}MiB "
+                    f"{statistics.median(peaks_theirs):>11.0f}MiB",
+                    flush=True,
+                )
+    finally:
+        asyncio.run(fleet.stop())
+
+
+if __name__ == "__main__":
+    main()
