@@ -21,6 +21,7 @@ import yaml
 from rich.console import Console
 
 from cluster_inventory import __version__
+from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli.printers import format_table
 
 __all__ = ["app", "main"]
@@ -331,17 +332,6 @@ def manager_run(
         _fail("leadership lost")
 
 
-def _plugin_command(name: str) -> str:
-    """Absolute path of one of our console scripts (next to this interpreter, else PATH)."""
-    import shutil
-
-    beside = Path(sys.executable).parent / name
-    if beside.exists():
-        return str(beside)
-    found = shutil.which(name)
-    return found or name
-
-
 @app.command("kubeconfig")
 def kubeconfig_cmd(
     profile: Annotated[str, typer.Argument(help="ClusterProfile name.")],
@@ -380,7 +370,7 @@ def kubeconfig_cmd(
             args += ["--context", context]
         config = credentials.kubeconfig_for_profile(
             found,
-            command=_plugin_command("cluster-inventory-secretreader"),
+            command=console_script("cluster-inventory-secretreader"),
             args=args,
             provider=provider,
             install_hint="pip install cluster-inventory",
@@ -391,9 +381,7 @@ def kubeconfig_cmd(
     if output is None:
         typer.echo(text, nl=False)
         return
-    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
+    write_private(output, text)
     typer.echo(f"wrote {output}", err=True)
 
 

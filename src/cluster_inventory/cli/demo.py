@@ -29,7 +29,6 @@ import asyncio
 import contextlib
 import functools
 import json
-import os
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -51,6 +50,7 @@ from rich.progress import (
 )
 
 from cluster_inventory import api, kube
+from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli.printers import format_table
 from cluster_inventory.cli.profiles import (
     access_provider_names,
@@ -201,16 +201,6 @@ class _Outcome:
     refused: str = ""
     down_after: float = 0.0
     up_after: float = 0.0
-
-
-def _command(name: str) -> str:
-    """Absolute path of one of our console scripts (beside this interpreter, else PATH)."""
-    import shutil
-
-    beside = Path(sys.executable).parent / name
-    if beside.exists():
-        return str(beside)
-    return shutil.which(name) or name
 
 
 class Demo:
@@ -458,11 +448,11 @@ class Demo:
         config = self.fleet.hub.kubeconfig(CONSUMER, token=token.token)
         config["contexts"][0]["context"]["namespace"] = namespace
         kubeconfig = home / "kubeconfig"
-        _write_private(kubeconfig, yaml.safe_dump(config, sort_keys=False))
+        write_private(kubeconfig, yaml.safe_dump(config, sort_keys=False))
         providers = home / "providers.json"
         exec_config = {
             "apiVersion": "client.authentication.k8s.io/v1",
-            "command": _command("cluster-inventory-secretreader"),
+            "command": console_script("cluster-inventory-secretreader"),
             "args": ["--kubeconfig", str(kubeconfig), "--namespace", namespace],
             "provideClusterInfo": True,
             "interactiveMode": "Never",
@@ -537,24 +527,24 @@ class Demo:
         keys = [key for key in self.expected_profiles() if key[1] == name]
         where = ", ".join("/".join(k) for k in keys)
         self.out("\nOUTAGE\n")
-        async with self._step(f"stopping {name}'s API server"):
-            # kube-apiserver stops serving readiness as soon as it gets SIGTERM, then drains
-            # for a while: the manager may see the outage before the process is gone.
-            reason, self.outcome.down_after = await self._while(
-                self.fleet.stop_member(name), self._wait_health(hub, keys, "False")
-            )
-        self.out(
-            f"{name} stopped: ControlPlaneHealthy=False ({reason}) on {where} "
-            f"{self.outcome.down_after:.1f} s after its API server was told to stop\n"
+        # kube-apiserver stops serving readiness as soon as it gets SIGTERM, then drains for a
+        # while: the manager may see the outage before the process is gone. So each flip is
+        # timed from the request, with the request and the wait running together.
+        phases = (
+            ("stopping", "stopped", self.fleet.stop_member, "False", "told to stop"),
+            ("starting", "started", self.fleet.start_member, "True", "started"),
         )
-        async with self._step(f"starting {name}'s API server again"):
-            reason, self.outcome.up_after = await self._while(
-                self.fleet.start_member(name), self._wait_health(hub, keys, "True")
+        for doing, done, act, wanted, since in phases:
+            async with self._step(f"{doing} {name}'s API server"):
+                reason, seconds = await self._while(act(name), self._wait_health(hub, keys, wanted))
+            if wanted == "False":
+                self.outcome.down_after = seconds
+            else:
+                self.outcome.up_after = seconds
+            self.out(
+                f"{name} {done}: ControlPlaneHealthy={wanted} ({reason}) on {where} "
+                f"{seconds:.1f} s after its API server was {since}\n"
             )
-        self.out(
-            f"{name} started: ControlPlaneHealthy=True ({reason}) on {where} "
-            f"{self.outcome.up_after:.1f} s after its API server was started\n"
-        )
 
     @staticmethod
     async def _while(action: Awaitable[None], wait: Awaitable[_T]) -> _T:
@@ -717,10 +707,3 @@ def _explain(exc: BaseException) -> str:
         return "interrupted"
     text = str(exc) or type(exc).__name__
     return text
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` readable by the owner only (it holds a token)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
