@@ -4,7 +4,7 @@ A :class:`MemberConnection` is shared by every registration with the same connec
 details (server, CA, credential), so a fleet of registrations pointing at a few real
 clusters costs a few probes and watches, not one per registration. It:
 
-- probes ``/version``, ``/readyz?verbose`` and the ``kube-system`` namespace every
+- probes ``/readyz?verbose``, ``/version`` and the ``kube-system`` namespace every
   ``probe_interval`` seconds (KEP-4322 status; the namespace UID is the member id);
 - watches the member's ClusterProperty objects (a watch, not a poll) and records when each
   value was observed;
@@ -34,7 +34,8 @@ from cluster_inventory.manager.status import (
     ConditionState,
     Observation,
     ObservedProperty,
-    readyz_failure,
+    probe_failure,
+    readyz_condition,
 )
 
 __all__ = ["MemberConnection", "connection_key", "service_account_name"]
@@ -56,22 +57,12 @@ def service_account_name(inventory_namespace: str, manager: str) -> str:
     return f"{name[:52].rstrip('-')}-{digest}"
 
 
+# Probe failures that are about the registration credential, so about ``Joined``.
+_CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
+
+
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-def _failure(exc: kube.KubeError) -> ConditionState:
-    if isinstance(exc, kube.CertificateError):
-        return ConditionState("False", "CertificateInvalid", str(exc))
-    if isinstance(exc, kube.UnauthorizedError):
-        return ConditionState(
-            "False", "Unauthorized", "the registration credential is refused (401)"
-        )
-    if isinstance(exc, kube.ForbiddenError):
-        return ConditionState("False", "Forbidden", str(exc))
-    if isinstance(exc, kube.ServerUnavailableError) and exc.status == 0:
-        return ConditionState("False", "APIServerUnreachable", str(exc))
-    return ConditionState("False", "ProbeFailed", str(exc))
 
 
 class MemberConnection:
@@ -202,31 +193,43 @@ class MemberConnection:
 
     # -- probes ----------------------------------------------------------------------
     async def probe(self) -> None:
-        """Probe once and update the observation."""
+        """Probe once and update the observation.
+
+        ``/readyz?verbose`` decides ``ControlPlaneHealthy``: a draining API server fails it
+        (``[-]shutdown``) while it still answers, and its body names the failing checks.
+        ``/version`` then refreshes the version; if it fails while readyz passed, that failure
+        is the verdict. The ``kube-system`` namespace read decides ``Joined`` and the member
+        id; only an answer about the credential (401, 403, TLS) turns ``Joined`` False, since
+        an unavailable server says nothing about it. With no HTTP answer at all, only
+        ``ControlPlaneHealthy`` changes, and the last good version is kept.
+        """
         assert self._client is not None
         self.probes += 1
         client, timeout = self._client, self.probe_timeout
         try:
+            status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
+        except kube.KubeError as exc:
+            state = probe_failure(exc)
+            joined = state if state.reason in _CREDENTIAL_REASONS else None
+            self._set(healthy=state, **({"joined": joined} if joined else {}))
+            return
+        healthy = readyz_condition(status, body)
+        changes: dict[str, Any] = {"healthy": healthy}
+        try:
             version = await kube.request(
                 client, "GET", "/version", timeout=timeout, target="/version"
             )
-            status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
         except kube.KubeError as exc:
-            state = _failure(exc)
-            joined = state if state.reason in ("Unauthorized", "CertificateInvalid") else None
-            self._set(healthy=state, **({"joined": joined} if joined else {}))
-            return
-        if status == 200:
-            healthy = ConditionState("True", "APIServerReady", "readyz: all checks passed")
-        elif status in (401, 403):
-            healthy = ConditionState("False", "Unauthorized", f"readyz answered {status}")
+            if healthy.status == "True":
+                changes["healthy"] = probe_failure(exc)
         else:
-            healthy = ConditionState("False", *readyz_failure(body))
-        changes: dict[str, Any] = {"healthy": healthy, "version": version.get("gitVersion")}
+            changes["version"] = version.get("gitVersion")
         try:
             ns = await kube.get(client, kube.NAMESPACES, "kube-system")
         except kube.KubeError as exc:
-            changes["joined"] = _failure(exc)
+            state = probe_failure(exc)
+            if state.reason in _CREDENTIAL_REASONS:
+                changes["joined"] = state
         else:
             changes["joined"] = ConditionState(
                 "True", "CredentialAccepted", "the registration credential works"

@@ -47,8 +47,14 @@ async def test_stopped_member_turns_unhealthy_and_recovers(harness: Harness) -> 
         # Seen while kube-apiserver is still shutting down (it takes ~20 s with open watches):
         # the probe noticed the failing readyz, not just the closed port.
         detected_during_shutdown = not stopping.done()
-        # Graceful shutdown first fails readyz ("shutdown"), then the port closes.
-        assert cond["reason"] in ("ReadyzCheckFailed", "APIServerUnreachable"), cond
+        # Graceful shutdown first fails readyz ("[-]shutdown", or a 503 Status) and answers
+        # 503 to other requests ("apiserver is shutting down"), then the port closes.
+        assert cond["reason"] in (
+            "ReadyzCheckFailed",
+            "ReadyzFailed",
+            "APIServerUnavailable",
+            "APIServerUnreachable",
+        ), cond
         await stopping
         await eventually(
             lambda: _condition_is(

@@ -1,5 +1,8 @@
 import datetime as dt
 
+import pytest
+
+from cluster_inventory import kube
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager.status import (
     ConditionState,
@@ -7,6 +10,8 @@ from cluster_inventory.manager.status import (
     ObservedProperty,
     access_provider,
     build_status,
+    probe_failure,
+    readyz_condition,
     readyz_failure,
     status_matches,
 )
@@ -81,3 +86,72 @@ def test_readyz_failure_names_the_failing_checks():
     reason, message = readyz_failure(body)
     assert reason == "ReadyzCheckFailed"
     assert message == "readyz checks failed: etcd, poststarthook/x"
+
+
+def test_readyz_failure_of_a_draining_server_uses_the_status_message():
+    body = (
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        '"message":"apiserver is shutting down","reason":"ServiceUnavailable","code":503}'
+    )
+    assert readyz_failure(body) == ("ReadyzFailed", "readyz failed: apiserver is shutting down")
+    assert readyz_failure("") == ("ReadyzFailed", "readyz failed: no detail")
+    assert readyz_failure("x\n" + "y" * 300) == ("ReadyzFailed", "readyz failed: " + "y" * 200)
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        (200, "[+]ping ok\nreadyz check passed", ("True", "APIServerReady")),
+        (401, "Unauthorized", ("False", "Unauthorized")),
+        (403, "forbidden", ("False", "Unauthorized")),
+        (
+            500,
+            "[+]ping ok\n[-]shutdown failed: reason withheld\nreadyz check failed",
+            ("False", "ReadyzCheckFailed"),
+        ),
+        (
+            503,
+            '{"kind":"Status","message":"apiserver is shutting down","code":503}',
+            ("False", "ReadyzFailed"),
+        ),
+    ],
+)
+def test_readyz_condition(status, body, expected):
+    state = readyz_condition(status, body)
+    assert (state.status, state.reason) == expected
+
+
+@pytest.mark.parametrize(
+    ("exc", "reason"),
+    [
+        (
+            kube.CertificateError(status=0, reason="CertificateInvalid", message="bad CA"),
+            "CertificateInvalid",
+        ),
+        (kube.UnauthorizedError(status=401, reason="Unauthorized", message="no"), "Unauthorized"),
+        (kube.ForbiddenError(status=403, reason="Forbidden", message="no"), "Forbidden"),
+        (
+            kube.ServerUnavailableError(status=0, reason="Unreachable", message="refused"),
+            "APIServerUnreachable",
+        ),
+        (
+            kube.ServerUnavailableError(
+                status=503, reason="ServiceUnavailable", message="apiserver is shutting down"
+            ),
+            "APIServerUnavailable",
+        ),
+        (
+            kube.ServerUnavailableError(status=429, reason="TooManyRequests", message="slow down"),
+            "APIServerUnavailable",
+        ),
+        (kube.NotFoundError(status=404, reason="NotFound", message="gone"), "ProbeFailed"),
+    ],
+)
+def test_probe_failure_reasons(exc, reason):
+    state = probe_failure(exc)
+    assert (state.status, state.reason) == ("False", reason)
+
+
+def test_probe_failure_never_repeats_an_unauthorized_message():
+    exc = kube.UnauthorizedError(status=401, reason="Unauthorized", message="token eyJhbGci.x.y")
+    assert "eyJ" not in probe_failure(exc).message
