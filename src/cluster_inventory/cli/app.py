@@ -523,19 +523,17 @@ def describe_cmd(
     async def fetch() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         async with await _hub_client(path, context) as client:
             profile = await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)
+            # The server picks the Events about this profile, as kubectl describe asks it to.
+            about = {"regarding.kind": kube.CLUSTER_PROFILES.kind, "regarding.name": name}
+            uid = (profile.get("metadata") or {}).get("uid")
+            if uid:  # not those of an earlier profile of the same name
+                about["regarding.uid"] = uid
+            selector = ",".join(f"{key}={value}" for key, value in about.items())
             try:
-                listed = await kube.list_objects(client, kube.EVENTS, ns)
+                listed = await kube.list_objects(client, kube.EVENTS, ns, field_selector=selector)
             except kube.ForbiddenError:  # a reader of profiles may not read Events
                 listed = {"items": []}
-            uid = (profile.get("metadata") or {}).get("uid")
-            events = [
-                ev
-                for ev in listed.get("items") or ()
-                if (ev.get("regarding") or {}).get("kind") == "ClusterProfile"
-                and (ev.get("regarding") or {}).get("name") == name
-                and (ev.get("regarding") or {}).get("uid") in (None, uid)
-            ]
-            return profile, events
+            return profile, list(listed.get("items") or ())
 
     try:
         profile, events = asyncio.run(fetch())

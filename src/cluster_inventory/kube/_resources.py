@@ -244,9 +244,15 @@ async def list_objects(
     namespace: str | None = None,
     *,
     label_selector: str | None = None,
+    field_selector: str | None = None,
 ) -> dict[str, Any]:
-    """LIST a collection (all namespaces when ``namespace`` is None); returns the List object."""
-    query = {"labelSelector": label_selector} if label_selector else None
+    """LIST a collection (all namespaces when ``namespace`` is None); returns the List object.
+
+    ``label_selector`` and ``field_selector`` are passed as ``labelSelector`` and
+    ``fieldSelector`` (e.g. ``regarding.name=x`` for Events), so the server filters.
+    """
+    selectors = {"labelSelector": label_selector, "fieldSelector": field_selector}
+    query = {key: value for key, value in selectors.items() if value} or None
     result: dict[str, Any] = await request(
         client,
         "GET",

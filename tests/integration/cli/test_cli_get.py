@@ -327,3 +327,39 @@ async def test_the_namespace_defaults_to_the_kubeconfig_context(
     result = cli("get", "-o", "name", "--kubeconfig", str(path))
     assert result.returncode == 0, result.stderr
     assert result.stdout == "clusterprofile.multicluster.x-k8s.io/delta\n"
+
+
+async def test_describe_shows_only_the_events_about_that_profile(golden_hub: ControlPlane) -> None:
+    async with await golden_hub.client() as client:
+        delta = await kube.get(client, kube.CLUSTER_PROFILES, "delta", namespace=OTHER_NAMESPACE)
+        uid = delta["metadata"]["uid"]
+        about = [
+            ("this-profile", "ClusterProfile", "delta", uid),
+            ("earlier-profile-same-name", "ClusterProfile", "delta", "00000000-dead"),
+            ("a-pod-called-delta", "Pod", "delta", "00000000-beef"),
+            ("another-profile", "ClusterProfile", "alpha", "00000000-f00d"),
+        ]
+        for note, kind, name, regarding_uid in about:
+            event = {
+                "metadata": {"name": f"delta-{note}", "namespace": OTHER_NAMESPACE},
+                "eventTime": "2026-11-01T08:00:00.000000Z",
+                "reportingController": "cluster-inventory.dev/test",
+                "reportingInstance": "test",
+                "action": "Probe",
+                "reason": "Probed",
+                "type": "Normal",
+                "note": note,
+                "regarding": {
+                    "apiVersion": "multicluster.x-k8s.io/v1alpha1",
+                    "kind": kind,
+                    "name": name,
+                    "namespace": OTHER_NAMESPACE,
+                    "uid": regarding_uid,
+                },
+            }
+            await kube.create(client, kube.EVENTS, event)
+    text = _ok("describe", "delta", "-n", OTHER_NAMESPACE, hub=golden_hub)
+    events = text[text.index("Events:") :]
+    assert "this-profile" in events, text
+    for other in ("earlier-profile-same-name", "a-pod-called-delta", "another-profile"):
+        assert other not in events, text
