@@ -157,6 +157,11 @@ def crds_apply(
 
 
 _HUB_KUBECONFIG_HELP = "Hub kubeconfig (default: $KUBECONFIG, then ~/.kube/config)."
+#: ``-n`` of the commands that read profiles; None means the kubeconfig context's namespace.
+_InventoryNamespace = Annotated[
+    str | None,
+    typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
+]
 
 
 @app.command()
@@ -335,10 +340,7 @@ def manager_run(
 @app.command("kubeconfig")
 def kubeconfig_cmd(
     profile: Annotated[str, typer.Argument(help="ClusterProfile name.")],
-    namespace: Annotated[
-        str | None,
-        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
-    ] = None,
+    namespace: _InventoryNamespace = None,
     kubeconfig: Annotated[Path | None, typer.Option(help="Hub kubeconfig.")] = None,
     context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
     provider: Annotated[str, typer.Option(help="Access provider to use.")] = "secretreader",
@@ -401,15 +403,20 @@ def _context_namespace(path: Path, context: str | None) -> str:
     return "default"
 
 
-def _check_output(output: str | None) -> None:
-    kind = (output or "").partition("=")[0]
+def _parse_output(output: str | None) -> tuple[str, str]:
+    """``-o`` as (format, jsonpath template); ("", "") for the default table.
+
+    An unknown format or a jsonpath without a template ends the command (kubectl's messages).
+    """
+    kind, _, template = (output or "").partition("=")
     if output is not None and kind not in _OUTPUT_FORMATS:
         _fail(
             f'unable to match a printer suitable for the output format "{output}", '
             f"allowed formats are: {','.join(_OUTPUT_FORMATS)}"
         )
-    if kind == "jsonpath" and not output.partition("=")[2]:  # type: ignore[union-attr]
+    if kind == "jsonpath" and not template:
         _fail("jsonpath template format specified but no template given")
+    return kind, template
 
 
 @app.command("get")
@@ -417,10 +424,7 @@ def get_cmd(
     name: Annotated[
         str | None, typer.Argument(help="ClusterProfile name (default: every profile).")
     ] = None,
-    namespace: Annotated[
-        str | None,
-        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
-    ] = None,
+    namespace: _InventoryNamespace = None,
     all_namespaces: Annotated[
         bool, typer.Option("--all-namespaces", "-A", help="List profiles of every inventory.")
     ] = False,
@@ -449,7 +453,7 @@ def get_cmd(
         resource_name,
     )
 
-    _check_output(output)
+    kind, template = _parse_output(output)
     if all_namespaces and name:
         _fail("a resource cannot be retrieved by name across all namespaces")
     path = kubeconfig or _default_kubeconfig()
@@ -463,10 +467,9 @@ def get_cmd(
                 client, kube.CLUSTER_PROFILES, ns, label_selector=selector
             )
             items: list[dict[str, Any]] = listed.get("items") or []
-            kind = f"{kube.CLUSTER_PROFILES.group}/{kube.CLUSTER_PROFILES.version}"
             for item in items:  # a LIST drops them from items; kubectl puts them back
-                item.setdefault("apiVersion", kind)
-                item.setdefault("kind", "ClusterProfile")
+                item.setdefault("apiVersion", kube.CLUSTER_PROFILES.api_version)
+                item.setdefault("kind", kube.CLUSTER_PROFILES.kind)
             return items
 
     try:
@@ -476,7 +479,6 @@ def get_cmd(
     for profile in profiles:  # as kubectl without --show-managed-fields
         (profile.get("metadata") or {}).pop("managedFields", None)
     shown: Any = profiles[0] if name else printers.list_object(profiles)
-    kind, _, template = (output or "").partition("=")
     if kind == "json":
         typer.echo(printers.to_json(shown), nl=False)
     elif kind == "yaml":
@@ -506,10 +508,7 @@ def get_cmd(
 @app.command("describe")
 def describe_cmd(
     name: Annotated[str, typer.Argument(help="ClusterProfile name.")],
-    namespace: Annotated[
-        str | None,
-        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
-    ] = None,
+    namespace: _InventoryNamespace = None,
     kubeconfig: Annotated[Path | None, typer.Option(help=_HUB_KUBECONFIG_HELP)] = None,
     context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
 ) -> None:

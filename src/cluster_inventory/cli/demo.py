@@ -321,10 +321,8 @@ class Demo:
             self.out(self.next_steps())
 
     async def _create_inventories(self, hub: kube.ApiClient) -> None:
-        for name in (_MANAGER_NAMESPACE,):
-            await kube.apply(
-                hub, kube.NAMESPACES, {"metadata": {"name": name}}, field_manager=_FIELD_MANAGER
-            )
+        manager_namespace = {"metadata": {"name": _MANAGER_NAMESPACE}}
+        await kube.apply(hub, kube.NAMESPACES, manager_namespace, field_manager=_FIELD_MANAGER)
         for inv in INVENTORIES:
             body = {
                 "metadata": {
@@ -416,8 +414,7 @@ class Demo:
                 return None
             return [found[key][0] for key in expected]
 
-        result = await _poll(ready, self.ready_timeout, lambda: last_problem)
-        return result
+        return await _poll(ready, self.ready_timeout, lambda: last_problem)
 
     async def _consumer(self, hub: kube.ApiClient, namespace: str) -> tuple[Path, Path]:
         rules = [
@@ -705,5 +702,4 @@ async def _poll(
 def _explain(exc: BaseException) -> str:
     if isinstance(exc, asyncio.CancelledError):
         return "interrupted"
-    text = str(exc) or type(exc).__name__
-    return text
+    return str(exc) or type(exc).__name__

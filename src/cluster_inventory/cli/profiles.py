@@ -58,21 +58,26 @@ def _condition_status(profile: Mapping[str, Any], condition_type: str) -> str:
     return str(found.get("status", "")) if found else ""
 
 
-def access_provider_names(profile: Mapping[str, Any]) -> list[str]:
-    """Names of ``status.accessProviders`` then the deprecated ``credentialProviders``, once each.
+def _providers(profile: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """``status.accessProviders`` then the deprecated ``credentialProviders``, one per name.
 
-    Both lists count, as in upstream's ``pkg/access``.
+    Both lists count, and on a name clash the ``accessProviders`` entry wins, as in upstream's
+    ``pkg/access`` (:meth:`ClusterProfileStatus.merged_access_providers` for typed profiles;
+    here the listed order is kept and malformed entries still print).
     """
-    names: list[str] = []
     status = _status(profile)
+    chosen: dict[str, Mapping[str, Any]] = {}
     for entry in [
         *(status.get("accessProviders") or ()),
         *(status.get("credentialProviders") or ()),
     ]:
-        name = entry.get("name")
-        if name and name not in names:
-            names.append(str(name))
-    return names
+        chosen.setdefault(str(entry.get("name", "")), entry)
+    return list(chosen.values())
+
+
+def access_provider_names(profile: Mapping[str, Any]) -> list[str]:
+    """Names of :func:`_providers` (access providers, then deprecated credential providers)."""
+    return [str(entry["name"]) for entry in _providers(profile) if entry.get("name")]
 
 
 def properties_text(profile: Mapping[str, Any]) -> str:
@@ -196,13 +201,7 @@ def describe_profile(
         "Conditions",
         ("Type", "Status", "Last Transition", "Reason", "Message"),
         [
-            [
-                str(cond.get("type", "")),
-                str(cond.get("status", "")),
-                str(cond.get("lastTransitionTime", "")),
-                str(cond.get("reason", "")),
-                str(cond.get("message", "")),
-            ]
+            _cells(cond, "type", "status", "lastTransitionTime", "reason", "message")
             for cond in status.get("conditions") or ()
         ],
     )
@@ -211,24 +210,17 @@ def describe_profile(
         "Properties",
         ("Name", "Value", "Last Observed"),
         [
-            [str(p.get("name", "")), str(p.get("value", "")), str(p.get("lastObservedTime", ""))]
+            _cells(p, "name", "value", "lastObservedTime")
             for p in sorted(status.get("properties") or (), key=lambda p: str(p.get("name", "")))
         ],
     )
-    providers = [
-        *(status.get("accessProviders") or ()),
-        *(status.get("credentialProviders") or ()),
-    ]
+    providers = _providers(profile)
     if not providers:
         lines.append("Access Providers:  <none>")
     else:
         lines.append("Access Providers:")
-        seen: set[str] = set()
         for provider in providers:
             name = str(provider.get("name", ""))
-            if name in seen:  # accessProviders shadows credentialProviders (pkg/access)
-                continue
-            seen.add(name)
             cluster = provider.get("cluster") or {}
             ca = str(cluster.get("certificate-authority-data") or "")
             extensions = [
@@ -264,6 +256,11 @@ def describe_profile(
         ],
     )
     return "\n".join(lines) + "\n"
+
+
+def _cells(entry: Mapping[str, Any], *keys: str) -> list[str]:
+    """The values of ``keys`` in ``entry`` as text, "" for a missing one."""
+    return [str(entry.get(key, "")) for key in keys]
 
 
 def _compact(value: Any) -> str:
