@@ -32,6 +32,7 @@ from cluster_inventory.kube._resources import (
     list_objects,
     request,
 )
+from cluster_inventory.kube._tasks import cancel_and_wait
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
 from cluster_inventory.kube.errors import (
     AlreadyExistsError,
@@ -104,6 +105,7 @@ __all__ = [
     "UnauthorizedError",
     "UnauthorizedHook",
     "apply",
+    "cancel_and_wait",
     "collectors_for",
     "connection_from_in_cluster",
     "connection_from_kubeconfig",

@@ -16,7 +16,6 @@ must not block (enqueue work instead). The clock and the sleep are injectable.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import random
@@ -27,6 +26,7 @@ import aiohttp
 
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import Resource, request
+from cluster_inventory.kube._tasks import cancel_and_wait
 from cluster_inventory.kube.errors import GoneError, KubeAPIError, KubeError, error_from_status
 
 __all__ = ["ADDED", "DELETED", "MODIFIED", "EventHandler", "Informer", "object_key"]
@@ -207,9 +207,7 @@ class Informer:
     async def stop(self) -> None:
         """Stop the task and wait for it."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     async def __aenter__(self) -> Informer:

@@ -27,6 +27,7 @@ from cluster_inventory.api import format_micro_time
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._metrics import collectors_for
 from cluster_inventory.kube._resources import request
+from cluster_inventory.kube._tasks import cancel_and_wait
 from cluster_inventory.kube.errors import ConflictError, KubeError, NotFoundError
 from cluster_inventory.kube.resources import LEASES
 
@@ -266,13 +267,11 @@ class LeaderElector:
                 {work_task, hold_task}, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
-            for task in (work_task, hold_task):
-                if not task.done():
-                    task.cancel()
-            for task in (work_task, hold_task):
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            await asyncio.shield(self.release())
+            try:
+                await cancel_and_wait(work_task, hold_task)
+            finally:
+                # Released even when ``work`` failed or the caller is cancelled again.
+                await asyncio.shield(self.release())
         if work_task in done and not work_task.cancelled():
             work_task.result()
             return False

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import datetime as dt
 import functools
 import hashlib
@@ -160,11 +159,7 @@ class ClusterManager:
         finally:
             self.queue.shut_down()
             self.token_queue.shut_down()
-            for task in workers:
-                task.cancel()
-            for task in workers:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await kube.cancel_and_wait(*workers)
             await asyncio.gather(
                 self.source.stop(),
                 self.namespaces.stop(),

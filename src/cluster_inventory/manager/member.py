@@ -18,7 +18,6 @@ Changes are reported through ``on_change``; nothing here writes to the hub.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -141,11 +140,7 @@ class MemberConnection:
 
     async def stop(self) -> None:
         """Stop probes and the watch, close the client."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await kube.cancel_and_wait(*self._tasks)
         if self._informer is not None:
             await self._informer.stop()
         if self._client is not None:

@@ -11,6 +11,10 @@ Installed with the distribution (entry point ``pytest11``), so any project that 
 - ``test_namespace``: a namespace created on the hub and on every member for this test only,
   deleted afterwards; its name is derived from the test name.
 
+With pytest-timeout (its default ``signal`` method), a test that times out also prints the
+await chain of every asyncio task on the test's event loop, so a hung async test names the
+``await`` it is stuck in, not only the (idle) threads.
+
 The fixtures are synchronous, so they work with or without pytest-asyncio. A missing binary
 fails the first test that asks for a fleet with a message saying how to build the assets.
 """
@@ -20,11 +24,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Iterator
+import signal
+from collections.abc import Generator, Iterator
+from typing import Any
 
 import pytest
 
 from cluster_inventory import kube
+from cluster_inventory.testing._hangs import format_asyncio_tasks
 from cluster_inventory.testing.controlplane import DEFAULT_CONTROLLERS, ControlPlane
 from cluster_inventory.testing.fleet import Fleet
 
@@ -41,6 +48,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "run kube-controller-manager on every cluster of the session fleet (true/false)",
         default="true",
     )
+
+
+@pytest.hookimpl(hookwrapper=True, optionalhook=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> Generator[None, None, None]:
+    """pytest-timeout hook: on a timeout, print the asyncio tasks before its thread stacks.
+
+    pytest-timeout's ``signal`` method installs a SIGALRM handler; this wraps it. The
+    ``thread`` method ends the process from another thread, where the test's event loop
+    cannot be inspected safely, so it is left as it is.
+    """
+    yield
+    if getattr(settings, "method", None) != "signal":
+        return
+    original = signal.getsignal(signal.SIGALRM)
+    if not callable(original):
+        return
+
+    def on_timeout(signum: int, frame: Any) -> None:
+        __tracebackhide__ = True
+        writer = item.config.get_terminal_writer()
+        writer.sep("+", title="asyncio tasks at the timeout")
+        writer.write(format_asyncio_tasks() + "\n")
+        original(signum, frame)
+
+    signal.signal(signal.SIGALRM, on_timeout)
 
 
 @pytest.fixture(scope="session")
