@@ -32,3 +32,24 @@ def percentile(values, q: float) -> float:
     """Nearest-rank percentile (``q`` in 0..1) of a non-empty sequence."""
     ordered = sorted(values)
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+SMOKE_HELP = (
+    "tiny sizes and one run, in seconds: exercises the same code paths and checks the "
+    "output is sane (CI runs every benchmark this way so none can rot)"
+)
+
+
+def require(ok: bool, what: str) -> None:
+    """Stop the benchmark with exit code 1 when a sanity check on its own output fails."""
+    if not ok:
+        raise SystemExit(f"benchmark sanity check failed: {what}")
+
+
+def require_times(**seconds: float) -> None:
+    """Every named figure is a finite, non-negative number of seconds (or MiB)."""
+    for name, value in seconds.items():
+        require(
+            isinstance(value, int | float) and math.isfinite(value) and value >= 0,
+            f"{name} = {value!r}",
+        )

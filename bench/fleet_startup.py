@@ -10,6 +10,7 @@ Prints, for the same run:
 Targets on a 2-core machine: hub + 3 members <= 15 s and <= 2 GiB.
 
 Usage: uv run python bench/fleet_startup.py [--members 3] [--runs 3] [--controllers] [--cold]
+       uv run python bench/fleet_startup.py --smoke   (1 member, 1 run)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import rss_mib
+from _common import SMOKE_HELP, require, require_times, rss_mib
 
 from cluster_inventory.testing import DEFAULT_CONTROLLERS, ControlPlane, Fleet, install_assets
 
@@ -42,7 +43,7 @@ async def one_fleet(members: int, controllers: bool) -> tuple[float, float]:
     fleet = Fleet(members, hub_controllers=chosen, member_controllers=chosen)
     await fleet.start()
     elapsed = time.perf_counter() - started
-    memory = rss_mib([p.pid for p in fleet.processes if p.pid])
+    memory = rss_mib(*(p.pid for p in fleet.processes if p.pid))
     await fleet.stop()
     return elapsed, memory
 
@@ -69,7 +70,10 @@ def main() -> None:
     parser.add_argument(
         "--cold", action="store_true", help="also time a build of every asset with empty Go caches"
     )
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
+    if args.smoke:
+        args.members, args.runs, args.cold = 1, 1, False
     install_assets()
     base, fleet, memory = [], [], []
     for _ in range(args.runs):
@@ -78,6 +82,9 @@ def main() -> None:
         fleet.append(seconds)
         memory.append(mib)
     b, f, m = statistics.median(base), statistics.median(fleet), statistics.median(memory)
+    require(len(base) == len(fleet) == args.runs, f"{args.runs} runs of each measured")
+    require_times(baseline=b, fleet=f, rss=m)
+    require(m > 0, "the fleet's processes use memory")
     label = f"hub + {args.members} members" + (" + controller-managers" if args.controllers else "")
     print(f"runs: {args.runs} (medians)")
     print(f"baseline, one control plane ready: {b:6.2f} s")

@@ -14,6 +14,7 @@ Registrations point at the fleet's two real members (the manager shares one conn
 member, as it would for many registrations of one cluster).
 
 Usage: uv run python bench/manager_scale.py [--sizes 100 1000] [--changes 100]
+       uv run python bench/manager_scale.py --smoke   (N=2, 3 changes)
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from pathlib import Path
 
 import yaml
-from _common import bounded, percentile, rss_mib
+from _common import SMOKE_HELP, bounded, percentile, require, require_times, rss_mib
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
@@ -274,6 +275,7 @@ async def main(sizes: list[int], changes: int) -> None:
                 try:
                     if n <= 100:
                         lat = await propagation(fleet, profiles, changes)
+                        require(len(lat) == changes, f"{changes} property changes measured")
                         res["p50"] = statistics.median(lat)
                         res["p99"] = percentile(lat, 0.99)
                         res["health"] = await health(fleet, profiles)
@@ -290,6 +292,9 @@ async def main(sizes: list[int], changes: int) -> None:
                 results.append(res)
     for res in results:
         n = res["n"]
+        require_times(**{k: v for k, v in res.items() if k != "n"})
+        require(res["tokens"] >= res["manager"] > res["ready_at"] >= 0, f"N={n}: phases in order")
+        require(("p50" in res) == (n <= 100), f"N={n}: propagation measured for N <= 100 only")
         print(f"N={n}: floor (create + status directly) {res['floor']:.2f} s")
         print(
             f"N={n}: manager to full status {res['manager']:.2f} s, ratio {res['manager'] / res['floor']:.2f}x "
@@ -314,5 +319,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2, 100, 1000])
     parser.add_argument("--changes", type=int, default=100)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.changes = [2], 3
     asyncio.run(main(args.sizes, args.changes))

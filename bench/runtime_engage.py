@@ -23,6 +23,7 @@ The runtime process runs on ``--loop`` (uvloop, the default of ``kube.run``, or 
 
 Usage: uv run python bench/runtime_engage.py [--sizes 100 1000] [--distinct-sizes 100]
     [--loop uvloop|asyncio]
+       uv run python bench/runtime_engage.py --smoke   (N=4 shared and distinct)
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import bounded, percentile, rss_mib
+from _common import SMOKE_HELP, bounded, percentile, require, require_times, rss_mib
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import EXTENSION_EXEC, SECRET_TOKEN_KEY
@@ -339,6 +340,14 @@ async def run_size(fleet: Fleet, hub, n: int, workdir: Path, *, distinct: bool, 
 
 
 def report(r: dict) -> None:
+    samples = min(100, r["n"] // 2)
+    require(r["samples"] == samples, f"N={r['n']}: {samples} engage latencies measured")
+    require(r["bulk"] == r["n"] - samples, f"N={r['n']}: the rest engaged in bulk")
+    require_times(
+        **{k: v for k, v in r.items() if k not in ("n", "access", "loop", "own_p50", "own_p99")}
+    )
+    require(r["rss_idle"] > 0 and r["bulk_seconds"] > 0, f"N={r['n']}: memory and time measured")
+
     def ms(seconds: float) -> str:
         return f"{seconds * 1000:.0f} ms"
 
@@ -373,5 +382,8 @@ if __name__ == "__main__":
         parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000])
         parser.add_argument("--distinct-sizes", type=int, nargs="*", default=[100])
         parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="uvloop")
+        parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
         args = parser.parse_args()
+        if args.smoke:
+            args.sizes, args.distinct_sizes = [4], [4]
         asyncio.run(main(args.sizes, args.distinct_sizes, args.loop))

@@ -668,6 +668,54 @@ def fleet_down() -> None:
     typer.echo(f"stopped {len(pids)} processes")
 
 
+@fleet_app.command("stop-member")
+def fleet_stop_member(
+    name: Annotated[str, typer.Argument(help="Member cluster of the kept fleet.")],
+    kill: Annotated[
+        bool,
+        typer.Option(
+            "--kill",
+            help="SIGKILL at once (a crash: the port closes now) instead of a graceful stop "
+            "(kube-apiserver drains first, answering 503).",
+        ),
+    ] = False,
+) -> None:
+    """Stop member NAME's kube-apiserver in the kept fleet, to test an outage.
+
+    Its data stays in etcd; `fleet start-member NAME` brings it back on the same address.
+    For a fleet started with `fleet up --keep` or `make demo ARGS=--keep`.
+    """
+    from cluster_inventory.testing import KeptFleetError, stop_detached_member
+
+    try:
+        pid = stop_detached_member(_kept_fleet_dir(), name, kill=kill)
+    except KeptFleetError as exc:
+        _fail(str(exc))
+    how = "killed" if kill else "stopped"
+    typer.echo(f"member {name}: kube-apiserver {how} (pid {pid})")
+
+
+@fleet_app.command("start-member")
+def fleet_start_member(
+    name: Annotated[str, typer.Argument(help="Member cluster of the kept fleet.")],
+) -> None:
+    """Start member NAME's stopped kube-apiserver again and wait until it is ready."""
+    from cluster_inventory.testing import (
+        ControlPlaneError,
+        KeptFleetError,
+        start_detached_member,
+    )
+
+    started = time.monotonic()
+    try:
+        pid = asyncio.run(start_detached_member(_kept_fleet_dir(), name))
+    except (KeptFleetError, ControlPlaneError) as exc:
+        _fail(str(exc))
+    typer.echo(
+        f"member {name}: kube-apiserver ready in {time.monotonic() - started:.1f} s (pid {pid})"
+    )
+
+
 def main() -> None:
     """Entry point of ``cluster-inventory`` and ``kubectl-inventory``."""
     try:

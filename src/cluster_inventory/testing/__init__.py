@@ -27,7 +27,13 @@ from cluster_inventory.testing.controlplane import (
     ControlPlaneError,
     Etcd,
 )
-from cluster_inventory.testing.fleet import Fleet, stop_detached
+from cluster_inventory.testing.fleet import (
+    Fleet,
+    KeptFleetError,
+    start_detached_member,
+    stop_detached,
+    stop_detached_member,
+)
 from cluster_inventory.testing.upstream_plugins import upstream_plugin
 
 __all__ = [
@@ -40,12 +46,15 @@ __all__ = [
     "Fleet",
     "GoBuildError",
     "GoNotFoundError",
+    "KeptFleetError",
     "ManagedProcess",
     "assets_dir",
     "cache_root",
     "find_binary",
     "install_assets",
     "missing_binaries",
+    "start_detached_member",
     "stop_detached",
+    "stop_detached_member",
     "upstream_plugin",
 ]

@@ -156,13 +156,19 @@ class ManagedProcess:
                 self._proc.wait(timeout=5)
         _LIVE.discard(self)
 
-    async def stop(self, timeout: float = 20.0) -> None:
-        """SIGTERM the child's process group, wait up to ``timeout`` seconds, then SIGKILL."""
+    async def stop(self, timeout: float = 20.0, *, kill: bool = False) -> None:
+        """SIGTERM the child's process group, wait up to ``timeout`` seconds, then SIGKILL.
+
+        Args:
+            timeout: Seconds to wait for a graceful exit after SIGTERM.
+            kill: Send SIGKILL at once (a crash, not a shutdown: kube-apiserver drains for
+                seconds after SIGTERM while it answers 503).
+        """
         proc = self._proc
         if proc is None:
             return
         if proc.poll() is None:
-            self._signal(signal.SIGTERM)
+            self._signal(signal.SIGKILL if kill else signal.SIGTERM)
             deadline = time.monotonic() + timeout
             while proc.poll() is None and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)

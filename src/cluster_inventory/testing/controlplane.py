@@ -52,7 +52,8 @@ DEFAULT_CONTROLLERS = (
 _LOOPBACK = "127.0.0.1"
 
 
-def _start_timeout() -> float:
+def start_timeout() -> float:
+    """Seconds to wait for a control-plane process to become ready (envtest's variable)."""
     raw = os.environ.get("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", "")
     return _go_duration(raw) if raw else 180.0
 
@@ -97,13 +98,18 @@ class ControlPlaneError(RuntimeError):
     """A control-plane process failed to start or become ready; carries its log tail."""
 
 
-async def _wait_http_ok(
+async def wait_http_ok(
     url: str,
     *,
     proc: ManagedProcess,
     timeout: float,
     ssl_ctx: ssl.SSLContext | None = None,
 ) -> None:
+    """Poll ``url`` until it answers 200.
+
+    Raises:
+        ControlPlaneError: ``proc`` exited, or ``timeout`` seconds passed; with its log tail.
+    """
     deadline = time.monotonic() + timeout
     last = "no answer"
     async with aiohttp.ClientSession(trust_env=False) as session:
@@ -186,7 +192,7 @@ class Etcd:
         ]
         self._proc = ManagedProcess(self.name, argv, self.workdir / "etcd.log", detach=self.detach)
         self._proc.start()
-        await _wait_http_ok(f"{self.url}/health", proc=self._proc, timeout=_start_timeout())
+        await wait_http_ok(f"{self.url}/health", proc=self._proc, timeout=start_timeout())
 
     async def stop(self) -> None:
         """Stop etcd (SIGTERM, then SIGKILL after the stop timeout)."""
@@ -263,6 +269,11 @@ class ControlPlane(StartStop):
         if self._shared_etcd is None and self._etcd is not None:
             procs.append(self._etcd.process)
         return [p for p in procs if p is not None]
+
+    @property
+    def apiserver_process(self) -> ManagedProcess | None:
+        """The kube-apiserver process (None before :meth:`start`)."""
+        return self._apiserver
 
     def _client_pair(self, user: str, groups: Sequence[str]) -> KeyPair:
         if user == "admin":
@@ -398,11 +409,11 @@ class ControlPlane(StartStop):
         assert self._apiserver is not None
         self._apiserver.start()
         ctx = kube.ssl_context_for(self.connection())
-        await _wait_http_ok(
-            f"{self.server}/readyz", proc=self._apiserver, timeout=_start_timeout(), ssl_ctx=ctx
+        await wait_http_ok(
+            f"{self.server}/readyz", proc=self._apiserver, timeout=start_timeout(), ssl_ctx=ctx
         )
         async with await self.client() as api:
-            deadline = time.monotonic() + _start_timeout()
+            deadline = time.monotonic() + start_timeout()
             while True:
                 try:
                     await kube.get(api, kube.NAMESPACES, "default")
@@ -433,7 +444,7 @@ class ControlPlane(StartStop):
             detach=self.detach,
         )
         self._kcm.start()
-        deadline = time.monotonic() + _start_timeout()
+        deadline = time.monotonic() + start_timeout()
         async with await self.client() as api:
             while True:
                 if not self._kcm.running:
@@ -461,10 +472,16 @@ class ControlPlane(StartStop):
             return True
         return False
 
-    async def stop_apiserver(self) -> None:
-        """Stop only kube-apiserver (etcd keeps the data), to simulate an outage."""
+    async def stop_apiserver(self, *, kill: bool = False) -> None:
+        """Stop only kube-apiserver (etcd keeps the data), to simulate an outage.
+
+        Args:
+            kill: SIGKILL instead of a graceful SIGTERM: the port closes at once, as when a
+                machine dies, rather than after kube-apiserver's drain (it answers
+                ``503 apiserver is shutting down`` meanwhile).
+        """
         if self._apiserver is not None:
-            await self._apiserver.stop(_stop_timeout())
+            await self._apiserver.stop(_stop_timeout(), kill=kill)
 
     async def start_apiserver(self) -> None:
         """Start kube-apiserver again on the same port with the same certificates and data.

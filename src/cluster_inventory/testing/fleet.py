@@ -23,13 +23,25 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from cluster_inventory import api, kube
 from cluster_inventory.testing._lifecycle import StartStop
 from cluster_inventory.testing._process import ManagedProcess
-from cluster_inventory.testing.controlplane import ControlPlane, Etcd
+from cluster_inventory.testing.controlplane import (
+    ControlPlane,
+    Etcd,
+    start_timeout,
+    wait_http_ok,
+)
 
-__all__ = ["Fleet", "stop_detached"]
+__all__ = [
+    "Fleet",
+    "KeptFleetError",
+    "start_detached_member",
+    "stop_detached",
+    "stop_detached_member",
+]
 
 _STATE_FILE = "fleet.json"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -157,13 +169,31 @@ class Fleet(StartStop):
                 cp.name: {"server": cp.server, "kubeconfig": str(cp.kubeconfig_path)}
                 for cp in self.clusters
             },
-            "pids": [p.pid for p in self.processes if p.pid is not None],
+            "pids": [p.pid for p in self.processes if p.running and p.pid is not None],
+            # What `fleet stop-member` / `start-member` need to act on a kept fleet later.
+            "apiservers": {
+                cp.name: {
+                    "pid": proc.pid if proc.running else None,
+                    "argv": proc.argv,
+                    "log": str(proc.log_path),
+                }
+                for cp in self.clusters
+                if (proc := cp.apiserver_process) is not None
+            },
         }
         (self.workdir / _STATE_FILE).write_text(json.dumps(state, indent=2))
 
-    async def stop_member(self, name: str) -> None:
-        """Stop one member's kube-apiserver (its data stays), to simulate an outage."""
-        await self.member(name).stop_apiserver()
+    async def stop_member(self, name: str, *, kill: bool = False) -> None:
+        """Stop one member's kube-apiserver (its data stays), to simulate an outage.
+
+        Args:
+            name: The member.
+            kill: SIGKILL (a crash) instead of a graceful stop (see
+                :meth:`ControlPlane.stop_apiserver`).
+        """
+        await self.member(name).stop_apiserver(kill=kill)
+        if (self.workdir / _STATE_FILE).exists():
+            self._write_state()
 
     async def start_member(self, name: str) -> None:
         """Start a stopped member's kube-apiserver again on the same address."""
@@ -211,6 +241,111 @@ def stop_detached(workdir: Path, *, timeout: float = 20.0) -> list[int]:
             os.killpg(pid, signal.SIGKILL)
     shutil.rmtree(workdir, ignore_errors=True)
     return pids
+
+
+class KeptFleetError(RuntimeError):
+    """A member of a kept fleet cannot be stopped or started as asked; the message says why."""
+
+
+def _kept_member(workdir: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the kept fleet's state and the apiserver entry of member ``name``."""
+    state_file = workdir / _STATE_FILE
+    if not state_file.exists():
+        raise KeptFleetError(
+            f"no kept fleet found in {workdir}; start one with `cluster-inventory fleet up --keep`"
+        )
+    state = json.loads(state_file.read_text())
+    members = [n for n in state.get("clusters", {}) if n != state.get("hub")]
+    entry = state.get("apiservers", {}).get(name)
+    if name not in members or entry is None:
+        raise KeptFleetError(f"no member {name!r} in the kept fleet; members: {', '.join(members)}")
+    return state, entry
+
+
+def stop_detached_member(
+    workdir: Path, name: str, *, kill: bool = False, timeout: float = 20.0
+) -> int:
+    """Stop the kube-apiserver of member ``name`` of a kept fleet (its data stays in etcd).
+
+    The kept-fleet counterpart of :meth:`Fleet.stop_member`, for ``cluster-inventory fleet
+    stop-member``: a failure test against a fleet started by another process.
+
+    Args:
+        workdir: The kept fleet's directory (holding ``fleet.json``).
+        name: The member.
+        kill: SIGKILL at once (a crash) instead of SIGTERM and kube-apiserver's drain.
+        timeout: Seconds to wait after SIGTERM before SIGKILL.
+
+    Returns:
+        The PID that was stopped.
+
+    Raises:
+        KeptFleetError: No kept fleet, no such member, or its apiserver is not running.
+    """
+    state, entry = _kept_member(workdir, name)
+    pid = entry.get("pid")
+    if pid is not None:
+        pid = int(pid)
+    if pid is None or not _alive(pid):
+        raise KeptFleetError(
+            f"member {name!r}: kube-apiserver is not running; "
+            f"start it with `cluster-inventory fleet start-member {name}`"
+        )
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL if kill else signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        while _alive(pid):
+            time.sleep(0.02)
+    entry["pid"] = None
+    state["pids"] = [p for p in state.get("pids", []) if p != pid]
+    (workdir / _STATE_FILE).write_text(json.dumps(state, indent=2))
+    return pid
+
+
+async def start_detached_member(workdir: Path, name: str) -> int:
+    """Start the stopped kube-apiserver of member ``name`` of a kept fleet again.
+
+    Same address, certificates and data as before; the new process outlives this one and
+    is recorded in ``fleet.json`` so ``fleet down`` stops it.
+
+    Args:
+        workdir: The kept fleet's directory (holding ``fleet.json``).
+        name: The member.
+
+    Returns:
+        The PID of the new kube-apiserver.
+
+    Raises:
+        KeptFleetError: No kept fleet, no such member, or its apiserver already runs.
+        ControlPlaneError: It did not become ready (it is stopped again; the message carries
+            its last output).
+    """
+    state, entry = _kept_member(workdir, name)
+    if entry.get("pid") is not None and _alive(entry["pid"]):
+        raise KeptFleetError(f"member {name!r}: kube-apiserver already runs (pid {entry['pid']})")
+    proc = ManagedProcess(f"{name}/kube-apiserver", entry["argv"], Path(entry["log"]), detach=True)
+    proc.start()
+    conn = kube.connection_from_kubeconfig(state["clusters"][name]["kubeconfig"])
+    try:
+        await wait_http_ok(
+            f"{conn.server}/readyz",
+            proc=proc,
+            timeout=start_timeout(),
+            ssl_ctx=kube.ssl_context_for(conn),
+        )
+    except BaseException:
+        await proc.stop(kill=True)
+        raise
+    assert proc.pid is not None
+    entry["pid"] = proc.pid
+    state["pids"] = [*state.get("pids", []), proc.pid]
+    (workdir / _STATE_FILE).write_text(json.dumps(state, indent=2))
+    return proc.pid
 
 
 def _alive(pid: int) -> bool:

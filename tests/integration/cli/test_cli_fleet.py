@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from cluster_inventory import kube
-from cluster_inventory.testing import ControlPlane
+from cluster_inventory.testing import ControlPlane, find_binary
 from tests.cli_run import cli
 from tests.procs import alive, wait_dead
 
@@ -36,11 +36,9 @@ def test_crds_apply_with_a_broken_kubeconfig_fails_with_one_line(tmp_path: Path)
     assert "Traceback" not in result.stderr
 
 
-def test_fleet_up_keep_then_down(tmp_path: Path) -> None:
+def test_fleet_up_keep_stop_and_start_a_member_then_down(tmp_path: Path) -> None:
     env = {"CLUSTER_INVENTORY_CACHE_DIR": str(tmp_path / "cache")}
     # The binaries stay where they are; only the kept fleet's state goes to the temp cache.
-    from cluster_inventory.testing import find_binary
-
     for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl"):
         env["TEST_ASSET_" + name.upper().replace("-", "_")] = str(find_binary(name))
     up = cli("fleet", "up", "--members", "1", "--keep", "--no-controllers", env=env)
@@ -55,11 +53,56 @@ def test_fleet_up_keep_then_down(tmp_path: Path) -> None:
     again = cli("fleet", "up", "--members", "1", "--keep", env=env)
     assert again.returncode == 1
     assert "already runs" in again.stderr
+    restarted = _break_and_mend_member1(env, state_file)
     down = cli("fleet", "down", env=env)
     assert down.returncode == 0, down.stderr
-    assert wait_dead(pids, timeout=20) == []
+    assert wait_dead([*pids, *restarted], timeout=20) == []
     assert not state_file.exists()
     assert cli("fleet", "down", env=env).returncode == 1
+
+
+def _member1_answers(state_file: Path) -> bool:
+    kubeconfig = json.loads(state_file.read_text())["clusters"]["member1"]["kubeconfig"]
+    got = subprocess.run(
+        [str(find_binary("kubectl")), "--kubeconfig", kubeconfig, "get", "--raw", "/readyz"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    return got.returncode == 0 and got.stdout.strip() == "ok"
+
+
+def _break_and_mend_member1(env: dict[str, str], state_file: Path) -> list[int]:
+    """`fleet stop-member` / `start-member` on the kept fleet, graceful and --kill; returns
+    the PIDs of the apiservers it started."""
+    started: list[int] = []
+    for how in ([], ["--kill"]):
+        old_pid = json.loads(state_file.read_text())["apiservers"]["member1"]["pid"]
+        stop = cli("fleet", "stop-member", "member1", *how, env=env)
+        assert stop.returncode == 0, stop.stderr
+        assert f"(pid {old_pid})" in stop.stdout
+        assert not alive(old_pid)
+        assert not _member1_answers(state_file)
+        twice = cli("fleet", "stop-member", "member1", env=env)
+        assert twice.returncode == 1
+        assert twice.stderr.startswith("error: member 'member1': kube-apiserver is not running")
+        start = cli("fleet", "start-member", "member1", env=env)
+        assert start.returncode == 0, start.stderr
+        state = json.loads(state_file.read_text())
+        new_pid = state["apiservers"]["member1"]["pid"]
+        assert new_pid != old_pid and alive(new_pid)
+        assert new_pid in state["pids"] and old_pid not in state["pids"]
+        started.append(new_pid)
+        assert _member1_answers(state_file), "start-member must wait until /readyz is ok"
+    running = cli("fleet", "start-member", "member1", env=env)
+    assert running.returncode == 1
+    assert "already runs" in running.stderr
+    for name in ("nosuch", "hub"):
+        unknown = cli("fleet", "stop-member", name, env=env)
+        assert unknown.returncode == 1
+        assert unknown.stderr == f"error: no member {name!r} in the kept fleet; members: member1\n"
+    return started
 
 
 @pytest.mark.parametrize("args", [("version",), ("crds", "print")])
