@@ -160,6 +160,7 @@ class FleetManager:
         self._on_engage: list[ClusterHook] = []
         self._on_disengage: list[ClusterHook] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._provider_watch: asyncio.Task[None] | None = None
         self._hub_watches: list[Informer] = []
         self._started = False
         self._stopped = False
@@ -339,7 +340,9 @@ class FleetManager:
         for controller in self._controllers:
             controller.start()
         if self._provider_path is not None:
-            self._tasks.append(loop.create_task(self._watch_provider_file()))
+            self._provider_watch = loop.create_task(
+                self._watch_provider_file(), name=f"{self.name} provider file watch"
+            )
 
     async def wait_synced(self) -> None:
         """Wait until the hub's profiles (and hub watches) have been listed once.
@@ -361,6 +364,10 @@ class FleetManager:
         self._started = False
         self._stopped = True
         self.queue.shut_down()
+        # The file poll is no reconcile: it never ends by itself, so it gets no grace period
+        # (with it among the workers every stop took the full shutdown_grace).
+        await kube.cancel_and_wait(self._provider_watch)
+        self._provider_watch = None
         await asyncio.gather(*(c.stop(self._grace) for c in self._controllers))
         await stop_workers(self._tasks, self._grace)
         self._tasks = []

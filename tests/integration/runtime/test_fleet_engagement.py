@@ -388,3 +388,22 @@ async def test_profiles_with_the_same_access_share_one_connection_and_one_watch(
     assert not shared.running and c2.client.rest_client.pool_manager.closed
     assert metric(fm.registry, "cluster_inventory_runtime_connections", fleet="fleet") == 1
     assert not c3.closed and not c3.client.rest_client.pool_manager.closed
+
+
+async def test_stop_does_not_wait_the_grace_period_when_no_reconcile_runs(
+    inventory: Inventory, fleet_manager
+) -> None:
+    # The provider-file poll used to sit among the reconcile workers, so every stop waited
+    # out the whole shutdown_grace (30 s by default) for a task that never ends by itself.
+    fm = fleet_manager(shutdown_grace=3600.0)
+
+    async def reconcile(request: Request, cluster: Cluster) -> None:
+        return None
+
+    fm.add_reconciler("v1/ConfigMap", reconcile, namespace=inventory.namespace)
+    await fm.start()
+    await fm.wait_synced()
+    stopping = asyncio.ensure_future(fm.stop())
+    done, _ = await asyncio.wait({stopping}, timeout=60)
+    assert done, "stop() waited for the grace period with nothing to finish"
+    stopping.result()

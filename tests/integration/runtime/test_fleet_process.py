@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -78,12 +77,15 @@ async def test_two_replicas_elect_one_leader_and_fail_over(
         assert not replicas[standby].clusters and not reconciled[standby]
 
         tasks[leader].cancel()  # a clean stop releases the Lease: the standby takes over at once
-        with contextlib.suppress(asyncio.CancelledError):
-            await tasks[leader]
+        # Bounded, so a stop that ignored its cancel fails here and names this step.
+        stopped, _ = await asyncio.wait({tasks[leader]}, timeout=30)
+        assert stopped, "the leader's run() did not end within 30 s of its cancel"
+        assert tasks[leader].cancelled()
         assert not replicas[leader].clusters
         await eventually(lambda: key in replicas[standby].clusters, timeout=30, what="failover")
         await eventually(lambda: reconciled[standby], what="the new leader's reconciler")
     finally:
         for task in tasks.values():
             task.cancel()
-        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        _, running = await asyncio.wait(tasks.values(), timeout=30)
+        assert not running, f"replicas still running 30 s after their cancel: {running}"
