@@ -170,6 +170,7 @@ class Fleet(StartStop):
                 for cp in self.clusters
             },
             "pids": [p.pid for p in self.processes if p.running and p.pid is not None],
+            "etcd_pid": self.etcd.process.pid if self.etcd.process is not None else None,
             # What `fleet stop-member` / `start-member` need to act on a kept fleet later.
             "apiservers": {
                 cp.name: {
@@ -228,6 +229,17 @@ def stop_detached(workdir: Path, *, timeout: float = 20.0) -> list[int]:
     """
     state = json.loads((workdir / _STATE_FILE).read_text())
     pids = [int(p) for p in state.get("pids", [])]
+    etcd = state.get("etcd_pid")
+    # etcd last, as Fleet.stop does: a kube-apiserver whose etcd is gone cannot finish its
+    # shutdown and would sit out the whole timeout before SIGKILL.
+    for phase in ([p for p in pids if p != etcd], [p for p in pids if p == etcd]):
+        _terminate(phase, timeout)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return pids
+
+
+def _terminate(pids: list[int], timeout: float) -> None:
+    """SIGTERM each process group, wait up to ``timeout`` seconds, SIGKILL what is left."""
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGTERM)
@@ -235,12 +247,10 @@ def stop_detached(workdir: Path, *, timeout: float = 20.0) -> list[int]:
     alive = list(pids)
     while alive and time.monotonic() < deadline:
         alive = [p for p in alive if _alive(p)]
-        time.sleep(0.1)
+        time.sleep(0.05)
     for pid in alive:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-    shutil.rmtree(workdir, ignore_errors=True)
-    return pids
 
 
 class KeptFleetError(RuntimeError):

@@ -24,7 +24,8 @@ async def test_hub_apiserver_restart_loses_no_profile_event(
     await inventory.publish("before", inventory.member(0))
     before = await eventually(lambda: fm.clusters.get(f"{ns}/before"), what="engagement")
     hub = inventory.fleet.hub
-    await hub.stop_apiserver()
+    # A crash and restart (SIGKILL: open watches end at once, with no drain to wait out).
+    await hub.stop_apiserver(kill=True)
     await hub.start_apiserver()
     # Changes right after the restart race the informer's reconnect: none may be lost.
     await inventory.publish("after", inventory.member(1))
