@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 
 
 def rss_mib(*pids: int) -> float:
@@ -15,6 +16,13 @@ def rss_mib(*pids: int) -> float:
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1])
     return total / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds the process has used so far (from /proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def bounded(calls, limit=16):

@@ -326,6 +326,27 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         return await send({**others, "Authorization": f"Bearer {await self._token_source()}"})
 
 
+class _ApiClient(ApiClient):  # type: ignore[misc]
+    """An ``ApiClient`` built around our REST client from the start.
+
+    kubernetes_asyncio's ``ApiClient.__init__`` always builds a REST client of its own: an
+    aiohttp session and an SSL context loaded with the whole system CA bundle
+    (``ssl.create_default_context()``), which ``new_client`` replaced and closed at once.
+    With one client per engaged member that was over half of the runtime's CPU while
+    engaging (py-spy, docs/benchmarks.md). This sets the attributes the parent's
+    ``__init__`` sets (a unit test compares them), without that REST client.
+    """
+
+    def __init__(self, configuration: Any, rest_client: Any) -> None:
+        self.configuration = configuration
+        self.pool_threads = 1
+        self.rest_client = rest_client
+        self.default_headers: dict[str, str] = {}
+        self.cookie = None
+        self.user_agent = "OpenAPI-Generator/kubernetes_asyncio/python (cluster-inventory)"
+        self.client_side_validation = configuration.client_side_validation
+
+
 async def new_client(
     conn: ClusterConnection,
     *,
@@ -367,14 +388,11 @@ async def new_client(
         config.api_key["BearerToken"] = "Bearer "
     elif conn.token:
         config.api_key["BearerToken"] = f"Bearer {conn.token}"
-    client = ApiClient(configuration=config)
-    default_rest = client.rest_client
-    client.rest_client = _RESTClient(
+    rest_client = _RESTClient(
         config,
         ctx,
         trust_env=conn.proxy_url is None,
         token_source=token_source,
         on_unauthorized=on_unauthorized,
     )
-    await default_rest.close()
-    return client
+    return _ApiClient(config, rest_client)
