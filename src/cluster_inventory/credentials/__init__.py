@@ -19,13 +19,7 @@ if TYPE_CHECKING:
 
     from cluster_inventory.credentials._access import ClusterAccess, resolve_access
     from cluster_inventory.credentials._cache import CredentialCache, CredentialMetrics
-    from cluster_inventory.credentials._clients import (
-        ExecCredentialAuth,
-        connect,
-        connect_access,
-        default_cache,
-        httpx_client,
-    )
+    from cluster_inventory.credentials._clients import connect, connect_access, default_cache
     from cluster_inventory.credentials._exec import (
         DEFAULT_EXEC_TIMEOUT,
         ExecCredential,
@@ -33,6 +27,7 @@ if TYPE_CHECKING:
         parse_exec_output,
         run_exec_plugin,
     )
+    from cluster_inventory.credentials._httpx import ExecCredentialAuth, httpx_client
     from cluster_inventory.credentials._kubeconfig import kubeconfig_for_profile
     from cluster_inventory.credentials._providers import (
         CLIArgsPolicy,
@@ -60,11 +55,11 @@ _WHERE = {
     "resolve_access": "_access",
     "CredentialCache": "_cache",
     "CredentialMetrics": "_cache",
-    "ExecCredentialAuth": "_clients",
+    "ExecCredentialAuth": "_httpx",
     "connect": "_clients",
     "connect_access": "_clients",
     "default_cache": "_clients",
-    "httpx_client": "_clients",
+    "httpx_client": "_httpx",
     "DEFAULT_EXEC_TIMEOUT": "_exec",
     "ExecCredential": "_exec",
     "exec_info": "_exec",
