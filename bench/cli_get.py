@@ -7,6 +7,7 @@ RSS of each command (its own ru_maxrss, from wait4). The baseline is kubectl, a 
 what a user would otherwise type.
 
     uv run python bench/cli_get.py --sizes 100 1000 --runs 9
+    uv run python bench/cli_get.py --smoke   (N=3, one run)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from _common import bounded
+from _common import SMOKE_HELP, bounded, require, require_times
 
 from cluster_inventory import kube
 from cluster_inventory.testing import Fleet, find_binary
@@ -107,7 +108,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.runs = [3], 1
     kubectl = str(find_binary("kubectl"))
     fleet = Fleet([])
     asyncio.run(fleet.start())
@@ -132,6 +136,9 @@ def main() -> None:
                     b, pb, out_b = _run([kubectl, "get", "clusterprofiles", *extra], env)
                     if fmt == "json" and out_a != out_b:
                         raise SystemExit("json output differs from kubectl's")
+                    rows = [line for line in out_a.splitlines() if line.startswith("member-")]
+                    require(fmt == "json" or len(rows) == n, f"N={n}: {n} table rows printed")
+                    require_times(ours=a, kubectl=b, ours_peak=pa, kubectl_peak=pb)
                     ours.append(a)
                     theirs.append(b)
                     ratios.append(a / b)

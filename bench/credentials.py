@@ -9,6 +9,7 @@ Prints, for the same run:
 - plugin runs for 1,000 concurrent ``get`` calls on a cold cache (target: exactly 1).
 
 Usage: uv run python bench/credentials.py [--runs 20]
+       uv run python bench/credentials.py --smoke   (one cold run each)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 
 import yaml
+from _common import SMOKE_HELP, require, require_times
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
@@ -120,10 +122,12 @@ async def main(runs: int) -> None:
         await cold_exec(go_access, 2)
         go_cold = await cold_exec(go_access, runs)
         ours_cold = await cold_exec(ours_access, runs)
-        cached, baseline = await cached_overhead(ours_access)
+        cached, baseline = await cached_overhead(ours_access, 100_000 if runs > 1 else 1_000)
         execs = await concurrent_runs(ours_access)
     finally:
         await hub.stop()
+    require_times(go_cold=go_cold, ours_cold=ours_cold, cached=cached, baseline=baseline)
+    require(execs == 1, f"1,000 concurrent gets ran the plugin {execs} times, not once")
     print(f"cold exec, upstream Go secretreader: {go_cold * 1000:.1f} ms (median of {runs})")
     print(f"cold exec, cluster-inventory-secretreader: {ours_cold * 1000:.1f} ms")
     print(f"cold exec ratio ours/Go: {ours_cold / go_cold:.2f}x (target <= 2x)")
@@ -137,4 +141,6 @@ async def main(runs: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
-    asyncio.run(main(parser.parse_args().runs))
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    args = parser.parse_args()
+    asyncio.run(main(1 if args.smoke else args.runs))
