@@ -6,42 +6,89 @@ the next shape. ``ClusterProperty`` is ``about.k8s.io`` (v1alpha1 and v1beta1).
 
 Every model parses with :meth:`~KubeModel.from_dict` and writes back with
 :meth:`~KubeModel.to_dict`: JSON names, unknown fields kept, nothing invented.
+
+The pydantic models are imported on first use (PEP 562), so that importing the constants or
+this package costs no model building: the CLI and the exec plugins read constants only.
 """
 
 from __future__ import annotations
 
-from cluster_inventory.api import constants, v1alpha1, v1alpha2
-from cluster_inventory.api._base import (
-    Condition,
-    ConditionStatus,
-    KubeModel,
-    ListMeta,
-    ObjectMeta,
-    OwnerReference,
-    Time,
-    format_micro_time,
-    format_time,
-)
-from cluster_inventory.api._crds import crd_yaml, load_crds
-from cluster_inventory.api.about import ClusterProperty, ClusterPropertyList, ClusterPropertySpec
+import importlib
+
+from cluster_inventory.api import constants
 from cluster_inventory.api.constants import *  # noqa: F403
 from cluster_inventory.api.constants import __all__ as _constants
-from cluster_inventory.api.v1alpha1 import (
-    AccessProvider,
-    Cluster,
-    ClusterDecision,
-    ClusterManager,
-    ClusterProfile,
-    ClusterProfileList,
-    ClusterProfileReference,
-    ClusterProfileSpec,
-    ClusterProfileStatus,
-    NamedExtension,
-    PlacementDecision,
-    PlacementDecisionList,
-    Property,
-    Version,
-)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from cluster_inventory.api import v1alpha1, v1alpha2
+    from cluster_inventory.api._base import (
+        Condition,
+        ConditionStatus,
+        KubeModel,
+        ListMeta,
+        ObjectMeta,
+        OwnerReference,
+        Time,
+        format_micro_time,
+        format_time,
+    )
+    from cluster_inventory.api._crds import crd_yaml, load_crds
+    from cluster_inventory.api.about import (
+        ClusterProperty,
+        ClusterPropertyList,
+        ClusterPropertySpec,
+    )
+    from cluster_inventory.api.v1alpha1 import (
+        AccessProvider,
+        Cluster,
+        ClusterDecision,
+        ClusterManager,
+        ClusterProfile,
+        ClusterProfileList,
+        ClusterProfileReference,
+        ClusterProfileSpec,
+        ClusterProfileStatus,
+        NamedExtension,
+        PlacementDecision,
+        PlacementDecisionList,
+        Property,
+        Version,
+    )
+
+_WHERE = {
+    "AccessProvider": "v1alpha1",
+    "Cluster": "v1alpha1",
+    "ClusterDecision": "v1alpha1",
+    "ClusterManager": "v1alpha1",
+    "ClusterProfile": "v1alpha1",
+    "ClusterProfileList": "v1alpha1",
+    "ClusterProfileReference": "v1alpha1",
+    "ClusterProfileSpec": "v1alpha1",
+    "ClusterProfileStatus": "v1alpha1",
+    "ClusterProperty": "about",
+    "ClusterPropertyList": "about",
+    "ClusterPropertySpec": "about",
+    "Condition": "_base",
+    "ConditionStatus": "_base",
+    "KubeModel": "_base",
+    "ListMeta": "_base",
+    "NamedExtension": "v1alpha1",
+    "ObjectMeta": "_base",
+    "OwnerReference": "_base",
+    "PlacementDecision": "v1alpha1",
+    "PlacementDecisionList": "v1alpha1",
+    "Property": "v1alpha1",
+    "Time": "_base",
+    "Version": "v1alpha1",
+    "crd_yaml": "_crds",
+    "format_micro_time": "_base",
+    "format_time": "_base",
+    "load_crds": "_crds",
+}
+_MODULES = ("v1alpha1", "v1alpha2")
 
 __all__ = [
     "AccessProvider",
@@ -77,3 +124,20 @@ __all__ = [
     "v1alpha2",
     *_constants,
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE, *_MODULES])
