@@ -21,9 +21,15 @@ from __future__ import annotations
 import binascii
 import json
 import os
-import socket
-import ssl
 import sys
+
+from cluster_inventory.credentials.plugins._hub import (
+    Hub,
+    HubError,
+    b64decode,
+    quote,
+    read_file,
+)
 
 TYPE_CHECKING = False  # typing costs a measurable share of a cold start
 if TYPE_CHECKING:
@@ -76,232 +82,24 @@ def _parse_args(argv: list[str]) -> dict[str, str]:
     return opts
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
-
-
-def _b64decode(value: str) -> bytes:
-    # binascii directly: the base64 module imports re, a few milliseconds of cold start.
-    return binascii.a2b_base64(value.encode())
-
-
-def _quote(segment: str) -> str:
-    """Percent-encode one URL path segment (urllib.parse costs a measurable import)."""
-    safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
-    return "".join(c if c in safe else "".join(f"%{b:02X}" for b in c.encode()) for c in segment)
-
-
-def _split_server(server: str) -> tuple[str, int, str]:
-    """``https://host:port/prefix`` to (host, port, prefix)."""
-    scheme, sep, rest = server.partition("://")
-    if not sep or scheme != "https":
-        raise PluginError(f"hub server {server!r} is not an https URL")
-    hostport, _, prefix = rest.partition("/")
-    if hostport.startswith("["):
-        host, _, port_text = hostport[1:].partition("]")
-        port_text = port_text.removeprefix(":")
-    else:
-        host, _, port_text = hostport.partition(":")
+def _get_secret(hub: Hub, namespace: str, name: str) -> dict[str, Any]:
+    target = f"secret {namespace}/{name}"
+    path = f"/api/v1/namespaces/{quote(namespace)}/secrets/{quote(name)}"
     try:
-        port = int(port_text) if port_text else 443
-    except ValueError:
-        raise PluginError(f"hub server {server!r} has a bad port") from None
-    return host, port, ("/" + prefix).rstrip("/")
-
-
-def _load_document(path: str) -> Any:
-    text = _read(path).decode()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    from cluster_inventory.credentials.plugins import _kubeconfig_yaml
-
-    try:
-        return _kubeconfig_yaml.load(text)
-    except _kubeconfig_yaml.Unsupported:
-        import yaml  # the full parser, only for kubeconfigs outside kubectl's subset
-
-        return yaml.safe_load(text)
-
-
-def _named(doc: Any, kind: str, name: str, source: str) -> dict[str, Any]:
-    for item in doc.get(kind) or ():
-        if isinstance(item, dict) and item.get("name") == name:
-            body = item.get(kind[:-1])
-            if isinstance(body, dict):
-                return body
-    raise PluginError(f"{source}: no {kind[:-1]} named {name!r}")
-
-
-def _file_or_data(entry: dict[str, Any], key: str, base: str) -> bytes | None:
-    data = entry.get(f"{key}-data")
-    if data:
-        return _b64decode(str(data))
-    path = entry.get(key)
-    if path:
-        return _read(os.path.join(base, str(path)))
-    return None
-
-
-def _https_get(
-    host: str,
-    port: int,
-    path: str,
-    headers: dict[str, str],
-    *,
-    context: ssl.SSLContext,
-    server_name: str | None,
-    timeout: float,
-) -> tuple[int, bytes]:
-    """One HTTP/1.0 GET over TLS; returns (status, body).
-
-    http.client would pull in the email package, a large share of this plugin's cold start;
-    HTTP/1.0 with ``Connection: close`` needs no chunked decoding or connection reuse.
-    """
-    lines = [f"GET {path} HTTP/1.0", f"Host: {host}:{port}", "Connection: close"]
-    lines += [f"{k}: {v}" for k, v in headers.items()]
-    request = ("\r\n".join(lines) + "\r\n\r\n").encode()
-    with (
-        socket.create_connection((host, port), timeout) as raw,
-        context.wrap_socket(raw, server_hostname=server_name or host) as sock,
-    ):
-        sock.sendall(request)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    response = b"".join(chunks)
-    head, _, body = response.partition(b"\r\n\r\n")
-    status_line = head.split(b"\r\n", 1)[0].split()
-    if len(status_line) < 2 or not status_line[1].isdigit():
-        raise OSError("malformed HTTP response")
-    return int(status_line[1]), body
-
-
-class _Hub:
-    """Where the hub is and how to authenticate to it."""
-
-    def __init__(self, opts: dict[str, str]) -> None:
-        self.namespace_hint: str | None = None
-        self.token: str | None = None
-        self.cert: bytes | None = None
-        self.key: bytes | None = None
-        self.tls_server_name: str | None = None
-        self.insecure = False
-        kubeconfig = opts.get("kubeconfig") or os.environ.get("KUBECONFIG", "")
-        paths = [p for p in kubeconfig.split(os.pathsep) if p]
-        if paths:
-            self._from_kubeconfig(paths[0], opts.get("context"))
-        else:
-            self._from_service_account()
-
-    def _from_kubeconfig(self, path: str, context: str | None) -> None:
-        source = path
+        status, body = hub.get_json(path, user_agent=NAME)
+    except HubError as exc:
+        raise PluginError(f"failed to get {target}: {exc}") from None
+    if status != 200:
         try:
-            doc = _load_document(path)
-        except OSError as exc:
-            raise PluginError(f"{source}: cannot read kubeconfig: {exc.strerror}") from None
-        except Exception:  # any parser error means the same to the user
-            raise PluginError(f"{source}: kubeconfig is neither JSON nor YAML") from None
-        if not isinstance(doc, dict):
-            raise PluginError(f"{source}: not a kubeconfig")
-        ctx_name = context or doc.get("current-context")
-        if not ctx_name:
-            raise PluginError(f"{source}: no current-context and no --context")
-        ctx = _named(doc, "contexts", ctx_name, source)
-        cluster = _named(doc, "clusters", str(ctx.get("cluster")), source)
-        user = _named(doc, "users", str(ctx.get("user")), source) if ctx.get("user") else {}
-        if not cluster.get("server"):
-            raise PluginError(f"{source}: cluster {ctx.get('cluster')!r} has no server")
-        self.server = str(cluster["server"]).rstrip("/")
-        base = os.path.dirname(os.path.abspath(path))
-        try:
-            self.ca = _file_or_data(cluster, "certificate-authority", base)
-            self.cert = _file_or_data(user, "client-certificate", base)
-            self.key = _file_or_data(user, "client-key", base)
-            self.token = user.get("token")
-            if not self.token and user.get("tokenFile"):
-                self.token = _read(os.path.join(base, str(user["tokenFile"]))).decode().strip()
-        except (OSError, ValueError) as exc:
-            raise PluginError(f"{source}: cannot load TLS or token material: {exc}") from None
-        if "exec" in user or "auth-provider" in user:
-            raise PluginError(f"{source}: user {ctx.get('user')!r}: exec users are not supported")
-        self.tls_server_name = cluster.get("tls-server-name")
-        self.insecure = bool(cluster.get("insecure-skip-tls-verify"))
-        self.namespace_hint = ctx.get("namespace") or None
-
-    def _from_service_account(self) -> None:
-        host = os.environ.get("KUBERNETES_SERVICE_HOST")
-        port = os.environ.get("KUBERNETES_SERVICE_PORT")
-        if not host or not port:
-            raise PluginError(
-                "no hub: set --kubeconfig or KUBECONFIG, or run in a pod with a service account"
-            )
-        if ":" in host:
-            host = f"[{host}]"
-        self.server = f"https://{host}:{port}"
-        try:
-            self.token = _read(f"{_SA_DIR}/token").decode().strip()
-            self.ca = _read(f"{_SA_DIR}/ca.crt")
-        except OSError as exc:
-            raise PluginError(f"in-cluster: cannot read {exc.filename}") from None
-
-    def ssl_context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context(cadata=self.ca.decode() if self.ca else None)
-        if self.insecure:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        if self.cert and self.key:
-            # load_cert_chain needs files: a private 0700 directory, a 0600 key file, both
-            # removed at once (tempfile is not used: it costs more to import than this).
-            base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
-            tmp = os.path.join(base, f"ci-sr-{os.getpid()}-{os.urandom(8).hex()}")
-            os.mkdir(tmp, 0o700)
-            cert_path, key_path = os.path.join(tmp, "c"), os.path.join(tmp, "k")
-            try:
-                for path, data in ((cert_path, self.cert), (key_path, self.key)):
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                    with os.fdopen(fd, "wb") as handle:
-                        handle.write(data)
-                ctx.load_cert_chain(cert_path, key_path)
-            finally:
-                for path in (cert_path, key_path):
-                    if os.path.exists(path):
-                        os.unlink(path)
-                os.rmdir(tmp)
-        return ctx
-
-    def get_secret(self, namespace: str, name: str) -> dict[str, Any]:
-        host, port, prefix = _split_server(self.server)
-        headers = {"Accept": "application/json", "User-Agent": NAME}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        path = f"{prefix}/api/v1/namespaces/{_quote(namespace)}/secrets/{_quote(name)}"
-        target = f"secret {namespace}/{name}"
-        try:
-            status, body = _https_get(
-                host,
-                port,
-                path,
-                headers,
-                context=self.ssl_context(),
-                server_name=self.tls_server_name,
-                timeout=30,
-            )
-        except (OSError, ssl.SSLError) as exc:
-            raise PluginError(f"failed to get {target}: hub {self.server}: {exc}") from None
-        if status != 200:
-            try:
-                message = json.loads(body).get("message") or f"HTTP {status}"
-            except ValueError:
-                message = f"HTTP {status}"
-            raise PluginError(f"failed to get {target}: {status} {message}")
-        secret: dict[str, Any] = json.loads(body)
-        return secret
+            message = json.loads(body).get("message") or f"HTTP {status}"
+        except ValueError:
+            message = f"HTTP {status}"
+        raise PluginError(f"failed to get {target}: {status} {message}")
+    secret: dict[str, Any] = json.loads(body)
+    return secret
 
 
-def _namespace(opts: dict[str, str], hub: _Hub) -> str:
+def _namespace(opts: dict[str, str], hub: Hub) -> str:
     for candidate in (
         opts.get("namespace"),
         os.environ.get("CLUSTER_INVENTORY_NAMESPACE"),
@@ -311,7 +109,7 @@ def _namespace(opts: dict[str, str], hub: _Hub) -> str:
         if candidate:
             return candidate
     try:
-        return _read(f"{_SA_DIR}/namespace").decode().strip() or "default"
+        return read_file(f"{_SA_DIR}/namespace").decode().strip() or "default"
     except OSError:
         return "default"
 
@@ -346,11 +144,14 @@ def run(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> str:
     cluster_name = config.get("clusterName")
     if not isinstance(cluster_name, str) or not cluster_name:
         raise PluginError("missing clusterName in ExecCredential.Spec.Cluster.Config")
-    hub = _Hub(opts)
-    namespace = _namespace(opts, hub)
-    data = hub.get_secret(namespace, cluster_name).get("data") or {}
     try:
-        token = _b64decode(data.get(TOKEN_KEY) or "").decode().strip()
+        hub = Hub(opts)
+    except HubError as exc:
+        raise PluginError(str(exc)) from None
+    namespace = _namespace(opts, hub)
+    data = _get_secret(hub, namespace, cluster_name).get("data") or {}
+    try:
+        token = b64decode(data.get(TOKEN_KEY) or "").decode().strip()
     except (ValueError, UnicodeDecodeError, binascii.Error):
         raise PluginError(
             f"secret {namespace}/{cluster_name}: key {TOKEN_KEY!r} is not text"
@@ -361,7 +162,7 @@ def run(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> str:
     expiry = data.get(EXPIRATION_KEY)
     if expiry:
         try:
-            status["expirationTimestamp"] = _b64decode(expiry).decode().strip()
+            status["expirationTimestamp"] = b64decode(expiry).decode().strip()
         except (ValueError, UnicodeDecodeError, binascii.Error):
             raise PluginError(
                 f"secret {namespace}/{cluster_name}: key {EXPIRATION_KEY!r} is not text"
