@@ -17,19 +17,17 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-import yaml
-from rich.console import Console
 
 from cluster_inventory import __version__
 from cluster_inventory.cli._files import console_script, write_private
-from cluster_inventory.cli.printers import format_table
+from cluster_inventory.cli._help import DESCRIPTION
+from cluster_inventory.cli._table import format_table
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="cluster-inventory",
-    help="Cluster Inventory API toolkit: ClusterProfile CRDs, the cluster manager, consumer "
-    "credentials (KEP-5339) and a local fleet of real control planes.",
+    help=DESCRIPTION,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -45,7 +43,18 @@ app.add_typer(fleet_app, name="fleet")
 app.add_typer(crds_app, name="crds")
 app.add_typer(testing_app, name="testing")
 
-_err = Console(stderr=True)
+
+def _stderr() -> Any:
+    """A rich Console on stderr (rich is imported only by the commands that draw progress)."""
+    from rich.console import Console
+
+    global _err_console
+    if _err_console is None:
+        _err_console = Console(stderr=True)
+    return _err_console
+
+
+_err_console: Any = None
 
 
 def _fail(message: str) -> NoReturn:
@@ -87,14 +96,14 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
     """
     from cluster_inventory.testing import install_assets, upstream_plugin
 
-    status = _err.status("building control-plane assets") if _err.is_terminal else None
+    status = _stderr().status("building control-plane assets") if _stderr().is_terminal else None
     with status if status is not None else contextlib.nullcontext():
 
         def progress(line: str) -> None:
             if status is not None:
                 status.update(line)
             else:
-                _err.print(line, highlight=False, soft_wrap=True)
+                _stderr().print(line, highlight=False, soft_wrap=True)
 
         path = install_assets(progress=progress, force=force)
         built = [
@@ -127,6 +136,8 @@ def install_assets(
 @crds_app.command("print")
 def crds_print() -> None:
     """Print the CRDs as a multi-document YAML stream (pipe it to kubectl apply -f -)."""
+    import yaml
+
     from cluster_inventory import api
 
     typer.echo(yaml.safe_dump_all(api.load_crds(), sort_keys=False), nl=False)
@@ -379,6 +390,8 @@ def kubeconfig_cmd(
         )
     except (kube.KubeError, credentials.CredentialsError) as exc:
         _fail(str(exc))
+    import yaml
+
     text = yaml.safe_dump(config, sort_keys=False)
     if output is None:
         typer.echo(text, nl=False)
@@ -387,11 +400,10 @@ def kubeconfig_cmd(
     typer.echo(f"wrote {output}", err=True)
 
 
-_OUTPUT_FORMATS = ("json", "jsonpath", "name", "wide", "yaml")
-
-
 def _context_namespace(path: Path, context: str | None) -> str:
     """The namespace of the kubeconfig's (current) context, else ``default`` (as kubectl)."""
+    import yaml
+
     try:
         config = yaml.safe_load(path.read_text()) or {}
         chosen = context or config.get("current-context")
@@ -403,20 +415,23 @@ def _context_namespace(path: Path, context: str | None) -> str:
     return "default"
 
 
-def _parse_output(output: str | None) -> tuple[str, str]:
-    """``-o`` as (format, jsonpath template); ("", "") for the default table.
+def _parse_output(output: str | None) -> str:
+    """The ``-o`` format's name; "" for the default table.
 
-    An unknown format or a jsonpath without a template ends the command (kubectl's messages).
+    Our own formats are the table and ``wide``; the rest are kubectl's
+    (:data:`~cluster_inventory.cli._kubectl.DELEGATED_FORMATS`). An unknown format ends the
+    command with kubectl's message.
     """
-    kind, _, template = (output or "").partition("=")
-    if output is not None and kind not in _OUTPUT_FORMATS:
+    from cluster_inventory.cli._kubectl import DELEGATED_FORMATS
+
+    kind = (output or "").partition("=")[0]
+    allowed = ("wide", *DELEGATED_FORMATS)
+    if output is not None and kind not in allowed:
         _fail(
             f'unable to match a printer suitable for the output format "{output}", '
-            f"allowed formats are: {','.join(_OUTPUT_FORMATS)}"
+            f"allowed formats are: {','.join(sorted(allowed))}"
         )
-    if kind == "jsonpath" and not template:
-        _fail("jsonpath template format specified but no template given")
-    return kind, template
+    return kind
 
 
 @app.command("get")
@@ -433,76 +448,171 @@ def get_cmd(
     ] = None,
     output: Annotated[
         str | None,
-        typer.Option("--output", "-o", help="wide, yaml, json, name or jsonpath=TEMPLATE."),
+        typer.Option(
+            "--output",
+            "-o",
+            help="wide (ours), or any format kubectl get prints: yaml, json, name, "
+            "jsonpath=..., go-template=..., custom-columns=... (run by kubectl).",
+        ),
     ] = None,
     kubeconfig: Annotated[Path | None, typer.Option(help=_HUB_KUBECONFIG_HELP)] = None,
     context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
 ) -> None:
-    """List ClusterProfiles on the hub, or show one, in kubectl's output formats.
+    """List ClusterProfiles on the hub, or show one.
 
     The table adds to kubectl's NAME and AGE the cluster manager, the member's Kubernetes
     version, ControlPlaneHealthy and the access providers; `-o wide` adds Joined and the
-    properties. yaml, json, name and jsonpath print what `kubectl get clusterprofiles` prints.
+    properties. Every other format is kubectl's own: `kubectl get clusterprofiles` runs with
+    the same kubeconfig, context, namespace, selector and name (`$CLUSTER_INVENTORY_KUBECTL`
+    names the binary, else kubectl on PATH). Without kubectl, json and yaml are printed here.
     """
-    from cluster_inventory import kube
-    from cluster_inventory.cli import printers
-    from cluster_inventory.cli.profiles import (
-        PROFILE_COLUMNS,
-        WIDE_COLUMNS,
-        profile_row,
-        resource_name,
-    )
+    from cluster_inventory.cli import _kubectl
 
-    kind, template = _parse_output(output)
+    kind = _parse_output(output)
     if all_namespaces and name:
         _fail("a resource cannot be retrieved by name across all namespaces")
-    path = kubeconfig or _default_kubeconfig()
-    ns = None if all_namespaces else (namespace or _context_namespace(path, context))
-
-    async def fetch() -> list[dict[str, Any]]:
-        async with await _hub_client(path, context) as client:
-            if name:
-                return [await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)]
-            listed = await kube.list_objects(
-                client, kube.CLUSTER_PROFILES, ns, label_selector=selector
+    if kind in _kubectl.DELEGATED_FORMATS:
+        kubectl = _kubectl.find_kubectl()
+        if kubectl is not None:
+            argv = _kubectl.get_argv(
+                kubectl,
+                output=str(output),
+                name=name,
+                namespace=namespace,
+                all_namespaces=all_namespaces,
+                selector=selector,
+                kubeconfig=kubeconfig,
+                context=context,
             )
-            items: list[dict[str, Any]] = listed.get("items") or []
-            for item in items:  # a LIST drops them from items; kubectl puts them back
-                item.setdefault("apiVersion", kube.CLUSTER_PROFILES.api_version)
-                item.setdefault("kind", kube.CLUSTER_PROFILES.kind)
-            return items
+            sys.stdout.flush()
+            try:
+                os.execv(kubectl, argv)  # noqa: S606 - kubectl prints, so it is its output
+            except OSError as exc:
+                _fail(f"cannot run kubectl ({kubectl}): {exc.strerror}")
+        if kind not in ("json", "yaml"):
+            _fail(
+                f"-o {kind} is printed by kubectl, which was not found on PATH (or set "
+                f"{_kubectl.KUBECTL_ENV}); without it, get prints the table, wide, json and yaml"
+            )
+    path = kubeconfig or _default_kubeconfig()
+    fast = _fetch_profiles_fast(path, context, name, namespace, all_namespaces, selector)
+    if fast is not None:
+        ns, profiles = fast
+    else:
+        from cluster_inventory import kube
 
-    try:
-        profiles = asyncio.run(fetch())
-    except kube.KubeError as exc:
-        _fail(str(exc))
+        ns = None if all_namespaces else (namespace or _context_namespace(path, context))
+        try:
+            profiles = asyncio.run(_fetch_profiles(path, context, name, ns, selector))
+        except kube.KubeError as exc:
+            _fail(str(exc))
     for profile in profiles:  # as kubectl without --show-managed-fields
         (profile.get("metadata") or {}).pop("managedFields", None)
-    shown: Any = profiles[0] if name else printers.list_object(profiles)
-    if kind == "json":
-        typer.echo(printers.to_json(shown), nl=False)
-    elif kind == "yaml":
-        typer.echo(printers.to_yaml(shown), nl=False)
-    elif kind == "jsonpath":
-        try:
-            typer.echo(
-                printers.jsonpath(template, shown, allow_missing_keys=True),
-                nl=False,
-            )
-        except printers.JSONPathError as exc:
-            _fail(f"error executing jsonpath {template!r}: {exc}")
+    if kind in ("json", "yaml"):
+        _print_without_kubectl(kind, profiles[0] if name else _list_object(profiles))
     elif not profiles:
         where = "" if ns is None else f" in {ns} namespace"
         typer.echo(f"No resources found{where}.", err=True)
-    elif kind == "name":
-        typer.echo("".join(resource_name(p) + "\n" for p in profiles), nl=False)
     else:
+        from cluster_inventory.cli.profiles import PROFILE_COLUMNS, WIDE_COLUMNS, profile_row
+
         wide = kind == "wide"
         headers = [*PROFILE_COLUMNS, *(WIDE_COLUMNS if wide else ())]
         if ns is None:
             headers.insert(0, "NAMESPACE")
         rows = [profile_row(p, wide=wide, namespace=ns is None) for p in profiles]
         typer.echo(format_table(headers, rows), nl=False)
+
+
+def _fetch_profiles_fast(
+    path: Path,
+    context: str | None,
+    name: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    selector: str | None,
+) -> tuple[str | None, list[dict[str, Any]]] | None:
+    """The profiles over the standard library's HTTPS, or None to take the full client's path.
+
+    A command a person types pays its start-up every time, and aiohttp with
+    kubernetes_asyncio costs more to import than the LIST itself. This is the exec plugins'
+    small hub client: a kubeconfig with a certificate or a token, one GET. Anything else (an
+    exec user, a proxy, an error answer) returns None, and the full client does the work and
+    reports any error exactly as the other commands do.
+
+    Returns:
+        (namespace listed, or None for all; the profiles), or None.
+    """
+    import json
+
+    from cluster_inventory.credentials.plugins._hub import Hub, HubError, quote
+
+    opts = {"kubeconfig": str(path), **({"context": context} if context else {})}
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None  # the full client applies proxies and NO_PROXY as client-go does
+    try:
+        hub = Hub(opts)
+    except HubError:
+        return None
+    if hub.proxy_url:
+        return None
+    ns = None if all_namespaces else (namespace or hub.namespace_hint or "default")
+    url = "/apis/multicluster.x-k8s.io/v1alpha1"
+    url += f"/namespaces/{quote(ns)}/clusterprofiles" if ns else "/clusterprofiles"
+    if name:
+        url += "/" + quote(name)
+    elif selector:
+        url += "?labelSelector=" + quote(selector)
+    try:
+        status, body = hub.get_json(url, user_agent="cluster-inventory")
+    except HubError:
+        return None
+    if status != 200:
+        return None
+    doc = json.loads(body)
+    items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
+    for item in items:  # a LIST drops them from items; kubectl puts them back
+        item.setdefault("apiVersion", "multicluster.x-k8s.io/v1alpha1")
+        item.setdefault("kind", "ClusterProfile")
+    return ns, items
+
+
+async def _fetch_profiles(
+    path: Path, context: str | None, name: str | None, ns: str | None, selector: str | None
+) -> list[dict[str, Any]]:
+    """One profile, or the profiles of ``ns`` (every namespace if None) matching ``selector``."""
+    from cluster_inventory import kube
+
+    async with await _hub_client(path, context) as client:
+        if name:
+            return [await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)]
+        listed = await kube.list_objects(client, kube.CLUSTER_PROFILES, ns, label_selector=selector)
+        items: list[dict[str, Any]] = listed.get("items") or []
+        for item in items:  # a LIST drops them from items; kubectl puts them back
+            item.setdefault("apiVersion", kube.CLUSTER_PROFILES.api_version)
+            item.setdefault("kind", kube.CLUSTER_PROFILES.kind)
+        return items
+
+
+def _list_object(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``v1`` ``List`` kubectl wraps several objects in."""
+    return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def _print_without_kubectl(kind: str, shown: Any) -> None:
+    """Print ``shown`` as json or yaml with the standard library / PyYAML (no kubectl).
+
+    The same data and key order as kubectl's (sorted keys, 4-space JSON indent); kubectl's
+    own bytes differ in small ways (Go escapes ``<``, ``>`` and ``&`` in JSON strings).
+    """
+    import json
+
+    import yaml
+
+    if kind == "json":
+        typer.echo(json.dumps(shown, indent=4, sort_keys=True, ensure_ascii=False))
+    else:
+        typer.echo(yaml.safe_dump(shown, sort_keys=True, allow_unicode=True), nl=False)
 
 
 @app.command("describe")
@@ -587,7 +697,7 @@ def fleet_up(
     )
     started = time.monotonic()
     try:
-        with _err.status(f"starting hub and {members} members"):
+        with _stderr().status(f"starting hub and {members} members"):
             asyncio.run(fleet.start())
     except (AssetNotFoundError, ControlPlaneError) as exc:
         _fail(str(exc))
@@ -595,13 +705,13 @@ def fleet_up(
         cp.name: {"server": cp.server, "kubeconfig": str(cp.kubeconfig_path)}
         for cp in fleet.clusters
     }
-    _err.print(f"fleet ready in {time.monotonic() - started:.1f} s")
+    _stderr().print(f"fleet ready in {time.monotonic() - started:.1f} s")
     _print_fleet(state, fleet.hub.name)
     if keep:
         typer.echo(f"kubectl --kubeconfig {fleet.hub.kubeconfig_path} get clusterprofiles -A")
         typer.echo("stop it with: cluster-inventory fleet down")
         return
-    _err.print("press Ctrl-C to stop")
+    _stderr().print("press Ctrl-C to stop")
     stop = False
 
     def _on_signal(signum: int, frame: object) -> None:
@@ -635,7 +745,7 @@ def demo(
     from cluster_inventory.testing import GoBuildError, GoNotFoundError, missing_binaries
 
     if missing_binaries():
-        _err.print("building the control-plane binaries from Go modules (first run only)")
+        _stderr().print("building the control-plane binaries from Go modules (first run only)")
         try:
             _build_assets()
         except (GoNotFoundError, GoBuildError) as exc:
@@ -643,17 +753,17 @@ def demo(
     workdir = _kept_fleet_dir() if keep else None
     if workdir is not None and (workdir / "fleet.json").exists():
         _fail(f"a kept fleet already runs in {workdir}; run `cluster-inventory fleet down` first")
-    run = Demo(members, keep=keep, workdir=workdir, err=_err)
+    run = Demo(members, keep=keep, workdir=workdir, err=_stderr())
     started = time.monotonic()
     try:
         asyncio.run(run.run())
     except DemoError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
-        _err.print("interrupted; everything the demo started is stopped")
+        _stderr().print("interrupted; everything the demo started is stopped")
         raise typer.Exit(130) from None
     if not keep:
-        _err.print(f"demo done in {time.monotonic() - started:.0f} s; everything is stopped")
+        _stderr().print(f"demo done in {time.monotonic() - started:.0f} s; everything is stopped")
 
 
 @fleet_app.command("down")

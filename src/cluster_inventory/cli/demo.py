@@ -51,7 +51,7 @@ from rich.progress import (
 
 from cluster_inventory import api, kube
 from cluster_inventory.cli._files import console_script, write_private
-from cluster_inventory.cli.printers import format_table
+from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.profiles import (
     access_provider_names,
     condition,

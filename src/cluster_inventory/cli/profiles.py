@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cluster_inventory.api import constants as c
-from cluster_inventory.cli.printers import age
+from cluster_inventory.cli._table import age
 
 __all__ = [
     "PROFILE_COLUMNS",
@@ -27,7 +27,6 @@ __all__ = [
     "describe_profile",
     "profile_row",
     "properties_text",
-    "resource_name",
 ]
 
 #: Columns of ``get`` (kubectl puts AGE last of the default columns).
@@ -87,11 +86,6 @@ def properties_text(profile: Mapping[str, Any]) -> str:
         for p in _status(profile).get("properties") or ()
     )
     return ",".join(f"{name}={value}" for name, value in pairs)
-
-
-def resource_name(profile: Mapping[str, Any]) -> str:
-    """What ``-o name`` prints: ``clusterprofile.multicluster.x-k8s.io/NAME`` (as kubectl)."""
-    return f"{c.CLUSTER_PROFILE_KIND.lower()}.{c.GROUP}/{_meta(profile).get('name', '')}"
 
 
 def profile_row(

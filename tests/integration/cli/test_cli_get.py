@@ -1,4 +1,9 @@
-"""`get` and `describe` against a real hub: golden output, parity with kubectl, plugin discovery.
+"""`get` and `describe` against a real hub: golden output, delegation to kubectl, plugin discovery.
+
+Every `-o` format but the table and `wide` is kubectl's own: `get` runs `kubectl get
+clusterprofiles` with the same options, so those tests check that kubectl ran with them
+(byte-identical output, and the argument vector a recording wrapper saw), and that without
+kubectl json and yaml still work while the template formats say they need it.
 
 The profiles are written by the test with fixed content, so the only things that vary between
 runs are what the API server sets (uid, resourceVersion, creationTimestamp and so AGE); those
@@ -21,7 +26,7 @@ import pytest
 import yaml
 
 from cluster_inventory import kube
-from cluster_inventory.cli.printers import format_table
+from cluster_inventory.cli._table import format_table
 from cluster_inventory.testing import ControlPlane, find_binary
 from tests.cli_run import cli, scripts_dir
 
@@ -188,6 +193,14 @@ def _golden(name: str, text: str) -> None:
     assert text == path.read_text(), f"{name} differs from the golden file:\n{text}"
 
 
+@pytest.fixture(autouse=True)
+def _kubectl_for_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI runs under kubectl in real use; here kubectl is the test assets' binary."""
+    from cluster_inventory.cli._kubectl import KUBECTL_ENV
+
+    monkeypatch.setenv(KUBECTL_ENV, str(find_binary("kubectl")))
+
+
 def _ok(*args: str, hub: ControlPlane) -> str:
     result = cli(*args, "--kubeconfig", str(hub.kubeconfig_path))
     assert result.returncode == 0, result.stderr
@@ -248,6 +261,9 @@ async def test_yaml_of_one_profile_matches_its_golden_file(golden_hub: ControlPl
         "jsonpath={.items[0].status.accessProviders[0].cluster.extensions[0].extension}",
         "jsonpath=.items[*].spec.displayName",
         "jsonpath={.items[*].status.nosuch}",
+        "jsonpath-as-json={.items[*].metadata.name}",
+        "go-template={{range .items}}{{.metadata.name}} {{end}}",
+        "custom-columns=NAME:.metadata.name,MANAGER:.spec.clusterManager.name",
     ],
 )
 async def test_machine_formats_print_what_kubectl_prints(
@@ -270,6 +286,72 @@ async def test_yaml_holds_what_kubectl_yaml_holds(
     assert theirs.returncode == 0, theirs.stderr
     assert ours == yaml.safe_load(theirs.stdout)
     assert "managedFields" not in json.dumps(ours)
+
+
+async def test_kubectl_runs_with_the_same_options(
+    golden_hub: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cluster_inventory.cli._kubectl import KUBECTL_ENV
+
+    record = tmp_path / "argv"
+    wrapper = tmp_path / "kubectl"
+    wrapper.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\nexec {find_binary("kubectl")} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv(KUBECTL_ENV, str(wrapper))
+    output = "jsonpath={.items[*].metadata.name}"
+    args = ("get", "-n", NAMESPACE, "-l", "golden=true", "-o", output)
+    result = cli(*args, "--kubeconfig", str(golden_hub.kubeconfig_path), "--context", "hub")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["alpha", "beta", "gamma"]
+    assert record.read_text().splitlines() == [
+        "get",
+        "clusterprofiles.multicluster.x-k8s.io",
+        "--namespace",
+        NAMESPACE,
+        "--selector",
+        "golden=true",
+        "--output",
+        output,
+        "--kubeconfig",
+        str(golden_hub.kubeconfig_path),
+        "--context",
+        "hub",
+    ]
+
+
+@pytest.mark.parametrize("args", [("-n", NAMESPACE), ("alpha", "-n", NAMESPACE)])
+async def test_without_kubectl_json_and_yaml_still_print_the_same_data(
+    golden_hub: ControlPlane, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+) -> None:
+    from cluster_inventory.cli._kubectl import KUBECTL_ENV
+
+    monkeypatch.delenv(KUBECTL_ENV)
+    monkeypatch.setenv("PATH", str(Path(os.defpath).parent / "nonexistent-bin"))
+    theirs = _kubectl("get", "clusterprofiles", *args, "-o", "json", hub=golden_hub)
+    assert theirs.returncode == 0, theirs.stderr
+    for output, load in (("json", json.loads), ("yaml", yaml.safe_load)):
+        ours = _ok("get", *args, "-o", output, hub=golden_hub)
+        assert load(ours) == json.loads(theirs.stdout)
+
+
+async def test_without_kubectl_template_formats_say_they_need_it(
+    golden_hub: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cluster_inventory.cli._kubectl import KUBECTL_ENV
+
+    monkeypatch.delenv(KUBECTL_ENV)
+    monkeypatch.setenv("PATH", "/nonexistent-bin")
+    result = cli(
+        "get", "-n", NAMESPACE, "-o", "name", "--kubeconfig", str(golden_hub.kubeconfig_path)
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        "error: -o name is printed by kubectl, which was not found on PATH (or set "
+        f"{KUBECTL_ENV}); without it, get prints the table, wide, json and yaml\n"
+    )
 
 
 async def test_kubectl_discovers_the_plugin_and_runs_it(golden_hub: ControlPlane) -> None:
@@ -298,7 +380,8 @@ async def test_kubectl_discovers_the_plugin_and_runs_it(golden_hub: ControlPlane
             'unable to match a printer suitable for the output format "table"',
         ),
         (("get", "alpha", "-A"), "a resource cannot be retrieved by name across all namespaces"),
-        (("get", "-n", NAMESPACE, "-o", "jsonpath={.items[*"), "jsonpath"),
+        (("get", "-n", NAMESPACE, "-o", "jsonpath={.items[*"), "jsonpath"),  # kubectl's words
+        (("get", "alpha", "-n", NAMESPACE, "-l", "a=b", "-o", "name"), "selector"),
     ],
 )
 async def test_errors_are_one_line_on_stderr_with_exit_code_1(

@@ -38,7 +38,7 @@ def test_fleet_down_without_a_kept_fleet_fails_cleanly(tmp_path, monkeypatch) ->
 
 
 def test_tables_look_like_kubectl() -> None:
-    from cluster_inventory.cli.printers import format_table
+    from cluster_inventory.cli._table import format_table
 
     assert format_table(("name", "version"), [("hub", "v1.36.3"), ("member-long", "")]) == (
         "NAME          VERSION\nhub           v1.36.3\nmember-long   <none>\n"

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
+from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.demo import INVENTORIES, Demo, demo_members, profile_table
-from cluster_inventory.cli.printers import format_table
 from cluster_inventory.cli.profiles import (
     PROFILE_COLUMNS,
     WIDE_COLUMNS,
@@ -15,7 +15,6 @@ from cluster_inventory.cli.profiles import (
     describe_profile,
     profile_row,
     properties_text,
-    resource_name,
 )
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, 0, tzinfo=dt.UTC)
@@ -82,7 +81,6 @@ def test_a_profile_without_status_prints_none_cells() -> None:
 def test_access_providers_count_both_lists_once_access_first() -> None:
     assert access_provider_names(PROFILE) == ["secretreader", "legacy"]
     assert properties_text(PROFILE) == "account-id=1,region=eu-west-1"
-    assert resource_name(PROFILE) == "clusterprofile.multicluster.x-k8s.io/east"
 
 
 def test_describe_shows_every_section_and_no_ca_body() -> None:
