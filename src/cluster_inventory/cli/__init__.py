@@ -1,8 +1,8 @@
 """Command-line interface: ``cluster-inventory`` and the kubectl plugin ``kubectl-inventory``.
 
 :func:`main` answers the top-level ``--help`` itself (:mod:`cluster_inventory.cli._help`)
-and imports the typer app only for real commands, so that the help a user types first comes
-back at once.
+and runs ``get`` without the typer app (:mod:`cluster_inventory.cli._get`), so that what a
+person types most comes back at once; every other command goes through typer.
 """
 
 from __future__ import annotations
@@ -19,6 +19,16 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Entry point of ``cluster-inventory`` and ``kubectl-inventory``."""
+    if sys.argv[1:2] == ["get"]:
+        from cluster_inventory.cli._get import parse_get_args, run_get
+
+        options = parse_get_args(sys.argv[2:])
+        if options is not None:
+            try:
+                run_get(**options)
+            except KeyboardInterrupt:
+                sys.exit(130)
+            return
     if sys.argv[1:] == ["--help"]:
         from cluster_inventory.cli._help import top_level_help
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import sys
 import time
@@ -20,6 +19,7 @@ import typer
 
 from cluster_inventory import __version__
 from cluster_inventory.cli._files import console_script, write_private
+from cluster_inventory.cli._get import context_namespace, default_kubeconfig, hub_client
 from cluster_inventory.cli._help import DESCRIPTION
 from cluster_inventory.cli._table import format_table
 
@@ -151,10 +151,10 @@ def crds_apply(
     """Apply the CRDs to a hub (server-side apply) and wait until they are served."""
     from cluster_inventory import api, kube
 
-    path = kubeconfig or _default_kubeconfig()
+    path = kubeconfig or default_kubeconfig()
 
     async def run() -> None:
-        async with await _hub_client(path, context) as client:
+        async with await hub_client(path, context) as client:
             await kube.ensure_crds(client, api.load_crds())
 
     try:
@@ -208,7 +208,7 @@ def register(
         _fail(f"{kubeconfig}: {exc.field}: {exc.problem}" if "data." in exc.field else str(exc))
 
     async def run() -> None:
-        async with await _hub_client(hub_kubeconfig, hub_context) as hub:
+        async with await hub_client(hub_kubeconfig, hub_context) as hub:
             try:
                 await kube.create(hub, kube.NAMESPACES, {"metadata": {"name": namespace}})
             except kube.AlreadyExistsError:
@@ -236,7 +236,7 @@ def deregister(
     from cluster_inventory.manager.names import LABEL_REGISTRATION
 
     async def run() -> None:
-        async with await _hub_client(hub_kubeconfig, hub_context) as hub:
+        async with await hub_client(hub_kubeconfig, hub_context) as hub:
             secret = await kube.get(hub, kube.SECRETS, name, namespace=namespace)
             labels = (secret.get("metadata") or {}).get("labels") or {}
             if labels.get(LABEL_REGISTRATION) != "true":
@@ -250,14 +250,6 @@ def deregister(
     except (kube.KubeError, typer.BadParameter) as exc:
         _fail(str(exc))
     typer.echo(f"secret/{name} deregistered")
-
-
-async def _hub_client(path: Path | None, context: str | None) -> Any:
-    """An API client for the hub from ``path`` (default: $KUBECONFIG, ~/.kube/config)."""
-    from cluster_inventory import kube
-
-    chosen = path or _default_kubeconfig()
-    return await kube.new_client(kube.connection_from_kubeconfig(chosen, context=context))
 
 
 def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
@@ -366,11 +358,11 @@ def kubeconfig_cmd(
     """
     from cluster_inventory import credentials, kube
 
-    hub_path = (kubeconfig or _default_kubeconfig()).absolute()
-    namespace = namespace or _context_namespace(hub_path, context)
+    hub_path = (kubeconfig or default_kubeconfig()).absolute()
+    namespace = namespace or context_namespace(hub_path, context)
 
     async def fetch() -> dict[str, object]:
-        async with await _hub_client(hub_path, context) as client:
+        async with await hub_client(hub_path, context) as client:
             found: dict[str, object] = await kube.get(
                 client, kube.CLUSTER_PROFILES, profile, namespace=namespace
             )
@@ -398,40 +390,6 @@ def kubeconfig_cmd(
         return
     write_private(output, text)
     typer.echo(f"wrote {output}", err=True)
-
-
-def _context_namespace(path: Path, context: str | None) -> str:
-    """The namespace of the kubeconfig's (current) context, else ``default`` (as kubectl)."""
-    import yaml
-
-    try:
-        config = yaml.safe_load(path.read_text()) or {}
-        chosen = context or config.get("current-context")
-        for entry in config.get("contexts") or ():
-            if entry.get("name") == chosen:
-                return str((entry.get("context") or {}).get("namespace") or "default")
-    except (OSError, yaml.YAMLError, AttributeError):
-        pass  # connecting reports a broken kubeconfig with its file and field
-    return "default"
-
-
-def _parse_output(output: str | None) -> str:
-    """The ``-o`` format's name; "" for the default table.
-
-    Our own formats are the table and ``wide``; the rest are kubectl's
-    (:data:`~cluster_inventory.cli._kubectl.DELEGATED_FORMATS`). An unknown format ends the
-    command with kubectl's message.
-    """
-    from cluster_inventory.cli._kubectl import DELEGATED_FORMATS
-
-    kind = (output or "").partition("=")[0]
-    allowed = ("wide", *DELEGATED_FORMATS)
-    if output is not None and kind not in allowed:
-        _fail(
-            f'unable to match a printer suitable for the output format "{output}", '
-            f"allowed formats are: {','.join(sorted(allowed))}"
-        )
-    return kind
 
 
 @app.command("get")
@@ -466,153 +424,17 @@ def get_cmd(
     the same kubeconfig, context, namespace, selector and name (`$CLUSTER_INVENTORY_KUBECTL`
     names the binary, else kubectl on PATH). Without kubectl, json and yaml are printed here.
     """
-    from cluster_inventory.cli import _kubectl
+    from cluster_inventory.cli._get import run_get
 
-    kind = _parse_output(output)
-    if all_namespaces and name:
-        _fail("a resource cannot be retrieved by name across all namespaces")
-    if kind in _kubectl.DELEGATED_FORMATS:
-        kubectl = _kubectl.find_kubectl()
-        if kubectl is not None:
-            argv = _kubectl.get_argv(
-                kubectl,
-                output=str(output),
-                name=name,
-                namespace=namespace,
-                all_namespaces=all_namespaces,
-                selector=selector,
-                kubeconfig=kubeconfig,
-                context=context,
-            )
-            sys.stdout.flush()
-            try:
-                os.execv(kubectl, argv)  # noqa: S606 - kubectl prints, so it is its output
-            except OSError as exc:
-                _fail(f"cannot run kubectl ({kubectl}): {exc.strerror}")
-        if kind not in ("json", "yaml"):
-            _fail(
-                f"-o {kind} is printed by kubectl, which was not found on PATH (or set "
-                f"{_kubectl.KUBECTL_ENV}); without it, get prints the table, wide, json and yaml"
-            )
-    path = kubeconfig or _default_kubeconfig()
-    fast = _fetch_profiles_fast(path, context, name, namespace, all_namespaces, selector)
-    if fast is not None:
-        ns, profiles = fast
-    else:
-        from cluster_inventory import kube
-
-        ns = None if all_namespaces else (namespace or _context_namespace(path, context))
-        try:
-            profiles = asyncio.run(_fetch_profiles(path, context, name, ns, selector))
-        except kube.KubeError as exc:
-            _fail(str(exc))
-    for profile in profiles:  # as kubectl without --show-managed-fields
-        (profile.get("metadata") or {}).pop("managedFields", None)
-    if kind in ("json", "yaml"):
-        _print_without_kubectl(kind, profiles[0] if name else _list_object(profiles))
-    elif not profiles:
-        where = "" if ns is None else f" in {ns} namespace"
-        typer.echo(f"No resources found{where}.", err=True)
-    else:
-        from cluster_inventory.cli.profiles import PROFILE_COLUMNS, WIDE_COLUMNS, profile_row
-
-        wide = kind == "wide"
-        headers = [*PROFILE_COLUMNS, *(WIDE_COLUMNS if wide else ())]
-        if ns is None:
-            headers.insert(0, "NAMESPACE")
-        rows = [profile_row(p, wide=wide, namespace=ns is None) for p in profiles]
-        typer.echo(format_table(headers, rows), nl=False)
-
-
-def _fetch_profiles_fast(
-    path: Path,
-    context: str | None,
-    name: str | None,
-    namespace: str | None,
-    all_namespaces: bool,
-    selector: str | None,
-) -> tuple[str | None, list[dict[str, Any]]] | None:
-    """The profiles over the standard library's HTTPS, or None to take the full client's path.
-
-    A command a person types pays its start-up every time, and aiohttp with
-    kubernetes_asyncio costs more to import than the LIST itself. This is the exec plugins'
-    small hub client: a kubeconfig with a certificate or a token, one GET. Anything else (an
-    exec user, a proxy, an error answer) returns None, and the full client does the work and
-    reports any error exactly as the other commands do.
-
-    Returns:
-        (namespace listed, or None for all; the profiles), or None.
-    """
-    import json
-
-    from cluster_inventory.credentials.plugins._hub import Hub, HubError, quote
-
-    opts = {"kubeconfig": str(path), **({"context": context} if context else {})}
-    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
-        return None  # the full client applies proxies and NO_PROXY as client-go does
-    try:
-        hub = Hub(opts)
-    except HubError:
-        return None
-    if hub.proxy_url:
-        return None
-    ns = None if all_namespaces else (namespace or hub.namespace_hint or "default")
-    url = "/apis/multicluster.x-k8s.io/v1alpha1"
-    url += f"/namespaces/{quote(ns)}/clusterprofiles" if ns else "/clusterprofiles"
-    if name:
-        url += "/" + quote(name)
-    elif selector:
-        url += "?labelSelector=" + quote(selector)
-    try:
-        status, body = hub.get_json(url, user_agent="cluster-inventory")
-    except HubError:
-        return None
-    if status != 200:
-        return None
-    doc = json.loads(body)
-    items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
-    for item in items:  # a LIST drops them from items; kubectl puts them back
-        item.setdefault("apiVersion", "multicluster.x-k8s.io/v1alpha1")
-        item.setdefault("kind", "ClusterProfile")
-    return ns, items
-
-
-async def _fetch_profiles(
-    path: Path, context: str | None, name: str | None, ns: str | None, selector: str | None
-) -> list[dict[str, Any]]:
-    """One profile, or the profiles of ``ns`` (every namespace if None) matching ``selector``."""
-    from cluster_inventory import kube
-
-    async with await _hub_client(path, context) as client:
-        if name:
-            return [await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)]
-        listed = await kube.list_objects(client, kube.CLUSTER_PROFILES, ns, label_selector=selector)
-        items: list[dict[str, Any]] = listed.get("items") or []
-        for item in items:  # a LIST drops them from items; kubectl puts them back
-            item.setdefault("apiVersion", kube.CLUSTER_PROFILES.api_version)
-            item.setdefault("kind", kube.CLUSTER_PROFILES.kind)
-        return items
-
-
-def _list_object(items: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``v1`` ``List`` kubectl wraps several objects in."""
-    return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
-
-
-def _print_without_kubectl(kind: str, shown: Any) -> None:
-    """Print ``shown`` as json or yaml with the standard library / PyYAML (no kubectl).
-
-    The same data and key order as kubectl's (sorted keys, 4-space JSON indent); kubectl's
-    own bytes differ in small ways (Go escapes ``<``, ``>`` and ``&`` in JSON strings).
-    """
-    import json
-
-    import yaml
-
-    if kind == "json":
-        typer.echo(json.dumps(shown, indent=4, sort_keys=True, ensure_ascii=False))
-    else:
-        typer.echo(yaml.safe_dump(shown, sort_keys=True, allow_unicode=True), nl=False)
+    run_get(
+        name=name,
+        namespace=namespace,
+        all_namespaces=all_namespaces,
+        selector=selector,
+        output=output,
+        kubeconfig=kubeconfig,
+        context=context,
+    )
 
 
 @app.command("describe")
@@ -626,11 +448,11 @@ def describe_cmd(
     from cluster_inventory import kube
     from cluster_inventory.cli.profiles import describe_profile
 
-    path = kubeconfig or _default_kubeconfig()
-    ns = namespace or _context_namespace(path, context)
+    path = kubeconfig or default_kubeconfig()
+    ns = namespace or context_namespace(path, context)
 
     async def fetch() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        async with await _hub_client(path, context) as client:
+        async with await hub_client(path, context) as client:
             profile = await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)
             # The server picks the Events about this profile, as kubectl describe asks it to.
             about = {"regarding.kind": kube.CLUSTER_PROFILES.kind, "regarding.name": name}
@@ -649,13 +471,6 @@ def describe_cmd(
     except kube.KubeError as exc:
         _fail(str(exc))
     typer.echo(describe_profile(profile, events), nl=False)
-
-
-def _default_kubeconfig() -> Path:
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return Path(env.split(os.pathsep)[0])
-    return Path.home() / ".kube" / "config"
 
 
 def _print_fleet(fleet_state: dict[str, dict[str, str]], hub: str) -> None:

@@ -1,0 +1,319 @@
+"""``get``: the command a person types most, kept free of typer, rich and the kube client.
+
+:func:`cluster_inventory.cli.main` parses ``get``'s options with :func:`parse_get_args` and
+calls :func:`run_get` directly, so a listing pays neither typer's start-up (its parameter
+coercion imports pydantic) nor aiohttp's: those cost more than the LIST itself. Anything
+the small parser does not know (``--help``, an unknown flag) goes through the typer app,
+whose ``get`` command calls the same :func:`run_get`; a unit test keeps the two parsers in
+agreement. The hub helpers here serve the other commands too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from cluster_inventory.cli._table import format_table
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
+__all__ = [
+    "context_namespace",
+    "default_kubeconfig",
+    "fail",
+    "hub_client",
+    "parse_get_args",
+    "run_get",
+]
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``error: MESSAGE`` on stderr and exit with code 1 (the CLI's one error form)."""
+    sys.stdout.flush()
+    sys.stderr.write(f"error: {message}\n")
+    raise SystemExit(1)
+
+
+def default_kubeconfig() -> Path:
+    """``$KUBECONFIG``'s first file, else ``~/.kube/config``."""
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return Path(env.split(os.pathsep)[0])
+    return Path.home() / ".kube" / "config"
+
+
+async def hub_client(path: Path | None, context: str | None) -> Any:
+    """An API client for the hub from ``path`` (default: $KUBECONFIG, ~/.kube/config)."""
+    from cluster_inventory import kube
+
+    chosen = path or default_kubeconfig()
+    return await kube.new_client(kube.connection_from_kubeconfig(chosen, context=context))
+
+
+def context_namespace(path: Path, context: str | None) -> str:
+    """The namespace of the kubeconfig's (current) context, else ``default`` (as kubectl)."""
+    import yaml
+
+    try:
+        config = yaml.safe_load(path.read_text()) or {}
+        chosen = context or config.get("current-context")
+        for entry in config.get("contexts") or ():
+            if entry.get("name") == chosen:
+                return str((entry.get("context") or {}).get("namespace") or "default")
+    except (OSError, yaml.YAMLError, AttributeError):
+        pass  # connecting reports a broken kubeconfig with its file and field
+    return "default"
+
+
+def _parse_output(output: str | None) -> str:
+    """The ``-o`` format's name; "" for the default table.
+
+    Our own formats are the table and ``wide``; the rest are kubectl's
+    (:data:`~cluster_inventory.cli._kubectl.DELEGATED_FORMATS`). An unknown format ends the
+    command with kubectl's message.
+    """
+    from cluster_inventory.cli._kubectl import DELEGATED_FORMATS
+
+    kind = (output or "").partition("=")[0]
+    allowed = ("wide", *DELEGATED_FORMATS)
+    if output is not None and kind not in allowed:
+        fail(
+            f'unable to match a printer suitable for the output format "{output}", '
+            f"allowed formats are: {','.join(sorted(allowed))}"
+        )
+    return kind
+
+
+#: ``get``'s options: flag spellings -> (parameter, takes a value).
+_GET_OPTIONS = {
+    "-n": ("namespace", True),
+    "--namespace": ("namespace", True),
+    "-A": ("all_namespaces", False),
+    "--all-namespaces": ("all_namespaces", False),
+    "-l": ("selector", True),
+    "--selector": ("selector", True),
+    "-o": ("output", True),
+    "--output": ("output", True),
+    "--kubeconfig": ("kubeconfig", True),
+    "--context": ("context", True),
+}
+
+
+def parse_get_args(argv: list[str]) -> dict[str, Any] | None:
+    """Parse ``get``'s arguments as the typer command does, or return None.
+
+    Handles ``[NAME]``, ``-n NS``/``-nNS``/``--namespace[=]NS``, ``-A``, ``-l``, ``-o``,
+    ``--kubeconfig`` and ``--context`` (a repeated option: the last one wins, as in click).
+    Anything else (``--help``, ``--``, an unknown or incomplete option, two names) returns
+    None, and the typer app parses it and gives its own messages.
+
+    Returns:
+        Keyword arguments for :func:`run_get`, or None.
+    """
+    opts: dict[str, Any] = {
+        "name": None,
+        "namespace": None,
+        "all_namespaces": False,
+        "selector": None,
+        "output": None,
+        "kubeconfig": None,
+        "context": None,
+    }
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if not arg.startswith("-") or arg == "-":
+            if opts["name"] is not None:
+                return None
+            opts["name"] = arg
+            continue
+        flag, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if flag not in _GET_OPTIONS and len(arg) > 2 and arg[:2] in _GET_OPTIONS:
+            flag, value, eq = arg[:2], arg[2:], "="  # -nNS
+        known = _GET_OPTIONS.get(flag)
+        if known is None:
+            return None
+        param, takes_value = known
+        if not takes_value:
+            if eq:
+                return None
+            opts[param] = True
+            continue
+        if not eq:
+            if i >= len(argv):
+                return None
+            value = argv[i]
+            i += 1
+        opts[param] = Path(value) if param == "kubeconfig" else value
+    return opts
+
+
+def run_get(
+    *,
+    name: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    selector: str | None,
+    output: str | None,
+    kubeconfig: Path | None,
+    context: str | None,
+) -> None:
+    """List ClusterProfiles on the hub, or show one (see ``cluster-inventory get --help``).
+
+    Raises:
+        SystemExit: 1 after one ``error:`` line on stderr; or never returns when kubectl
+            takes over (``os.execv``).
+    """
+    from cluster_inventory.cli import _kubectl
+
+    kind = _parse_output(output)
+    if all_namespaces and name:
+        fail("a resource cannot be retrieved by name across all namespaces")
+    if kind in _kubectl.DELEGATED_FORMATS:
+        kubectl = _kubectl.find_kubectl()
+        if kubectl is not None:
+            argv = _kubectl.get_argv(
+                kubectl,
+                output=str(output),
+                name=name,
+                namespace=namespace,
+                all_namespaces=all_namespaces,
+                selector=selector,
+                kubeconfig=kubeconfig,
+                context=context,
+            )
+            sys.stdout.flush()
+            try:
+                os.execv(kubectl, argv)  # noqa: S606 - kubectl prints, so it is its output
+            except OSError as exc:
+                fail(f"cannot run kubectl ({kubectl}): {exc.strerror}")
+        if kind not in ("json", "yaml"):
+            fail(
+                f"-o {kind} is printed by kubectl, which was not found on PATH (or set "
+                f"{_kubectl.KUBECTL_ENV}); without it, get prints the table, wide, json and yaml"
+            )
+    path = kubeconfig or default_kubeconfig()
+    fast = _fetch_profiles_fast(path, context, name, namespace, all_namespaces, selector)
+    if fast is not None:
+        ns, profiles = fast
+    else:
+        from cluster_inventory import kube
+
+        ns = None if all_namespaces else (namespace or context_namespace(path, context))
+        try:
+            import asyncio
+
+            profiles = asyncio.run(_fetch_profiles(path, context, name, ns, selector))
+        except kube.KubeError as exc:
+            fail(str(exc))
+    for profile in profiles:  # as kubectl without --show-managed-fields
+        (profile.get("metadata") or {}).pop("managedFields", None)
+    if kind in ("json", "yaml"):
+        _print_without_kubectl(kind, profiles[0] if name else _list_object(profiles))
+    elif not profiles:
+        where = "" if ns is None else f" in {ns} namespace"
+        sys.stderr.write(f"No resources found{where}.\n")
+    else:
+        from cluster_inventory.cli.profiles import PROFILE_COLUMNS, WIDE_COLUMNS, profile_row
+
+        wide = kind == "wide"
+        headers = [*PROFILE_COLUMNS, *(WIDE_COLUMNS if wide else ())]
+        if ns is None:
+            headers.insert(0, "NAMESPACE")
+        rows = [profile_row(p, wide=wide, namespace=ns is None) for p in profiles]
+        sys.stdout.write(format_table(headers, rows))
+
+
+def _fetch_profiles_fast(
+    path: Path,
+    context: str | None,
+    name: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    selector: str | None,
+) -> tuple[str | None, list[dict[str, Any]]] | None:
+    """The profiles over the standard library's HTTPS, or None to take the full client's path.
+
+    A command a person types pays its start-up every time, and aiohttp with
+    kubernetes_asyncio costs more to import than the LIST itself. This is the exec plugins'
+    small hub client: a kubeconfig with a certificate or a token, one GET. Anything else (an
+    exec user, a proxy, an error answer) returns None, and the full client does the work and
+    reports any error exactly as the other commands do.
+
+    Returns:
+        (namespace listed, or None for all; the profiles), or None.
+    """
+    import json
+
+    from cluster_inventory.credentials.plugins._hub import Hub, HubError, quote
+
+    opts = {"kubeconfig": str(path), **({"context": context} if context else {})}
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None  # the full client applies proxies and NO_PROXY as client-go does
+    try:
+        hub = Hub(opts)
+    except HubError:
+        return None
+    if hub.proxy_url:
+        return None
+    ns = None if all_namespaces else (namespace or hub.namespace_hint or "default")
+    url = "/apis/multicluster.x-k8s.io/v1alpha1"
+    url += f"/namespaces/{quote(ns)}/clusterprofiles" if ns else "/clusterprofiles"
+    if name:
+        url += "/" + quote(name)
+    elif selector:
+        url += "?labelSelector=" + quote(selector)
+    try:
+        status, body = hub.get_json(url, user_agent="cluster-inventory")
+    except HubError:
+        return None
+    if status != 200:
+        return None
+    doc = json.loads(body)
+    items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
+    for item in items:  # a LIST drops them from items; kubectl puts them back
+        item.setdefault("apiVersion", "multicluster.x-k8s.io/v1alpha1")
+        item.setdefault("kind", "ClusterProfile")
+    return ns, items
+
+
+async def _fetch_profiles(
+    path: Path, context: str | None, name: str | None, ns: str | None, selector: str | None
+) -> list[dict[str, Any]]:
+    """One profile, or the profiles of ``ns`` (every namespace if None) matching ``selector``."""
+    from cluster_inventory import kube
+
+    async with await hub_client(path, context) as client:
+        if name:
+            return [await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)]
+        listed = await kube.list_objects(client, kube.CLUSTER_PROFILES, ns, label_selector=selector)
+        items: list[dict[str, Any]] = listed.get("items") or []
+        for item in items:  # a LIST drops them from items; kubectl puts them back
+            item.setdefault("apiVersion", kube.CLUSTER_PROFILES.api_version)
+            item.setdefault("kind", kube.CLUSTER_PROFILES.kind)
+        return items
+
+
+def _list_object(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``v1`` ``List`` kubectl wraps several objects in."""
+    return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def _print_without_kubectl(kind: str, shown: Any) -> None:
+    """Print ``shown`` as json or yaml with the standard library / PyYAML (no kubectl).
+
+    The same data and key order as kubectl's (sorted keys, 4-space JSON indent); kubectl's
+    own bytes differ in small ways (Go escapes ``<``, ``>`` and ``&`` in JSON strings).
+    """
+    import json
+
+    import yaml
+
+    if kind == "json":
+        sys.stdout.write(json.dumps(shown, indent=4, sort_keys=True, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump(shown, sort_keys=True, allow_unicode=True))

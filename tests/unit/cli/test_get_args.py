@@ -1,0 +1,57 @@
+"""``get``'s small argument parser agrees with the typer command it stands in for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+
+from cluster_inventory.cli._get import _GET_OPTIONS, parse_get_args
+from cluster_inventory.cli.app import app
+
+
+def _typer_params(argv: list[str]) -> dict:
+    group = typer.main.get_command(app)
+    command = group.get_command(typer.Context(group), "get")  # type: ignore[union-attr]
+    ctx = command.make_context("get", list(argv))  # type: ignore[union-attr]
+    return dict(ctx.params)
+
+
+CASES = [
+    [],
+    ["alpha"],
+    ["alpha", "-n", "team-a"],
+    ["-nteam-a", "-o", "wide"],
+    ["--namespace=team-a", "--output=json"],
+    ["-A", "-l", "env=prod,tier!=db"],
+    ["--all-namespaces", "--selector", "env in (a,b)"],
+    ["-o", "jsonpath={.items[*].metadata.name}", "-n", "x"],
+    ["-ojsonpath={.items[0]}"],
+    ["--kubeconfig", "/tmp/k", "--context", "hub", "beta"],
+    ["--kubeconfig=/tmp/k", "-n", "a", "-n", "b"],
+]
+
+
+@pytest.mark.parametrize("argv", CASES, ids=[" ".join(c) or "none" for c in CASES])
+def test_the_small_parser_reads_what_typer_reads(argv: list[str]) -> None:
+    ours = parse_get_args(argv)
+    assert ours is not None
+    theirs = _typer_params(argv)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["-n"], ["--nosuch"], ["a", "b"], ["-A=yes"], ["--", "x"], ["-h"]],
+)
+def test_what_it_does_not_know_goes_to_typer(argv: list[str]) -> None:
+    assert parse_get_args(argv) is None
+
+
+def test_it_knows_every_option_of_the_typer_command() -> None:
+    group = typer.main.get_command(app)
+    command = group.get_command(typer.Context(group), "get")  # type: ignore[union-attr]
+    spellings = {flag for param in command.params for flag in param.opts if flag.startswith("-")}  # type: ignore[union-attr]
+    assert spellings - {"--help"} == set(_GET_OPTIONS)
+    assert isinstance(parse_get_args(["--kubeconfig", "k"])["kubeconfig"], Path)  # type: ignore[index]
