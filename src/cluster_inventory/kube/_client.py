@@ -347,6 +347,27 @@ class _ApiClient(ApiClient):  # type: ignore[misc]
         self.client_side_validation = configuration.client_side_validation
 
 
+def environment_proxy(server: str) -> str | None:
+    """The proxy ``HTTPS_PROXY`` and ``NO_PROXY`` give for ``server``.
+
+    As client-go's ``http.ProxyFromEnvironment``, through :func:`urllib.request.getproxies`.
+
+    Args:
+        server: The apiserver URL.
+
+    Returns:
+        The proxy URL, or None when none is set or ``NO_PROXY`` covers the host.
+    """
+    from urllib.parse import urlsplit
+    from urllib.request import getproxies, proxy_bypass
+
+    proxy = getproxies().get(urlsplit(server).scheme or "https")
+    host = urlsplit(server).hostname or ""
+    if not proxy or proxy_bypass(host):
+        return None
+    return str(proxy)
+
+
 async def new_client(
     conn: ClusterConnection,
     *,
@@ -377,8 +398,9 @@ async def new_client(
     config = Configuration(host=conn.server.rstrip("/"))
     config.tls_server_name = conn.tls_server_name
     config.verify_ssl = not conn.insecure_skip_tls_verify
-    if conn.proxy_url:
-        config.proxy = conn.proxy_url
+    proxy = conn.proxy_url or environment_proxy(conn.server)
+    if proxy:
+        config.proxy = proxy
     if token_source is not None:
 
         async def refresh(cfg: Any) -> None:
@@ -391,7 +413,9 @@ async def new_client(
     rest_client = _RESTClient(
         config,
         ctx,
-        trust_env=conn.proxy_url is None,
+        # The environment's proxy was resolved once above. aiohttp's trust_env would redo it
+        # and read ~/.netrc in a worker thread on every request: a thread hop per request.
+        trust_env=False,
         token_source=token_source,
         on_unauthorized=on_unauthorized,
     )

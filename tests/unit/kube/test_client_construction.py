@@ -7,7 +7,7 @@ import ssl
 import pytest
 
 from cluster_inventory import kube
-from cluster_inventory.kube._client import _ApiClient
+from cluster_inventory.kube._client import _ApiClient, environment_proxy
 from cluster_inventory.kube._k8s import ApiClient, Configuration
 from cluster_inventory.testing._certs import CertificateAuthority
 
@@ -44,3 +44,39 @@ async def test_no_system_ca_bundle_is_loaded_per_client(monkeypatch: pytest.Monk
     client = await kube.new_client(CONN)
     await client.close()
     assert loaded == []
+
+
+@pytest.mark.parametrize(
+    ("env", "server", "expected"),
+    [
+        ({}, "https://10.0.0.1:6443", None),
+        ({"HTTPS_PROXY": "http://proxy:3128"}, "https://10.0.0.1:6443", "http://proxy:3128"),
+        (
+            {"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "10.0.0.1"},
+            "https://10.0.0.1:6443",
+            None,
+        ),
+        (
+            {"https_proxy": "http://proxy:3128", "no_proxy": ".example.com"},
+            "https://api.example.com",
+            None,
+        ),
+        ({"HTTP_PROXY": "http://proxy:3128"}, "https://10.0.0.1:6443", None),
+    ],
+)
+def test_the_environment_proxy_is_resolved_once_as_client_go_does(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], server: str, expected: str | None
+) -> None:
+    for var in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    assert environment_proxy(server) == expected
+
+
+async def test_requests_never_read_netrc(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = await kube.new_client(CONN)
+    try:
+        assert client.rest_client.pool_manager.trust_env is False
+    finally:
+        await client.close()
