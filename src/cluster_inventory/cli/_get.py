@@ -10,6 +10,7 @@ agreement. The hub helpers here serve the other commands too.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -85,6 +86,25 @@ def _parse_output(output: str | None) -> str:
             f"allowed formats are: {','.join(sorted(allowed))}"
         )
     return kind
+
+
+#: The API group's discovery document.
+GROUP_PATH = "/apis/multicluster.x-k8s.io"
+
+
+def preferred_version(group: dict[str, Any]) -> str:
+    """The ClusterProfile version ``get`` reads: v1alpha2 where the hub serves it, as kubectl.
+
+    A hub whose CRD serves only v1alpha1 (OCM's, or an older release) is read as v1alpha1.
+
+    Args:
+        group: The decoded ``APIGroup`` of ``/apis/multicluster.x-k8s.io`` (``{}`` if absent).
+
+    Returns:
+        ``"v1alpha2"`` or ``"v1alpha1"``.
+    """
+    served = {v.get("version") for v in group.get("versions") or ()}
+    return "v1alpha2" if "v1alpha2" in served else "v1alpha1"
 
 
 #: ``get``'s options: flag spellings -> (parameter, takes a value).
@@ -261,7 +281,14 @@ def _fetch_profiles_fast(
     if hub.proxy_url:
         return None
     ns = None if all_namespaces else (namespace or hub.namespace_hint or "default")
-    url = "/apis/multicluster.x-k8s.io/v1alpha1"
+    try:
+        status, body = hub.get_json(GROUP_PATH, user_agent="cluster-inventory")
+    except HubError:
+        return None
+    if status != 200:
+        return None
+    version = preferred_version(json.loads(body))
+    url = f"{GROUP_PATH}/{version}"
     url += f"/namespaces/{quote(ns)}/clusterprofiles" if ns else "/clusterprofiles"
     if name:
         url += "/" + quote(name)
@@ -276,7 +303,7 @@ def _fetch_profiles_fast(
     doc = json.loads(body)
     items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
     for item in items:  # a LIST drops them from items; kubectl puts them back
-        item.setdefault("apiVersion", "multicluster.x-k8s.io/v1alpha1")
+        item.setdefault("apiVersion", f"multicluster.x-k8s.io/{version}")
         item.setdefault("kind", "ClusterProfile")
     return ns, items
 
@@ -288,13 +315,18 @@ async def _fetch_profiles(
     from cluster_inventory import kube
 
     async with await hub_client(path, context) as client:
+        try:
+            group = await kube.request(client, "GET", GROUP_PATH)
+        except kube.NotFoundError:
+            group = {}  # nothing served: the LIST below reports it as usual
+        resource = dataclasses.replace(kube.CLUSTER_PROFILES, version=preferred_version(group))
         if name:
-            return [await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)]
-        listed = await kube.list_objects(client, kube.CLUSTER_PROFILES, ns, label_selector=selector)
+            return [await kube.get(client, resource, name, namespace=ns)]
+        listed = await kube.list_objects(client, resource, ns, label_selector=selector)
         items: list[dict[str, Any]] = listed.get("items") or []
         for item in items:  # a LIST drops them from items; kubectl puts them back
-            item.setdefault("apiVersion", kube.CLUSTER_PROFILES.api_version)
-            item.setdefault("kind", kube.CLUSTER_PROFILES.kind)
+            item.setdefault("apiVersion", resource.api_version)
+            item.setdefault("kind", resource.kind)
         return items
 
 

@@ -60,19 +60,71 @@ def test_crd_matches_upstream(upstream_dir: Path, name: str) -> None:
     mine = ours(name)
     assert mine["metadata"]["name"] == theirs["metadata"]["name"]
     assert mine["spec"]["group"] == theirs["spec"]["group"]
-    assert mine["spec"]["names"] == theirs["spec"]["names"]
+    # Deliberate: the multicluster category (upstream's v1alpha2 markers have it).
+    assert mine["spec"]["names"] == {**theirs["spec"]["names"], "categories": ["multicluster"]}
     assert mine["spec"]["scope"] == theirs["spec"]["scope"]
-    assert [v["name"] for v in mine["spec"]["versions"]] == [
-        v["name"] for v in theirs["spec"]["versions"]
+    # The release serves v1alpha1 only; we add v1alpha2 (served, not stored) after it.
+    assert [v["name"] for v in theirs["spec"]["versions"]] == ["v1alpha1"]
+    assert [v["name"] for v in mine["spec"]["versions"]] == ["v1alpha1", "v1alpha2"]
+    my_v1, my_v2 = mine["spec"]["versions"]
+    (their_v1,) = theirs["spec"]["versions"]
+    for key in ("served", "storage", "subresources"):
+        assert my_v1.get(key) == their_v1.get(key), key
+    assert strip_descriptions(my_v1["schema"]) == strip_descriptions(their_v1["schema"])
+    # Deliberate: v1alpha1 shows v1alpha2's printer columns (upstream's v1alpha1 has none).
+    assert their_v1.get("additionalPrinterColumns") is None
+    assert my_v1["additionalPrinterColumns"] == my_v2["additionalPrinterColumns"]
+    assert (my_v2["served"], my_v2["storage"]) == (True, False)
+    assert my_v2.get("subresources") == my_v1.get("subresources")
+
+
+def _validations(node: Any) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        for rule in node.get("x-kubernetes-validations") or ():
+            found.append((rule["rule"], rule.get("message", "")))
+        for value in node.values():
+            found += _validations(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _validations(value)
+    return found
+
+
+def test_cluster_profile_v1alpha2_has_upstreams_rules_and_columns() -> None:
+    v2 = ours(api.CLUSTER_PROFILE_CRD)["spec"]["versions"][1]
+    schema = v2["schema"]["openAPIV3Schema"]
+    status = schema["properties"]["status"]["properties"]
+    assert "credentialProviders" not in status
+    providers = status["accessProviders"]
+    assert providers["maxItems"] == 64
+    cluster = providers["items"]["properties"]["cluster"]
+    assert "certificate-authority" not in cluster["properties"]
+    assert cluster["properties"]["extensions"]["x-kubernetes-list-map-keys"] == ["name"]
+    messages = {message for _, message in _validations(schema)}
+    assert {
+        "ClusterManager is immutable",
+        "must be a valid Kubernetes label value",
+        "server must be a valid absolute URL with a host",
+        "proxy-url must be a valid URL with scheme http, https, or socks5 and a host",
+    } <= messages
+    assert [c["name"] for c in v2["additionalPrinterColumns"]] == [
+        "Display Name",
+        "Manager",
+        "Version",
+        "Healthy",
+        "Age",
     ]
-    for my_version, their_version in zip(
-        mine["spec"]["versions"], theirs["spec"]["versions"], strict=True
-    ):
-        for key in ("served", "storage", "subresources", "additionalPrinterColumns"):
-            assert my_version.get(key) == their_version.get(key), key
-        assert strip_descriptions(my_version["schema"]) == strip_descriptions(
-            their_version["schema"]
-        )
+
+
+def test_placement_decision_v1alpha2_validates_references() -> None:
+    v1, v2 = ours(api.PLACEMENT_DECISION_CRD)["spec"]["versions"]
+    decisions = v2["schema"]["openAPIV3Schema"]["properties"]["decisions"]
+    assert "minItems" not in decisions and decisions["maxItems"] == 100
+    ref = decisions["items"]["properties"]["clusterProfileRef"]["properties"]
+    assert ref["name"]["maxLength"] == 253 and ref["namespace"]["maxLength"] == 63
+    assert [c["name"] for c in v2["additionalPrinterColumns"]] == ["Scheduler", "Age"]
+    assert (v1["storage"], v2["storage"], v2["served"]) == (True, False, True)
 
 
 def test_cluster_property_crd_follows_kep_2149() -> None:

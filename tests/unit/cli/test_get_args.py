@@ -55,3 +55,12 @@ def test_it_knows_every_option_of_the_typer_command() -> None:
     spellings = {flag for param in command.params for flag in param.opts if flag.startswith("-")}  # type: ignore[union-attr]
     assert spellings - {"--help"} == set(_GET_OPTIONS)
     assert isinstance(parse_get_args(["--kubeconfig", "k"])["kubeconfig"], Path)  # type: ignore[index]
+
+
+def test_get_reads_v1alpha2_where_served_and_v1alpha1_elsewhere() -> None:
+    from cluster_inventory.cli._get import preferred_version
+
+    both = {"versions": [{"version": "v1alpha1"}, {"version": "v1alpha2"}]}
+    assert preferred_version(both) == "v1alpha2"
+    assert preferred_version({"versions": [{"version": "v1alpha1"}]}) == "v1alpha1"
+    assert preferred_version({}) == "v1alpha1"
