@@ -30,6 +30,10 @@ COMMANDS = (
     ),
     ("get", "List ClusterProfiles on the hub, or show one."),
     (
+        "conformance",
+        "Check an inventory against the Cluster Inventory API's Required and Optional rules.",
+    ),
+    (
         "describe",
         "Show one ClusterProfile in full: conditions, properties, access providers, Events.",
     ),

@@ -437,6 +437,64 @@ def get_cmd(
     )
 
 
+@app.command("conformance")
+def conformance_cmd(
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="The inventory namespace to check.")
+    ],
+    cluster_manager: Annotated[
+        str | None,
+        typer.Option(help="Check only this manager's profiles (spec.clusterManager.name)."),
+    ] = None,
+    output: Annotated[
+        str, typer.Option("--output", "-o", help="text, yaml, json or html.")
+    ] = "text",
+    report_dir: Annotated[
+        Path | None, typer.Option(help="Also write report.yaml and report.html there.")
+    ] = None,
+    kubeconfig: Annotated[Path | None, typer.Option(help=_HUB_KUBECONFIG_HELP)] = None,
+    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+) -> None:
+    """Check an inventory against the Cluster Inventory API's Required and Optional rules.
+
+    The checks of the upstream conformance suite (cluster-inventory-api PR #78) plus
+    KEP-4322's own; exit code 3 when a Required check fails (1 for errors).
+    """
+    import yaml
+
+    from cluster_inventory import kube
+    from cluster_inventory.integrations import conformance as conf
+
+    if output not in ("text", "yaml", "json", "html"):
+        _fail(f"unknown output format {output!r}; use text, yaml, json or html")
+    path = kubeconfig or default_kubeconfig()
+
+    async def check() -> dict[str, Any]:
+        async with await hub_client(path, context) as client:
+            return await conf.run(client, namespace, cluster_manager)
+
+    try:
+        doc = asyncio.run(check())
+    except kube.KubeError as exc:
+        _fail(str(exc))
+    texts = {
+        "text": lambda: conf.render_text(doc),
+        "yaml": lambda: yaml.safe_dump(doc, sort_keys=False),
+        "json": lambda: conf.dumps_json(doc),
+        "html": lambda: conf.render_html(doc),
+    }
+    if report_dir is not None:
+        try:
+            report_dir.mkdir(parents=True, exist_ok=True)
+            (report_dir / "report.yaml").write_text(texts["yaml"]())
+            (report_dir / "report.html").write_text(texts["html"]())
+        except OSError as exc:
+            _fail(f"{report_dir}: cannot write the report: {exc.strerror}")
+    typer.echo(texts[output](), nl=False)
+    if conf.required_failed(doc):
+        raise typer.Exit(3)
+
+
 @app.command("describe")
 def describe_cmd(
     name: Annotated[str, typer.Argument(help="ClusterProfile name.")],

@@ -1,0 +1,78 @@
+"""`cluster-inventory conformance` on real profiles: the manager's pass, a broken one fails."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import yaml
+
+from cluster_inventory import kube
+from tests.cli_run import cli
+from tests.integration.manager.conftest import Harness
+from tests.waiting import eventually
+
+
+async def _all_reported(h: Harness, ns: str, names: set[str]) -> bool:
+    for name in names:
+        profile = await h.profile(ns, name)
+        status = profile.get("status") or {}
+        types = {c["type"] for c in status.get("conditions") or ()}
+        if not ({"ControlPlaneHealthy", "Joined"} <= types and status.get("version")):
+            return False
+    return True
+
+
+async def test_the_managers_inventory_is_conformant_and_a_broken_profile_is_not(
+    harness: Harness, tmp_path: Path
+) -> None:
+    h = harness
+    ns = await h.inventory("prod", "prod")
+    await h.register("alpha", h.member(0), ["prod"])
+    await h.register("beta", h.member(1), ["prod"])
+    await eventually(lambda: _all_reported(h, ns, {"alpha", "beta"}), what="full status")
+    hub = str(h.hub.kubeconfig_path)
+    manager = h.manager.config.name
+    args = ("conformance", "-n", ns, "--cluster-manager", manager, "--kubeconfig", hub)
+
+    good = await asyncio.to_thread(cli, *args, "--report-dir", str(tmp_path / "good"))
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "CONFORMANT: 12/12 tests conformant" in good.stdout, good.stdout
+    doc = yaml.safe_load((tmp_path / "good" / "report.yaml").read_text())
+    assert doc["Passed"] == doc["Total"] == 12
+    assert all(t["Conformant"] for g in doc["Groups"].values() for t in g)
+    page = (tmp_path / "good" / "report.html").read_text()
+    assert "Conformant: 12 of 12" in page
+
+    # A hand-made profile whose manager label disagrees with its spec breaks a Required rule.
+    await kube.apply(
+        h.hub_client,
+        kube.CLUSTER_PROFILES,
+        {
+            "metadata": {
+                "name": "forged",
+                "namespace": ns,
+                "labels": {"x-k8s.io/cluster-manager": "someone-else"},
+            },
+            "spec": {"clusterManager": {"name": manager}},
+        },
+        field_manager="test",
+    )
+    bad = await asyncio.to_thread(cli, *args, "-o", "json")
+    assert bad.returncode == 3, bad.stdout + bad.stderr
+    failed = [t for t in yaml.safe_load(bad.stdout)["Groups"]["Required"] if not t["Conformant"]]
+    assert [t["Desc"] for t in failed] == [
+        "label x-k8s.io/cluster-manager equals spec.clusterManager.name"
+    ]
+    assert f"{ns}/forged" in failed[0]["Message"]
+
+
+async def test_an_empty_namespace_fails_the_required_checks(harness: Harness) -> None:
+    h = harness
+    ns = await h.inventory("empty", None)
+    result = await asyncio.to_thread(
+        cli, "conformance", "-n", ns, "--kubeconfig", str(h.hub.kubeconfig_path)
+    )
+    assert result.returncode == 3
+    assert "FAIL  the inventory namespace has at least one ClusterProfile" in result.stdout
+    assert "NOT CONFORMANT" in result.stdout
