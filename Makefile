@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: setup assets demo test lint unit
+.PHONY: setup assets chromium demo test lint unit
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -12,6 +12,16 @@ setup:
 
 assets: setup
 	$(UV) run cluster-inventory testing install-assets
+	@command -v chromium >/dev/null 2>&1 || $(MAKE) --no-print-directory chromium
+
+# Debian's headless Chromium renders the conformance HTML report in its test (once).
+chromium:
+	@if [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's chromium (the HTML report test renders with it)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+		echo "chromium is missing: run 'sudo apt-get install -y chromium' for the HTML report test"; \
+	fi
 
 # The demo builds the control-plane binaries itself on first use, with a progress display.
 demo: setup

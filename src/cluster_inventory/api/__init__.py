@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         format_time,
     )
     from cluster_inventory.api._crds import crd_yaml, load_crds
+    from cluster_inventory.api._storable import StorableError, check_storable
     from cluster_inventory.api.about import (
         ClusterProperty,
         ClusterPropertyList,
@@ -83,6 +84,8 @@ _WHERE = {
     "Property": "v1alpha1",
     "Time": "_base",
     "Version": "v1alpha1",
+    "StorableError": "_storable",
+    "check_storable": "_storable",
     "crd_yaml": "_crds",
     "format_micro_time": "_base",
     "format_time": "_base",
@@ -115,6 +118,8 @@ __all__ = [
     "Property",
     "Time",
     "Version",
+    "StorableError",
+    "check_storable",
     "crd_yaml",
     "format_micro_time",
     "format_time",

@@ -10,7 +10,6 @@ agreement. The hub helpers here serve the other commands too.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -315,11 +314,7 @@ async def _fetch_profiles(
     from cluster_inventory import kube
 
     async with await hub_client(path, context) as client:
-        try:
-            group = await kube.request(client, "GET", GROUP_PATH)
-        except kube.NotFoundError:
-            group = {}  # nothing served: the LIST below reports it as usual
-        resource = dataclasses.replace(kube.CLUSTER_PROFILES, version=preferred_version(group))
+        resource = await kube.cluster_profiles_resource(client)
         if name:
             return [await kube.get(client, resource, name, namespace=ns)]
         listed = await kube.list_objects(client, resource, ns, label_selector=selector)

@@ -18,7 +18,12 @@ from cluster_inventory.kube._client import (
     ssl_context_for,
 )
 from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
-from cluster_inventory.kube._discovery import known_kind, parse_kind, resolve_kind
+from cluster_inventory.kube._discovery import (
+    cluster_profiles_resource,
+    known_kind,
+    parse_kind,
+    resolve_kind,
+)
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._loop import EVENT_LOOP_ENV, event_loop_factory, run
 from cluster_inventory.kube._metrics import RECONCILE_RESULTS, ReconcileMetrics, collectors_for
@@ -106,6 +111,7 @@ __all__ = [
     "UnauthorizedHook",
     "apply",
     "cancel_and_wait",
+    "cluster_profiles_resource",
     "collectors_for",
     "connection_from_in_cluster",
     "connection_from_kubeconfig",

@@ -7,12 +7,14 @@ engaging a thousand clusters does not cost a thousand discovery requests for Con
 
 from __future__ import annotations
 
+import dataclasses as _dataclasses
+
 from cluster_inventory.kube import resources as _known
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import Resource, request
 from cluster_inventory.kube.errors import KindNotFoundError, NotFoundError
 
-__all__ = ["known_kind", "parse_kind", "resolve_kind"]
+__all__ = ["cluster_profiles_resource", "known_kind", "parse_kind", "resolve_kind"]
 
 _KNOWN: dict[tuple[str, str, str], Resource] = {
     (r.group, r.version, r.kind): r
@@ -81,3 +83,25 @@ async def resolve_kind(client: ApiClient, kind: str) -> Resource:
                 namespaced=bool(entry.get("namespaced", True)),
             )
     raise KindNotFoundError(f"{kind}: no resource of kind {name!r} in {path}")
+
+
+async def cluster_profiles_resource(client: ApiClient) -> Resource:
+    """The ClusterProfile resource at the version a reader should use on this hub.
+
+    ``multicluster.x-k8s.io/v1alpha2`` where the hub serves it (it is the preferred version
+    once served, as kubectl sees it), else v1alpha1: hubs whose CRD serves only v1alpha1
+    (OCM's, an older release) keep working. Writers stay on v1alpha1, the storage version,
+    since a write through v1alpha2 drops v1alpha1-only fields such as ``credentialProviders``.
+
+    Raises:
+        KubeError: The hub did not answer the discovery request (a hub without the group at
+            all gives v1alpha1, and the request that follows reports it).
+    """
+    try:
+        group = await request(client, "GET", f"/apis/{_known.CLUSTER_PROFILES.group}")
+    except NotFoundError:
+        return _known.CLUSTER_PROFILES
+    served = {v.get("version") for v in group.get("versions") or ()}
+    if "v1alpha2" in served:
+        return _dataclasses.replace(_known.CLUSTER_PROFILES, version="v1alpha2")
+    return _known.CLUSTER_PROFILES

@@ -27,7 +27,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api import format_micro_time, format_time
+from cluster_inventory.api import check_storable, format_micro_time, format_time
 from cluster_inventory.api.constants import (
     GROUP,
     LABEL_CLUSTER_MANAGER,
@@ -44,9 +44,11 @@ from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.member import MemberConnection, connection_key
 from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
 from cluster_inventory.manager.placement import (
+    DuplicateMember,
     Inventory,
     ProfileKey,
     desired_profiles,
+    duplicate_members,
     inventories,
     plan,
 )
@@ -122,6 +124,8 @@ class ClusterManager:
         self.desired: dict[ProfileKey, tuple[Registration, Inventory]] = {}
         self._by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
         self._reported: dict[str, str] = {}
+        self._duplicates: set[DuplicateMember] = set()
+        self._member_ids: dict[kube.ClusterConnection, str | None] = {}
         self._conflicts: set[ProfileKey] = set()
         self._written: dict[ProfileKey, str] = {}
         self.synced = asyncio.Event()
@@ -190,6 +194,11 @@ class ClusterManager:
     def _member_changed(self, conn: kube.ClusterConnection) -> None:
         for key in self._by_member.get(conn, ()):
             self.queue.add(key)
+        member = self.members.get(conn)
+        member_id = member.observation.member_id if member is not None else None
+        if self._member_ids.get(conn) != member_id:  # placement dedups members by their id
+            self._member_ids[conn] = member_id
+            self.queue.add(PLACEMENT)
 
     async def _reconcile_main(self, key: Any) -> float | None:
         if key == PLACEMENT:
@@ -230,7 +239,15 @@ class ClusterManager:
             self.config.inventory_namespaces,
             self.config.default_member_role,
         )
-        desired = desired_profiles(registrations, invs)
+        member_ids = {
+            name: member.observation.member_id
+            for name, reg in registrations.items()
+            if (member := self.members.get(connection_key(reg.connection))) is not None
+            and member.observation.member_id
+        }
+        desired = desired_profiles(registrations, invs, member_ids)
+        for dup in duplicate_members(registrations, invs, member_ids):
+            await self._report_duplicate(dup, registrations[dup.registration])
         existing = {
             ProfileKey(o["metadata"]["namespace"], o["metadata"]["name"])
             for o in self.profiles.items()
@@ -329,6 +346,44 @@ class ClusterManager:
         except kube.KubeError as exc:
             _log.warning("cannot record event: %s", exc, extra={"object": error.source})
 
+    async def _report_duplicate(self, dup: DuplicateMember, reg: Registration) -> None:
+        """Report once that ``dup`` gets no profile in its inventory.
+
+        A warning in the log and a Warning Event on the registration Secret: the conflict is
+        reported, not resolved silently.
+        """
+        if dup in self._duplicates:
+            return
+        self._duplicates.add(dup)
+        _log.warning("duplicate member: %s", dup, extra={"object": reg.source})
+        kind, _, where = reg.source.partition(" ")
+        namespace, _, name = where.partition("/")
+        if kind != "Secret" or not name:
+            return
+        suffix = hashlib.sha256(str(dup).encode()).hexdigest()[:10]
+        event = {
+            "metadata": {"name": f"{name}.{suffix}", "namespace": namespace},
+            "eventTime": format_micro_time(self.now()),
+            "reportingController": "cluster-inventory.dev/manager",
+            "reportingInstance": self.identity[:128],
+            "action": "Place",
+            "reason": "DuplicateMember",
+            "type": "Warning",
+            "note": str(dup)[:1024],
+            "regarding": {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "name": name,
+                "namespace": namespace,
+            },
+        }
+        try:
+            await kube.create(self.hub, kube.EVENTS, event)
+        except kube.AlreadyExistsError:
+            pass
+        except kube.KubeError as exc:
+            _log.warning("cannot record event: %s", exc, extra={"object": reg.source})
+
     def _profile_metadata(
         self, key: ProfileKey, reg: Registration, member_id: str
     ) -> dict[str, Any]:
@@ -424,6 +479,7 @@ class ClusterManager:
         provider = access_provider(self.config.access_provider, reg.connection, key.name)
         status = build_status(obs, provider, current.get("status"), self.now())
         if not status_matches(status, current.get("status")):
+            check_storable({"metadata": current.get("metadata") or {}, "status": status})
             written = await kube.apply(
                 self.hub,
                 kube.CLUSTER_PROFILES,

@@ -17,7 +17,16 @@ from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.manager.registration import Registration
 
-__all__ = ["Inventory", "Plan", "ProfileKey", "desired_profiles", "inventories", "plan"]
+__all__ = [
+    "DuplicateMember",
+    "Inventory",
+    "Plan",
+    "ProfileKey",
+    "desired_profiles",
+    "duplicate_members",
+    "inventories",
+    "plan",
+]
 
 
 @dataclass(frozen=True, order=True)
@@ -79,16 +88,84 @@ def inventories(
     return out
 
 
-def desired_profiles(
-    registrations: Mapping[str, Registration], inventories: Mapping[str, Inventory]
-) -> dict[ProfileKey, tuple[Registration, Inventory]]:
-    """Every (inventory, member) pair whose cluster sets meet."""
+@dataclass(frozen=True, order=True)
+class DuplicateMember:
+    """A registration left out of an inventory: another one reaches the same member cluster.
+
+    KEP-4322 (after kubernetes/enhancements#6237): within an inventory each member cluster
+    has at most one ClusterProfile, and its ``inventory-member-id`` is unique there.
+
+    Attributes:
+        inventory: The inventory namespace.
+        registration: The registration left out.
+        kept: The registration whose profile stands for the member (first by name).
+        member_id: The member id both reach (the member's ``kube-system`` namespace UID).
+    """
+
+    inventory: str
+    registration: str
+    kept: str
+    member_id: str
+
+    def __str__(self) -> str:
+        return (
+            f"registration {self.registration} reaches member {self.member_id}, as "
+            f"{self.kept} does: inventory {self.inventory} keeps one profile for it "
+            f"({self.kept})"
+        )
+
+
+def _members(
+    registrations: Mapping[str, Registration],
+    inventories: Mapping[str, Inventory],
+    member_ids: Mapping[str, str],
+) -> tuple[dict[ProfileKey, tuple[Registration, Inventory]], list[DuplicateMember]]:
     out: dict[ProfileKey, tuple[Registration, Inventory]] = {}
+    dups: list[DuplicateMember] = []
     for inv in inventories.values():
-        for reg in registrations.values():
-            if inv.clustersets.intersection(reg.clustersets):
-                out[ProfileKey(inv.namespace, reg.name)] = (reg, inv)
-    return out
+        seen: dict[str, str] = {}
+        for name in sorted(registrations):
+            reg = registrations[name]
+            if not inv.clustersets.intersection(reg.clustersets):
+                continue
+            member = member_ids.get(name)
+            kept = seen.setdefault(member, name) if member else name
+            if member and kept != name:
+                dups.append(
+                    DuplicateMember(
+                        inventory=inv.namespace, registration=name, kept=kept, member_id=member
+                    )
+                )
+                continue
+            out[ProfileKey(inv.namespace, name)] = (reg, inv)
+    return out, sorted(dups)
+
+
+def desired_profiles(
+    registrations: Mapping[str, Registration],
+    inventories: Mapping[str, Inventory],
+    member_ids: Mapping[str, str] | None = None,
+) -> dict[ProfileKey, tuple[Registration, Inventory]]:
+    """Every (inventory, member) pair whose cluster sets meet, one profile per member.
+
+    Args:
+        registrations: By name.
+        inventories: By namespace.
+        member_ids: Registration name to the member id seen through it, where known.
+            Registrations that reach one member stand for it once: an inventory gets a
+            profile for the first of them by name only (KEP-4322 after #6237: at most one
+            profile per member cluster in an inventory; see :func:`duplicate_members`).
+    """
+    return _members(registrations, inventories, member_ids or {})[0]
+
+
+def duplicate_members(
+    registrations: Mapping[str, Registration],
+    inventories: Mapping[str, Inventory],
+    member_ids: Mapping[str, str] | None = None,
+) -> list[DuplicateMember]:
+    """The registrations :func:`desired_profiles` leaves out, sorted, for reporting."""
+    return _members(registrations, inventories, member_ids or {})[1]
 
 
 @dataclass(frozen=True)

@@ -320,6 +320,13 @@ class FleetManager:
             raise FleetError(f"fleet {self.name} was stopped; create a new FleetManager")
         self._started = True
         loop = asyncio.get_running_loop()
+        try:  # read profiles through v1alpha2 where the hub serves it (KEP-4322, upstream main)
+            resource = await kube.cluster_profiles_resource(self.hub)
+        except kube.KubeError as exc:
+            resource = kube.CLUSTER_PROFILES  # always served; the informers retry the hub
+            _log.warning("cannot discover ClusterProfile versions (%s); reading v1alpha1", exc)
+        for informer in self._profiles:
+            informer.resource = resource
         for informer in [*self._hub_watches, *self._profiles]:
             informer.start()
         self._reconcile_metrics.start(_ENGAGEMENT_CONTROLLER, self._engage_workers)

@@ -23,6 +23,20 @@ async def _all_reported(h: Harness, ns: str, names: set[str]) -> bool:
     return True
 
 
+async def _names_are(h: Harness, ns: str, names: set[str]) -> bool:
+    return await h.profile_names(ns) == names
+
+
+async def _duplicate_events(h: Harness) -> list[dict]:
+    listed = await kube.list_objects(
+        h.hub_client,
+        kube.EVENTS,
+        h.namespace,
+        field_selector="regarding.kind=Secret,regarding.name=alpha-again",
+    )
+    return [e for e in listed["items"] if e.get("reason") == "DuplicateMember"]
+
+
 async def test_the_managers_inventory_is_conformant_and_a_broken_profile_is_not(
     harness: Harness, tmp_path: Path
 ) -> None:
@@ -30,7 +44,15 @@ async def test_the_managers_inventory_is_conformant_and_a_broken_profile_is_not(
     ns = await h.inventory("prod", "prod")
     await h.register("alpha", h.member(0), ["prod"])
     await h.register("beta", h.member(1), ["prod"])
+    # A second registration of the first member: one member, so one profile in the inventory
+    # (member ids stay unique per namespace), and the conflict is reported on its Secret.
+    await h.register("alpha-again", h.member(0), ["prod"])
     await eventually(lambda: _all_reported(h, ns, {"alpha", "beta"}), what="full status")
+    await eventually(
+        lambda: _names_are(h, ns, {"alpha", "beta"}), what="one profile for the member"
+    )
+    events = await eventually(lambda: _duplicate_events(h), what="the DuplicateMember Event")
+    assert "registration alpha-again reaches member" in events[0]["note"]
     hub = str(h.hub.kubeconfig_path)
     manager = h.manager.config.name
     args = ("conformance", "-n", ns, "--cluster-manager", manager, "--kubeconfig", hub)

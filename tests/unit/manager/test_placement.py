@@ -63,3 +63,32 @@ def test_plan_is_idempotent():
     keys = [ProfileKey("a", "m1")]
     assert plan(keys, keys, invs).create == []
     assert plan(keys, keys, invs).delete == []
+
+
+def test_two_registrations_of_one_member_get_one_profile_per_inventory():
+    from cluster_inventory.manager.placement import DuplicateMember, duplicate_members
+
+    regs = {
+        r.name: r
+        for r in (
+            reg("east", "prod", "dev"),
+            reg("east-again", "prod"),
+            reg("west", "prod"),
+            reg("broken", "prod"),
+        )
+    }
+    invs = inventories([ns("a", "prod"), ns("b", "dev")], {}, "view")
+    # Until the member ids are known every registration gets its profile.
+    assert len(desired_profiles(regs, invs)) == 5
+    ids = {"east": "uid-1", "east-again": "uid-1", "west": "uid-2"}  # broken: never connected
+    assert sorted(desired_profiles(regs, invs, ids)) == [
+        ProfileKey("a", "broken"),
+        ProfileKey("a", "east"),
+        ProfileKey("a", "west"),
+        ProfileKey("b", "east"),
+    ]
+    (dup,) = duplicate_members(regs, invs, ids)
+    assert dup == DuplicateMember(
+        inventory="a", registration="east-again", kept="east", member_id="uid-1"
+    )
+    assert "inventory a keeps one profile for it (east)" in str(dup)

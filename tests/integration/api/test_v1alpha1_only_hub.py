@@ -1,0 +1,95 @@
+"""A hub whose ClusterProfile CRD serves only v1alpha1 (OCM's, an older release) still works.
+
+A control plane of its own: the session hub's CRD serves both versions for every other test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from cluster_inventory import api, kube
+from cluster_inventory.credentials import ProviderConfig
+from cluster_inventory.runtime import FleetManager
+from cluster_inventory.testing import ControlPlane
+from tests.cli_run import cli
+
+pytestmark = pytest.mark.integration
+
+
+def _v1alpha1_only() -> list[dict[str, Any]]:
+    crds = copy.deepcopy(api.load_crds())
+    for crd in crds:
+        if crd["spec"]["group"] == api.GROUP:
+            crd["spec"]["versions"] = [
+                v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"
+            ]
+    return crds
+
+
+async def test_readers_fall_back_to_v1alpha1_and_conformance_says_why() -> None:
+    async with ControlPlane("ocm-like-hub") as hub, await hub.client() as client:
+        await kube.ensure_crds(client, _v1alpha1_only())
+        assert await kube.cluster_profiles_resource(client) == kube.CLUSTER_PROFILES
+        await kube.apply(client, kube.NAMESPACES, {"metadata": {"name": "inv"}}, field_manager="t")
+        body = {
+            "metadata": {
+                "name": "east",
+                "namespace": "inv",
+                "labels": {"x-k8s.io/cluster-manager": "ocm"},
+            },
+            "spec": {"clusterManager": {"name": "ocm"}},
+        }
+        await kube.apply(client, kube.CLUSTER_PROFILES, body, field_manager="t")
+        status = {
+            **body,
+            "status": {
+                "credentialProviders": [
+                    {"name": "legacy", "cluster": {"server": "https://east.example.com"}}
+                ]
+            },
+        }
+        await kube.apply(
+            client, kube.CLUSTER_PROFILES, status, field_manager="t", subresource="status"
+        )
+
+        # The runtime lists and watches through v1alpha1.
+        fleet = FleetManager(
+            client, ProviderConfig(providers=()), namespaces=["inv"], registry=CollectorRegistry()
+        )
+        await fleet.start()
+        try:
+            await asyncio.wait_for(fleet.wait_synced(), 60)
+        finally:
+            await fleet.stop()
+
+        kubeconfig = str(hub.kubeconfig_path)
+        got = await asyncio.to_thread(cli, "get", "-n", "inv", "--kubeconfig", kubeconfig)
+        assert got.returncode == 0, got.stderr
+        assert got.stdout.splitlines()[1].split()[:2] == ["east", "ocm"]
+        as_json = await asyncio.to_thread(
+            cli,
+            "get",
+            "east",
+            "-n",
+            "inv",
+            "-o",
+            "json",
+            "--kubeconfig",
+            kubeconfig,
+            env={"CLUSTER_INVENTORY_KUBECTL": "", "PATH": "/nonexistent-bin"},
+        )
+        assert json.loads(as_json.stdout)["apiVersion"] == "multicluster.x-k8s.io/v1alpha1"
+
+        checked = await asyncio.to_thread(
+            cli, "conformance", "-n", "inv", "-o", "json", "--kubeconfig", kubeconfig
+        )
+        assert checked.returncode == 3, checked.stderr
+        required = json.loads(checked.stdout)["Groups"]["Required"]
+        assert [t["Conformant"] for t in required] == [False, True, True, True]
+        assert "not served" in required[0]["Message"]
