@@ -363,8 +363,9 @@ def kubeconfig_cmd(
 
     async def fetch() -> dict[str, object]:
         async with await hub_client(hub_path, context) as client:
+            resource = await kube.cluster_profiles_resource(client)
             found: dict[str, object] = await kube.get(
-                client, kube.CLUSTER_PROFILES, profile, namespace=namespace
+                client, resource, profile, namespace=namespace
             )
             return found
 
@@ -511,7 +512,8 @@ def describe_cmd(
 
     async def fetch() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         async with await hub_client(path, context) as client:
-            profile = await kube.get(client, kube.CLUSTER_PROFILES, name, namespace=ns)
+            resource = await kube.cluster_profiles_resource(client)
+            profile = await kube.get(client, resource, name, namespace=ns)
             # The server picks the Events about this profile, as kubectl describe asks it to.
             about = {"regarding.kind": kube.CLUSTER_PROFILES.kind, "regarding.name": name}
             uid = (profile.get("metadata") or {}).get("uid")

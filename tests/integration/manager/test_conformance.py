@@ -98,3 +98,42 @@ async def test_an_empty_namespace_fails_the_required_checks(harness: Harness) ->
     assert result.returncode == 3
     assert "FAIL  the inventory namespace has at least one ClusterProfile" in result.stdout
     assert "NOT CONFORMANT" in result.stdout
+
+
+async def test_the_manager_never_erases_another_writers_credential_providers(
+    harness: Harness, test_namespace: str
+) -> None:
+    h = harness
+    ns = await h.inventory("prod", "prod")
+    await h.register("alpha", h.member(0), ["prod"])
+    await eventually(lambda: _all_reported(h, ns, {"alpha"}), what="full status")
+    legacy = [{"name": "legacy", "cluster": {"server": "https://legacy.example.com"}}]
+    await kube.apply(
+        h.hub_client,
+        kube.CLUSTER_PROFILES,
+        {"metadata": {"name": "alpha", "namespace": ns}, "status": {"credentialProviders": legacy}},
+        field_manager="another-producer",
+        subresource="status",
+    )
+    # A property change on the member makes the manager write the status again.
+    prop = f"conformance.{test_namespace}.example.com"
+    async with await h.member(0).client() as member:
+        await kube.apply(
+            member,
+            kube.CLUSTER_PROPERTIES,
+            {"metadata": {"name": prop}, "spec": {"value": "v2"}},
+            field_manager="test",
+        )
+    try:
+
+        async def rewritten() -> dict | None:
+            status = (await h.profile(ns, "alpha")).get("status") or {}
+            names = {p["name"]: p["value"] for p in status.get("properties") or ()}
+            return status if names.get(prop) == "v2" else None
+
+        status = await eventually(rewritten, what="the manager's status write")
+        assert status["credentialProviders"] == legacy
+        assert status["accessProviders"][0]["name"] == "secretreader"
+    finally:
+        async with await h.member(0).client() as member:
+            await kube.delete(member, kube.CLUSTER_PROPERTIES, prop)
