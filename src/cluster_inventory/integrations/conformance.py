@@ -222,7 +222,7 @@ def _providers(p: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 def _no_credentials(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
     body = {k: v for k, v in p.items() if k != "metadata"}
     meta = {k: _meta(p).get(k) for k in ("labels", "annotations")}
-    found = [*_secret_paths(body, ""), *_secret_paths(meta, ".metadata")]
+    found = list(dict.fromkeys([*_secret_paths(body, ""), *_secret_paths(meta, ".metadata")]))
     found += [
         f"{where}.cluster.certificate-authority-data"
         for where, provider in _providers(p)
@@ -406,7 +406,7 @@ def report(
         "Groups": {name: [t.to_dict() for t in group] for name, group in groups.items()},
         "Implementation": {
             "Namespace": namespace,
-            "ClusterManager": cluster_manager or "(every manager)",
+            "ClusterManager": cluster_manager or "",
             "Tool": "cluster-inventory conformance",
         },
         "Passed": sum(1 for t in tests if t.conformant),
@@ -417,6 +417,11 @@ def report(
 def required_failed(doc: Mapping[str, Any]) -> bool:
     """True if any Required test is not conformant."""
     return any(not t["Conformant"] for t in doc["Groups"]["Required"])
+
+
+def _managers(impl: Mapping[str, Any]) -> str:
+    name = impl["ClusterManager"]
+    return f"cluster manager {name}" if name else "every manager"
 
 
 def render_text(doc: Mapping[str, Any]) -> str:
@@ -435,7 +440,7 @@ def render_text(doc: Mapping[str, Any]) -> str:
     verdict = "NOT CONFORMANT" if required_failed(doc) else "CONFORMANT"
     lines.append(
         f"{verdict}: {doc['Passed']}/{doc['Total']} tests conformant in namespace "
-        f"{impl['Namespace']} ({impl['ClusterManager']})"
+        f"{impl['Namespace']} ({_managers(impl)})"
     )
     return "\n".join(lines) + "\n"
 
@@ -476,8 +481,8 @@ tr.fail td.mark {{ color: #cf222e; }}
 .msg {{ color: #57606a; font-size: .85rem; margin-top: .2rem; }}
 </style></head><body>
 <h1>Cluster Inventory API conformance</h1>
-<div>Namespace <b>{html.escape(impl["Namespace"])}</b>, cluster manager
-<b>{html.escape(impl["ClusterManager"])}</b></div>
+<div>Namespace <b>{html.escape(impl["Namespace"])}</b>,
+<b>{html.escape(_managers(impl))}</b></div>
 <div class="banner">{banner}: {doc["Passed"]} of {doc["Total"]} tests conformant</div>
 <table><thead><tr><th></th><th>Test</th><th>Passed</th><th>Failed</th><th>Skipped</th></tr></thead>
 <tbody>
