@@ -1,4 +1,5 @@
-"""A hub whose ClusterProfile CRD serves only v1alpha1 (OCM's, an older release) still works.
+"""A hub whose ClusterProfile CRD serves only v1alpha1 (OCM's, an older release) still works:
+the manager, a consumer's credentials, the runtime and the CLI.
 
 A control plane of its own: the session hub's CRD serves both versions for every other test.
 """
@@ -8,16 +9,22 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from prometheus_client import CollectorRegistry
 
-from cluster_inventory import api, kube
+from cluster_inventory import api, credentials, kube
+from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.credentials import ProviderConfig
+from cluster_inventory.manager import ClusterManager, ManagerConfig, registration_secret
 from cluster_inventory.runtime import FleetManager
 from cluster_inventory.testing import ControlPlane
 from tests.cli_run import cli
+from tests.integration.credentials.conftest import PLUGIN, provider_file
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -93,3 +100,52 @@ async def test_readers_fall_back_to_v1alpha1_and_conformance_says_why() -> None:
         required = json.loads(checked.stdout)["Groups"]["Required"]
         assert [t["Conformant"] for t in required] == [False, True, True, True]
         assert "not served" in required[0]["Message"]
+
+
+async def test_the_manager_and_a_consumer_work_on_a_v1alpha1_only_hub(tmp_path: Path) -> None:
+    async with ControlPlane("ocm-like-hub-2") as hub, await hub.client() as client:
+        await kube.ensure_crds(client, _v1alpha1_only())
+        for ns, labels in (("system", {}), ("inv", {LABEL_CLUSTER_SET: "prod"})):
+            await kube.apply(
+                client,
+                kube.NAMESPACES,
+                {"metadata": {"name": ns, "labels": labels}},
+                field_manager="t",
+            )
+        # The hub registers itself as its only member.
+        text = yaml.safe_dump(hub.kubeconfig())
+        await kube.apply(
+            client,
+            kube.SECRETS,
+            registration_secret("self", "system", text, ["prod"]),
+            field_manager="t",
+        )
+        config = ManagerConfig(
+            name="m", namespace="system", member_namespace="system", probe_interval=0.5
+        )
+        manager = ClusterManager(client, config, registry=CollectorRegistry(), identity="test")
+        task = asyncio.get_running_loop().create_task(manager.run())
+        try:
+
+            async def ready() -> dict[str, Any] | None:
+                profile = await kube.get(client, kube.CLUSTER_PROFILES, "self", namespace="inv")
+                conds = {
+                    c["type"]: c["status"]
+                    for c in (profile.get("status") or {}).get("conditions") or ()
+                }
+                token = await kube.get(client, kube.SECRETS, "self", namespace="inv")
+                return profile if conds.get("Joined") == "True" and token else None
+
+            profile = await eventually(ready, timeout=60, what="the manager's profile and token")
+            providers = provider_file(
+                tmp_path / "providers.json",
+                str(PLUGIN),
+                ["--namespace", "inv"],
+                {"KUBECONFIG": str(hub.kubeconfig_path)},
+            )
+            async with await credentials.connect(profile, providers) as member:
+                version = await kube.request(member, "GET", "/version")
+            assert version["gitVersion"].startswith("v1.")
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
