@@ -153,7 +153,7 @@ def _member_id_non_empty(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -
 def _member_id_set(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
     if _labels(p).get(LABEL_INVENTORY_MEMBER_ID):
         return True, ""
-    return False, f"no {LABEL_INVENTORY_MEMBER_ID} label"
+    return False, f"label {LABEL_INVENTORY_MEMBER_ID} is missing or empty"
 
 
 def _member_id_unique(p: Mapping[str, Any], every: Sequence[Mapping[str, Any]]) -> Verdict:
