@@ -42,6 +42,10 @@ COMMANDS = (
     ("fleet", "A local fleet of real control planes (hub + members)."),
     ("crds", "The Cluster Inventory CRDs."),
     ("testing", "Test assets."),
+    (
+        "placement",
+        "Placements: choose member clusters and publish PlacementDecisions (KEP-5313).",
+    ),
 )
 
 

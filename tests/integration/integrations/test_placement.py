@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -23,6 +27,7 @@ from cluster_inventory.integrations.placement import (
     read_decisions,
 )
 from cluster_inventory.testing import Fleet
+from tests.cli_run import cli
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -322,3 +327,127 @@ async def test_a_name_taken_by_another_scheduler_is_reported_not_overwritten(
 
 async def _equals(value: Any, expected: Any) -> bool:
     return (await value) == expected
+
+
+async def test_placement_commands_and_the_scheduler_process(
+    hub_client: kube.ApiClient, test_namespace: str, fleet: Fleet
+) -> None:
+    ns = test_namespace
+    hub_kubeconfig = str(fleet.hub.kubeconfig_path)
+    regions = {"a": "eu-west-1", "b": "eu-central-1", "c": "us-east-1"}
+    await bounded(
+        [
+            profile(hub_client, ns, n, labels={"team": "a"}, properties={"region": r})
+            for n, r in regions.items()
+        ]
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cluster_inventory.cli",
+        "placement",
+        "run",
+        "-n",
+        ns,
+        "--kubeconfig",
+        hub_kubeconfig,
+        "--no-leader-elect",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        bad = await asyncio.to_thread(
+            cli,
+            "placement",
+            "create",
+            "eu",
+            "-n",
+            ns,
+            "--kubeconfig",
+            hub_kubeconfig,
+            "--where",
+            "region in (eu-west-1",
+        )
+        assert bad.returncode == 1 and bad.stderr.startswith("error: --where: "), bad.stderr
+        created = await asyncio.to_thread(
+            cli,
+            "placement",
+            "create",
+            "eu",
+            "-n",
+            ns,
+            "--kubeconfig",
+            hub_kubeconfig,
+            "-l",
+            "team=a",
+            "--where",
+            "region in (eu-west-1, eu-central-1)",
+            "--clusters",
+            "5",
+        )
+        assert created.returncode == 0, created.stderr
+
+        async def listed() -> str | None:
+            got = await asyncio.to_thread(
+                cli, "placement", "get", "-n", ns, "--kubeconfig", hub_kubeconfig, "-o", "wide"
+            )
+            return got.stdout if "eu-0" in got.stdout else None
+
+        table = await eventually(listed, timeout=30, what="the placement's decisions listed")
+        header, row = table.splitlines()
+        assert header.split()[:6] == [
+            "NAME",
+            "REQUESTED",
+            "SELECTED",
+            "SATISFIED",
+            "DECISIONS",
+            "AGE",
+        ]
+        assert row.split()[:5] == ["eu", "5", "2", "False", "eu-0"]
+        assert "2 cluster(s) chosen (5 requested); left out: 1 PropertiesDoNotMatch" in row
+
+        shown = await asyncio.to_thread(
+            cli, "placement", "decisions", "eu", "-n", ns, "--kubeconfig", hub_kubeconfig
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert [line.split()[0] for line in shown.stdout.splitlines()] == [
+            "CLUSTER",
+            f"{ns}/a",
+            f"{ns}/b",
+        ]
+        assert "2 cluster(s) in 1 slice(s)" in shown.stderr and "complete" in shown.stderr
+        as_json = await asyncio.to_thread(
+            cli,
+            "placement",
+            "decisions",
+            "eu",
+            "-n",
+            ns,
+            "--kubeconfig",
+            hub_kubeconfig,
+            "-o",
+            "json",
+        )
+        assert json.loads(as_json.stdout)["clusters"] == [f"{ns}/a", f"{ns}/b"]
+
+        deleted = await asyncio.to_thread(
+            cli, "placement", "delete", "eu", "-n", ns, "--kubeconfig", hub_kubeconfig
+        )
+        assert deleted.returncode == 0, deleted.stderr
+
+        async def gone() -> bool:
+            return not await slices(hub_client, ns)
+
+        await eventually(gone, what="the slices deleted by the scheduler process")
+        missing = await asyncio.to_thread(
+            cli, "placement", "decisions", "eu", "-n", ns, "--kubeconfig", hub_kubeconfig
+        )
+        assert (
+            missing.returncode == 1
+            and "no PlacementDecision with decision-key eu" in missing.stderr
+        )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), timeout=30)
+    assert process.returncode == 0, err.decode()

@@ -444,6 +444,7 @@ class PlacementScheduler:
 
         async def work() -> None:
             async with self:
+                await self.wait_synced()  # a missing CRD or RBAC ends the run with its error
                 await asyncio.Event().wait()
 
         if leader_election is None:
