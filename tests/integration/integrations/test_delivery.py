@@ -21,6 +21,7 @@ from cluster_inventory.integrations.delivery import (
     APPLYSET_ID_LABEL,
     APPLYSET_PART_OF,
     ApplySet,
+    FleetDelivery,
     Manifest,
     apply_to_member,
     deliver,
@@ -30,6 +31,7 @@ from cluster_inventory.integrations.delivery import (
 from cluster_inventory.testing import find_binary
 from tests.cli_run import cli
 from tests.integration.runtime.conftest import Inventory
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -416,3 +418,78 @@ def test_load_manifests_reads_files_directories_and_lists(tmp_path: Path) -> Non
         ("namespace/n", f"{tmp_path / 'a.yml'}#1"),
         ("configmap/x", f"{tmp_path / 'b.yaml'}#1 items[0]"),
     ]
+
+
+async def test_watch_mode_applies_on_engage_and_repairs_drift(
+    inventory: Inventory, fleet_manager: Any
+) -> None:
+    ns = inventory.namespace
+    await inventory.publish("one", inventory.member(0))
+    fm = fleet_manager()
+    reports: list[tuple[str, str, str]] = []
+    delivery = FleetDelivery(
+        fm,
+        manifests(ns, a={"k": "1"}, b={"k": "1"}),
+        resync=3600,
+        on_report=lambda cluster, rows: reports.extend((cluster, r.object, r.action) for r in rows),
+    )
+    await fm.start()
+
+    async def present(name: str, data: dict[str, str]) -> bool:
+        found = await member_configmap(inventory, 0, name)
+        return found is not None and found.get("data") == data
+
+    await eventually(lambda: present("a", {"k": "1"}), what="the set applied on engagement")
+    await eventually(lambda: delivery.summary() == {f"{ns}/one": {"created": 3}}, what="state")
+    async with await inventory.member(0).client() as admin:
+        await kube.delete(admin, kube.CONFIG_MAPS, "a", ns)
+        await eventually(lambda: present("a", {"k": "1"}), what="a deleted object put back")
+        await kube.request(
+            admin,
+            "PATCH",
+            kube.CONFIG_MAPS.path(ns, "b"),
+            body={"data": {"k": "edited"}},
+            content_type="application/merge-patch+json",
+        )
+        await eventually(lambda: present("b", {"k": "1"}), what="an edited object repaired")
+    assert (f"{ns}/one", "configmap/a", "created") in reports[3:]
+    assert (f"{ns}/one", "configmap/b", "configured") in reports[3:]
+    # leaving the fleet: forgotten, nothing deleted on the member
+    await inventory.set_healthy("one", False)
+    await inventory.delete("one")
+    await eventually(lambda: delivery.summary() == {}, what="the cluster forgotten")
+    assert await present("a", {"k": "1"})
+
+
+async def test_fleet_manager_engages_only_the_clusters_of_a_placement(
+    inventory: Inventory, fleet_manager: Any
+) -> None:
+    ns = inventory.namespace
+    await inventory.publish("one", inventory.member(0))
+    await inventory.publish("two", inventory.member(1))
+
+    async def decide(*names: str) -> None:
+        await kube.apply(
+            inventory.hub,
+            kube.PLACEMENT_DECISIONS,
+            {
+                "metadata": {
+                    "name": "web-0",
+                    "namespace": ns,
+                    "labels": {LABEL_DECISION_KEY: "web", LABEL_DECISION_INDEX: "0"},
+                },
+                "schedulerName": "test",
+                "decisions": [{"clusterProfileRef": {"name": n}} for n in names],
+            },
+            field_manager="test",
+            force=True,
+        )
+
+    await decide("one")
+    fm = fleet_manager(placement=(ns, "web"))
+    await fm.start()
+    await eventually(lambda: set(fm.clusters) == {f"{ns}/one"}, what="only one engaged")
+    await decide("two")
+    await eventually(lambda: set(fm.clusters) == {f"{ns}/two"}, what="two replaces one")
+    await kube.delete(inventory.hub, kube.PLACEMENT_DECISIONS, "web-0", ns)
+    await eventually(lambda: not fm.clusters, what="nothing engaged without a decision")
