@@ -114,7 +114,7 @@ def apply_cmd(
     force_conflicts: Annotated[
         bool, typer.Option(help="Take over fields that another field manager owns.")
     ] = False,
-    concurrency: Annotated[int, typer.Option(min=1, help="Members applied at once.")] = 16,
+    concurrency: Annotated[int, typer.Option(min=1, help="Members applied at once.")] = 32,
     timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds each member gets before its rows fail.")
     ] = 60.0,
