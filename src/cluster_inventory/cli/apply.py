@@ -62,6 +62,71 @@ def _summary(rows: list[Any]) -> str:
     return f"{len(clusters)} cluster(s), {failed} failed; {len(rows)} object result(s): {actions}"
 
 
+def _watch(
+    manifests: list[Any],
+    providers: Any,
+    *,
+    namespace: str,
+    profile: str | None,
+    selector: str | None,
+    placement: str | None,
+    field_manager: str,
+    default_namespace: str,
+    resync: float,
+    kubeconfig: Path | None,
+    context: str | None,
+) -> None:
+    """``apply --watch``: a :class:`FleetDelivery` on a fleet manager until SIGINT/SIGTERM."""
+    import signal
+    import sys
+
+    from cluster_inventory import kube
+    from cluster_inventory.integrations.delivery import FleetDelivery
+    from cluster_inventory.runtime import FleetManager, control_plane_healthy
+
+    def report(cluster: str, rows: list[Any]) -> None:
+        for r in rows:
+            line = f"{r.cluster}  {r.namespace or '-'}  {r.object}  {r.action}"
+            sys.stdout.write(line + (f"  {r.message}" if r.message else "") + "\n")
+        sys.stdout.flush()
+
+    def readiness(p: Any) -> bool:
+        return bool((p.get("metadata") or {}).get("name") == profile and control_plane_healthy(p))
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        async with await hub_client(kubeconfig, context) as hub:
+            options: dict[str, Any] = {"namespaces": [namespace]}
+            if selector is not None:
+                options["label_selector"] = selector
+            if placement is not None:
+                options["placement"] = (namespace, placement)
+            if profile is not None:
+                options["readiness"] = readiness
+            fleet = FleetManager(hub, providers, **options)
+            FleetDelivery(
+                fleet,
+                manifests,
+                field_manager=field_manager,
+                default_namespace=default_namespace,
+                resync=resync,
+                on_report=report,
+            )
+            await fleet.run()
+
+    typer.echo("watching; Ctrl-C stops (nothing is deleted from the members)", err=True)
+    try:
+        asyncio.run(main())
+    except asyncio.CancelledError:
+        pass
+    except kube.KubeError as exc:
+        fail(str(exc))
+
+
 def apply_cmd(
     filename: Annotated[
         list[str],
@@ -118,6 +183,17 @@ def apply_cmd(
     timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds each member gets before its rows fail.")
     ] = 60.0,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Keep applying: to members as they join, and again where objects drift "
+            "(runs until interrupted).",
+        ),
+    ] = False,
+    resync: Annotated[
+        float, typer.Option(min=1, help="With --watch: seconds between full re-applies.")
+    ] = 300.0,
     output: Annotated[str | None, typer.Option("--output", "-o", help="wide or json.")] = None,
     kubeconfig: Annotated[
         Path | None,
@@ -159,6 +235,23 @@ def apply_cmd(
     if not manifests:
         fail(f"no objects passed to apply (read {', '.join(filename)})")
     ns = namespace or context_namespace(kubeconfig or default_kubeconfig(), context)
+    if watch:
+        if prune or dry_run != "none":
+            fail("--watch cannot be combined with --prune or --dry-run")
+        _watch(
+            manifests,
+            providers,
+            namespace=ns,
+            profile=profile,
+            selector=selector,
+            placement=placement,
+            field_manager=field_manager,
+            default_namespace=member_namespace,
+            resync=resync,
+            kubeconfig=kubeconfig,
+            context=context,
+        )
+        return
 
     async def run() -> list[Any]:
         async with await hub_client(kubeconfig, context) as hub:

@@ -6,8 +6,10 @@ import asyncio
 import base64
 import json
 import os
+import signal
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -493,3 +495,27 @@ async def test_fleet_manager_engages_only_the_clusters_of_a_placement(
     await eventually(lambda: set(fm.clusters) == {f"{ns}/two"}, what="two replaces one")
     await kube.delete(inventory.hub, kube.PLACEMENT_DECISIONS, "web-0", ns)
     await eventually(lambda: not fm.clusters, what="nothing engaged without a decision")
+
+
+async def test_apply_watch_command_applies_and_stops_on_sigterm(
+    inventory: Inventory, tmp_path: Path
+) -> None:
+    ns = inventory.namespace
+    await inventory.publish("one", inventory.member(0))
+    file = tmp_path / "set.yaml"
+    file.write_text(yaml.safe_dump_all([m.obj for m in manifests(ns, w={"k": "1"})]))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cluster_inventory.cli", "apply", "--watch", "-f", str(file),
+        "-n", ns, "--profile", "one", "--provider-file", str(inventory.provider_file),
+        "--kubeconfig", str(inventory.fleet.hub.kubeconfig_path),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        await eventually(
+            lambda: member_configmap(inventory, 0, "w"), timeout=60, what="applied by --watch"
+        )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = await asyncio.wait_for(process.communicate(), timeout=30)
+    assert process.returncode == 0, err.decode()
+    assert f"{ns}/one  {ns}  configmap/w  created" in out.decode()
