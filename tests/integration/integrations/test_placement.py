@@ -388,13 +388,15 @@ async def test_placement_commands_and_the_scheduler_process(
         )
         assert created.returncode == 0, created.stderr
 
-        async def listed() -> str | None:
-            got = await asyncio.to_thread(
-                cli, "placement", "get", "-n", ns, "--kubeconfig", hub_kubeconfig, "-o", "wide"
-            )
-            return got.stdout if "eu-0" in got.stdout else None
+        async def scheduled() -> bool:
+            p = await kube.get(hub_client, PLACEMENTS, "eu", ns)
+            return "eu-0" in ((p.get("status") or {}).get("decisions") or ())
 
-        table = await eventually(listed, timeout=30, what="the placement's decisions listed")
+        await eventually(scheduled, timeout=30, what="the scheduler process's decisions")
+        listed = await asyncio.to_thread(
+            cli, "placement", "get", "-n", ns, "--kubeconfig", hub_kubeconfig, "-o", "wide"
+        )
+        table = listed.stdout
         header, row = table.splitlines()
         assert header.split()[:6] == [
             "NAME",
