@@ -285,6 +285,8 @@ async def test_a_cluster_that_turns_unhealthy_is_replaced_and_deleting_the_place
     p = await kube.get(hub_client, PLACEMENTS, "web", ns)
     excluded = {e["reason"]: e["clusters"] for e in p["status"]["excluded"]}
     assert excluded["NotHealthy"] == ["b"]
+    await kube.delete(hub_client, kube.CLUSTER_PROFILES, "c", ns)
+    await eventually(lambda: _equals(chosen(), ["a"]), what="a deleted profile leaves")
 
     await kube.delete(hub_client, PLACEMENTS, "web", ns)
 

@@ -48,7 +48,7 @@ from cluster_inventory.integrations.placement.decisions import (
     render_slices,
 )
 from cluster_inventory.integrations.placement.selectors import SelectorError
-from cluster_inventory.kube.informer import Informer, object_key
+from cluster_inventory.kube.informer import DELETED, Informer, object_key
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
 from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
@@ -240,8 +240,12 @@ class PlacementScheduler:
     def _all(self, informers: list[Informer], namespace: str) -> list[dict[str, Any]]:
         return [o for informer in informers for o in informer.by_index("namespace", namespace)]
 
-    def _on_profile(self, _: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
-        if old is not None and Candidate.from_profile(old) == Candidate.from_profile(profile):
+    def _on_profile(self, event: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if (
+            event != DELETED
+            and old is not None
+            and Candidate.from_profile(old) == Candidate.from_profile(profile)
+        ):
             return  # nothing a placement reads changed
         namespace = str((profile.get("metadata") or {}).get("namespace"))
         for placement in self._all(self._placements, namespace):
