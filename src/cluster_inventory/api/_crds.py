@@ -18,8 +18,9 @@ def _sources() -> list[Any]:
 def load_crds() -> list[dict[str, Any]]:
     """Return every CustomResourceDefinition as a dict, ordered by file name.
 
-    ClusterProperty (``about.k8s.io``) first, then ClusterProfile and PlacementDecision
-    (``multicluster.x-k8s.io``).
+    ClusterProperty (``about.k8s.io``) first, then the placement request ``Placement``
+    (``cluster-inventory.dev``, this project's own), then ClusterProfile and
+    PlacementDecision (``multicluster.x-k8s.io``).
     """
     return [yaml.safe_load(source.read_text()) for source in _sources()]
 

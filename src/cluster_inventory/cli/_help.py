@@ -18,6 +18,7 @@ DESCRIPTION = (
 
 #: Every top-level command and group, in the app's order, with its one-line summary.
 COMMANDS = (
+    ("apply", "Server-side apply manifests to every member cluster an inventory selects."),
     ("version", "Print the version of cluster-inventory and of the pinned control-plane builds."),
     ("register", "Register a member cluster: write its registration Secret on the hub."),
     (
@@ -42,6 +43,10 @@ COMMANDS = (
     ("fleet", "A local fleet of real control planes (hub + members)."),
     ("crds", "The Cluster Inventory CRDs."),
     ("testing", "Test assets."),
+    (
+        "placement",
+        "Placements: choose member clusters and publish PlacementDecisions (KEP-5313).",
+    ),
 )
 
 

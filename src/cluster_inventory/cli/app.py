@@ -22,6 +22,8 @@ from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._get import context_namespace, default_kubeconfig, hub_client
 from cluster_inventory.cli._help import DESCRIPTION
 from cluster_inventory.cli._table import format_table
+from cluster_inventory.cli.apply import apply_cmd
+from cluster_inventory.cli.placement import placement_app
 
 __all__ = ["app", "main"]
 
@@ -42,6 +44,8 @@ app.add_typer(manager_app, name="manager")
 app.add_typer(fleet_app, name="fleet")
 app.add_typer(crds_app, name="crds")
 app.add_typer(testing_app, name="testing")
+app.add_typer(placement_app, name="placement")
+app.command("apply")(apply_cmd)
 
 
 def _stderr() -> Any:

@@ -16,7 +16,10 @@ clusters (real etcd and kube-apiserver processes on loopback, from
 6. act as that consumer, a hub ServiceAccount whose Role covers only its own inventory
    namespace: load a provider file, reach each member through ``cluster-inventory-secretreader``
    (KEP-5339), list what is there, and be refused the other inventory;
-7. stop one member's API server, watch ``ControlPlaneHealthy`` turn False, start it again and
+7. as the platform team, place the first inventory's clusters of one region (a ``Placement``
+   and the placement scheduler writing PlacementDecisions); as the consumer, apply a small
+   manifest set to that placement (``cluster-inventory apply --placement``'s code);
+8. stop one member's API server, watch ``ControlPlaneHealthy`` turn False, start it again and
    watch it recover.
 
 Tables go to stdout, progress to stderr. A step that fails ends the demo with
@@ -315,6 +318,7 @@ class Demo:
                 kubeconfig, providers = await self._consumer(hub, first)
             async with await kube.new_client(kube.connection_from_kubeconfig(kubeconfig)) as me:
                 await self._consume(hub, me, first, providers)
+                await self._place_and_apply(hub, me, first, providers)
             await self._outage(hub)
         self.out("\n" + self.summary() + "\n")
         if self.keep:
@@ -418,9 +422,9 @@ class Demo:
 
     async def _consumer(self, hub: kube.ApiClient, namespace: str) -> tuple[Path, Path]:
         rules = [
-            {
+            {  # consumers read PlacementDecisions, never write them (KEP-5313)
                 "apiGroups": [api.GROUP],
-                "resources": ["clusterprofiles"],
+                "resources": ["clusterprofiles", "placementdecisions"],
                 "verbs": ["get", "list", "watch"],
             },
             {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]},
@@ -518,6 +522,86 @@ class Demo:
                 f"{namespace}/{CONSUMER} listing profiles in {self.outcome.refused}: "
                 "forbidden, as its Role intends\n"
             )
+
+    async def _place_and_apply(
+        self, hub: kube.ApiClient, me: kube.ApiClient, namespace: str, providers: Path
+    ) -> None:
+        from cluster_inventory.integrations import delivery
+        from cluster_inventory.integrations.placement import (
+            PLACEMENTS,
+            PlacementScheduler,
+            read_decisions,
+        )
+
+        region = self.members[0].region
+        name = f"{namespace}-{region}"
+        body = {
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"propertySelector": {"matchProperties": {PROPERTY_REGION: region}}},
+        }
+
+        async def decided() -> dict[str, Any] | None:
+            found = await read_decisions(hub, namespace, name)
+            if not found.complete:
+                return None
+            placed = await kube.get(hub, PLACEMENTS, name, namespace)
+            status = placed.get("status") or {}
+            return placed if status.get("observedGeneration") else None
+
+        async with self._step(f"placing {namespace}'s clusters in {region} (PlacementDecision)"):
+            async with PlacementScheduler(hub, namespaces=[namespace], name="demo") as scheduler:
+                await scheduler.wait_synced()
+                await kube.apply(hub, PLACEMENTS, body, field_manager=_FIELD_MANAGER)
+                placed = await _poll(decided, self.ready_timeout, lambda: "no decision yet")
+            decision = await read_decisions(me, namespace, name)  # as a consumer reads it
+        status = placed["status"]
+        left = "; ".join(
+            f"{e['reason']}: {','.join(e.get('clusters') or ())}"
+            for e in status.get("excluded") or ()
+        )
+        self.out(
+            f"\nPLACEMENT {namespace}/{name} ({PROPERTY_REGION}={region}; "
+            f"{status.get('numberOfSelectedClusters')} chosen in "
+            f"{len(decision.slices)} PlacementDecision slice(s))\n"
+            + format_table(
+                ("CLUSTER", "DECISION SLICE"),
+                [(cluster, ",".join(decision.slices)) for cluster in decision.clusters],
+            )
+            + (f"left out: {left}\n" if left else "")
+        )
+        manifests = [
+            delivery.Manifest(obj=obj, source=f"demo#{i}")
+            for i, obj in enumerate(
+                (
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "metadata": {"name": "web-settings", "namespace": "default"},
+                        "data": {"region": region, "replicas": "2"},
+                    },
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ServiceAccount",
+                        "metadata": {"name": "web", "namespace": "default"},
+                    },
+                ),
+                start=1,
+            )
+        ]
+        title = f"applying {len(manifests)} objects to placement {namespace}/{name}"
+        async with self._step(title):
+            targets = await delivery.select_profiles(me, namespace, placement=name)
+            rows = await delivery.deliver(targets, manifests, providers, timeout=60)
+            failed = [r for r in rows if r.failed]
+            if failed:
+                raise RuntimeError(f"{failed[0].cluster} {failed[0].object}: {failed[0].message}")
+        self.out(
+            f"\nAPPLY --placement {name} as {namespace}/{CONSUMER} (server-side apply)\n"
+            + format_table(
+                ("CLUSTER", "NAMESPACE", "OBJECT", "RESULT"),
+                [(r.cluster, r.namespace, r.object, r.action) for r in rows],
+            )
+        )
 
     async def _outage(self, hub: kube.ApiClient) -> None:
         name = self.outage_member

@@ -322,6 +322,7 @@ async def apply(
     field_manager: str,
     subresource: str | None = None,
     force: bool = True,
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     """Server-side apply ``obj`` (or its ``status`` with ``subresource="status"``).
 
@@ -337,6 +338,8 @@ async def apply(
         subresource: ``"status"`` to apply the status subresource.
         force: Take ownership of fields another manager owns (conflicts become errors when
             False).
+        dry_run: Ask the server to run admission and validation without storing
+            (``dryRun=All``); the answer is the object as it would be stored.
 
     Returns:
         The object as stored.
@@ -355,7 +358,11 @@ async def apply(
         "PATCH",
         path,
         body=body,
-        query={"fieldManager": field_manager, "force": force},
+        query={
+            "fieldManager": field_manager,
+            "force": force,
+            **({"dryRun": "All"} if dry_run else {}),
+        },
         content_type=APPLY_CONTENT_TYPE,
         target=resource.describe(namespace, name),
     )

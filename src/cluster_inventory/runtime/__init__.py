@@ -14,6 +14,9 @@ and runs reconcilers registered per kind on every engaged cluster::
 
     await fleet.run()
 
+``FleetManager(..., placement=(namespace, decision_key))`` engages only the clusters a
+PlacementDecision names (:func:`read_decisions` reads one the same way).
+
 See ``docs/runtime.md`` for the engagement rules, the metrics and a worked example.
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 from cluster_inventory.kube.reconcile import TerminalError
 from cluster_inventory.runtime.cluster import Cluster, SharedConnection, WatchSpec
+from cluster_inventory.runtime.decisions import DecisionSet, group_decisions, read_decisions
 from cluster_inventory.runtime.engagement import (
     Action,
     EngagementPolicy,
@@ -41,6 +45,7 @@ __all__ = [
     "ClusterHook",
     "ClusterNotEngaged",
     "Controller",
+    "DecisionSet",
     "EngagementPolicy",
     "FleetError",
     "FleetManager",
@@ -53,7 +58,9 @@ __all__ = [
     "TerminalError",
     "WatchSpec",
     "control_plane_healthy",
+    "group_decisions",
     "group_holder",
     "member_id",
     "plan_engagement",
+    "read_decisions",
 ]

@@ -27,6 +27,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import LABEL_DECISION_KEY
 from cluster_inventory.credentials import (
     AccessResolutionError,
     ClusterAccess,
@@ -43,6 +44,7 @@ from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_worker
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.runtime.cluster import Cluster, ConnectionPool, WatchSpec
+from cluster_inventory.runtime.decisions import group_decisions
 from cluster_inventory.runtime.engagement import (
     Action,
     EngagementPolicy,
@@ -76,6 +78,11 @@ class FleetManager:
             previous one kept.
         namespaces: Inventory namespaces to watch; None for all.
         label_selector: Only profiles matching this label selector.
+        placement: ``(namespace, decision_key)``: engage only the clusters that the
+            PlacementDecision slices of that key name (read as one set, grouped by revision,
+            :func:`~cluster_inventory.runtime.decisions.group_decisions`); a cluster the
+            decision drops is disengaged at once. While the slices are being rewritten the
+            previous set stays. The named profiles must be in ``namespaces``.
         readiness: When a profile may be engaged (default: ``ControlPlaneHealthy=True``).
         policy: Disengagement, re-check, deduplication and cache sync settings.
         credential_cache: Shared exec credential cache (default: a new one).
@@ -98,6 +105,7 @@ class FleetManager:
         *,
         namespaces: Sequence[str] | None = None,
         label_selector: str | None = None,
+        placement: tuple[str, str] | None = None,
         readiness: Readiness = control_plane_healthy,
         policy: EngagementPolicy | None = None,
         credential_cache: CredentialCache | None = None,
@@ -169,6 +177,30 @@ class FleetManager:
             informer.add_handler(self._on_profile)
         #: The leader elector while :meth:`run` runs with leader election.
         self.elector: LeaderElector | None = None
+        #: Clusters the placement names (None: no placement restriction).
+        self.placed: frozenset[str] | None = None
+        if placement is not None:
+            self.placed = frozenset()
+            self._placement = placement
+            self._decisions = self.watch_hub(
+                "multicluster.x-k8s.io/v1alpha1/PlacementDecision",
+                self._on_decision,
+                namespace=placement[0],
+                label_selector=f"{LABEL_DECISION_KEY}={placement[1]}",
+            )
+
+    def _on_decision(self, _: dict[str, Any]) -> None:
+        namespace, key = self._placement
+        found = group_decisions(self._decisions.items(), key, namespace=namespace)
+        if found.found and not found.complete:
+            return  # slices being rewritten: keep acting on the previous set
+        placed = frozenset(found.clusters)
+        previous = self.placed or frozenset()
+        if placed == previous:
+            return
+        self.placed = placed
+        for name in sorted(placed ^ previous):
+            self.queue.add(name)
 
     # -- registration ----------------------------------------------------------------
     def add_reconciler(
@@ -438,6 +470,8 @@ class FleetManager:
         return keys
 
     def _ready(self, key: str, profile: Mapping[str, Any]) -> bool:
+        if self.placed is not None and key not in self.placed:
+            return False
         try:
             return bool(self.readiness(profile))
         except Exception as exc:  # a faulty readiness function fails this profile only
@@ -477,11 +511,12 @@ class FleetManager:
     async def _reconcile_profile(self, key: str) -> Result | None:
         profile = self._profile(key)
         engaged = self._clusters.get(key)
-        if profile is None:
+        unplaced = self.placed is not None and key not in self.placed
+        if profile is None or unplaced:
             self._unhealthy_since.pop(key, None)
             self._access_errors.pop(key, None)
             if engaged is not None:
-                await self._disengage(key, "deleted")
+                await self._disengage(key, "deleted" if profile is None else "not-placed")
                 self._requeue_siblings(engaged.member_id)
             return None
         ready = self._ready(key, profile)

@@ -23,6 +23,7 @@ def test_every_benchmark_is_found() -> None:
     assert {p.name for p in SCRIPTS} >= {
         "cli_get.py",
         "credentials.py",
+        "delivery.py",
         "fleet_startup.py",
         "manager_scale.py",
         "runtime_engage.py",

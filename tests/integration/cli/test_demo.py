@@ -1,8 +1,8 @@
 """`cluster-inventory demo` (what `make demo` runs) end to end on real control planes.
 
 The demo starts its own hub and three members, so these tests check what a new user sees:
-the profile table, the consumer's view through the exec plugin, the outage and recovery, and
-that nothing it started is left running.
+the profile table, the consumer's view through the exec plugin, a placement and an apply to
+it, the outage and recovery, and that nothing it started is left running.
 """
 
 from __future__ import annotations
@@ -76,6 +76,17 @@ def test_demo_shows_profiles_a_consumer_and_an_outage_then_stops_everything() ->
         assert {"default", "kube-system", "cluster-inventory-system"} <= set(namespaces)
         assert row["SYNCED CONFIGMAP"] == "color=blue,owner=platform-team"
     assert f"{team_a}/{CONSUMER} listing profiles in team-b: forbidden" in out
+
+    # the placement of team-a's clusters in member1's region, and an apply to it
+    region = members["member1"].region
+    placed = _section(out, f"PLACEMENT {team_a}/{team_a}-{region} ({PROPERTY_REGION}={region};")
+    assert placed == [{"CLUSTER": f"{team_a}/member1", "DECISION SLICE": f"{team_a}-{region}-0"}]
+    assert "left out: PropertiesDoNotMatch: member2" in out
+    applied = _section(out, f"APPLY --placement {team_a}-{region} as {team_a}/{CONSUMER}")
+    assert [(r["CLUSTER"], r["OBJECT"], r["RESULT"]) for r in applied] == [
+        (f"{team_a}/member1", "configmap/web-settings", "created"),
+        (f"{team_a}/member1", "serviceaccount/web", "created"),
+    ]
 
     down = re.search(
         r"^member3 stopped: ControlPlaneHealthy=False \((\w+)\) on (.+) [\d.]+ s after", out, re.M

@@ -26,6 +26,7 @@ def test_crds_print_is_a_yaml_stream_of_the_three_crds() -> None:
         "clusterprofiles.multicluster.x-k8s.io",
         "clusterproperties.about.k8s.io",
         "placementdecisions.multicluster.x-k8s.io",
+        "placements.cluster-inventory.dev",
     ]
     assert all(d["kind"] == "CustomResourceDefinition" for d in docs)
 

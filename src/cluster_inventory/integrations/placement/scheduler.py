@@ -1,0 +1,458 @@
+"""The placement scheduler: keep PlacementDecisions in step with Placements and profiles.
+
+A controller on the hub in client-go's shape: informers on ``Placement`` (our request CRD,
+``cluster-inventory.dev/v1alpha1``), ``ClusterProfile`` and ``PlacementDecision`` feed one
+work queue keyed by placement; a reconcile reads all three from the caches, calls the pure
+:func:`~cluster_inventory.integrations.placement.choice.choose` and
+:func:`~cluster_inventory.integrations.placement.decisions.render_slices`, and writes only
+what :func:`~cluster_inventory.integrations.placement.decisions.plan_writes` says differs
+(server-side apply with a fixed field manager; deletes carry the slice's uid as a
+precondition). A profile change queues the placements of its namespace only when something a
+placement reads changed (labels, properties, health, deletion), so a status heartbeat costs
+nothing. When a placement goes, its slices go. Slices of another scheduler are never
+written or deleted; a name clash is reported in the placement's status instead.
+
+The status says how many clusters were chosen and why the others were not, with two
+conditions: ``Scheduled`` (decisions written; ``InvalidSpec``, ``DecisionConflict``) and
+``Satisfied`` (as many clusters as asked for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.api._base import format_time
+from cluster_inventory.api.constants import LABEL_DECISION_KEY
+from cluster_inventory.integrations.placement.choice import (
+    Candidate,
+    Choice,
+    choose,
+    spec_from_object,
+)
+from cluster_inventory.integrations.placement.decisions import (
+    PLACEMENT_GROUP,
+    PLACEMENT_KIND,
+    PLACEMENT_PLURAL,
+    SCHEDULER_NAME,
+    WritePlan,
+    decision_key,
+    plan_writes,
+    refs_of,
+    render_slices,
+)
+from cluster_inventory.integrations.placement.selectors import SelectorError
+from cluster_inventory.kube.informer import DELETED, Informer, object_key
+from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
+from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
+from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
+
+__all__ = ["FIELD_MANAGER", "PLACEMENTS", "PlacementScheduler", "placement_status"]
+
+#: Field manager of every write of the scheduler.
+FIELD_MANAGER = "cluster-inventory-placement"
+#: The placement request resource.
+PLACEMENTS = kube.Resource(
+    group=PLACEMENT_GROUP, version="v1alpha1", plural=PLACEMENT_PLURAL, kind=PLACEMENT_KIND
+)
+_CONTROLLER = "placement"
+_EXAMPLES = 10
+_log = logging.getLogger("cluster_inventory.integrations.placement")
+
+
+def _condition(
+    kind: str, ok: bool, reason: str, message: str, generation: int, previous: Sequence[Any]
+) -> dict[str, Any]:
+    status = "True" if ok else "False"
+    old = next((c for c in previous if c.get("type") == kind), None)
+    since = (
+        old["lastTransitionTime"]
+        if old is not None and old.get("status") == status and old.get("lastTransitionTime")
+        else format_time(dt.datetime.now(dt.UTC))
+    )
+    return {
+        "type": kind,
+        "status": status,
+        "observedGeneration": generation,
+        "lastTransitionTime": since,
+        "reason": reason,
+        "message": message,
+    }
+
+
+def _left_out(choice: Choice) -> str:
+    parts = [f"{len(refs)} {reason}" for reason, refs in choice.excluded.items()]
+    return f"; left out: {', '.join(parts)}" if parts else ""
+
+
+def placement_status(
+    placement: Mapping[str, Any],
+    *,
+    choice: Choice | None,
+    slices: Sequence[str],
+    error: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """The ``status`` of a placement after a reconcile. Pure (but for transition times).
+
+    Args:
+        placement: The Placement object (its previous status keeps transition times).
+        choice: The choice made, or None when none could be made.
+        slices: Names of the decision slices written.
+        error: ``(reason, message)`` when decisions could not be written.
+
+    Returns:
+        The new status.
+    """
+    meta = placement.get("metadata") or {}
+    generation = int(meta.get("generation") or 0)
+    previous = (placement.get("status") or {}).get("conditions") or []
+    name = str(meta.get("name"))
+    status: dict[str, Any] = {
+        "observedGeneration": generation,
+        "decisionKey": decision_key(name),
+    }
+    if error is not None:
+        scheduled = _condition("Scheduled", False, error[0], error[1], generation, previous)
+    else:
+        scheduled = _condition(
+            "Scheduled",
+            True,
+            "DecisionsWritten",
+            f"{len(slices)} PlacementDecision slice(s) with decision-key {decision_key(name)}",
+            generation,
+            previous,
+        )
+    conditions = [scheduled]
+    if choice is not None:
+        status["numberOfSelectedClusters"] = len(choice.chosen)
+        status["decisions"] = list(slices)
+        status["excluded"] = [
+            {
+                "reason": reason,
+                "count": len(refs),
+                "clusters": [ref.name for ref in refs[:_EXAMPLES]],
+            }
+            for reason, refs in choice.excluded.items()
+        ]
+        if choice.requested is None:
+            wanted = "every qualifying cluster"
+            reason = "ClustersChosen" if choice.chosen else "NoClusterQualifies"
+        else:
+            wanted = f"{choice.requested} requested"
+            reason = "AllRequestedChosen" if choice.satisfied else "NotEnoughClusters"
+        message = f"{len(choice.chosen)} cluster(s) chosen ({wanted}){_left_out(choice)}"
+        conditions.append(
+            _condition("Satisfied", choice.satisfied, reason, message, generation, previous)
+        )
+    status["conditions"] = conditions
+    return status
+
+
+def _owner_names(decision: Mapping[str, Any]) -> set[str]:
+    meta = decision.get("metadata") or {}
+    names = {
+        str(o.get("name"))
+        for o in meta.get("ownerReferences") or ()
+        if o.get("kind") == PLACEMENT_KIND
+        and str(o.get("apiVersion", "")).startswith(PLACEMENT_GROUP)
+    }
+    key = (meta.get("labels") or {}).get(LABEL_DECISION_KEY)
+    if key:
+        names.add(str(key))
+    return names
+
+
+class PlacementScheduler:
+    """Schedule every ``Placement`` of the watched namespaces into PlacementDecisions.
+
+    Args:
+        hub: API client of the hub (the caller closes it).
+        namespaces: Inventory namespaces to serve; None for all.
+        scheduler_name: ``schedulerName`` written on (and owning) the decisions.
+        workers: Placements reconciled at once.
+        max_per_slice: Decisions per slice (KEP-5313: at most 100).
+        registry: Prometheus registry of the work queue and reconcile metrics.
+        name: Name for logs and the work queue metrics.
+
+    Attributes:
+        writes: Write requests sent so far (decision applies and deletes, status applies);
+            an unchanged world costs none.
+        reconciles: Reconciles finished so far (whatever their outcome).
+    """
+
+    def __init__(
+        self,
+        hub: kube.ApiClient,
+        *,
+        namespaces: Sequence[str] | None = None,
+        scheduler_name: str = SCHEDULER_NAME,
+        workers: int = 4,
+        max_per_slice: int = 100,
+        registry: CollectorRegistry = REGISTRY,
+        name: str = "placement",
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self.hub = hub
+        self.scheduler_name = scheduler_name
+        self.registry = registry
+        self.writes = 0
+        self.reconciles = 0
+        self._workers = workers
+        self._max = max_per_slice
+        scopes = list(namespaces) if namespaces is not None else [None]
+        self._placements = [
+            Informer(hub, PLACEMENTS, namespace=ns, name=f"{name} Placement") for ns in scopes
+        ]
+        self._profiles = [
+            Informer(hub, kube.CLUSTER_PROFILES, namespace=ns, name=f"{name} ClusterProfile")
+            for ns in scopes
+        ]
+        self._decisions = [
+            Informer(hub, kube.PLACEMENT_DECISIONS, namespace=ns, name=f"{name} decisions")
+            for ns in scopes
+        ]
+        by_namespace = lambda o: [str((o.get("metadata") or {}).get("namespace"))]  # noqa: E731
+        for informer in [*self._placements, *self._profiles, *self._decisions]:
+            informer.add_indexer("namespace", by_namespace)
+        for informer in self._placements:
+            informer.add_handler(lambda _, obj, __: self.queue.add(object_key(obj)))
+        for informer in self._profiles:
+            informer.add_handler(self._on_profile)
+        for informer in self._decisions:
+            informer.add_handler(self._on_decision)
+        self.queue: WorkQueue[str] = WorkQueue(
+            f"{name}-scheduler", metrics=kube.collectors_for(WorkQueueMetrics, registry)
+        )
+        self._metrics = kube.ReconcileMetrics.for_registry(registry)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._started = False
+        #: The leader elector while :meth:`run` runs with leader election.
+        self.elector: LeaderElector | None = None
+
+    # -- events ----------------------------------------------------------------------
+    def _all(self, informers: list[Informer], namespace: str) -> list[dict[str, Any]]:
+        return [o for informer in informers for o in informer.by_index("namespace", namespace)]
+
+    def _on_profile(self, event: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if (
+            event != DELETED
+            and old is not None
+            and Candidate.from_profile(old) == Candidate.from_profile(profile)
+        ):
+            return  # nothing a placement reads changed
+        namespace = str((profile.get("metadata") or {}).get("namespace"))
+        for placement in self._all(self._placements, namespace):
+            self.queue.add(object_key(placement))
+
+    def _on_decision(self, _: str, decision: dict[str, Any], __: dict[str, Any] | None) -> None:
+        namespace = str((decision.get("metadata") or {}).get("namespace"))
+        for name in _owner_names(decision):
+            self.queue.add(f"{namespace}/{name}")
+
+    # -- reconcile -------------------------------------------------------------------
+    def _get(self, informers: list[Informer], key: str) -> dict[str, Any] | None:
+        for informer in informers:
+            found = informer.get(key)
+            if found is not None:
+                return found
+        return None
+
+    async def reconcile(self, key: str) -> Result | None:
+        """Bring the decisions and status of placement ``key`` (``namespace/name``) in line.
+
+        Raises:
+            KubeAPIError: A write was refused (the work queue retries with backoff).
+        """
+        try:
+            return await self._reconcile(key)
+        finally:
+            self.reconciles += 1
+
+    async def _reconcile(self, key: str) -> Result | None:
+        namespace, _, name = key.partition("/")
+        placement = self._get(self._placements, key)
+        stored = self._all(self._decisions, namespace)
+        if placement is None:
+            await self._delete_slices(namespace, name, stored)
+            return None
+        uid = str((placement.get("metadata") or {}).get("uid") or "")
+        try:
+            spec = spec_from_object(placement)
+        except SelectorError as exc:
+            await self._write_status(
+                placement,
+                placement_status(
+                    placement, choice=None, slices=(), error=("InvalidSpec", str(exc))
+                ),
+            )
+            return None
+        mine = [
+            d
+            for d in stored
+            if d.get("schedulerName") == self.scheduler_name
+            and (d.get("metadata") or {}).get("labels", {}).get(LABEL_DECISION_KEY)
+            == decision_key(name)
+        ]
+        choice = choose(
+            spec,
+            (Candidate.from_profile(p) for p in self._all(self._profiles, namespace)),
+            previous=refs_of(mine),
+            placement=name,
+        )
+        wanted = render_slices(
+            placement, choice, scheduler_name=self.scheduler_name, max_per_slice=self._max
+        )
+        plan = plan_writes(wanted, stored, placement_uid=uid, scheduler_name=self.scheduler_name)
+        names = [w["metadata"]["name"] for w in wanted]
+        if plan.conflicts:
+            message = (
+                f"PlacementDecision {', '.join(plan.conflicts)} in {namespace} belongs to "
+                "another scheduler; rename the placement or remove that decision"
+            )
+            status = placement_status(
+                placement, choice=choice, slices=(), error=("DecisionConflict", message)
+            )
+        else:
+            await self._write(namespace, plan)
+            status = placement_status(placement, choice=choice, slices=names)
+        await self._write_status(placement, status)
+        return None
+
+    async def _write(self, namespace: str, plan: WritePlan) -> None:
+        # New and changed slices first, surplus ones after: a consumer grouping by revision
+        # sees the old set until the new one is complete.
+        for body in plan.apply:
+            self.writes += 1
+            await kube.apply(
+                self.hub, kube.PLACEMENT_DECISIONS, body, field_manager=FIELD_MANAGER, force=True
+            )
+        for name, uid in plan.delete:
+            await self._delete(namespace, name, uid)
+
+    async def _delete(self, namespace: str, name: str, uid: str) -> None:
+        self.writes += 1
+        body = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if uid:
+            body["preconditions"] = {"uid": uid}  # type: ignore[assignment]
+        try:
+            await kube.request(
+                self.hub,
+                "DELETE",
+                kube.PLACEMENT_DECISIONS.path(namespace, name),
+                body=body,
+                target=kube.PLACEMENT_DECISIONS.describe(namespace, name),
+            )
+        except (kube.NotFoundError, kube.ConflictError):
+            pass  # gone already, or replaced by a newer object that is not ours to delete
+
+    async def _delete_slices(
+        self, namespace: str, name: str, stored: Sequence[Mapping[str, Any]]
+    ) -> None:
+        key = decision_key(name)
+        for decision in stored:
+            meta = decision.get("metadata") or {}
+            if (
+                decision.get("schedulerName") == self.scheduler_name
+                and (meta.get("labels") or {}).get(LABEL_DECISION_KEY) == key
+            ):
+                await self._delete(namespace, str(meta.get("name")), str(meta.get("uid") or ""))
+
+    async def _write_status(self, placement: Mapping[str, Any], status: dict[str, Any]) -> None:
+        if placement.get("status") == status:
+            return
+        meta = placement.get("metadata") or {}
+        self.writes += 1
+        try:
+            await kube.apply(
+                self.hub,
+                PLACEMENTS,
+                {
+                    "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace")},
+                    "status": status,
+                },
+                field_manager=FIELD_MANAGER,
+                subresource="status",
+                force=True,
+            )
+        except kube.NotFoundError:
+            pass  # deleted meanwhile; its delete event cleans up
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def start(self) -> None:
+        """Start the informers and the workers (idempotent)."""
+        if self._started:
+            return
+        self._started = True
+        for informer in [*self._decisions, *self._profiles, *self._placements]:
+            informer.start()
+        self._metrics.start(_CONTROLLER, self._workers)
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._worker(), name=f"placement worker {i}")
+            for i in range(self._workers)
+        ]
+
+    async def _worker(self) -> None:
+        # Reconcile only on full caches: a placement judged on half the profiles would
+        # publish (and then retract) a wrong choice.
+        await self.wait_synced()
+        await reconcile_loop(
+            self.queue,
+            self.reconcile,
+            controller=_CONTROLLER,
+            metrics=self._metrics,
+            describe=lambda key: {"placement": key},
+            log=_log,
+        )
+
+    async def wait_synced(self) -> None:
+        """Wait until placements, profiles and decisions have been listed once.
+
+        Raises:
+            KubeAPIError: A first LIST was refused (e.g. 404: the Placement CRD is missing).
+        """
+        for informer in [*self._decisions, *self._profiles, *self._placements]:
+            await informer.wait_synced()
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop the workers (running reconciles get ``grace`` seconds) and the informers."""
+        if not self._started:
+            return
+        self._started = False
+        self.queue.shut_down()
+        await stop_workers(self._tasks, grace)
+        self._tasks = []
+        for informer in [*self._placements, *self._profiles, *self._decisions]:
+            await informer.stop()
+
+    async def __aenter__(self) -> PlacementScheduler:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def run(self, *, leader_election: LeaderElectionConfig | None = None) -> bool:
+        """Run until cancelled; with ``leader_election``, only while holding the Lease.
+
+        Returns:
+            True if leadership was lost (exit and let the supervisor restart the process).
+        """
+
+        async def work() -> None:
+            async with self:
+                await self.wait_synced()  # a missing CRD or RBAC ends the run with its error
+                await asyncio.Event().wait()
+
+        if leader_election is None:
+            await work()
+            return False
+        self.elector = LeaderElector(self.hub, leader_election, registry=self.registry)
+        return await self.elector.run(work)
