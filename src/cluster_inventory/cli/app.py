@@ -114,6 +114,12 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
             upstream_plugin(name, progress=progress)
             for name in (("secretreader", "kubeconfig-secretreader") if plugins else ())
         ]
+        if plugins:
+            # Upstream CRDs the integration tests install (module zips, no compile).
+            from cluster_inventory.testing.upstream_crds import UPSTREAM_CRDS, upstream_crd
+
+            for crd in UPSTREAM_CRDS:
+                upstream_crd(crd, progress=progress)
     return path, built
 
 
@@ -124,7 +130,8 @@ def install_assets(
     """Build etcd, kube-apiserver, kube-controller-manager, kubectl and the upstream plugins.
 
     Everything comes from Go modules through the module proxy and is cached under
-    ~/.cache/cluster-inventory; the upstream secretreader plugin is what interop tests run.
+    ~/.cache/cluster-inventory; the upstream secretreader plugin is what interop tests run,
+    and the upstream CRDs (Cluster API's Cluster) are what integration tests install.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 
@@ -291,6 +298,24 @@ def manager_run(
     metrics_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8080",
     health_probe_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8081",
     log_format: Annotated[str, typer.Option(help="text or json.")] = "text",
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Registration source, repeatable, first wins a name: secrets, capi, "
+            "file:PATH (default: secrets)."
+        ),
+    ] = None,
+    capi_namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="Namespace of Cluster API Clusters (repeatable; default: all)."),
+    ] = None,
+    capi_clusterset_label: Annotated[
+        str, typer.Option(help="Label key on a Cluster naming its cluster set.")
+    ] = "cluster-inventory.dev/clusterset",
+    capi_clusterset: Annotated[
+        list[str] | None,
+        typer.Option(help="Cluster set of Clusters that name none (repeatable)."),
+    ] = None,
 ) -> None:
     """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics)."""
     from cluster_inventory import kube
@@ -309,6 +334,10 @@ def manager_run(
             token_lifetime=token_lifetime,
             probe_interval=probe_interval,
             workers=workers,
+            sources=tuple(source or ("secrets",)),
+            capi_namespaces=tuple(capi_namespace or ()),
+            capi_clusterset_label=capi_clusterset_label,
+            capi_clustersets=tuple(capi_clusterset or ()),
         )
         health = parse_bind_address(health_probe_bind_address)
         metrics = parse_bind_address(metrics_bind_address)

@@ -34,6 +34,7 @@ from cluster_inventory.testing.fleet import (
     stop_detached,
     stop_detached_member,
 )
+from cluster_inventory.testing.upstream_crds import go_module_dir, upstream_crd
 from cluster_inventory.testing.upstream_plugins import upstream_plugin
 
 __all__ = [
@@ -51,10 +52,12 @@ __all__ = [
     "assets_dir",
     "cache_root",
     "find_binary",
+    "go_module_dir",
     "install_assets",
     "missing_binaries",
     "start_detached_member",
     "stop_detached",
     "stop_detached_member",
+    "upstream_crd",
     "upstream_plugin",
 ]

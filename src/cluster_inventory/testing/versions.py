@@ -6,6 +6,7 @@ Changing a version here changes the asset cache directory, so old and new builds
 from __future__ import annotations
 
 __all__ = [
+    "CLUSTER_API_VERSION",
     "CLUSTER_INVENTORY_API_VERSION",
     "ETCD_VERSION",
     "KUBERNETES_VERSION",
@@ -18,5 +19,7 @@ KUBERNETES_VERSION = "v1.36.3"
 ETCD_VERSION = "v3.6.16"
 #: ``sigs.k8s.io/cluster-inventory-api`` module version: upstream CRDs and interop plugins.
 CLUSTER_INVENTORY_API_VERSION = "v0.1.3"
+#: ``sigs.k8s.io/cluster-api`` module version: the Cluster CRD the Cluster API source reads.
+CLUSTER_API_VERSION = "v1.13.1"
 #: The Kubernetes module's go.mod asks for this Go version (``GOTOOLCHAIN=local``).
 MIN_GO_VERSION = (1, 26)
