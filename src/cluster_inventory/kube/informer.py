@@ -60,6 +60,9 @@ class Informer:
         name: For logs and errors, e.g. ``"member1 ClusterProperty"``.
         sleep: Injectable ``asyncio.sleep`` (backoff between reconnects).
         resync_period: If set, seconds between synthetic MODIFIED events for every object.
+        transform: Applied to every object before it is stored and handed to handlers
+            (client-go's ``SetTransform``), e.g. to drop the data of Secrets not needed, so
+            the cache holds only what is used. It must keep ``metadata`` and be idempotent.
 
     Raises from :meth:`wait_synced`: KubeAPIError if the first LIST was refused for good
     (401, 403, 404); transient errors are retried.
@@ -77,8 +80,10 @@ class Informer:
         name: str = "",
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         resync_period: float | None = None,
+        transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self.client = client
+        self._transform = transform
         self.resource = resource
         self.namespace = namespace
         self.label_selector = label_selector
@@ -182,6 +187,8 @@ class Informer:
                 _log.exception("%s informer: handler failed on %s", self.name, object_key(obj))
 
     def _apply(self, event: str, obj: dict[str, Any]) -> None:
+        if self._transform is not None:
+            obj = self._transform(obj)
         key = object_key(obj)
         old = self._store.get(key)
         if event == DELETED:
