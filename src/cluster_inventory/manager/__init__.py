@@ -1,13 +1,16 @@
 """manager: the cluster manager on a hub (DESIGN.md flows 1-4).
 
-Member registrations (:mod:`.registration`) become ClusterProfiles in inventory namespaces
-(:mod:`.placement`, pure) with true status (:mod:`.status`, pure; observed by
-:mod:`.member`), access providers, and short-lived member tokens rotated into hub Secrets.
-:class:`ClusterManager` is the reconciler; :func:`run_manager` the leader-elected process.
+Member registrations (:mod:`.registration`: Secrets; :mod:`.capi`: Cluster API
+Clusters; :mod:`.sources`: a static file and several sources at once) become
+ClusterProfiles in inventory namespaces (:mod:`.placement`, pure) with true status
+(:mod:`.status`, pure; observed by :mod:`.member`), access providers, and short-lived
+member tokens rotated into hub Secrets. :class:`ClusterManager` is the reconciler;
+:func:`run_manager` the leader-elected process.
 """
 
 from __future__ import annotations
 
+from cluster_inventory.manager.capi import ClusterAPISource
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.controller import PLACEMENT, ClusterManager
 from cluster_inventory.manager.member import MemberConnection, service_account_name
@@ -21,12 +24,16 @@ from cluster_inventory.manager.registration import (
     registration_secret,
 )
 from cluster_inventory.manager.runner import LEASE_NAME, default_identity, run_manager
+from cluster_inventory.manager.sources import CombinedSource, FileRegistrationSource
 from cluster_inventory.manager.status import Observation, build_status
 
 __all__ = [
     "LEASE_NAME",
     "PLACEMENT",
+    "ClusterAPISource",
     "ClusterManager",
+    "CombinedSource",
+    "FileRegistrationSource",
     "Inventory",
     "ManagerConfig",
     "MemberConnection",

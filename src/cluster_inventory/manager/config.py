@@ -7,11 +7,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from cluster_inventory.api.constants import ACCESS_PROVIDER_SECRETREADER
-from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
+from cluster_inventory.manager.names import (
+    DEFAULT_MANAGER_NAME,
+    DEFAULT_NAMESPACE,
+    LABEL_CAPI_CLUSTERSET,
+)
 
-__all__ = ["ManagerConfig"]
+__all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source"]
+
+#: What ``manager run --source`` accepts.
+SOURCE_KINDS = ("secrets", "capi", "file:PATH")
 
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def parse_source(spec: str) -> tuple[str, str]:
+    """``secrets``, ``capi`` or ``file:PATH`` to ``(kind, argument)``.
+
+    Raises:
+        ValueError: Anything else; the message lists what is accepted.
+    """
+    if spec in ("secrets", "capi"):
+        return spec, ""
+    if spec.startswith("file:") and len(spec) > 5:
+        return "file", spec[5:]
+    raise ValueError(f"unknown registration source {spec!r}; use one of {', '.join(SOURCE_KINDS)}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +53,12 @@ class ManagerConfig:
         probe_interval: Seconds between health probes of a member.
         probe_timeout: Seconds a probe may take before the member counts as unreachable.
         workers: Concurrent status reconciles (token Secrets get a quarter as many).
+        sources: Registration sources in order of precedence: ``secrets`` (labelled
+            Secrets in ``namespace``), ``capi`` (Cluster API Clusters), ``file:PATH``.
+        capi_namespaces: Namespaces of Cluster API Clusters (empty: all namespaces).
+        capi_clusterset_label: Label key on a Cluster naming the cluster set it joins.
+        capi_clustersets: Cluster sets of a Cluster that names none (empty: such a
+            Cluster is not a member).
 
     Raises:
         ValueError: A setting is out of range; the message names it.
@@ -49,6 +75,10 @@ class ManagerConfig:
     probe_interval: float = 2.0
     probe_timeout: float = 2.0
     workers: int = 32
+    sources: tuple[str, ...] = ("secrets",)
+    capi_namespaces: tuple[str, ...] = ()
+    capi_clusterset_label: str = LABEL_CAPI_CLUSTERSET
+    capi_clustersets: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name or len(self.name) > 63 or not _LABEL_VALUE.match(self.name):
@@ -61,3 +91,9 @@ class ManagerConfig:
             raise ValueError("probe_interval and probe_timeout must be positive")
         if self.workers < 1:
             raise ValueError("workers must be at least 1")
+        if not self.sources:
+            raise ValueError("sources must name at least one registration source")
+        for spec in self.sources:
+            parse_source(spec)
+        if len(set(self.sources)) != len(self.sources):
+            raise ValueError(f"a registration source is given twice: {list(self.sources)}")

@@ -21,7 +21,7 @@ import datetime as dt
 import functools
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -56,8 +56,9 @@ from cluster_inventory.manager.registration import (
     Registration,
     RegistrationError,
     RegistrationSource,
-    SecretRegistrationSource,
+    object_reference,
 )
+from cluster_inventory.manager.sources import build_source
 from cluster_inventory.manager.status import access_provider, build_status, status_matches
 
 __all__ = ["PLACEMENT", "ClusterManager"]
@@ -83,7 +84,8 @@ class ClusterManager:
     Args:
         hub: Hub client (the manager's own credential).
         config: Settings.
-        source: Registration source; defaults to Secrets in ``config.namespace``.
+        source: Registration source; defaults to what ``config.sources`` names (Secrets in
+            ``config.namespace`` unless told otherwise).
         now: Wall clock (condition times, token rotation).
         registry: Prometheus registry for the manager's metrics.
         identity: Reported as the Events' ``reportingInstance``.
@@ -101,7 +103,7 @@ class ClusterManager:
     ) -> None:
         self.hub = hub
         self.config = config
-        self.source = source or SecretRegistrationSource(hub, config.namespace)
+        self.source = source or build_source(hub, config)
         self.now = now
         self.identity = identity
         self.metrics = ManagerMetrics.for_registry(registry)
@@ -232,8 +234,11 @@ class ClusterManager:
         """
         registrations, invalid = self.source.snapshot()
         self.metrics.invalid_registrations.set(len(invalid))
-        for secret, error in invalid:
-            await self._report_invalid(secret, error)
+        for obj, error in invalid:
+            await self._report_invalid(obj, error)
+        reported = {error.source for _, error in invalid}
+        for source in [s for s in self._reported if s not in reported]:
+            del self._reported[source]  # fixed since: a new breakage is reported again
         invs = inventories(
             self.namespaces.items(),
             self.config.inventory_namespaces,
@@ -254,7 +259,12 @@ class ClusterManager:
         }
         todo = plan(desired, existing, invs)
         needed = {connection_key(reg.connection) for reg, _ in desired.values()}
-        await self._start_members(needed - set(self.members))
+        not_ready = {
+            connection_key(reg.connection): reg.not_ready
+            for reg, _ in desired.values()
+            if reg.not_ready
+        }
+        await self._start_members(needed - set(self.members), not_ready)
         by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
         for key, (reg, _) in desired.items():
             by_member.setdefault(connection_key(reg.connection), set()).add(key)
@@ -277,12 +287,21 @@ class ClusterManager:
             self.queue.add(key)
         return None
 
-    async def _start_members(self, conns: set[kube.ClusterConnection]) -> None:
+    async def _start_members(
+        self,
+        conns: set[kube.ClusterConnection],
+        not_ready: Mapping[kube.ClusterConnection, tuple[str, str]],
+    ) -> None:
         """Start member connections and probe each once, concurrently.
 
         The first probe happens before profiles are created so that a reachable member's
-        profiles are born with its real member id (kube-system UID), not the fallback.
+        profiles are born with its real member id (kube-system UID), not the fallback. A
+        member its source calls not ready (``not_ready``: reason, message) is never
+        contacted: its connection only records why.
         """
+        for conn, (reason, message) in not_ready.items():
+            if conn in self.members:
+                self.members[conn].fail(reason, message)
         started: list[MemberConnection] = []
         for conn in conns:
             member = MemberConnection(
@@ -295,6 +314,9 @@ class ClusterManager:
                 now=self.now,
             )
             self.members[conn] = member
+            if conn in not_ready:
+                member.fail(*not_ready[conn])
+                continue
             try:
                 await member.start(probe_first=False)
             except kube.KubeError as exc:
@@ -309,80 +331,77 @@ class ClusterManager:
             started.append(member)
         await asyncio.gather(*(m.probe_safely() for m in started))
 
-    async def _report_invalid(self, secret: dict[str, Any], error: RegistrationError) -> None:
-        meta = secret.get("metadata") or {}
-        uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
-        if self._reported.get(uid) == rv:
+    async def _report_invalid(self, obj: dict[str, Any], error: RegistrationError) -> None:
+        """Report an invalid registration once per version of its object and error.
+
+        A warning in the log and, when the source is an API object, a Warning Event on it
+        (the registration Secret, the Cluster API ``Cluster``).
+        """
+        meta = obj.get("metadata") or {}
+        mark = hashlib.sha256(
+            f"{meta.get('uid')}/{meta.get('resourceVersion')}/{error}".encode()
+        ).hexdigest()[:10]
+        if self._reported.get(error.source) == mark:
             return
-        self._reported[uid] = rv
+        self._reported[error.source] = mark
         _log.warning("invalid registration: %s", error, extra={"object": error.source})
-        now = format_micro_time(self.now())
-        suffix = hashlib.sha256((uid + rv).encode()).hexdigest()[:10]
-        event = {
-            "metadata": {
-                "name": f"{meta.get('name')}.{suffix}",
-                "namespace": meta.get("namespace"),
-            },
-            "eventTime": now,
-            "reportingController": "cluster-inventory.dev/manager",
-            "reportingInstance": self.identity[:128],
-            "action": "Register",
-            "reason": "InvalidRegistration",
-            "type": "Warning",
-            "note": str(error)[:1024],
-            "regarding": {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "name": meta.get("name"),
-                "namespace": meta.get("namespace"),
-                "uid": uid,
-                "resourceVersion": rv,
-            },
-        }
-        try:
-            await kube.create(self.hub, kube.EVENTS, event)
-        except kube.AlreadyExistsError:
-            pass
-        except kube.KubeError as exc:
-            _log.warning("cannot record event: %s", exc, extra={"object": error.source})
+        if meta.get("name"):
+            regarding = object_reference(obj)
+            if meta.get("resourceVersion"):
+                regarding["resourceVersion"] = str(meta["resourceVersion"])
+            await self._record_event(
+                regarding, "Register", "InvalidRegistration", str(error), mark, error.source
+            )
 
     async def _report_duplicate(self, dup: DuplicateMember, reg: Registration) -> None:
         """Report once that ``dup`` gets no profile in its inventory.
 
-        A warning in the log and a Warning Event on the registration Secret: the conflict is
-        reported, not resolved silently.
+        A warning in the log and a Warning Event on the registration's object: the conflict
+        is reported, not resolved silently.
         """
         if dup in self._duplicates:
             return
         self._duplicates.add(dup)
         _log.warning("duplicate member: %s", dup, extra={"object": reg.source})
-        kind, _, where = reg.source.partition(" ")
-        namespace, _, name = where.partition("/")
-        if kind != "Secret" or not name:
-            return
-        suffix = hashlib.sha256(str(dup).encode()).hexdigest()[:10]
+        if reg.regarding is not None:
+            suffix = hashlib.sha256(str(dup).encode()).hexdigest()[:10]
+            await self._record_event(
+                dict(reg.regarding), "Place", "DuplicateMember", str(dup), suffix, reg.source
+            )
+
+    async def _record_event(
+        self,
+        regarding: dict[str, str],
+        action: str,
+        reason: str,
+        note: str,
+        suffix: str,
+        source: str,
+    ) -> None:
+        """Create one ``events.k8s.io`` Warning Event about ``regarding`` (best effort).
+
+        The Event lives in the object's namespace, or ``default`` for a cluster-scoped one.
+        """
         event = {
-            "metadata": {"name": f"{name}.{suffix}", "namespace": namespace},
+            "metadata": {
+                "name": f"{regarding.get('name')}.{suffix}",
+                "namespace": regarding.get("namespace") or "default",
+            },
             "eventTime": format_micro_time(self.now()),
             "reportingController": "cluster-inventory.dev/manager",
             "reportingInstance": self.identity[:128],
-            "action": "Place",
-            "reason": "DuplicateMember",
+            "action": action,
+            "reason": reason,
             "type": "Warning",
-            "note": str(dup)[:1024],
-            "regarding": {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "name": name,
-                "namespace": namespace,
-            },
+            "note": note[:1024],
+            "regarding": regarding,
         }
         try:
             await kube.create(self.hub, kube.EVENTS, event)
         except kube.AlreadyExistsError:
             pass
         except kube.KubeError as exc:
-            _log.warning("cannot record event: %s", exc, extra={"object": reg.source})
+            _log.warning("cannot record event: %s", exc, extra={"object": source})
 
     def _profile_metadata(
         self, key: ProfileKey, reg: Registration, member_id: str
@@ -476,8 +495,18 @@ class ClusterManager:
                 ),
                 field_manager=FIELD_MANAGER,
             )
-        provider = access_provider(self.config.access_provider, reg.connection, key.name)
-        status = build_status(obs, provider, current.get("status"), self.now())
+        provider = (
+            None
+            if reg.not_ready
+            else access_provider(self.config.access_provider, reg.connection, key.name)
+        )
+        status = build_status(
+            obs,
+            provider,
+            current.get("status"),
+            self.now(),
+            source_properties=reg.properties,
+        )
         if not status_matches(status, current.get("status")):
             check_storable({"metadata": current.get("metadata") or {}, "status": status})
             written = await kube.apply(

@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "FIELD_MANAGER",
     "KUBECONFIG_KEY",
+    "LABEL_CAPI_CLUSTERSET",
     "LABEL_INVENTORY",
     "LABEL_REGISTRATION",
     "LABEL_TOKEN_FOR",
@@ -44,6 +45,9 @@ ANNOTATION_CLUSTERSETS = f"{PROJECT_DOMAIN}/clustersets"
 ANNOTATION_CONTEXT = f"{PROJECT_DOMAIN}/context"
 #: On a registration Secret: the profile's ``spec.displayName`` (default: the member name).
 ANNOTATION_DISPLAY_NAME = f"{PROJECT_DOMAIN}/display-name"
+
+#: On a Cluster API ``Cluster``: the cluster set it joins (the default key; configurable).
+LABEL_CAPI_CLUSTERSET = f"{PROJECT_DOMAIN}/clusterset"
 
 #: On an inventory namespace: the member ClusterRole its consumers get (default ``view``).
 ANNOTATION_MEMBER_ROLE = f"{PROJECT_DOMAIN}/member-cluster-role"

@@ -34,6 +34,9 @@ __all__ = [
     "RegistrationError",
     "RegistrationSource",
     "SecretRegistrationSource",
+    "is_dns_label",
+    "object_reference",
+    "parse_clustersets",
     "parse_registration_secret",
     "registration_secret",
 ]
@@ -54,6 +57,15 @@ class Registration:
         connection: How the manager reaches the member (the registration credential).
         display_name: ``spec.displayName`` of its profiles.
         source: Where it came from, e.g. ``Secret cluster-inventory-system/member1``.
+        regarding: Object reference (``apiVersion``, ``kind``, ``namespace``, ``name``,
+            ``uid``) that Events about this registration are recorded on; None when the
+            source is not an API object (a file).
+        properties: ``(name, value)`` pairs the source itself knows (e.g. Cluster API's
+            declared version), published in ``status.properties`` beside the mirrored
+            ClusterProperties (a ClusterProperty of the same name wins).
+        not_ready: ``(reason, message)`` when the member must not be contacted yet (e.g. its
+            control plane is not initialized): its profiles exist with ``Joined=False`` and
+            that reason, and no access provider.
     """
 
     name: str
@@ -61,6 +73,9 @@ class Registration:
     connection: kube.ClusterConnection
     display_name: str
     source: str
+    regarding: Mapping[str, str] | None = None
+    properties: tuple[tuple[str, str], ...] = ()
+    not_ready: tuple[str, str] | None = None
 
 
 class RegistrationError(ValueError):
@@ -79,7 +94,18 @@ class RegistrationError(ValueError):
         super().__init__(f"{source}: {field}: {problem}")
 
 
-def _clustersets(value: str | None, source: str, field: str) -> tuple[str, ...]:
+def is_dns_label(name: str) -> bool:
+    """True if ``name`` is a DNS-1123 label (lower case, digits, ``-``; <= 63 characters)."""
+    return bool(_DNS_LABEL.match(name))
+
+
+def parse_clustersets(value: str | None, source: str, field: str) -> tuple[str, ...]:
+    """Comma-separated cluster set names to a tuple.
+
+    Raises:
+        RegistrationError: No name is given, or one is not a DNS-1123 label; the error names
+            ``source`` and ``field``.
+    """
     sets = tuple(s.strip() for s in (value or "").split(",") if s.strip())
     if not sets:
         raise RegistrationError(source, field, "names no cluster set")
@@ -108,7 +134,7 @@ def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
     if not _DNS_LABEL.match(name):
         raise RegistrationError(source, "metadata.name", "must be a DNS-1123 label (<= 63)")
     annotations = meta.get("annotations") or {}
-    sets = _clustersets(
+    sets = parse_clustersets(
         annotations.get(ANNOTATION_CLUSTERSETS),
         source,
         f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]",
@@ -137,7 +163,22 @@ def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
         connection=conn,
         display_name=str(annotations.get(ANNOTATION_DISPLAY_NAME) or name),
         source=source,
+        regarding=object_reference(secret),
     )
+
+
+def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
+    """``{apiVersion, kind, namespace, name, uid}`` of an API object (an Event's ``regarding``)."""
+    meta = obj.get("metadata") or {}
+    ref = {
+        "apiVersion": str(obj.get("apiVersion") or "v1"),
+        "kind": str(obj.get("kind") or "Secret"),
+        "name": str(meta.get("name") or ""),
+    }
+    for key in ("namespace", "uid"):
+        if meta.get(key):
+            ref[key] = str(meta[key])
+    return ref
 
 
 def registration_secret(

@@ -184,6 +184,32 @@ def _condition(
 
 
 def _properties(
+    obs: Observation,
+    previous: Sequence[Mapping[str, Any]] | None,
+    extra: Sequence[tuple[str, str]] = (),
+    now: str = "",
+) -> tuple[list[dict[str, Any]] | None, ConditionState]:
+    mirrored, state = _mirrored(obs, previous)
+    if not extra:
+        return mirrored, state
+    # The source's own properties: a ClusterProperty of the same name wins; the observed
+    # time is kept while the value is unchanged, so an unchanged source writes nothing.
+    out = list(mirrored or ())
+    if obs.properties is None:  # ``mirrored`` is the previous list: refresh ours in it
+        names = {name for name, _ in extra}
+        out = [p for p in out if p.get("name") not in names]
+    taken = {p["name"] for p in out}
+    before = {str(p.get("name")): p for p in previous or () if isinstance(p, Mapping)}
+    for name, value in extra:
+        if name in taken or not value:
+            continue
+        old = before.get(name)
+        seen = old.get("lastObservedTime") if old and old.get("value") == value else None
+        out.append({"name": name, "value": value, "lastObservedTime": seen or now})
+    return sorted(out, key=lambda p: p["name"]), state
+
+
+def _mirrored(
     obs: Observation, previous: Sequence[Mapping[str, Any]] | None
 ) -> tuple[list[dict[str, Any]] | None, ConditionState]:
     if obs.properties is None:
@@ -210,17 +236,22 @@ def _properties(
 
 def build_status(
     obs: Observation,
-    provider: Mapping[str, Any],
+    provider: Mapping[str, Any] | None,
     previous: Mapping[str, Any] | None,
     now: dt.datetime,
+    *,
+    source_properties: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """The status to apply to a profile.
 
     Args:
         obs: The member observation.
-        provider: The access provider entry (from :func:`access_provider`).
+        provider: The access provider entry (from :func:`access_provider`), or None for a
+            member that must not be contacted yet (no ``accessProviders`` then).
         previous: The profile's current ``status`` (or None).
         now: The time to stamp on conditions that change.
+        source_properties: ``(name, value)`` pairs from the registration source, published
+            beside the mirrored ClusterProperties (a mirrored one of the same name wins).
 
     Returns:
         A complete ``status`` object (every field this manager owns).
@@ -230,15 +261,16 @@ def build_status(
     prev_conditions = {
         str(c.get("type")): c for c in previous.get("conditions") or () if isinstance(c, Mapping)
     }
-    properties, props_state = _properties(obs, previous.get("properties"))
+    properties, props_state = _properties(obs, previous.get("properties"), source_properties, stamp)
     status: dict[str, Any] = {
         "conditions": [
             _condition(CONDITION_CONTROL_PLANE_HEALTHY, obs.healthy, prev_conditions, stamp),
             _condition(CONDITION_JOINED, obs.joined, prev_conditions, stamp),
             _condition(CONDITION_PROPERTIES_SYNCED, props_state, prev_conditions, stamp),
         ],
-        "accessProviders": [dict(provider)],
     }
+    if provider is not None:
+        status["accessProviders"] = [dict(provider)]
     version = obs.version or ((previous.get("version") or {}).get("kubernetes"))
     if version:
         status["version"] = {"kubernetes": version}
@@ -251,6 +283,8 @@ def status_matches(desired: Mapping[str, Any], current: Mapping[str, Any] | None
     """True if ``current`` already says everything ``desired`` says (no write needed)."""
     if not current:
         return False
+    if "accessProviders" not in desired and current.get("accessProviders"):
+        return False  # a member that must not be contacted publishes no access provider
     for key, value in desired.items():
         if key == "conditions":
             have = {c.get("type"): c for c in current.get("conditions") or ()}

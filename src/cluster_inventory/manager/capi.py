@@ -1,0 +1,370 @@
+"""Registrations from Cluster API: every workload cluster becomes a member.
+
+:class:`ClusterAPISource` watches ``cluster.x-k8s.io/v1beta2`` ``Cluster`` objects and the
+kubeconfig Secrets Cluster API writes for them (``<cluster>-kubeconfig``, type
+``cluster.x-k8s.io/secret``, key ``value``, label ``cluster.x-k8s.io/cluster-name``) in the
+same namespace. Facts from the Cluster API contract (``sigs.k8s.io/cluster-api`` v1.13,
+``api/core/v1beta2`` and ``util/secret``):
+
+- a Cluster joins once ``status.initialization.controlPlaneInitialized`` is true; before
+  that its profiles exist with ``Joined=False`` (reason ``ControlPlaneNotInitialized``) and
+  no access provider, and the member is never contacted;
+- the declared version (``spec.topology.version``) is published as the property
+  :data:`PROPERTY_CAPI_VERSION`; the Kubernetes version still comes from the member;
+- Cluster API rotates the kubeconfig Secret: a new version is picked up by the watch;
+- a missing or broken Secret becomes a Warning Event on the Cluster (``InvalidRegistration``)
+  and, while no good kubeconfig was ever read, the profiles' ``Joined=False`` condition
+  (reasons ``KubeconfigSecretMissing``/``KubeconfigSecretInvalid``); after a good one, its
+  last good credential is kept, so a bad rotation never takes a healthy member away.
+
+Cluster sets come from the label :data:`LABEL_CAPI_CLUSTERSET` on the Cluster (one set; the
+key is configurable), the annotation ``cluster-inventory.dev/clustersets`` (a comma list),
+or fixed sets for every Cluster. A Cluster that names none is not a member.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from cluster_inventory import kube
+from cluster_inventory.api.constants import PROJECT_DOMAIN
+from cluster_inventory.kube.informer import Informer
+from cluster_inventory.manager.names import (
+    ANNOTATION_CLUSTERSETS,
+    ANNOTATION_DISPLAY_NAME,
+    LABEL_CAPI_CLUSTERSET,
+)
+from cluster_inventory.manager.registration import (
+    Registration,
+    RegistrationError,
+    is_dns_label,
+    object_reference,
+    parse_clustersets,
+)
+
+__all__ = [
+    "CAPI_KUBECONFIG_KEY",
+    "CAPI_SECRET_TYPE",
+    "CLUSTERS",
+    "LABEL_CAPI_CLUSTERSET",
+    "LABEL_CAPI_CLUSTER_NAME",
+    "PROPERTY_CAPI_VERSION",
+    "ClusterAPISource",
+    "cluster_registration",
+]
+
+#: Cluster API's ``Cluster`` (the storage version of v1.13).
+CLUSTERS = kube.Resource(
+    group="cluster.x-k8s.io", version="v1beta2", plural="clusters", kind="Cluster"
+)
+#: Type of the Secrets Cluster API writes (kubeconfig, CA, etcd ...).
+CAPI_SECRET_TYPE = "cluster.x-k8s.io/secret"  # noqa: S105 - a type name, not a secret
+#: Label on those Secrets naming their Cluster.
+LABEL_CAPI_CLUSTER_NAME = "cluster.x-k8s.io/cluster-name"
+#: Key of the kubeconfig Secret that holds the admin kubeconfig.
+CAPI_KUBECONFIG_KEY = "value"
+#: Property carrying the Cluster's declared version (``spec.topology.version``).
+PROPERTY_CAPI_VERSION = f"version.cluster-api.{PROJECT_DOMAIN}"
+
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _kubeconfig_secret_name(cluster: str) -> str:
+    return f"{cluster}-kubeconfig"
+
+
+def _strip_unused_data(secret: dict[str, Any]) -> dict[str, Any]:
+    """Keep data only of kubeconfig Secrets (CA and etcd keys never reach the cache)."""
+    name = str((secret.get("metadata") or {}).get("name") or "")
+    if name.endswith("-kubeconfig") or "data" not in secret:
+        return secret
+    return {k: v for k, v in secret.items() if k not in ("data", "stringData")}
+
+
+def _placeholder(namespace: str, name: str) -> kube.ClusterConnection:
+    """A connection that is never dialled: the key of a member that is not ready yet."""
+    return kube.ClusterConnection(
+        server=f"https://{name}.{namespace}.cluster-api.invalid", name=f"{namespace}/{name}"
+    )
+
+
+def parse_capi_kubeconfig(secret: Mapping[str, Any]) -> kube.ClusterConnection:
+    """The connection in a Cluster API kubeconfig Secret (key ``value``, current context).
+
+    Raises:
+        RegistrationError: The key is missing, not base64, not a kubeconfig, or lacks a
+            server; the error names the Secret and ``data.value``.
+    """
+    meta = secret.get("metadata") or {}
+    source = f"Secret {meta.get('namespace')}/{meta.get('name')}"
+    field = f"data.{CAPI_KUBECONFIG_KEY}"
+    raw = (secret.get("data") or {}).get(CAPI_KUBECONFIG_KEY)
+    if not raw:
+        raise RegistrationError(source, field, "is missing")
+    try:
+        text = base64.b64decode(raw, validate=True).decode()
+        doc = yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+    except (binascii.Error, ValueError, UnicodeDecodeError, yaml.YAMLError):
+        raise RegistrationError(source, field, "is not a base64-encoded kubeconfig") from None
+    if not isinstance(doc, Mapping):
+        raise RegistrationError(source, field, "is not a kubeconfig")
+    try:
+        return kube.connection_from_kubeconfig(doc)
+    except kube.KubeConfigError as exc:
+        raise RegistrationError(source, field, str(exc)) from None
+
+
+def cluster_registration(
+    cluster: Mapping[str, Any],
+    connection: kube.ClusterConnection | None,
+    *,
+    clusterset_label: str = LABEL_CAPI_CLUSTERSET,
+    default_clustersets: Sequence[str] = (),
+    not_ready: tuple[str, str] | None = None,
+) -> Registration | None:
+    """The registration of one Cluster, or None when it names no cluster set.
+
+    Args:
+        cluster: The ``Cluster`` object.
+        connection: The member connection from its kubeconfig Secret, or None if there is
+            none usable (then ``not_ready`` must say why).
+        clusterset_label: Label key naming the Cluster's cluster set.
+        default_clustersets: Sets for a Cluster without label or annotation.
+        not_ready: ``(reason, message)`` that keeps the member from being contacted.
+
+    Raises:
+        RegistrationError: The name is not a DNS-1123 label or a cluster set name is bad.
+    """
+    meta = cluster.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    namespace = str(meta.get("namespace") or "")
+    source = f"Cluster {namespace}/{name}"
+    labels = meta.get("labels") or {}
+    annotations = meta.get("annotations") or {}
+    if annotations.get(ANNOTATION_CLUSTERSETS):
+        field = f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]"
+        sets = parse_clustersets(annotations[ANNOTATION_CLUSTERSETS], source, field)
+    elif labels.get(clusterset_label):
+        field = f"metadata.labels[{clusterset_label}]"
+        sets = parse_clustersets(labels[clusterset_label], source, field)
+    elif default_clustersets:
+        sets = tuple(default_clustersets)
+    else:
+        return None
+    if not is_dns_label(name):
+        raise RegistrationError(source, "metadata.name", "must be a DNS-1123 label (<= 63)")
+    version = str(((cluster.get("spec") or {}).get("topology") or {}).get("version") or "")
+    return Registration(
+        name=name,
+        clustersets=sets,
+        connection=connection if connection is not None else _placeholder(namespace, name),
+        display_name=str(annotations.get(ANNOTATION_DISPLAY_NAME) or name),
+        source=source,
+        regarding=object_reference(cluster),
+        properties=((PROPERTY_CAPI_VERSION, version),) if version else (),
+        not_ready=None if connection is not None else not_ready,
+    )
+
+
+def _initialized(cluster: Mapping[str, Any]) -> bool:
+    init = (cluster.get("status") or {}).get("initialization") or {}
+    return init.get("controlPlaneInitialized") is True
+
+
+class ClusterAPISource:
+    """Registrations from Cluster API ``Cluster`` objects and their kubeconfig Secrets.
+
+    Implements :class:`~cluster_inventory.manager.registration.RegistrationSource`.
+
+    Args:
+        hub: Client of the cluster that holds the Clusters (the CAPI management cluster,
+            which is the hub here).
+        namespaces: Namespaces to watch; empty for all (then the manager needs to list and
+            watch Clusters and Secrets cluster-wide: see docs/manager.md).
+        clusterset_label: Label key on a Cluster naming its cluster set.
+        default_clustersets: Cluster sets of a Cluster that names none (empty: such a
+            Cluster is not a member).
+
+    Only Secrets of type ``cluster.x-k8s.io/secret`` are watched, and the data of every one
+    but the ``<cluster>-kubeconfig`` Secrets is dropped before it is cached.
+    """
+
+    def __init__(
+        self,
+        hub: kube.ApiClient,
+        *,
+        namespaces: Sequence[str] = (),
+        clusterset_label: str = LABEL_CAPI_CLUSTERSET,
+        default_clustersets: Sequence[str] = (),
+    ) -> None:
+        self.clusterset_label = clusterset_label
+        self.default_clustersets = tuple(default_clustersets)
+        scopes: Sequence[str | None] = list(namespaces) or [None]
+        self.clusters = [
+            Informer(hub, CLUSTERS, namespace=ns, name=f"Cluster API Clusters in {ns or 'all'}")
+            for ns in scopes
+        ]
+        self.secrets = [
+            Informer(
+                hub,
+                kube.SECRETS,
+                namespace=ns,
+                label_selector=LABEL_CAPI_CLUSTER_NAME,
+                field_selector=f"type={CAPI_SECRET_TYPE}",
+                name=f"Cluster API Secrets in {ns or 'all'}",
+                transform=_strip_unused_data,
+            )
+            for ns in scopes
+        ]
+        # Secret uid -> (resourceVersion, parsed); Cluster uid -> last good connection.
+        self._parsed: dict[str, tuple[str, kube.ClusterConnection | RegistrationError]] = {}
+        self._last_good: dict[str, kube.ClusterConnection] = {}
+
+    def start(self, on_change: Callable[[], None]) -> None:
+        """Start the informers; every event calls ``on_change``."""
+        for informer in (*self.clusters, *self.secrets):
+            informer.add_handler(lambda *_: on_change())
+            informer.start()
+
+    async def wait_synced(self) -> None:
+        """Wait for the first LIST of Clusters and Secrets.
+
+        Raises:
+            KubeAPIError: A LIST was refused (e.g. the Cluster CRD is not installed: 404).
+        """
+        for informer in (*self.clusters, *self.secrets):
+            await informer.wait_synced()
+
+    def _secret(self, namespace: str, name: str) -> dict[str, Any] | None:
+        key = f"{namespace}/{_kubeconfig_secret_name(name)}"
+        for informer in self.secrets:
+            found = informer.get(key)
+            if found is not None:
+                return found
+        return None
+
+    def _connection(
+        self, cluster: Mapping[str, Any]
+    ) -> tuple[kube.ClusterConnection | None, RegistrationError | None]:
+        meta = cluster.get("metadata") or {}
+        namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+        secret = self._secret(namespace, name)
+        if secret is None:
+            return None, RegistrationError(
+                f"Cluster {namespace}/{name}",
+                "kubeconfig Secret",
+                f"Secret {namespace}/{_kubeconfig_secret_name(name)} "
+                f"(type {CAPI_SECRET_TYPE}) does not exist",
+            )
+        smeta = secret.get("metadata") or {}
+        uid, rv = str(smeta.get("uid")), str(smeta.get("resourceVersion"))
+        cached = self._parsed.get(uid)
+        if cached is None or cached[0] != rv:
+            try:
+                parsed: kube.ClusterConnection | RegistrationError = parse_capi_kubeconfig(secret)
+            except RegistrationError as exc:
+                parsed = exc
+            cached = self._parsed[uid] = (rv, parsed)
+        if isinstance(cached[1], RegistrationError):
+            return None, cached[1]
+        return cached[1], None
+
+    def snapshot(
+        self,
+    ) -> tuple[dict[str, Registration], list[tuple[dict[str, Any], RegistrationError]]]:
+        """Registrations by member name, and the Clusters that are invalid with their error.
+
+        A Cluster whose Secret breaks after a good read keeps its last good connection (and
+        is reported); two Clusters of one name in different namespaces: the first in
+        ``namespace/name`` order wins and the other is reported.
+        """
+        good: dict[str, Registration] = {}
+        bad: list[tuple[dict[str, Any], RegistrationError]] = []
+        seen_clusters: set[str] = set()
+        clusters = sorted(
+            (c for informer in self.clusters for c in informer.items()),
+            key=lambda c: (c["metadata"].get("namespace", ""), c["metadata"].get("name", "")),
+        )
+        for cluster in clusters:
+            meta = cluster.get("metadata") or {}
+            if meta.get("deletionTimestamp"):
+                continue  # being deleted: its profiles go now
+            uid = str(meta.get("uid"))
+            seen_clusters.add(uid)
+            try:
+                reg = self._registration(cluster, uid, bad)
+            except RegistrationError as exc:
+                bad.append((cluster, exc))
+                continue
+            if reg is None:
+                continue
+            if reg.name in good:
+                bad.append(
+                    (
+                        cluster,
+                        RegistrationError(
+                            reg.source,
+                            "metadata.name",
+                            f"member name {reg.name!r} is already registered by "
+                            f"{good[reg.name].source}; this Cluster gets no profile",
+                        ),
+                    )
+                )
+                continue
+            good[reg.name] = reg
+        for uid in [u for u in self._last_good if u not in seen_clusters]:
+            del self._last_good[uid]
+        live = {str((s.get("metadata") or {}).get("uid")) for i in self.secrets for s in i.items()}
+        for uid in [u for u in self._parsed if u not in live]:
+            del self._parsed[uid]
+        return good, bad
+
+    def _registration(
+        self,
+        cluster: dict[str, Any],
+        uid: str,
+        bad: list[tuple[dict[str, Any], RegistrationError]],
+    ) -> Registration | None:
+        def registration(
+            conn: kube.ClusterConnection | None, not_ready: tuple[str, str] | None = None
+        ) -> Registration | None:
+            return cluster_registration(
+                cluster,
+                conn,
+                clusterset_label=self.clusterset_label,
+                default_clustersets=self.default_clustersets,
+                not_ready=not_ready,
+            )
+
+        if not _initialized(cluster):
+            return registration(
+                None,
+                (
+                    "ControlPlaneNotInitialized",
+                    "Cluster API reports status.initialization.controlPlaneInitialized "
+                    "not true yet",
+                ),
+            )
+        conn, error = self._connection(cluster)
+        if conn is not None:
+            self._last_good[uid] = conn
+        elif error is not None:
+            if registration(None) is None:
+                return None  # not a member: its Secret does not matter
+            bad.append((cluster, error))
+            conn = self._last_good.get(uid)
+            if conn is None:
+                missing = error.field == "kubeconfig Secret"
+                reason = "KubeconfigSecretMissing" if missing else "KubeconfigSecretInvalid"
+                return registration(None, (reason, str(error)))
+        return registration(conn)
+
+    async def stop(self) -> None:
+        """Stop the informers."""
+        for informer in (*self.clusters, *self.secrets):
+            await informer.stop()

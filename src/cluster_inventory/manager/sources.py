@@ -1,0 +1,219 @@
+"""Several registration sources at once, and the static-file source.
+
+``manager run --source secrets --source capi --source file:PATH`` builds one
+:class:`CombinedSource` over the named sources (:func:`parse_source`, :func:`build_source`).
+A member name registered by two sources gets its profile from the first source given; the
+second is reported as invalid (an Event on its object), never merged silently. One member
+reached under two names (the same member id) is the manager's duplicate-member case: one
+profile per inventory and a ``DuplicateMember`` Event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cluster_inventory import kube
+from cluster_inventory.manager.capi import ClusterAPISource
+from cluster_inventory.manager.config import ManagerConfig, parse_source
+from cluster_inventory.manager.registration import (
+    Registration,
+    RegistrationError,
+    RegistrationSource,
+    SecretRegistrationSource,
+    is_dns_label,
+    parse_clustersets,
+)
+
+__all__ = [
+    "CombinedSource",
+    "FileRegistrationSource",
+    "build_source",
+    "parse_file_registrations",
+]
+
+Snapshot = tuple[dict[str, Registration], list[tuple[dict[str, Any], RegistrationError]]]
+
+
+def build_source(hub: kube.ApiClient, config: ManagerConfig) -> RegistrationSource:
+    """The registration source ``config.sources`` names (``manager run --source ...``).
+
+    Args:
+        hub: Hub client.
+        config: The manager's settings: ``sources`` in order of precedence, ``namespace``
+            (where registration Secrets live) and the ``capi_*`` settings.
+
+    Raises:
+        ValueError: A source is unknown (also checked by :class:`ManagerConfig`).
+    """
+    sources: list[RegistrationSource] = []
+    for spec in config.sources:
+        kind, arg = parse_source(spec)
+        if kind == "secrets":
+            sources.append(SecretRegistrationSource(hub, config.namespace))
+        elif kind == "capi":
+            sources.append(
+                ClusterAPISource(
+                    hub,
+                    namespaces=config.capi_namespaces,
+                    clusterset_label=config.capi_clusterset_label,
+                    default_clustersets=config.capi_clustersets,
+                )
+            )
+        else:
+            sources.append(FileRegistrationSource(Path(arg)))
+    return sources[0] if len(sources) == 1 else CombinedSource(sources)
+
+
+class CombinedSource:
+    """Several sources as one: the first source registering a member name wins.
+
+    Args:
+        sources: In order of precedence.
+    """
+
+    def __init__(self, sources: Sequence[RegistrationSource]) -> None:
+        self.sources = list(sources)
+
+    def start(self, on_change: Callable[[], None]) -> None:
+        """Start every source."""
+        for source in self.sources:
+            source.start(on_change)
+
+    async def wait_synced(self) -> None:
+        """Wait for every source's first snapshot."""
+        await asyncio.gather(*(s.wait_synced() for s in self.sources))
+
+    def snapshot(self) -> Snapshot:
+        """Merge the snapshots; a name taken by an earlier source is reported as invalid."""
+        good: dict[str, Registration] = {}
+        bad: list[tuple[dict[str, Any], RegistrationError]] = []
+        for source in self.sources:
+            regs, invalid = source.snapshot()
+            bad.extend(invalid)
+            for name, reg in regs.items():
+                first = good.get(name)
+                if first is None:
+                    good[name] = reg
+                    continue
+                obj: dict[str, Any] = {}
+                if reg.regarding is not None:
+                    ref = reg.regarding
+                    obj = {
+                        "apiVersion": ref.get("apiVersion"),
+                        "kind": ref.get("kind"),
+                        "metadata": {k: ref[k] for k in ("name", "namespace", "uid") if k in ref},
+                    }
+                bad.append(
+                    (
+                        obj,
+                        RegistrationError(
+                            reg.source,
+                            "name",
+                            f"member name {name!r} is already registered by {first.source}; "
+                            "the first source given to --source wins",
+                        ),
+                    )
+                )
+        return good, bad
+
+    async def stop(self) -> None:
+        """Stop every source."""
+        await asyncio.gather(*(s.stop() for s in self.sources), return_exceptions=True)
+
+
+def parse_file_registrations(
+    doc: Any, path: Path
+) -> tuple[dict[str, Registration], list[RegistrationError]]:
+    """Registrations in a static file.
+
+    The file is YAML: ``clusters:`` (or a top-level list) of entries ``{name, kubeconfig,
+    clustersets, context?, displayName?}``; ``kubeconfig`` is a path, relative to the file;
+    ``clustersets`` a list or a comma-separated string.
+
+    Raises:
+        RegistrationError: The file is not such a list (every entry is then unusable). An
+            invalid entry is returned among the errors; the others are kept.
+    """
+    where = f"file {path}"
+    entries = doc.get("clusters") if isinstance(doc, Mapping) else doc
+    if not isinstance(entries, list):
+        raise RegistrationError(where, "clusters", "must be a list of clusters")
+    good: dict[str, Registration] = {}
+    bad: list[RegistrationError] = []
+    for i, entry in enumerate(entries):
+        field_base = f"clusters[{i}]"
+        try:
+            if not isinstance(entry, Mapping):
+                raise RegistrationError(where, field_base, "must be a mapping")
+            name = str(entry.get("name") or "")
+            if not is_dns_label(name):
+                raise RegistrationError(
+                    where, f"{field_base}.name", "must be a DNS-1123 label (<= 63)"
+                )
+            source = f"{where} cluster {name}"
+            raw_sets = entry.get("clustersets")
+            sets_text = ",".join(raw_sets) if isinstance(raw_sets, list) else raw_sets
+            sets = parse_clustersets(str(sets_text or ""), source, f"{field_base}.clustersets")
+            kubeconfig = entry.get("kubeconfig")
+            if not kubeconfig:
+                raise RegistrationError(source, f"{field_base}.kubeconfig", "is missing")
+            kpath = (path.parent / str(kubeconfig)).resolve()
+            try:
+                conn = kube.connection_from_kubeconfig(
+                    Path(kpath), context=entry.get("context") or None
+                )
+            except (OSError, kube.KubeConfigError) as exc:
+                raise RegistrationError(
+                    source, f"{field_base}.kubeconfig", f"{kpath}: {exc}"
+                ) from None
+            if name in good:
+                raise RegistrationError(source, f"{field_base}.name", "is listed twice")
+            good[name] = Registration(
+                name=name,
+                clustersets=sets,
+                connection=conn,
+                display_name=str(entry.get("displayName") or name),
+                source=source,
+            )
+        except RegistrationError as exc:
+            bad.append(exc)
+    return good, bad
+
+
+class FileRegistrationSource:
+    """Registrations from a static YAML file (small setups), read once at start.
+
+    Args:
+        path: The file (see :func:`parse_file_registrations` for its shape).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._good: dict[str, Registration] = {}
+        self._bad: list[RegistrationError] = []
+
+    def start(self, on_change: Callable[[], None]) -> None:
+        """Read the file; a file that cannot be read is reported as one invalid entry."""
+        try:
+            doc = yaml.safe_load(self.path.read_text())
+            self._good, self._bad = parse_file_registrations(doc, self.path)
+        except (OSError, yaml.YAMLError) as exc:
+            self._bad = [RegistrationError(f"file {self.path}", "(file)", str(exc))]
+        except RegistrationError as exc:
+            self._bad = [exc]
+        on_change()
+
+    async def wait_synced(self) -> None:
+        """Nothing to wait for: the file was read in :meth:`start`."""
+
+    def snapshot(self) -> Snapshot:
+        """The registrations; invalid entries carry no API object (logged, no Event)."""
+        return dict(self._good), [({}, e) for e in self._bad]
+
+    async def stop(self) -> None:
+        """Nothing to stop."""
