@@ -11,10 +11,14 @@ ClusterProperty on a member (p50/p99; target <= 100 ms / 500 ms) and seconds unt
 ControlPlaneHealthy goes False after a member's apiserver stops (default settings; <= 5 s).
 
 Registrations point at the fleet's two real members (the manager shares one connection per
-member, as it would for many registrations of one cluster).
+member, as it would for many registrations of one cluster). ``--source capi`` registers
+them as Cluster API ``Cluster`` objects (the real CRD from the cluster-api Go module) with
+``<name>-kubeconfig`` Secrets, and runs the manager with ``--source capi``; the floor is the
+same, so the ratios of both sources compare directly.
 
 Usage: uv run python bench/manager_scale.py [--sizes 100 1000] [--changes 100]
-       uv run python bench/manager_scale.py --smoke   (N=2, 3 changes)
+           [--source secrets capi]
+       uv run python bench/manager_scale.py --smoke   (N=2, 3 changes, both sources)
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import registration_secret
-from cluster_inventory.testing import Fleet
+from cluster_inventory.manager.capi import CAPI_SECRET_TYPE, CLUSTERS, LABEL_CAPI_CLUSTER_NAME
+from cluster_inventory.manager.names import LABEL_CAPI_CLUSTERSET
+from cluster_inventory.testing import Fleet, upstream_crd
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 SYSTEM = "bench-system"
@@ -75,10 +81,54 @@ async def floor(hub: kube.ApiClient, ns: str, n: int, sample_status: dict) -> fl
     return time.perf_counter() - started
 
 
-async def run_size(fleet: Fleet, hub: kube.ApiClient, n: int, sample_status: dict) -> dict:
-    inv, floor_ns = f"bench-inv-{n}", f"bench-floor-{n}"
+async def register_capi(hub: kube.ApiClient, name: str, text: str, clusterset: str) -> None:
+    """One workload cluster as Cluster API leaves it: an initialized Cluster and its
+    ``<name>-kubeconfig`` Secret."""
+    await kube.apply(
+        hub,
+        kube.SECRETS,
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": CAPI_SECRET_TYPE,
+            "metadata": {
+                "name": f"{name}-kubeconfig",
+                "namespace": SYSTEM,
+                "labels": {LABEL_CAPI_CLUSTER_NAME: name},
+            },
+            "data": {"value": base64.b64encode(text.encode()).decode()},
+        },
+        field_manager="bench",
+    )
+    body = {
+        "apiVersion": CLUSTERS.api_version,
+        "kind": "Cluster",
+        "metadata": {
+            "name": name,
+            "namespace": SYSTEM,
+            "labels": {LABEL_CAPI_CLUSTERSET: clusterset},
+        },
+        "spec": {"topology": {"classRef": {"name": "bench"}, "version": "v1.36.3"}},
+    }
+    await kube.apply(hub, CLUSTERS, body, field_manager="bench")
+    body["status"] = {"initialization": {"controlPlaneInitialized": True}}
+    await kube.apply(hub, CLUSTERS, body, field_manager="bench", subresource="status")
+
+
+async def deregister(hub: kube.ApiClient, n: int, source: str) -> None:
+    names = [f"r{n}-{j}" for j in range(n)]
+    if source == "capi":
+        await bounded([kube.delete(hub, CLUSTERS, x, namespace=SYSTEM) for x in names])
+        names = [f"{x}-kubeconfig" for x in names]
+    await bounded([kube.delete(hub, kube.SECRETS, x, namespace=SYSTEM) for x in names])
+
+
+async def run_size(
+    fleet: Fleet, hub: kube.ApiClient, n: int, sample_status: dict, source: str = "secrets"
+) -> dict:
+    inv, floor_ns = f"bench-inv-{n}-{source}", f"bench-floor-{n}-{source}"
     for ns, labels in (
-        (inv, {LABEL_CLUSTER_SET: f"set{n}"}),
+        (inv, {LABEL_CLUSTER_SET: f"set{n}{source}"}),
         (floor_ns, {}),
         (f"{floor_ns}-warm", {}),
         (SYSTEM, {}),
@@ -93,17 +143,27 @@ async def run_size(fleet: Fleet, hub: kube.ApiClient, n: int, sample_status: dic
     floor_s = await floor(hub, floor_ns, n, sample_status)
     members = list(fleet.members.values())
     texts = [yaml.safe_dump(m.kubeconfig()) for m in members]
-    await bounded(
-        [
-            kube.apply(
-                hub,
-                kube.SECRETS,
-                registration_secret(f"r{n}-{i}", SYSTEM, texts[i % len(texts)], [f"set{n}"]),
-                field_manager="bench",
-            )
-            for i in range(n)
-        ]
-    )
+    if source == "capi":
+        await bounded(
+            [
+                register_capi(hub, f"r{n}-{i}", texts[i % len(texts)], f"set{n}{source}")
+                for i in range(n)
+            ]
+        )
+    else:
+        await bounded(
+            [
+                kube.apply(
+                    hub,
+                    kube.SECRETS,
+                    registration_secret(
+                        f"r{n}-{i}", SYSTEM, texts[i % len(texts)], [f"set{n}{source}"]
+                    ),
+                    field_manager="bench",
+                )
+                for i in range(n)
+            ]
+        )
     profiles = Informer(hub, kube.CLUSTER_PROFILES, namespace=inv, name="bench profiles")
     ready_at: list[float] = []
     # The first profile event marks the end of the manager's start-up (imports, informer sync).
@@ -130,11 +190,12 @@ async def run_size(fleet: Fleet, hub: kube.ApiClient, n: int, sample_status: dic
             "0",
             "--log-format",
             "json",
+            *(["--source", "capi", "--capi-namespace", SYSTEM] if source == "capi" else []),
         ],
         stdout=subprocess.DEVNULL,
-        stderr=open(f"/tmp/bench-manager-{n}.log", "w"),
+        stderr=open(f"/tmp/bench-manager-{n}-{source}.log", "w"),
     )
-    result: dict = {"n": n, "floor": floor_s}
+    result: dict = {"n": n, "floor": floor_s, "source": source}
     try:
         while sum(1 for p in profiles.items() if full(p)) < n:
             if time.perf_counter() - started > 300:
@@ -248,7 +309,7 @@ async def health(fleet: Fleet, profiles: Informer) -> float:
         await fleet.start_member(name)
 
 
-async def main(sizes: list[int], changes: int) -> None:
+async def main(sizes: list[int], changes: int, sources: list[str]) -> None:
     async with Fleet(2) as fleet:
         async with await fleet.hub.client() as hub:
             async with await next(iter(fleet.members.values())).client() as m:
@@ -287,9 +348,11 @@ async def main(sizes: list[int], changes: int) -> None:
                     }
                 ],
             }
+            if "capi" in sources:
+                await kube.ensure_crds(hub, [upstream_crd("clusters.cluster.x-k8s.io")])
             results = []
-            for n in sorted(sizes):
-                res = await run_size(fleet, hub, n, sample_status)
+            for n, source in [(n, s) for n in sorted(sizes) for s in sources]:
+                res = await run_size(fleet, hub, n, sample_status, source)
                 proc, profiles = res.pop("proc"), res.pop("profiles")
                 try:
                     if n <= 100:
@@ -306,21 +369,18 @@ async def main(sizes: list[int], changes: int) -> None:
                     proc.terminate()
                     proc.wait(timeout=30)
                     await profiles.__aexit__()
-                    await bounded(
-                        [
-                            kube.delete(hub, kube.SECRETS, f"r{n}-{j}", namespace=SYSTEM)
-                            for j in range(n)
-                        ]
-                    )
+                    await deregister(hub, n, source)
                 results.append(res)
     for res in results:
-        n = res["n"]
-        require_times(**{k: v for k, v in res.items() if k != "n"})
+        n = f"{res.pop('n')} --source {res.pop('source')}"
+        require_times(**res)
         require(res["tokens"] >= res["manager"] > res["ready_at"] >= 0, f"N={n}: phases in order")
-        require(("p50" in res) == (n <= 100), f"N={n}: propagation measured for N <= 100 only")
+        size = int(n.split()[0])
+        require(("p50" in res) == (size <= 100), f"N={n}: propagation measured for N <= 100 only")
         if "p50" in res:  # registrations alternate over the two members
             require(
-                res["per_member"] == (n + 1) // 2, f"N={n}: {(n + 1) // 2} profiles of member 0"
+                res["per_member"] == (size + 1) // 2,
+                f"N={n}: {(size + 1) // 2} profiles of member 0",
             )
         print(f"N={n}: floor (create + status directly) {res['floor']:.2f} s")
         print(
@@ -350,8 +410,15 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2, 100, 1000])
     parser.add_argument("--changes", type=int, default=100)
+    parser.add_argument(
+        "--source",
+        nargs="+",
+        choices=["secrets", "capi"],
+        default=["secrets"],
+        help="registration sources to measure, one after the other",
+    )
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
     if args.smoke:
-        args.sizes, args.changes = [2], 3
-    asyncio.run(main(args.sizes, args.changes))
+        args.sizes, args.changes, args.source = [2], 3, ["secrets", "capi"]
+    asyncio.run(main(args.sizes, args.changes, args.source))

@@ -112,11 +112,16 @@ def expand(rules: list[dict[str, Any]]) -> set[tuple[str, str, str, str | None]]
     return grants
 
 
-@pytest.fixture(scope="module")
-def rendered() -> list[dict[str, Any]]:
-    result = kubectl("kustomize", str(DEPLOY))
+def render(tree: Path = DEPLOY) -> list[dict[str, Any]]:
+    """The objects ``kubectl kustomize tree`` renders."""
+    result = kubectl("kustomize", str(tree))
     assert result.returncode == 0, result.stderr
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+@pytest.fixture(scope="module")
+def rendered() -> list[dict[str, Any]]:
+    return render()
 
 
 # -- (a) the CRD copies -----------------------------------------------------------------------

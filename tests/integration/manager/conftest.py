@@ -90,20 +90,27 @@ class Harness:
         return None
 
 
-@pytest.fixture
-async def harness(fleet: Fleet, test_namespace: str) -> AsyncIterator[Harness]:
+@contextlib.asynccontextmanager
+async def running_manager(
+    fleet: Fleet, test_namespace: str, **config: Any
+) -> AsyncIterator[Harness]:
+    """A manager of the test's own (name, namespaces), with ``config`` overriding settings."""
     clock = Clock()
     hub_client = await fleet.hub.client()
-    config = ManagerConfig(
-        name=f"m-{test_namespace[-8:]}",
-        namespace=test_namespace,
-        member_namespace=test_namespace,
-        probe_interval=0.5,
-        probe_timeout=2.0,
-        workers=4,
-    )
+    settings: dict[str, Any] = {
+        "name": f"m-{test_namespace[-8:]}",
+        "namespace": test_namespace,
+        "member_namespace": test_namespace,
+        "probe_interval": 0.5,
+        "probe_timeout": 2.0,
+        "workers": 4,
+    }
     manager = ClusterManager(
-        hub_client, config, now=clock, registry=CollectorRegistry(), identity="test"
+        hub_client,
+        ManagerConfig(**{**settings, **config}),
+        now=clock,
+        registry=CollectorRegistry(),
+        identity="test",
     )
     task = asyncio.get_running_loop().create_task(manager.run())
     h = Harness(fleet, hub_client, test_namespace, manager, clock)
@@ -117,3 +124,9 @@ async def harness(fleet: Fleet, test_namespace: str) -> AsyncIterator[Harness]:
         for ns in h.created_namespaces:
             await kube.delete(hub_client, kube.NAMESPACES, ns)
         await hub_client.close()
+
+
+@pytest.fixture
+async def harness(fleet: Fleet, test_namespace: str) -> AsyncIterator[Harness]:
+    async with running_manager(fleet, test_namespace) as h:
+        yield h
