@@ -256,3 +256,26 @@ async def test_member_through_both_sources_gets_one_profile(capi: Harness) -> No
     # The same kubeconfig through both sources is one member connection.
     servers = [c.server for c in h.manager.members if c.server == h.member(1).server]
     assert len(servers) == 1
+
+
+async def test_static_file_source_registers_its_members(
+    fleet: Fleet, test_namespace: str, tmp_path
+) -> None:
+    member = list(fleet.members.values())[0]
+    (tmp_path / "east.kubeconfig").write_text(yaml.safe_dump(member.kubeconfig()))
+    clusters = tmp_path / "clusters.yaml"
+    clusters.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": [
+                    {"name": "east", "kubeconfig": "east.kubeconfig", "clustersets": ["prod"]},
+                    {"name": "west", "kubeconfig": "missing.kubeconfig", "clustersets": "prod"},
+                ]
+            }
+        )
+    )
+    async with running_manager(fleet, test_namespace, sources=(f"file:{clusters}",)) as h:
+        ns = await h.inventory("prod", "prod")
+        await eventually(lambda: _is(h, ns, "east", "ControlPlaneHealthy", "True"), what="east")
+        assert await h.profile_names(ns) == {"east"}  # west's entry is reported, not guessed
+        assert h.manager.metrics.invalid_registrations._value.get() == 1
