@@ -261,7 +261,7 @@ async def test_member_through_both_sources_gets_one_profile(capi: Harness) -> No
 async def test_static_file_source_registers_its_members(
     fleet: Fleet, test_namespace: str, tmp_path
 ) -> None:
-    member = list(fleet.members.values())[0]
+    member = next(iter(fleet.members.values()))
     (tmp_path / "east.kubeconfig").write_text(yaml.safe_dump(member.kubeconfig()))
     clusters = tmp_path / "clusters.yaml"
     clusters.write_text(
