@@ -136,10 +136,7 @@ def resolve_resource(resource: str | None, name: str | None) -> tuple[str, str |
         return plural, name
     if name is None:
         return "clusterprofiles", resource
-    fail(
-        f'unknown resource type "{resource}": get shows '
-        "clusterprofiles and placementdecisions"
-    )
+    fail(f'unknown resource type "{resource}": get shows clusterprofiles and placementdecisions')
 
 
 #: ``get``'s options: flag spellings -> (parameter, takes a value).

@@ -429,10 +429,11 @@ def get_cmd(
     """List ClusterProfiles or PlacementDecisions on the hub, or show one.
 
     `get [clusterprofiles] [NAME]`: the table adds to kubectl's NAME and AGE the cluster
-    manager, the member's Kubernetes version, ControlPlaneHealthy and the access providers; `-o wide` adds Joined and the
-    properties. Every other format is kubectl's own: `kubectl get clusterprofiles` runs with
-    the same kubeconfig, context, namespace, selector and name (`$CLUSTER_INVENTORY_KUBECTL`
-    names the binary, else kubectl on PATH). Without kubectl, json and yaml are printed here.
+    manager, the member's Kubernetes version, ControlPlaneHealthy and the access providers;
+    `-o wide` adds Joined and the properties. Every other format is kubectl's own: `kubectl
+    get clusterprofiles` runs with the same kubeconfig, context, namespace, selector and name
+    (`$CLUSTER_INVENTORY_KUBECTL` names the binary, else kubectl on PATH). Without kubectl,
+    json and yaml are printed here.
 
     `get placementdecisions [NAME]`: each slice's placement-key, decision-index, scheduler
     and number of clusters; `-o wide` adds the decision-key and the clusters' names. Other

@@ -171,7 +171,13 @@ async def test_one_slice_by_name_and_across_namespaces_by_selector(
 
 @pytest.mark.parametrize(
     "output",
-    ["json", "yaml", "name", "jsonpath={.items[*].schedulerName}", "custom-columns=N:.metadata.name"],
+    [
+        "json",
+        "yaml",
+        "name",
+        "jsonpath={.items[*].schedulerName}",
+        "custom-columns=N:.metadata.name",
+    ],
 )
 async def test_other_formats_are_kubectls_own(fleet: Fleet, decisions: str, output: str) -> None:
     ours = await asyncio.to_thread(
