@@ -274,7 +274,7 @@ def apply_cmd(
         )
 
     try:
-        rows = asyncio.run(run())
+        rows = kube.run(run())  # uvloop where installed: thousands of requests in one pass
     except (kube.KubeError, delivery.DeliveryError) as exc:
         fail(str(exc))
     if not rows:

@@ -44,7 +44,9 @@ from cluster_inventory.credentials import (
     CredentialCache,
     CredentialsError,
     ProviderConfig,
-    connect,
+    connect_access,
+    load_provider_file,
+    resolve_access,
 )
 from cluster_inventory.kube.informer import object_key
 from cluster_inventory.runtime import Cluster, FleetManager, Reconciler, Request, Result
@@ -308,6 +310,7 @@ class _Member:
         default_namespace: str,
         crd_kinds: set[tuple[str, str]],
         parallel: int = _PER_MEMBER_REQUESTS,
+        kinds: dict[str, kube.Resource] | None = None,
     ) -> None:
         self.client = client
         self.cluster = cluster
@@ -318,7 +321,10 @@ class _Member:
         self.default_namespace = default_namespace
         self.crd_kinds = crd_kinds
         self.gate = asyncio.Semaphore(parallel)
-        self.kinds: dict[str, kube.Resource] = {}
+        #: Kinds resolved on this member's API server (shared by clients of one server).
+        self.kinds: dict[str, kube.Resource] = {} if kinds is None else kinds
+        #: (collection path) -> {name: resourceVersion}, read by :meth:`read_phase`.
+        self.stored: dict[str, dict[str, str]] = {}
         self.rows: dict[str, ObjectResult] = {}
         #: Set once the member did not answer: later objects fail at once with this message.
         self.unreachable = ""
@@ -370,10 +376,59 @@ class _Member:
         first = [self.rows[k] for k in order if k in self.rows]
         return first + [r for k, r in self.rows.items() if k not in set(order)]
 
+    def failing(self, manifests: Sequence[Manifest], message: str) -> list[ObjectResult]:
+        """Fail every object without a row yet with ``message``; all rows, in order."""
+        for m in manifests:
+            if m.source not in self.rows:
+                self.row(m.source, m.ref(), m.namespace or "", "failed", message)
+        return self.results(manifests)
+
     def refused(self, key: str, obj: str, namespace: str, exc: kube.KubeAPIError) -> None:
         if exc.status == 0:
             self.unreachable = self.unreachable or _api_message(exc)
         self.row(key, obj, namespace, "failed", _api_message(exc))
+
+    async def read_phase(self, phase: Sequence[Manifest]) -> None:
+        """Read what is stored of a phase's objects with one LIST per kind and namespace.
+
+        To tell ``unchanged`` from ``configured`` the object's resourceVersion before the
+        apply is needed; a metadata-only LIST of each collection that holds two or more of
+        the phase's objects replaces their GETs (kubectl's own apply sends no read at all).
+        A collection that cannot be listed (RBAC that grants ``get`` but not ``list``, a
+        kind not served yet) is left to a GET per object, as is everything under dry run
+        (which compares whole objects).
+        """
+        if self.dry_run or self.unreachable:
+            return
+        groups: dict[str, tuple[kube.Resource, str]] = {}
+        counts: Counter[str] = Counter()
+        for m in phase:
+            try:
+                resource = await self.resource(m)
+            except kube.KubeError:
+                continue  # apply() reports it
+            ns = (m.namespace or self.default_namespace) if resource.namespaced else ""
+            path = resource.path(ns or None)
+            groups[path] = (resource, ns)
+            counts[path] += 1
+
+        async def read(path: str, resource: kube.Resource, ns: str) -> None:
+            try:
+                async with self.gate:
+                    listed = await kube.list_objects(
+                        self.client, resource, ns or None, metadata_only=True
+                    )
+            except kube.KubeError:
+                return
+            self.stored[path] = {
+                str(item["metadata"].get("name")): str(item["metadata"].get("resourceVersion"))
+                for item in listed.get("items") or ()
+                if item.get("metadata")
+            }
+
+        await asyncio.gather(
+            *(read(path, *groups[path]) for path, count in counts.items() if count >= 2)
+        )
 
     async def apply(self, m: Manifest, applyset: ApplySet | None) -> None:
         if self.unreachable:
@@ -389,14 +444,16 @@ class _Member:
             return
         body = self.body(m, resource, applyset)
         ns = str(body["metadata"].get("namespace") or "")
+        listed = self.stored.get(resource.path(ns or None))
         try:
             async with self.gate:
-                try:
-                    current: dict[str, Any] | None = await kube.get(
-                        self.client, resource, m.name, ns or None
-                    )
-                except kube.NotFoundError:
-                    current = None
+                current: dict[str, Any] | None = None
+                if listed is not None:
+                    if m.name in listed:
+                        current = {"metadata": {"resourceVersion": listed[m.name]}}
+                else:
+                    with contextlib.suppress(kube.NotFoundError):
+                        current = await kube.get(self.client, resource, m.name, ns or None)
                 stored = await kube.apply(
                     self.client,
                     resource,
@@ -540,6 +597,7 @@ def _member(
     force_conflicts: bool = False,
     default_namespace: str = "default",
     parallel: int = _PER_MEMBER_REQUESTS,
+    kinds: dict[str, kube.Resource] | None = None,
 ) -> _Member:
     crd_kinds = set()
     for m in manifests:
@@ -556,6 +614,7 @@ def _member(
         default_namespace=default_namespace,
         crd_kinds=crd_kinds,
         parallel=parallel,
+        kinds=kinds,
     )
 
 
@@ -576,6 +635,7 @@ async def _run(member: _Member, manifests: Sequence[Manifest], applyset: ApplySe
                 member, applyset, old_kinds | group_kinds, old_namespaces | namespaces
             )
     for phase in apply_order(manifests):
+        await member.read_phase(phase)
         await asyncio.gather(*(member.apply(m, applyset) for m in phase))
     if applyset is None or any(r.failed for r in member.rows.values()):
         return
@@ -646,11 +706,54 @@ def _server(profile: Mapping[str, Any]) -> str:
     return ""
 
 
+class _SharedClients:
+    """One API client per distinct way of reaching a member, for one :func:`deliver` run.
+
+    Profiles whose resolved access is equal -- same server, CA, TLS server name, proxy and
+    exec plugin with the same cluster config (:attr:`ClusterAccess.cache_key
+    <cluster_inventory.credentials.ClusterAccess>`, the key that already shares one
+    credential, KEP-5339) -- reach the same API server as the same identity. They share one
+    client: its keep-alive connections (instead of new TLS handshakes per profile), the
+    credential and the kinds resolved on that server. Each profile still gets its own apply
+    pass and result rows. A failure to connect is shared as well (the same plugin would fail
+    the same way), and a profile's deadline never cancels a connect another profile awaits.
+    """
+
+    def __init__(self, providers: ProviderConfig, cache: CredentialCache) -> None:
+        self._providers = providers
+        self._cache = cache
+        self._clients: dict[str, asyncio.Future[kube.ApiClient]] = {}
+        self._kinds: dict[str, dict[str, kube.Resource]] = {}
+
+    async def get(
+        self, profile: Mapping[str, Any]
+    ) -> tuple[kube.ApiClient, dict[str, kube.Resource]]:
+        """The client for ``profile``'s member and the kinds resolved on its server.
+
+        Raises:
+            CredentialsError: No usable access provider, or the plugin failed.
+            KubeConfigError: The CA or client certificate does not load.
+        """
+        access = resolve_access(profile, self._providers)
+        key = access.cache_key
+        pending = self._clients.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(connect_access(access, cache=self._cache))
+            self._clients[key] = pending
+        client = await asyncio.shield(pending)
+        return client, self._kinds.setdefault(key, {})
+
+    async def close(self) -> None:
+        """Close every client that was made (waiting for connects still under way)."""
+        for pending in self._clients.values():
+            with contextlib.suppress(Exception):
+                await (await pending).close()
+
+
 async def _deliver_one(
     profile: Mapping[str, Any],
     manifests: Sequence[Manifest],
-    providers: ProviderConfig | str | Path,
-    cache: CredentialCache,
+    clients: _SharedClients,
     timeout: float,
     options: Mapping[str, Any],
 ) -> list[ObjectResult]:
@@ -660,18 +763,16 @@ async def _deliver_one(
 
     def rows_failing_with(message: str) -> list[ObjectResult]:
         done = member or _member(None, manifests, cluster=cluster, server=server)
-        for m in manifests:
-            if m.source not in done.rows:
-                done.row(m.source, m.ref(), m.namespace or "", "failed", message)
-        return done.results(manifests)
+        return done.failing(manifests, message)
 
-    client: kube.ApiClient | None = None
     applyset = options.get("applyset")
     settings = {k: v for k, v in options.items() if k != "applyset"}
     try:
         async with asyncio.timeout(timeout):
-            client = await connect(profile, providers, cache=cache)
-            member = _member(client, manifests, cluster=cluster, server=server, **settings)
+            client, kinds = await clients.get(profile)
+            member = _member(
+                client, manifests, cluster=cluster, server=server, kinds=kinds, **settings
+            )
             await _run(member, manifests, applyset)
             return member.results(manifests)
     except TimeoutError:
@@ -679,10 +780,6 @@ async def _deliver_one(
     except (CredentialsError, kube.KubeError, DeliveryError) as exc:
         message = _api_message(exc) if isinstance(exc, kube.KubeAPIError) else str(exc)
         return rows_failing_with(message)
-    finally:
-        if client is not None:
-            with contextlib.suppress(Exception):
-                await client.close()
 
 
 async def deliver(
@@ -724,6 +821,18 @@ async def deliver(
     if concurrency < 1 or timeout <= 0:
         raise ValueError("concurrency must be >= 1 and timeout > 0")
     cache = cache or CredentialCache()
+    if not isinstance(providers, ProviderConfig):  # read the file once, not once per member
+        try:
+            providers = load_provider_file(Path(providers))
+        except CredentialsError as exc:
+            return [
+                row
+                for p in profiles
+                for row in _member(
+                    None, manifests, cluster=object_key(p), server=_server(p)
+                ).failing(manifests, str(exc))
+            ]
+    clients = _SharedClients(providers, cache)
     gate = asyncio.Semaphore(concurrency)
     options = {
         "field_manager": field_manager,
@@ -738,9 +847,12 @@ async def deliver(
 
     async def one(profile: Mapping[str, Any]) -> list[ObjectResult]:
         async with gate:
-            return await _deliver_one(profile, manifests, providers, cache, timeout, options)
+            return await _deliver_one(profile, manifests, clients, timeout, options)
 
-    per_member = await asyncio.gather(*(one(p) for p in profiles))
+    try:
+        per_member = await asyncio.gather(*(one(p) for p in profiles))
+    finally:
+        await clients.close()
     return [row for rows in per_member for row in rows]
 
 
