@@ -14,7 +14,6 @@ import json
 import os
 import re
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -194,7 +193,7 @@ async def test_without_kubectl_json_holds_the_same_slices(
     fleet: Fleet, decisions: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(KUBECTL_ENV)
-    monkeypatch.setenv("PATH", str(Path(os.defpath).parent / "nonexistent-bin"))
+    monkeypatch.setenv("PATH", "/nonexistent-bin")  # no kubectl (this machine has /bin/kubectl)
     ours = json.loads(
         await asyncio.to_thread(
             _run, "get", "placementdecisions", "-n", decisions, "-o", "json", fleet=fleet
