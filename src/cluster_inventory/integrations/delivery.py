@@ -12,7 +12,12 @@ applied as ``kubectl apply --server-side`` would apply it:
   change: same ``resourceVersion``; under ``dryRun`` the server's answer equals what is
   stored) or ``failed`` with the API server's own message (a 422 names the field);
 - each member has its own deadline (``timeout``), so one slow or unreachable member fails
-  only its own rows while the others go on; members are processed ``concurrency`` at a time.
+  only its own rows while the others go on; members are processed ``concurrency`` at a time;
+- an object whose apply could change nothing is not sent (``skip_unchanged``, on by
+  default): the stored object already holds every value of the manifest, this field manager
+  owns no field the manifest left out, and it last applied at the same apiVersion
+  (:func:`apply_is_noop`). Anything else -- drift, a removed field, another manager's
+  change, a value the server normalises -- is applied as kubectl would.
 
 With an :class:`ApplySet`, objects removed from the set are removed from the member, and
 only those: kubectl's ApplySet convention (KEP-3659). A parent ConfigMap on the member holds
@@ -64,6 +69,7 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "ObjectResult",
+    "apply_is_noop",
     "apply_order",
     "apply_to_member",
     "deliver",
@@ -295,6 +301,83 @@ def _comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": meta}
 
 
+def _covers(stored: Any, wanted: Any) -> bool:
+    """Whether ``stored`` holds every value of ``wanted``.
+
+    Maps key by key (extra keys allowed), lists element by element at equal length,
+    everything else equal.
+    """
+    if isinstance(wanted, dict):
+        return isinstance(stored, dict) and all(
+            k in stored and _covers(stored[k], v) for k, v in wanted.items()
+        )
+    if isinstance(wanted, list):
+        return (
+            isinstance(stored, list)
+            and len(stored) == len(wanted)
+            and all(_covers(a, b) for a, b in zip(stored, wanted, strict=True))
+        )
+    return bool(stored == wanted)
+
+
+def _owned_within(fields: Mapping[str, Any], wanted: Any) -> bool:
+    """Whether every field of a ``FieldsV1`` set is in ``wanted``.
+
+    Maps are followed; a list or a value in ``wanted`` counts as a whole.
+    """
+    for key, sub in fields.items():
+        if key == ".":
+            continue
+        if not key.startswith("f:") or not isinstance(wanted, dict) or key[2:] not in wanted:
+            return False
+        value = wanted[key[2:]]
+        if isinstance(value, dict) and isinstance(sub, dict) and not _owned_within(sub, value):
+            return False
+    return True
+
+
+def apply_is_noop(stored: Mapping[str, Any], body: Mapping[str, Any], field_manager: str) -> bool:
+    """Whether server-side applying ``body`` to ``stored`` as ``field_manager`` changes nothing.
+
+    Server-side apply (KEP-555) sets the fields of the body and removes the fields the
+    manager owned before but left out. So the apply is a no-op when all of these hold:
+
+    - ``stored`` has an ``Apply`` entry of ``field_manager`` in ``metadata.managedFields``
+      (not of a subresource) at the body's ``apiVersion``, in ``FieldsV1``;
+    - every value of the body is already stored (maps compared key by key, lists element by
+      element and of equal length, so a value the server normalises or defaults inside a
+      list makes it "not a no-op");
+    - every field that entry owns is in the body (nothing to remove).
+
+    It answers False whenever it cannot be sure, and then the object is applied.
+
+    Args:
+        stored: The object as the API server returned it (with ``managedFields``).
+        body: The apply body (``apiVersion``, ``kind``, ``metadata`` with name, namespace).
+        field_manager: The apply's field manager.
+
+    Returns:
+        True if the apply can be skipped and the object reported ``unchanged``.
+    """
+    meta = stored.get("metadata") or {}
+    entry = next(
+        (
+            e
+            for e in meta.get("managedFields") or ()
+            if e.get("manager") == field_manager
+            and e.get("operation") == "Apply"
+            and not e.get("subresource")
+        ),
+        None,
+    )
+    if entry is None or entry.get("fieldsType") != "FieldsV1":
+        return False
+    if entry.get("apiVersion") != body.get("apiVersion"):
+        return False
+    wanted = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+    return _covers(stored, wanted) and _owned_within(entry.get("fieldsV1") or {}, wanted)
+
+
 class _Member:
     """One member's apply: kind resolution cache, row bookkeeping, the request gate."""
 
@@ -311,6 +394,7 @@ class _Member:
         crd_kinds: set[tuple[str, str]],
         parallel: int = _PER_MEMBER_REQUESTS,
         kinds: dict[str, kube.Resource] | None = None,
+        skip_unchanged: bool = True,
     ) -> None:
         self.client = client
         self.cluster = cluster
@@ -318,13 +402,14 @@ class _Member:
         self.field_manager = field_manager
         self.dry_run = dry_run
         self.force = force_conflicts
+        self.skip_unchanged = skip_unchanged
         self.default_namespace = default_namespace
         self.crd_kinds = crd_kinds
         self.gate = asyncio.Semaphore(parallel)
         #: Kinds resolved on this member's API server (shared by clients of one server).
         self.kinds: dict[str, kube.Resource] = {} if kinds is None else kinds
-        #: (collection path) -> {name: resourceVersion}, read by :meth:`read_phase`.
-        self.stored: dict[str, dict[str, str]] = {}
+        #: (collection path) -> {name: stored object}, read by :meth:`read_phase`.
+        self.stored: dict[str, dict[str, dict[str, Any]]] = {}
         self.rows: dict[str, ObjectResult] = {}
         #: Set once the member did not answer: later objects fail at once with this message.
         self.unreachable = ""
@@ -391,12 +476,11 @@ class _Member:
     async def read_phase(self, phase: Sequence[Manifest]) -> None:
         """Read what is stored of a phase's objects with one LIST per kind and namespace.
 
-        To tell ``unchanged`` from ``configured`` the object's resourceVersion before the
-        apply is needed; a metadata-only LIST of each collection that holds two or more of
-        the phase's objects replaces their GETs (kubectl's own apply sends no read at all).
-        A collection that cannot be listed (RBAC that grants ``get`` but not ``list``, a
-        kind not served yet) is left to a GET per object, as is everything under dry run
-        (which compares whole objects).
+        The stored object tells ``unchanged`` from ``configured`` (its resourceVersion) and
+        whether the apply can be skipped (:func:`apply_is_noop`); one LIST of each
+        collection that holds two or more of the phase's objects replaces their GETs. A
+        collection that cannot be listed (RBAC that grants ``get`` but not ``list``, a kind
+        not served yet) is left to a GET per object, as is everything under dry run.
         """
         if self.dry_run or self.unreachable:
             return
@@ -415,13 +499,11 @@ class _Member:
         async def read(path: str, resource: kube.Resource, ns: str) -> None:
             try:
                 async with self.gate:
-                    listed = await kube.list_objects(
-                        self.client, resource, ns or None, metadata_only=True
-                    )
+                    listed = await kube.list_objects(self.client, resource, ns or None)
             except kube.KubeError:
                 return
             self.stored[path] = {
-                str(item["metadata"].get("name")): str(item["metadata"].get("resourceVersion"))
+                str(item["metadata"].get("name")): item
                 for item in listed.get("items") or ()
                 if item.get("metadata")
             }
@@ -449,11 +531,18 @@ class _Member:
             async with self.gate:
                 current: dict[str, Any] | None = None
                 if listed is not None:
-                    if m.name in listed:
-                        current = {"metadata": {"resourceVersion": listed[m.name]}}
+                    current = listed.get(m.name)
                 else:
                     with contextlib.suppress(kube.NotFoundError):
                         current = await kube.get(self.client, resource, m.name, ns or None)
+                if (
+                    current is not None
+                    and self.skip_unchanged
+                    and not self.dry_run
+                    and apply_is_noop(current, body, self.field_manager)
+                ):
+                    self.row(m.source, m.ref(), ns, "unchanged")
+                    return
                 stored = await kube.apply(
                     self.client,
                     resource,
@@ -598,6 +687,7 @@ def _member(
     default_namespace: str = "default",
     parallel: int = _PER_MEMBER_REQUESTS,
     kinds: dict[str, kube.Resource] | None = None,
+    skip_unchanged: bool = True,
 ) -> _Member:
     crd_kinds = set()
     for m in manifests:
@@ -615,6 +705,7 @@ def _member(
         crd_kinds=crd_kinds,
         parallel=parallel,
         kinds=kinds,
+        skip_unchanged=skip_unchanged,
     )
 
 
@@ -661,6 +752,7 @@ async def apply_to_member(
     force_conflicts: bool = False,
     default_namespace: str = "default",
     applyset: ApplySet | None = None,
+    skip_unchanged: bool = True,
 ) -> list[ObjectResult]:
     """Apply ``manifests`` to one member in phases; one result per object (and per pruned one).
 
@@ -675,6 +767,8 @@ async def apply_to_member(
             ``--force-conflicts``); otherwise such a conflict fails the object.
         default_namespace: Namespace of namespaced objects that name none.
         applyset: Prune objects of this ApplySet that are no longer in ``manifests``.
+        skip_unchanged: Send no apply for an object it could not change
+            (:func:`apply_is_noop`); False sends every apply, as kubectl does.
 
     Returns:
         Results in apply order, pruned objects last. An unreachable member fails every row
@@ -693,6 +787,7 @@ async def apply_to_member(
         dry_run=dry_run,
         force_conflicts=force_conflicts,
         default_namespace=default_namespace,
+        skip_unchanged=skip_unchanged,
     )
     await _run(member, manifests, applyset)
     return member.results(manifests)
@@ -795,6 +890,7 @@ async def deliver(
     force_conflicts: bool = False,
     default_namespace: str = "default",
     applyset: ApplySet | None = None,
+    skip_unchanged: bool = True,
 ) -> list[ObjectResult]:
     """Apply ``manifests`` to the member of every profile; never raises for one member.
 
@@ -811,6 +907,8 @@ async def deliver(
         force_conflicts: Take over fields other managers own.
         default_namespace: Namespace of namespaced objects that name none.
         applyset: Prune what left the set (KEP-3659).
+        skip_unchanged: Send no apply for an object it could not change
+            (:func:`apply_is_noop`); False sends every apply, as kubectl does.
 
     Returns:
         Every member's results, members in the order of ``profiles``.
@@ -840,6 +938,7 @@ async def deliver(
         "force_conflicts": force_conflicts,
         "default_namespace": default_namespace,
         "applyset": applyset,
+        "skip_unchanged": skip_unchanged,
         "parallel": max(
             2, min(_PER_MEMBER_REQUESTS, _IN_FLIGHT // max(1, min(concurrency, len(profiles))))
         ),
