@@ -343,7 +343,8 @@ def apply_is_noop(stored: Mapping[str, Any], body: Mapping[str, Any], field_mana
     manager owned before but left out. So the apply is a no-op when all of these hold:
 
     - ``stored`` has an ``Apply`` entry of ``field_manager`` in ``metadata.managedFields``
-      (not of a subresource) at the body's ``apiVersion``, in ``FieldsV1``;
+      (not of a subresource) at the body's ``apiVersion``, in ``FieldsV1`` -- or the body
+      sets no field at all beyond its name (then no entry is kept, and none is needed);
     - every value of the body is already stored (maps compared key by key, lists element by
       element and of equal length, so a value the server normalises or defaults inside a
       list makes it "not a no-op");
@@ -370,11 +371,17 @@ def apply_is_noop(stored: Mapping[str, Any], body: Mapping[str, Any], field_mana
         ),
         None,
     )
-    if entry is None or entry.get("fieldsType") != "FieldsV1":
-        return False
-    if entry.get("apiVersion") != body.get("apiVersion"):
-        return False
     wanted = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+    if entry is None:
+        # A body that sets no field (a bare ServiceAccount) leaves no entry behind: there is
+        # nothing to set and nothing owned to remove.
+        bare = set(wanted) <= {"metadata"} and set(wanted.get("metadata") or {}) <= {
+            "name",
+            "namespace",
+        }
+        return bare
+    if entry.get("fieldsType") != "FieldsV1" or entry.get("apiVersion") != body.get("apiVersion"):
+        return False
     return _covers(stored, wanted) and _owned_within(entry.get("fieldsV1") or {}, wanted)
 
 

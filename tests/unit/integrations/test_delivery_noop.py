@@ -141,3 +141,16 @@ def test_lists_must_match_element_by_element() -> None:
     assert not apply_is_noop(live, body, MANAGER)
     live["rules"] = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}]
     assert not apply_is_noop(live, body, MANAGER)
+
+
+def test_a_bare_object_owns_nothing_and_needs_no_entry() -> None:
+    bare = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "sa", "namespace": "a"},
+    }
+    live = {**bare, "metadata": {**bare["metadata"], "uid": "u", "resourceVersion": "3"}}
+    assert apply_is_noop(live, bare, MANAGER)
+    labelled = {**bare, "metadata": {**bare["metadata"], "labels": {"x": "y"}}}
+    live["metadata"]["labels"] = {"x": "y"}  # set by someone else: applying takes ownership
+    assert not apply_is_noop(live, labelled, MANAGER)
