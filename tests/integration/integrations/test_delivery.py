@@ -32,7 +32,7 @@ from cluster_inventory.integrations.delivery import (
 )
 from cluster_inventory.testing import find_binary
 from tests.cli_run import cli
-from tests.integration.runtime.conftest import Inventory
+from tests.integration.runtime.conftest import ACCOUNT, Inventory
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -166,6 +166,56 @@ async def test_an_apply_that_changes_nothing_is_not_sent_and_drift_still_is(
     always = await deliver(targets, smaller, inventory.provider_file, skip_unchanged=False)
     assert set(table(always).values()) == {"unchanged"}
     assert await applies_of_configmaps(inventory, 0) == before + 2
+
+
+async def test_a_credential_that_may_not_list_reads_objects_one_by_one(
+    inventory: Inventory,
+) -> None:
+    ns = inventory.namespace
+    member = inventory.member(0)
+    await inventory.publish("one", member)
+    async with await member.client() as admin:  # get, create and patch, but no list
+        await kube.apply(
+            admin,
+            kube.ROLES,
+            {
+                "metadata": {"name": ACCOUNT, "namespace": ns},
+                "rules": [
+                    {
+                        "apiGroups": [""],
+                        "resources": ["configmaps", "serviceaccounts"],
+                        "verbs": ["get", "create", "patch"],
+                    }
+                ],
+            },
+            field_manager="test",
+        )
+    conn = kube.ClusterConnection(
+        server=member.server, ca_data=member.ca_pem, token=await inventory.token(member)
+    )
+    async with await kube.new_client(conn) as consumer:
+
+        async def list_refused() -> bool:
+            try:
+                await kube.list_objects(consumer, kube.CONFIG_MAPS, ns)
+            except kube.ForbiddenError:
+                return True
+            return False
+
+        await eventually(list_refused, what="the Role without list in effect")
+    targets = await select_profiles(inventory.hub, ns, profile="one")
+    set_ = manifests(ns, a={"k": "1"}, b={"k": "1"})
+    first = await deliver(targets, set_, inventory.provider_file)
+    assert set(table(first).values()) == {"created"}, first
+    sent = await applies_of_configmaps(inventory, 0)
+    again = await deliver(targets, set_, inventory.provider_file)
+    assert set(table(again).values()) == {"unchanged"}, again
+    assert await applies_of_configmaps(inventory, 0) == sent
+    changed = await deliver(
+        targets, manifests(ns, a={"k": "2"}, b={"k": "1"}), inventory.provider_file
+    )
+    assert table(changed)[("one", "configmap/a")] == "configured"
+    assert table(changed)[("one", "configmap/b")] == "unchanged"
 
 
 async def test_apply_command_to_a_selector_and_to_a_placement(
