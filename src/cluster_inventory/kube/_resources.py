@@ -94,7 +94,6 @@ async def request(
     content_type: str = "application/json",
     target: str = "",
     timeout: float = DEFAULT_TIMEOUT,
-    accept: str = "application/json",
 ) -> Any:
     """Send one request and return the decoded JSON body.
 
@@ -107,7 +106,6 @@ async def request(
         content_type: Request content type.
         target: What the call acts on, for error messages.
         timeout: Total request timeout in seconds (a silent server must not hang a caller).
-        accept: The ``Accept`` header (e.g. to ask for ``PartialObjectMetadataList``).
 
     Returns:
         The decoded JSON response (dict), or None for an empty body.
@@ -132,7 +130,7 @@ async def request(
             path,
             method,
             query_params=params,
-            header_params={"Content-Type": content_type, "Accept": accept},
+            header_params={"Content-Type": content_type, "Accept": "application/json"},
             body=payload,
             auth_settings=["BearerToken"],
             response_types_map=_OBJECT_RESPONSES,
@@ -247,15 +245,11 @@ async def list_objects(
     *,
     label_selector: str | None = None,
     field_selector: str | None = None,
-    metadata_only: bool = False,
 ) -> dict[str, Any]:
     """LIST a collection (all namespaces when ``namespace`` is None); returns the List object.
 
     ``label_selector`` and ``field_selector`` are passed as ``labelSelector`` and
-    ``fieldSelector`` (e.g. ``regarding.name=x`` for Events), so the server filters. With
-    ``metadata_only`` the server is asked for a ``meta.k8s.io/v1`` PartialObjectMetadataList
-    (each item only ``metadata``, as client-go's metadata client reads), falling back to the
-    full list where a server cannot answer that way.
+    ``fieldSelector`` (e.g. ``regarding.name=x`` for Events), so the server filters.
     """
     selectors = {"labelSelector": label_selector, "fieldSelector": field_selector}
     query = {key: value for key, value in selectors.items() if value} or None
@@ -265,13 +259,8 @@ async def list_objects(
         resource.path(namespace),
         query=query,
         target=resource.describe(namespace, None),
-        accept=_METADATA_LIST if metadata_only else "application/json",
     )
     return result
-
-
-#: ``Accept`` of a metadata-only LIST, with the full list as the fallback (client-go's).
-_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
 async def create(client: ApiClient, resource: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
