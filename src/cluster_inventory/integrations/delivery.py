@@ -91,8 +91,9 @@ TOOLING = f"cluster-inventory/v{__version__}"
 Action = Literal["created", "configured", "unchanged", "pruned", "failed"]
 _CRD_KIND = "CustomResourceDefinition"
 #: Requests in flight per member, and in all. Few per member when many members are in
-#: flight: every parallel request is another TLS connection (kubectl multiplexes one HTTP/2
-#: connection), and handshakes cost more CPU than the applies themselves.
+#: flight: every parallel request to a server holds a TLS connection of its own (HTTP/1.1;
+#: kubectl multiplexes one HTTP/2 connection), and handshakes cost more CPU than the
+#: applies. Profiles of one member share their client's connections (:class:`_SharedClients`).
 _PER_MEMBER_REQUESTS = 8
 _IN_FLIGHT = 64
 _SUFFIXES = (".yaml", ".yml", ".json")
