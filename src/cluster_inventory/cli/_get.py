@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 __all__ = [
+    "RESOURCE_TYPES",
     "context_namespace",
     "default_kubeconfig",
     "fail",
@@ -106,6 +107,38 @@ def preferred_version(group: dict[str, Any]) -> str:
     return "v1alpha2" if "v1alpha2" in served else "v1alpha1"
 
 
+#: The resource types ``get`` shows, by every spelling kubectl accepts for them -> plural.
+RESOURCE_TYPES = {
+    spelling: plural
+    for plural, singular in (
+        ("clusterprofiles", "clusterprofile"),
+        ("placementdecisions", "placementdecision"),
+    )
+    for spelling in (plural, singular, f"{plural}.multicluster.x-k8s.io")
+}
+
+
+def resolve_resource(resource: str | None, name: str | None) -> tuple[str, str | None]:
+    """Read ``get [RESOURCE] [NAME]``'s words as (plural, name), as kubectl reads them.
+
+    A first word that names a resource type (:data:`RESOURCE_TYPES`) is the type and the
+    second the name; otherwise, as before there were other types, a lone word is a
+    ClusterProfile's name (``get clusterprofiles NAME`` reaches a profile whose name is a
+    type's).
+
+    Raises:
+        SystemExit: Two words whose first is no type we show (via :func:`fail`).
+    """
+    if resource is None:
+        return "clusterprofiles", None
+    plural = RESOURCE_TYPES.get(resource)
+    if plural is not None:
+        return plural, name
+    if name is None:
+        return "clusterprofiles", resource
+    fail(f'unknown resource type "{resource}": get shows clusterprofiles and placementdecisions')
+
+
 #: ``get``'s options: flag spellings -> (parameter, takes a value).
 _GET_OPTIONS = {
     "-n": ("namespace", True),
@@ -124,15 +157,16 @@ _GET_OPTIONS = {
 def parse_get_args(argv: list[str]) -> dict[str, Any] | None:
     """Parse ``get``'s arguments as the typer command does, or return None.
 
-    Handles ``[NAME]``, ``-n NS``/``-nNS``/``--namespace[=]NS``, ``-A``, ``-l``, ``-o``,
+    Handles ``[RESOURCE] [NAME]``, ``-n NS``/``-nNS``/``--namespace[=]NS``, ``-A``, ``-l``, ``-o``,
     ``--kubeconfig`` and ``--context`` (a repeated option: the last one wins, as in click).
-    Anything else (``--help``, ``--``, an unknown or incomplete option, two names) returns
+    Anything else (``--help``, ``--``, an unknown or incomplete option, three words) returns
     None, and the typer app parses it and gives its own messages.
 
     Returns:
         Keyword arguments for :func:`run_get`, or None.
     """
     opts: dict[str, Any] = {
+        "resource": None,
         "name": None,
         "namespace": None,
         "all_namespaces": False,
@@ -148,7 +182,7 @@ def parse_get_args(argv: list[str]) -> dict[str, Any] | None:
         if not arg.startswith("-") or arg == "-":
             if opts["name"] is not None:
                 return None
-            opts["name"] = arg
+            opts["name" if opts["resource"] is not None else "resource"] = arg
             continue
         flag, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         if flag not in _GET_OPTIONS and len(arg) > 2 and arg[:2] in _GET_OPTIONS:
@@ -173,6 +207,7 @@ def parse_get_args(argv: list[str]) -> dict[str, Any] | None:
 
 def run_get(
     *,
+    resource: str | None = None,
     name: str | None,
     namespace: str | None,
     all_namespaces: bool,
@@ -181,7 +216,10 @@ def run_get(
     kubeconfig: Path | None,
     context: str | None,
 ) -> None:
-    """List ClusterProfiles on the hub, or show one (see ``cluster-inventory get --help``).
+    """List ClusterProfiles or PlacementDecisions on the hub, or show one.
+
+    See ``cluster-inventory get --help``; ``resource`` and ``name`` are the command's words
+    (:func:`resolve_resource`).
 
     Raises:
         SystemExit: 1 after one ``error:`` line on stderr; or never returns when kubectl
@@ -190,6 +228,7 @@ def run_get(
     from cluster_inventory.cli import _kubectl
 
     kind = _parse_output(output)
+    plural, name = resolve_resource(resource, name)
     if all_namespaces and name:
         fail("a resource cannot be retrieved by name across all namespaces")
     if kind in _kubectl.DELEGATED_FORMATS:
@@ -197,6 +236,7 @@ def run_get(
         if kubectl is not None:
             argv = _kubectl.get_argv(
                 kubectl,
+                resource=f"{plural}.multicluster.x-k8s.io",
                 output=str(output),
                 name=name,
                 namespace=namespace,
@@ -216,7 +256,7 @@ def run_get(
                 f"{_kubectl.KUBECTL_ENV}); without it, get prints the table, wide, json and yaml"
             )
     path = kubeconfig or default_kubeconfig()
-    fast = _fetch_profiles_fast(path, context, name, namespace, all_namespaces, selector)
+    fast = _fetch_fast(path, context, plural, name, namespace, all_namespaces, selector)
     if fast is not None:
         ns, profiles = fast
     else:
@@ -226,7 +266,7 @@ def run_get(
         try:
             import asyncio
 
-            profiles = asyncio.run(_fetch_profiles(path, context, name, ns, selector))
+            profiles = asyncio.run(_fetch(path, context, plural, name, ns, selector))
         except kube.KubeError as exc:
             fail(str(exc))
     for profile in profiles:  # as kubectl without --show-managed-fields
@@ -236,6 +276,19 @@ def run_get(
     elif not profiles:
         where = "" if ns is None else f" in {ns} namespace"
         sys.stderr.write(f"No resources found{where}.\n")
+    elif plural == "placementdecisions":
+        from cluster_inventory.cli.decisions import (
+            DECISION_COLUMNS,
+            DECISION_WIDE_COLUMNS,
+            decision_row,
+        )
+
+        wide = kind == "wide"
+        headers = [*DECISION_COLUMNS, *(DECISION_WIDE_COLUMNS if wide else ())]
+        if ns is None:
+            headers.insert(0, "NAMESPACE")
+        rows = [decision_row(d, wide=wide, namespace=ns is None) for d in profiles]
+        sys.stdout.write(format_table(headers, rows))
     else:
         from cluster_inventory.cli.profiles import PROFILE_COLUMNS, WIDE_COLUMNS, profile_row
 
@@ -247,15 +300,16 @@ def run_get(
         sys.stdout.write(format_table(headers, rows))
 
 
-def _fetch_profiles_fast(
+def _fetch_fast(
     path: Path,
     context: str | None,
+    plural: str,
     name: str | None,
     namespace: str | None,
     all_namespaces: bool,
     selector: str | None,
 ) -> tuple[str | None, list[dict[str, Any]]] | None:
-    """The profiles over the standard library's HTTPS, or None to take the full client's path.
+    """The objects over the standard library's HTTPS, or None to take the full client's path.
 
     A command a person types pays its start-up every time, and aiohttp with
     kubernetes_asyncio costs more to import than the LIST itself. This is the exec plugins'
@@ -263,8 +317,11 @@ def _fetch_profiles_fast(
     exec user, a proxy, an error answer) returns None, and the full client does the work and
     reports any error exactly as the other commands do.
 
+    ClusterProfiles are read in the version :func:`preferred_version` picks (one more GET);
+    PlacementDecisions in v1alpha1, which every PlacementDecision CRD serves and stores.
+
     Returns:
-        (namespace listed, or None for all; the profiles), or None.
+        (namespace listed, or None for all; the objects), or None.
     """
     import json
 
@@ -280,15 +337,17 @@ def _fetch_profiles_fast(
     if hub.proxy_url:
         return None
     ns = None if all_namespaces else (namespace or hub.namespace_hint or "default")
-    try:
-        status, body = hub.get_json(GROUP_PATH, user_agent="cluster-inventory")
-    except HubError:
-        return None
-    if status != 200:
-        return None
-    version = preferred_version(json.loads(body))
+    version = "v1alpha1"
+    if plural == "clusterprofiles":
+        try:
+            status, body = hub.get_json(GROUP_PATH, user_agent="cluster-inventory")
+        except HubError:
+            return None
+        if status != 200:
+            return None
+        version = preferred_version(json.loads(body))
     url = f"{GROUP_PATH}/{version}"
-    url += f"/namespaces/{quote(ns)}/clusterprofiles" if ns else "/clusterprofiles"
+    url += f"/namespaces/{quote(ns)}/{plural}" if ns else f"/{plural}"
     if name:
         url += "/" + quote(name)
     elif selector:
@@ -303,18 +362,30 @@ def _fetch_profiles_fast(
     items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
     for item in items:  # a LIST drops them from items; kubectl puts them back
         item.setdefault("apiVersion", f"multicluster.x-k8s.io/{version}")
-        item.setdefault("kind", "ClusterProfile")
+        item.setdefault("kind", _KINDS[plural])
     return ns, items
 
 
-async def _fetch_profiles(
-    path: Path, context: str | None, name: str | None, ns: str | None, selector: str | None
+#: The kind of each plural ``get`` shows.
+_KINDS = {"clusterprofiles": "ClusterProfile", "placementdecisions": "PlacementDecision"}
+
+
+async def _fetch(
+    path: Path,
+    context: str | None,
+    plural: str,
+    name: str | None,
+    ns: str | None,
+    selector: str | None,
 ) -> list[dict[str, Any]]:
-    """One profile, or the profiles of ``ns`` (every namespace if None) matching ``selector``."""
+    """One object, or those of ``ns`` (every namespace if None) matching ``selector``."""
     from cluster_inventory import kube
 
     async with await hub_client(path, context) as client:
-        resource = await kube.cluster_profiles_resource(client)
+        if plural == "placementdecisions":
+            resource = kube.PLACEMENT_DECISIONS
+        else:
+            resource = await kube.cluster_profiles_resource(client)
         if name:
             return [await kube.get(client, resource, name, namespace=ns)]
         listed = await kube.list_objects(client, resource, ns, label_selector=selector)

@@ -29,7 +29,7 @@ COMMANDS = (
         "kubeconfig",
         "Print a kubeconfig that reaches PROFILE's member through the secretreader plugin.",
     ),
-    ("get", "List ClusterProfiles on the hub, or show one."),
+    ("get", "List ClusterProfiles or PlacementDecisions on the hub, or show one."),
     (
         "conformance",
         "Check an inventory against the Cluster Inventory API's Required and Optional rules.",

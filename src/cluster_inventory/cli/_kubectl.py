@@ -51,6 +51,7 @@ def get_argv(
     kubectl: str,
     *,
     output: str,
+    resource: str = RESOURCE,
     name: str | None = None,
     namespace: str | None = None,
     all_namespaces: bool = False,
@@ -65,6 +66,7 @@ def get_argv(
 
     Args:
         kubectl: Path of the kubectl binary.
+        resource: The fully qualified resource (default: ClusterProfiles).
         output: The ``-o`` value, passed through unchanged (``jsonpath={...}`` included).
         name: One profile, or None for a list.
         namespace: ``--namespace``; ignored with ``all_namespaces``.
@@ -76,7 +78,7 @@ def get_argv(
     Returns:
         The argument vector, ``kubectl`` first.
     """
-    argv = [kubectl, "get", RESOURCE]
+    argv = [kubectl, "get", resource]
     if name:
         argv.append(name)
     if all_namespaces:

@@ -428,9 +428,14 @@ def kubeconfig_cmd(
 
 @app.command("get")
 def get_cmd(
-    name: Annotated[
-        str | None, typer.Argument(help="ClusterProfile name (default: every profile).")
+    resource: Annotated[
+        str | None,
+        typer.Argument(
+            help="clusterprofiles (the default) or placementdecisions; a lone other word is "
+            "a ClusterProfile's name."
+        ),
     ] = None,
+    name: Annotated[str | None, typer.Argument(help="Name (default: every object).")] = None,
     namespace: _InventoryNamespace = None,
     all_namespaces: Annotated[
         bool, typer.Option("--all-namespaces", "-A", help="List profiles of every inventory.")
@@ -450,17 +455,23 @@ def get_cmd(
     kubeconfig: Annotated[Path | None, typer.Option(help=_HUB_KUBECONFIG_HELP)] = None,
     context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
 ) -> None:
-    """List ClusterProfiles on the hub, or show one.
+    """List ClusterProfiles or PlacementDecisions on the hub, or show one.
 
-    The table adds to kubectl's NAME and AGE the cluster manager, the member's Kubernetes
-    version, ControlPlaneHealthy and the access providers; `-o wide` adds Joined and the
-    properties. Every other format is kubectl's own: `kubectl get clusterprofiles` runs with
-    the same kubeconfig, context, namespace, selector and name (`$CLUSTER_INVENTORY_KUBECTL`
-    names the binary, else kubectl on PATH). Without kubectl, json and yaml are printed here.
+    `get [clusterprofiles] [NAME]`: the table adds to kubectl's NAME and AGE the cluster
+    manager, the member's Kubernetes version, ControlPlaneHealthy and the access providers;
+    `-o wide` adds Joined and the properties. Every other format is kubectl's own: `kubectl
+    get clusterprofiles` runs with the same kubeconfig, context, namespace, selector and name
+    (`$CLUSTER_INVENTORY_KUBECTL` names the binary, else kubectl on PATH). Without kubectl,
+    json and yaml are printed here.
+
+    `get placementdecisions [NAME]`: each slice's placement-key, decision-index, scheduler
+    and number of clusters; `-o wide` adds the decision-key and the clusters' names. Other
+    formats go to `kubectl get placementdecisions` in the same way.
     """
     from cluster_inventory.cli._get import run_get
 
     run_get(
+        resource=resource,
         name=name,
         namespace=namespace,
         all_namespaces=all_namespaces,

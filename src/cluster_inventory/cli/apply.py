@@ -179,6 +179,13 @@ def apply_cmd(
     force_conflicts: Annotated[
         bool, typer.Option(help="Take over fields that another field manager owns.")
     ] = False,
+    skip_unchanged: Annotated[
+        bool,
+        typer.Option(
+            help="Send no apply for an object already as the manifest says, whose fields this "
+            "field manager owns (--no-skip-unchanged sends every apply, as kubectl does)."
+        ),
+    ] = True,
     concurrency: Annotated[int, typer.Option(min=1, help="Members applied at once.")] = 32,
     timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds each member gets before its rows fail.")
@@ -268,13 +275,14 @@ def apply_cmd(
             dry_run=dry_run == "server",
             force_conflicts=force_conflicts,
             default_namespace=member_namespace,
+            skip_unchanged=skip_unchanged,
             applyset=delivery.ApplySet(name=applyset, namespace=applyset_namespace)
             if prune and applyset
             else None,
         )
 
     try:
-        rows = asyncio.run(run())
+        rows = kube.run(run())  # uvloop where installed: thousands of requests in one pass
     except (kube.KubeError, delivery.DeliveryError) as exc:
         fail(str(exc))
     if not rows:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import socket
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -298,28 +296,45 @@ def run_scheduler(
         str, typer.Option(help="Namespace of the Lease on the hub.")
     ] = "cluster-inventory-system",
     workers: Annotated[int, typer.Option(min=1, help="Placements reconciled at once.")] = 4,
+    metrics_bind_address: Annotated[
+        str, typer.Option(help="[host]:port of /metrics, or 0 for none.")
+    ] = "0",
+    health_probe_bind_address: Annotated[
+        str, typer.Option(help="[host]:port of /healthz and /readyz, or 0 for none.")
+    ] = "0",
     log_format: Annotated[str, typer.Option(help="text or json.")] = "text",
 ) -> None:
-    """Run the placement scheduler on the hub until SIGTERM."""
+    """Run the placement scheduler on the hub until SIGTERM (deploy/placement/ runs it).
+
+    The Lease is `cluster-inventory-placement`; the identity `$POD_NAME`, else
+    `<hostname>_<pid>`. The endpoints are off unless given (the Deployment gives both).
+    """
     from cluster_inventory import kube
     from cluster_inventory.cli._logging import configure_logging
     from cluster_inventory.integrations.placement import PlacementScheduler
     from cluster_inventory.kube.leaderelection import LeaderElectionConfig
+    from cluster_inventory.manager.runner import (
+        default_identity,
+        parse_bind_address,
+        serve_endpoints,
+    )
 
     configure_logging(log_format)
     try:
+        health = parse_bind_address(health_probe_bind_address)
+        metrics = parse_bind_address(metrics_bind_address)
         connection = (
             kube.connection_from_kubeconfig(kubeconfig, context=context)
             if kubeconfig
             else kube.connection_from_in_cluster()
         )
-    except kube.KubeError as exc:
+    except (ValueError, kube.KubeError) as exc:
         fail(str(exc))
     election = (
         LeaderElectionConfig(
             namespace=lease_namespace,
             name="cluster-inventory-placement",
-            identity=f"{socket.gethostname()}_{os.getpid()}",
+            identity=default_identity(),
         )
         if leader_elect
         else None
@@ -333,7 +348,12 @@ def run_scheduler(
             loop.add_signal_handler(sig, task.cancel)
         async with await kube.new_client(connection) as hub:
             scheduler = PlacementScheduler(hub, namespaces=namespace or None, workers=workers)
-            return await scheduler.run(leader_election=election)
+            runners = await serve_endpoints(scheduler.ready, health, metrics, scheduler.registry)
+            try:
+                return await scheduler.run(leader_election=election)
+            finally:
+                for runner in runners:
+                    await runner.cleanup()
 
     try:
         lost = kube.run(main())

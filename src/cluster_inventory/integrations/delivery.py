@@ -12,7 +12,12 @@ applied as ``kubectl apply --server-side`` would apply it:
   change: same ``resourceVersion``; under ``dryRun`` the server's answer equals what is
   stored) or ``failed`` with the API server's own message (a 422 names the field);
 - each member has its own deadline (``timeout``), so one slow or unreachable member fails
-  only its own rows while the others go on; members are processed ``concurrency`` at a time.
+  only its own rows while the others go on; members are processed ``concurrency`` at a time;
+- an object whose apply could change nothing is not sent (``skip_unchanged``, on by
+  default): the stored object already holds every value of the manifest, this field manager
+  owns no field the manifest left out, and it last applied at the same apiVersion
+  (:func:`apply_is_noop`). Anything else -- drift, a removed field, another manager's
+  change, a value the server normalises -- is applied as kubectl would.
 
 With an :class:`ApplySet`, objects removed from the set are removed from the member, and
 only those: kubectl's ApplySet convention (KEP-3659). A parent ConfigMap on the member holds
@@ -44,7 +49,9 @@ from cluster_inventory.credentials import (
     CredentialCache,
     CredentialsError,
     ProviderConfig,
-    connect,
+    connect_access,
+    load_provider_file,
+    resolve_access,
 )
 from cluster_inventory.kube.informer import object_key
 from cluster_inventory.runtime import Cluster, FleetManager, Reconciler, Request, Result
@@ -62,6 +69,7 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "ObjectResult",
+    "apply_is_noop",
     "apply_order",
     "apply_to_member",
     "deliver",
@@ -83,8 +91,9 @@ TOOLING = f"cluster-inventory/v{__version__}"
 Action = Literal["created", "configured", "unchanged", "pruned", "failed"]
 _CRD_KIND = "CustomResourceDefinition"
 #: Requests in flight per member, and in all. Few per member when many members are in
-#: flight: every parallel request is another TLS connection (kubectl multiplexes one HTTP/2
-#: connection), and handshakes cost more CPU than the applies themselves.
+#: flight: every parallel request to a server holds a TLS connection of its own (HTTP/1.1;
+#: kubectl multiplexes one HTTP/2 connection), and handshakes cost more CPU than the
+#: applies. Profiles of one member share their client's connections (:class:`_SharedClients`).
 _PER_MEMBER_REQUESTS = 8
 _IN_FLIGHT = 64
 _SUFFIXES = (".yaml", ".yml", ".json")
@@ -293,6 +302,90 @@ def _comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": meta}
 
 
+def _covers(stored: Any, wanted: Any) -> bool:
+    """Whether ``stored`` holds every value of ``wanted``.
+
+    Maps key by key (extra keys allowed), lists element by element at equal length,
+    everything else equal.
+    """
+    if isinstance(wanted, dict):
+        return isinstance(stored, dict) and all(
+            k in stored and _covers(stored[k], v) for k, v in wanted.items()
+        )
+    if isinstance(wanted, list):
+        return (
+            isinstance(stored, list)
+            and len(stored) == len(wanted)
+            and all(_covers(a, b) for a, b in zip(stored, wanted, strict=True))
+        )
+    return bool(stored == wanted)
+
+
+def _owned_within(fields: Mapping[str, Any], wanted: Any) -> bool:
+    """Whether every field of a ``FieldsV1`` set is in ``wanted``.
+
+    Maps are followed; a list or a value in ``wanted`` counts as a whole.
+    """
+    for key, sub in fields.items():
+        if key == ".":
+            continue
+        if not key.startswith("f:") or not isinstance(wanted, dict) or key[2:] not in wanted:
+            return False
+        value = wanted[key[2:]]
+        if isinstance(value, dict) and isinstance(sub, dict) and not _owned_within(sub, value):
+            return False
+    return True
+
+
+def apply_is_noop(stored: Mapping[str, Any], body: Mapping[str, Any], field_manager: str) -> bool:
+    """Whether server-side applying ``body`` to ``stored`` as ``field_manager`` changes nothing.
+
+    Server-side apply (KEP-555) sets the fields of the body and removes the fields the
+    manager owned before but left out. So the apply is a no-op when all of these hold:
+
+    - ``stored`` has an ``Apply`` entry of ``field_manager`` in ``metadata.managedFields``
+      (not of a subresource) at the body's ``apiVersion``, in ``FieldsV1`` -- or the body
+      sets no field at all beyond its name (then no entry is kept, and none is needed);
+    - every value of the body is already stored (maps compared key by key, lists element by
+      element and of equal length, so a value the server normalises or defaults inside a
+      list makes it "not a no-op");
+    - every field that entry owns is in the body (nothing to remove).
+
+    It answers False whenever it cannot be sure, and then the object is applied.
+
+    Args:
+        stored: The object as the API server returned it (with ``managedFields``).
+        body: The apply body (``apiVersion``, ``kind``, ``metadata`` with name, namespace).
+        field_manager: The apply's field manager.
+
+    Returns:
+        True if the apply can be skipped and the object reported ``unchanged``.
+    """
+    meta = stored.get("metadata") or {}
+    entry = next(
+        (
+            e
+            for e in meta.get("managedFields") or ()
+            if e.get("manager") == field_manager
+            and e.get("operation") == "Apply"
+            and not e.get("subresource")
+        ),
+        None,
+    )
+    wanted = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+    if entry is None:
+        # A body that sets no field (a bare ServiceAccount) leaves no entry behind: there is
+        # nothing to set and nothing owned to remove.
+        bare = set(wanted) <= {"metadata"} and set(wanted.get("metadata") or {}) <= {
+            "name",
+            "namespace",
+        }
+        return bare
+    if entry.get("fieldsType") != "FieldsV1" or entry.get("apiVersion") != body.get("apiVersion"):
+        return False
+    return _covers(stored, wanted) and _owned_within(entry.get("fieldsV1") or {}, wanted)
+
+
 class _Member:
     """One member's apply: kind resolution cache, row bookkeeping, the request gate."""
 
@@ -308,6 +401,8 @@ class _Member:
         default_namespace: str,
         crd_kinds: set[tuple[str, str]],
         parallel: int = _PER_MEMBER_REQUESTS,
+        kinds: dict[str, kube.Resource] | None = None,
+        skip_unchanged: bool = True,
     ) -> None:
         self.client = client
         self.cluster = cluster
@@ -315,10 +410,14 @@ class _Member:
         self.field_manager = field_manager
         self.dry_run = dry_run
         self.force = force_conflicts
+        self.skip_unchanged = skip_unchanged
         self.default_namespace = default_namespace
         self.crd_kinds = crd_kinds
         self.gate = asyncio.Semaphore(parallel)
-        self.kinds: dict[str, kube.Resource] = {}
+        #: Kinds resolved on this member's API server (shared by clients of one server).
+        self.kinds: dict[str, kube.Resource] = {} if kinds is None else kinds
+        #: (collection path) -> {name: stored object}, read by :meth:`read_phase`.
+        self.stored: dict[str, dict[str, dict[str, Any]]] = {}
         self.rows: dict[str, ObjectResult] = {}
         #: Set once the member did not answer: later objects fail at once with this message.
         self.unreachable = ""
@@ -370,10 +469,56 @@ class _Member:
         first = [self.rows[k] for k in order if k in self.rows]
         return first + [r for k, r in self.rows.items() if k not in set(order)]
 
+    def failing(self, manifests: Sequence[Manifest], message: str) -> list[ObjectResult]:
+        """Fail every object without a row yet with ``message``; all rows, in order."""
+        for m in manifests:
+            if m.source not in self.rows:
+                self.row(m.source, m.ref(), m.namespace or "", "failed", message)
+        return self.results(manifests)
+
     def refused(self, key: str, obj: str, namespace: str, exc: kube.KubeAPIError) -> None:
         if exc.status == 0:
             self.unreachable = self.unreachable or _api_message(exc)
         self.row(key, obj, namespace, "failed", _api_message(exc))
+
+    async def read_phase(self, phase: Sequence[Manifest]) -> None:
+        """Read what is stored of a phase's objects with one LIST per kind and namespace.
+
+        The stored object tells ``unchanged`` from ``configured`` (its resourceVersion) and
+        whether the apply can be skipped (:func:`apply_is_noop`); one LIST of each
+        collection that holds two or more of the phase's objects replaces their GETs. A
+        collection that cannot be listed (RBAC that grants ``get`` but not ``list``, a kind
+        not served yet) is left to a GET per object, as is everything under dry run.
+        """
+        if self.dry_run or self.unreachable:
+            return
+        groups: dict[str, tuple[kube.Resource, str]] = {}
+        counts: Counter[str] = Counter()
+        for m in phase:
+            try:
+                resource = await self.resource(m)
+            except kube.KubeError:
+                continue  # apply() reports it
+            ns = (m.namespace or self.default_namespace) if resource.namespaced else ""
+            path = resource.path(ns or None)
+            groups[path] = (resource, ns)
+            counts[path] += 1
+
+        async def read(path: str, resource: kube.Resource, ns: str) -> None:
+            try:
+                async with self.gate:
+                    listed = await kube.list_objects(self.client, resource, ns or None)
+            except kube.KubeError:
+                return
+            self.stored[path] = {
+                str(item["metadata"].get("name")): item
+                for item in listed.get("items") or ()
+                if item.get("metadata")
+            }
+
+        await asyncio.gather(
+            *(read(path, *groups[path]) for path, count in counts.items() if count >= 2)
+        )
 
     async def apply(self, m: Manifest, applyset: ApplySet | None) -> None:
         if self.unreachable:
@@ -389,14 +534,23 @@ class _Member:
             return
         body = self.body(m, resource, applyset)
         ns = str(body["metadata"].get("namespace") or "")
+        listed = self.stored.get(resource.path(ns or None))
         try:
             async with self.gate:
-                try:
-                    current: dict[str, Any] | None = await kube.get(
-                        self.client, resource, m.name, ns or None
-                    )
-                except kube.NotFoundError:
-                    current = None
+                current: dict[str, Any] | None = None
+                if listed is not None:
+                    current = listed.get(m.name)
+                else:
+                    with contextlib.suppress(kube.NotFoundError):
+                        current = await kube.get(self.client, resource, m.name, ns or None)
+                if (
+                    current is not None
+                    and self.skip_unchanged
+                    and not self.dry_run
+                    and apply_is_noop(current, body, self.field_manager)
+                ):
+                    self.row(m.source, m.ref(), ns, "unchanged")
+                    return
                 stored = await kube.apply(
                     self.client,
                     resource,
@@ -540,6 +694,8 @@ def _member(
     force_conflicts: bool = False,
     default_namespace: str = "default",
     parallel: int = _PER_MEMBER_REQUESTS,
+    kinds: dict[str, kube.Resource] | None = None,
+    skip_unchanged: bool = True,
 ) -> _Member:
     crd_kinds = set()
     for m in manifests:
@@ -556,6 +712,8 @@ def _member(
         default_namespace=default_namespace,
         crd_kinds=crd_kinds,
         parallel=parallel,
+        kinds=kinds,
+        skip_unchanged=skip_unchanged,
     )
 
 
@@ -576,6 +734,7 @@ async def _run(member: _Member, manifests: Sequence[Manifest], applyset: ApplySe
                 member, applyset, old_kinds | group_kinds, old_namespaces | namespaces
             )
     for phase in apply_order(manifests):
+        await member.read_phase(phase)
         await asyncio.gather(*(member.apply(m, applyset) for m in phase))
     if applyset is None or any(r.failed for r in member.rows.values()):
         return
@@ -601,6 +760,7 @@ async def apply_to_member(
     force_conflicts: bool = False,
     default_namespace: str = "default",
     applyset: ApplySet | None = None,
+    skip_unchanged: bool = True,
 ) -> list[ObjectResult]:
     """Apply ``manifests`` to one member in phases; one result per object (and per pruned one).
 
@@ -615,6 +775,8 @@ async def apply_to_member(
             ``--force-conflicts``); otherwise such a conflict fails the object.
         default_namespace: Namespace of namespaced objects that name none.
         applyset: Prune objects of this ApplySet that are no longer in ``manifests``.
+        skip_unchanged: Send no apply for an object it could not change
+            (:func:`apply_is_noop`); False sends every apply, as kubectl does.
 
     Returns:
         Results in apply order, pruned objects last. An unreachable member fails every row
@@ -633,6 +795,7 @@ async def apply_to_member(
         dry_run=dry_run,
         force_conflicts=force_conflicts,
         default_namespace=default_namespace,
+        skip_unchanged=skip_unchanged,
     )
     await _run(member, manifests, applyset)
     return member.results(manifests)
@@ -646,11 +809,54 @@ def _server(profile: Mapping[str, Any]) -> str:
     return ""
 
 
+class _SharedClients:
+    """One API client per distinct way of reaching a member, for one :func:`deliver` run.
+
+    Profiles whose resolved access is equal -- same server, CA, TLS server name, proxy and
+    exec plugin with the same cluster config (:attr:`ClusterAccess.cache_key
+    <cluster_inventory.credentials.ClusterAccess>`, the key that already shares one
+    credential, KEP-5339) -- reach the same API server as the same identity. They share one
+    client: its keep-alive connections (instead of new TLS handshakes per profile), the
+    credential and the kinds resolved on that server. Each profile still gets its own apply
+    pass and result rows. A failure to connect is shared as well (the same plugin would fail
+    the same way), and a profile's deadline never cancels a connect another profile awaits.
+    """
+
+    def __init__(self, providers: ProviderConfig, cache: CredentialCache) -> None:
+        self._providers = providers
+        self._cache = cache
+        self._clients: dict[str, asyncio.Future[kube.ApiClient]] = {}
+        self._kinds: dict[str, dict[str, kube.Resource]] = {}
+
+    async def get(
+        self, profile: Mapping[str, Any]
+    ) -> tuple[kube.ApiClient, dict[str, kube.Resource]]:
+        """The client for ``profile``'s member and the kinds resolved on its server.
+
+        Raises:
+            CredentialsError: No usable access provider, or the plugin failed.
+            KubeConfigError: The CA or client certificate does not load.
+        """
+        access = resolve_access(profile, self._providers)
+        key = access.cache_key
+        pending = self._clients.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(connect_access(access, cache=self._cache))
+            self._clients[key] = pending
+        client = await asyncio.shield(pending)
+        return client, self._kinds.setdefault(key, {})
+
+    async def close(self) -> None:
+        """Close every client that was made (waiting for connects still under way)."""
+        for pending in self._clients.values():
+            with contextlib.suppress(Exception):
+                await (await pending).close()
+
+
 async def _deliver_one(
     profile: Mapping[str, Any],
     manifests: Sequence[Manifest],
-    providers: ProviderConfig | str | Path,
-    cache: CredentialCache,
+    clients: _SharedClients,
     timeout: float,
     options: Mapping[str, Any],
 ) -> list[ObjectResult]:
@@ -660,18 +866,16 @@ async def _deliver_one(
 
     def rows_failing_with(message: str) -> list[ObjectResult]:
         done = member or _member(None, manifests, cluster=cluster, server=server)
-        for m in manifests:
-            if m.source not in done.rows:
-                done.row(m.source, m.ref(), m.namespace or "", "failed", message)
-        return done.results(manifests)
+        return done.failing(manifests, message)
 
-    client: kube.ApiClient | None = None
     applyset = options.get("applyset")
     settings = {k: v for k, v in options.items() if k != "applyset"}
     try:
         async with asyncio.timeout(timeout):
-            client = await connect(profile, providers, cache=cache)
-            member = _member(client, manifests, cluster=cluster, server=server, **settings)
+            client, kinds = await clients.get(profile)
+            member = _member(
+                client, manifests, cluster=cluster, server=server, kinds=kinds, **settings
+            )
             await _run(member, manifests, applyset)
             return member.results(manifests)
     except TimeoutError:
@@ -679,10 +883,6 @@ async def _deliver_one(
     except (CredentialsError, kube.KubeError, DeliveryError) as exc:
         message = _api_message(exc) if isinstance(exc, kube.KubeAPIError) else str(exc)
         return rows_failing_with(message)
-    finally:
-        if client is not None:
-            with contextlib.suppress(Exception):
-                await client.close()
 
 
 async def deliver(
@@ -698,6 +898,7 @@ async def deliver(
     force_conflicts: bool = False,
     default_namespace: str = "default",
     applyset: ApplySet | None = None,
+    skip_unchanged: bool = True,
 ) -> list[ObjectResult]:
     """Apply ``manifests`` to the member of every profile; never raises for one member.
 
@@ -714,6 +915,8 @@ async def deliver(
         force_conflicts: Take over fields other managers own.
         default_namespace: Namespace of namespaced objects that name none.
         applyset: Prune what left the set (KEP-3659).
+        skip_unchanged: Send no apply for an object it could not change
+            (:func:`apply_is_noop`); False sends every apply, as kubectl does.
 
     Returns:
         Every member's results, members in the order of ``profiles``.
@@ -724,6 +927,18 @@ async def deliver(
     if concurrency < 1 or timeout <= 0:
         raise ValueError("concurrency must be >= 1 and timeout > 0")
     cache = cache or CredentialCache()
+    if not isinstance(providers, ProviderConfig):  # read the file once, not once per member
+        try:
+            providers = load_provider_file(Path(providers))
+        except CredentialsError as exc:
+            return [
+                row
+                for p in profiles
+                for row in _member(
+                    None, manifests, cluster=object_key(p), server=_server(p)
+                ).failing(manifests, str(exc))
+            ]
+    clients = _SharedClients(providers, cache)
     gate = asyncio.Semaphore(concurrency)
     options = {
         "field_manager": field_manager,
@@ -731,6 +946,7 @@ async def deliver(
         "force_conflicts": force_conflicts,
         "default_namespace": default_namespace,
         "applyset": applyset,
+        "skip_unchanged": skip_unchanged,
         "parallel": max(
             2, min(_PER_MEMBER_REQUESTS, _IN_FLIGHT // max(1, min(concurrency, len(profiles))))
         ),
@@ -738,9 +954,12 @@ async def deliver(
 
     async def one(profile: Mapping[str, Any]) -> list[ObjectResult]:
         async with gate:
-            return await _deliver_one(profile, manifests, providers, cache, timeout, options)
+            return await _deliver_one(profile, manifests, clients, timeout, options)
 
-    per_member = await asyncio.gather(*(one(p) for p in profiles))
+    try:
+        per_member = await asyncio.gather(*(one(p) for p in profiles))
+    finally:
+        await clients.close()
     return [row for rows in per_member for row in rows]
 
 

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -24,7 +25,14 @@ from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderEl
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.controller import ClusterManager
 
-__all__ = ["LEASE_NAME", "ManagerProcess", "default_identity", "parse_bind_address", "run_manager"]
+__all__ = [
+    "LEASE_NAME",
+    "ManagerProcess",
+    "default_identity",
+    "parse_bind_address",
+    "run_manager",
+    "serve_endpoints",
+]
 
 #: Name of the leader-election Lease in the manager's namespace.
 LEASE_NAME = "cluster-inventory-manager"
@@ -65,17 +73,35 @@ class ManagerProcess:
         return self.manager.synced.is_set()
 
 
-async def _serve(
-    process: ManagerProcess,
+async def serve_endpoints(
+    ready: Callable[[], bool],
     health: tuple[str, int] | None,
     metrics: tuple[str, int] | None,
     registry: CollectorRegistry,
 ) -> list[web.AppRunner]:
+    """Serve ``/healthz`` and ``/readyz`` on ``health`` and ``/metrics`` on ``metrics``.
+
+    The endpoints of a controller-runtime manager (``--health-probe-bind-address``,
+    ``--metrics-bind-address``), shared by every long-running process of ours.
+
+    Args:
+        ready: Called on each ``/readyz``: True answers 200 ``ok``, False 503 ``not ready``.
+        health: (host, port) of the probes, or None for none.
+        metrics: (host, port) of the Prometheus text exposition, or None for none.
+        registry: The registry ``/metrics`` exposes.
+
+    Returns:
+        The running servers; call ``cleanup()`` on each to stop them.
+
+    Raises:
+        OSError: An address cannot be bound (in use, not permitted).
+    """
+
     async def healthz(_: web.Request) -> web.Response:
         return web.Response(text="ok")
 
     async def readyz(_: web.Request) -> web.Response:
-        ok = process.ready()
+        ok = ready()
         return web.Response(text="ok" if ok else "not ready", status=200 if ok else 503)
 
     async def metrics_handler(_: web.Request) -> web.Response:
@@ -146,7 +172,7 @@ async def run_manager(
                 registry=registry,
             )
         process = ManagerProcess(manager, elector)
-        runners = await _serve(process, health_address, metrics_address, registry)
+        runners = await serve_endpoints(process.ready, health_address, metrics_address, registry)
         process.started = True
         if started is not None:
             started.set()

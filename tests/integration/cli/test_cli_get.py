@@ -328,7 +328,8 @@ async def test_without_kubectl_json_and_yaml_still_print_the_same_data(
     from cluster_inventory.cli._kubectl import KUBECTL_ENV
 
     monkeypatch.delenv(KUBECTL_ENV)
-    monkeypatch.setenv("PATH", str(Path(os.defpath).parent / "nonexistent-bin"))
+    # not os.defpath's parent: that is "/bin:/usr", and /bin may hold a kubectl
+    monkeypatch.setenv("PATH", "/nonexistent-bin")
     theirs = _kubectl("get", "clusterprofiles", *args, "-o", "json", hub=golden_hub)
     assert theirs.returncode == 0, theirs.stderr
     for output, load in (("json", json.loads), ("yaml", yaml.safe_load)):

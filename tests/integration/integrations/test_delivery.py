@@ -32,7 +32,7 @@ from cluster_inventory.integrations.delivery import (
 )
 from cluster_inventory.testing import find_binary
 from tests.cli_run import cli
-from tests.integration.runtime.conftest import Inventory
+from tests.integration.runtime.conftest import ACCOUNT, Inventory
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -105,6 +105,117 @@ async def test_apply_to_one_profile_reports_created_unchanged_and_configured_and
     after = await member_configmap(inventory, 0, "a")
     assert after["data"] == {"k": "2"}
     assert after["metadata"]["resourceVersion"] != stored["metadata"]["resourceVersion"]
+
+
+async def applies_of_configmaps(inventory: Inventory, index: int) -> int:
+    """PATCH requests (server-side applies count as PATCH) on ConfigMaps the member's API
+    server has answered so far."""
+    async with await inventory.member(index).client() as admin:
+        _, text = await kube.get_text(admin, "/metrics")
+    total = 0
+    for line in text.splitlines():
+        if line.startswith("apiserver_request_total{") and 'resource="configmaps"' in line:
+            if 'verb="PATCH"' in line:
+                total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
+async def test_an_apply_that_changes_nothing_is_not_sent_and_drift_still_is(
+    inventory: Inventory,
+) -> None:
+    ns = inventory.namespace
+    await inventory.publish("one", inventory.member(0))
+    targets = await select_profiles(inventory.hub, ns, profile="one")
+    set_ = manifests(ns, a={"k": "1"}, b={"k": "1"})
+    first = await deliver(targets, set_, inventory.provider_file)
+    assert set(table(first).values()) == {"created"}
+    sent = await applies_of_configmaps(inventory, 0)
+    stored = await member_configmap(inventory, 0, "a")
+
+    again = await deliver(targets, set_, inventory.provider_file)
+    assert set(table(again).values()) == {"unchanged"}
+    assert await applies_of_configmaps(inventory, 0) == sent  # nothing was sent
+    assert (await member_configmap(inventory, 0, "a"))["metadata"]["resourceVersion"] == stored[
+        "metadata"
+    ]["resourceVersion"]
+
+    # drift: someone removes a key we own; only that object is applied, and repaired
+    async with await inventory.member(0).client() as admin:
+        await kube.request(
+            admin,
+            "PATCH",
+            kube.CONFIG_MAPS.path(ns, "a"),
+            body={"data": {"k": None}},
+            content_type="application/merge-patch+json",
+        )
+    sent = await applies_of_configmaps(inventory, 0)
+    repaired = await deliver(targets, set_, inventory.provider_file)
+    assert table(repaired)[("one", "configmap/a")] == "configured"
+    assert table(repaired)[("one", "configmap/b")] == "unchanged"
+    assert (await member_configmap(inventory, 0, "a"))["data"] == {"k": "1"}
+    assert await applies_of_configmaps(inventory, 0) == sent + 1
+
+    # a key dropped from the manifest is removed from the member
+    smaller = manifests(ns, a={}, b={"k": "1"})
+    dropped = await deliver(targets, smaller, inventory.provider_file)
+    assert table(dropped)[("one", "configmap/a")] == "configured"
+    assert (await member_configmap(inventory, 0, "a")).get("data") in (None, {})
+
+    # --no-skip-unchanged sends every apply, as kubectl does, and still reports unchanged
+    before = await applies_of_configmaps(inventory, 0)
+    always = await deliver(targets, smaller, inventory.provider_file, skip_unchanged=False)
+    assert set(table(always).values()) == {"unchanged"}
+    assert await applies_of_configmaps(inventory, 0) == before + 2
+
+
+async def test_a_credential_that_may_not_list_reads_objects_one_by_one(
+    inventory: Inventory,
+) -> None:
+    ns = inventory.namespace
+    member = inventory.member(0)
+    await inventory.publish("one", member)
+    async with await member.client() as admin:  # get, create and patch, but no list
+        await kube.apply(
+            admin,
+            kube.ROLES,
+            {
+                "metadata": {"name": ACCOUNT, "namespace": ns},
+                "rules": [
+                    {
+                        "apiGroups": [""],
+                        "resources": ["configmaps", "serviceaccounts"],
+                        "verbs": ["get", "create", "patch"],
+                    }
+                ],
+            },
+            field_manager="test",
+        )
+    conn = kube.ClusterConnection(
+        server=member.server, ca_data=member.ca_pem, token=await inventory.token(member)
+    )
+    async with await kube.new_client(conn) as consumer:
+
+        async def list_refused() -> bool:
+            try:
+                await kube.list_objects(consumer, kube.CONFIG_MAPS, ns)
+            except kube.ForbiddenError:
+                return True
+            return False
+
+        await eventually(list_refused, what="the Role without list in effect")
+    targets = await select_profiles(inventory.hub, ns, profile="one")
+    set_ = manifests(ns, a={"k": "1"}, b={"k": "1"})
+    first = await deliver(targets, set_, inventory.provider_file)
+    assert set(table(first).values()) == {"created"}, first
+    sent = await applies_of_configmaps(inventory, 0)
+    again = await deliver(targets, set_, inventory.provider_file)
+    assert set(table(again).values()) == {"unchanged"}, again
+    assert await applies_of_configmaps(inventory, 0) == sent
+    changed = await deliver(
+        targets, manifests(ns, a={"k": "2"}, b={"k": "1"}), inventory.provider_file
+    )
+    assert table(changed)[("one", "configmap/a")] == "configured"
+    assert table(changed)[("one", "configmap/b")] == "unchanged"
 
 
 async def test_apply_command_to_a_selector_and_to_a_placement(

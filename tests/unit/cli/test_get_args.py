@@ -30,6 +30,10 @@ CASES = [
     ["-ojsonpath={.items[0]}"],
     ["--kubeconfig", "/tmp/k", "--context", "hub", "beta"],
     ["--kubeconfig=/tmp/k", "-n", "a", "-n", "b"],
+    ["placementdecisions"],
+    ["placementdecisions", "team-a-0", "-n", "x", "-o", "wide"],
+    ["-A", "placementdecision", "-l", "multicluster.x-k8s.io/decision-key=p"],
+    ["clusterprofiles", "alpha"],
 ]
 
 
@@ -43,7 +47,7 @@ def test_the_small_parser_reads_what_typer_reads(argv: list[str]) -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["-n"], ["--nosuch"], ["a", "b"], ["-A=yes"], ["--", "x"], ["-h"]],
+    [["--help"], ["-n"], ["--nosuch"], ["a", "b", "c"], ["-A=yes"], ["--", "x"], ["-h"]],
 )
 def test_what_it_does_not_know_goes_to_typer(argv: list[str]) -> None:
     assert parse_get_args(argv) is None
@@ -64,3 +68,36 @@ def test_get_reads_v1alpha2_where_served_and_v1alpha1_elsewhere() -> None:
     assert preferred_version(both) == "v1alpha2"
     assert preferred_version({"versions": [{"version": "v1alpha1"}]}) == "v1alpha1"
     assert preferred_version({}) == "v1alpha1"
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ((None, None), ("clusterprofiles", None)),
+        (("alpha", None), ("clusterprofiles", "alpha")),
+        (("clusterprofiles", None), ("clusterprofiles", None)),
+        (("clusterprofile", "placementdecisions"), ("clusterprofiles", "placementdecisions")),
+        (("placementdecisions", None), ("placementdecisions", None)),
+        (("placementdecision", "p-0"), ("placementdecisions", "p-0")),
+        (("placementdecisions.multicluster.x-k8s.io", "p-0"), ("placementdecisions", "p-0")),
+    ],
+)
+def test_the_first_word_is_a_type_only_when_it_names_one(
+    words: tuple[str | None, str | None], expected: tuple[str, str | None]
+) -> None:
+    from cluster_inventory.cli._get import resolve_resource
+
+    assert resolve_resource(*words) == expected
+
+
+def test_two_words_whose_first_is_no_type_fail_naming_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from cluster_inventory.cli._get import resolve_resource
+
+    with pytest.raises(SystemExit) as exited:
+        resolve_resource("pods", "x")
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == (
+        'error: unknown resource type "pods": get shows clusterprofiles and placementdecisions\n'
+    )

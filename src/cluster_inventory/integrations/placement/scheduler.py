@@ -421,6 +421,18 @@ class PlacementScheduler:
         for informer in [*self._decisions, *self._profiles, *self._placements]:
             await informer.wait_synced()
 
+    def ready(self) -> bool:
+        """Whether ``/readyz`` answers ok, as the manager's does.
+
+        Returns:
+            True for a standby waiting on the Lease (once :meth:`run` has begun), or for the
+            scheduler once every informer has listed once; else False.
+        """
+        if self.elector is not None and not self.elector.is_leader:
+            return True
+        informers = [*self._decisions, *self._profiles, *self._placements]
+        return self._started and all(i.has_synced for i in informers)
+
     async def stop(self, grace: float = 10.0) -> None:
         """Stop the workers (running reconciles get ``grace`` seconds) and the informers."""
         if not self._started:
