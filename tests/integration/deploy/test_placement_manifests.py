@@ -87,7 +87,9 @@ def rendered() -> list[dict[str, Any]]:
 
 
 def test_the_namespace_is_the_managers_own() -> None:
-    assert (TREE / "namespace.yaml").read_bytes() == (DEPLOY / "namespace.yaml").read_bytes()
+    assert (TREE / "namespace.yaml").read_bytes() == (
+        DEPLOY / "manager" / "namespace.yaml"
+    ).read_bytes()
 
 
 def test_kustomize_renders_exactly_the_expected_objects(rendered: list[dict[str, Any]]) -> None:
