@@ -27,7 +27,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api import check_storable, format_micro_time, format_time
+from cluster_inventory.api import check_storable, format_time
 from cluster_inventory.api.constants import (
     GROUP,
     LABEL_CLUSTER_MANAGER,
@@ -36,6 +36,7 @@ from cluster_inventory.api.constants import (
     SECRET_TOKEN_KEY,
     V1ALPHA1,
 )
+from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.kube.reconcile import Result, reconcile_loop
 from cluster_inventory.kube.workqueue import WorkQueue
@@ -316,21 +317,9 @@ class ClusterManager:
             return
         self._reported[uid] = rv
         _log.warning("invalid registration: %s", error, extra={"object": error.source})
-        now = format_micro_time(self.now())
-        suffix = hashlib.sha256((uid + rv).encode()).hexdigest()[:10]
-        event = {
-            "metadata": {
-                "name": f"{meta.get('name')}.{suffix}",
-                "namespace": meta.get("namespace"),
-            },
-            "eventTime": now,
-            "reportingController": "cluster-inventory.dev/manager",
-            "reportingInstance": self.identity[:128],
-            "action": "Register",
-            "reason": "InvalidRegistration",
-            "type": "Warning",
-            "note": str(error)[:1024],
-            "regarding": {
+        await record_event(
+            self.hub,
+            {
                 "apiVersion": "v1",
                 "kind": "Secret",
                 "name": meta.get("name"),
@@ -338,13 +327,14 @@ class ClusterManager:
                 "uid": uid,
                 "resourceVersion": rv,
             },
-        }
-        try:
-            await kube.create(self.hub, kube.EVENTS, event)
-        except kube.AlreadyExistsError:
-            pass
-        except kube.KubeError as exc:
-            _log.warning("cannot record event: %s", exc, extra={"object": error.source})
+            reason="InvalidRegistration",
+            note=str(error),
+            action="Register",
+            controller="cluster-inventory.dev/manager",
+            instance=self.identity,
+            dedupe=uid + rv,
+            now=self.now(),
+        )
 
     async def _report_duplicate(self, dup: DuplicateMember, reg: Registration) -> None:
         """Report once that ``dup`` gets no profile in its inventory.
@@ -360,29 +350,17 @@ class ClusterManager:
         namespace, _, name = where.partition("/")
         if kind != "Secret" or not name:
             return
-        suffix = hashlib.sha256(str(dup).encode()).hexdigest()[:10]
-        event = {
-            "metadata": {"name": f"{name}.{suffix}", "namespace": namespace},
-            "eventTime": format_micro_time(self.now()),
-            "reportingController": "cluster-inventory.dev/manager",
-            "reportingInstance": self.identity[:128],
-            "action": "Place",
-            "reason": "DuplicateMember",
-            "type": "Warning",
-            "note": str(dup)[:1024],
-            "regarding": {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "name": name,
-                "namespace": namespace,
-            },
-        }
-        try:
-            await kube.create(self.hub, kube.EVENTS, event)
-        except kube.AlreadyExistsError:
-            pass
-        except kube.KubeError as exc:
-            _log.warning("cannot record event: %s", exc, extra={"object": reg.source})
+        await record_event(
+            self.hub,
+            {"apiVersion": "v1", "kind": "Secret", "name": name, "namespace": namespace},
+            reason="DuplicateMember",
+            note=str(dup),
+            action="Place",
+            controller="cluster-inventory.dev/manager",
+            instance=self.identity,
+            dedupe=str(dup),
+            now=self.now(),
+        )
 
     def _profile_metadata(
         self, key: ProfileKey, reg: Registration, member_id: str
