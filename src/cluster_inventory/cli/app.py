@@ -23,6 +23,7 @@ from cluster_inventory.cli._get import context_namespace, default_kubeconfig, hu
 from cluster_inventory.cli._help import DESCRIPTION
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.apply import apply_cmd
+from cluster_inventory.cli.integrations import argocd_app, multikueue_app
 from cluster_inventory.cli.placement import placement_app
 
 __all__ = ["app", "main"]
@@ -45,6 +46,8 @@ app.add_typer(fleet_app, name="fleet")
 app.add_typer(crds_app, name="crds")
 app.add_typer(testing_app, name="testing")
 app.add_typer(placement_app, name="placement")
+app.add_typer(argocd_app, name="argocd")
+app.add_typer(multikueue_app, name="multikueue")
 app.command("apply")(apply_cmd)
 
 

@@ -11,9 +11,10 @@ controller with a different renderer, so the loop lives here once, in client-go'
   recomputes it once and queues every target whose assignment changed, so 1,000 ADDED
   events cost one computation, not 1,000;
 - one work queue keyed by target name; a reconcile renders the assigned profile, compares a
-  fingerprint of the rendered object with the one stored on the target and writes (server-side
-  apply, fixed field manager) only when it differs; a target no profile is assigned to any
-  more is deleted with its uid as a precondition.
+  fingerprint of the rendered object with the one stored on the target (and the content, so
+  an edit by hand is put back) and writes (server-side apply, fixed field manager) only when
+  they differ; a target no profile is assigned to any more is deleted with its uid as a
+  precondition.
 
 Ownership never touches the producer's objects: no finalizer on ClusterProfiles, only our
 label on the targets. A target name taken by an object without our label is reported as a
@@ -112,6 +113,24 @@ def fingerprint(obj: Mapping[str, Any]) -> str:
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta: Mapping[str, Any] = obj.get("metadata") or {}
     return meta
+
+
+def _matches(stored: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
+    """True if ``stored`` has ``body``'s fingerprint and still holds what ``body`` sets.
+
+    The fingerprint annotation is one of ``body``'s annotations, so a changed render never
+    matches; the content check catches an edit by hand, which leaves the annotation as it
+    was. Fields of other managers (labels, annotations they added) are ignored.
+    """
+    for key in ("labels", "annotations"):
+        have = _meta(stored).get(key) or {}
+        if any(have.get(k) != v for k, v in (_meta(body).get(key) or {}).items()):
+            return False
+    return all(
+        stored.get(key) == value
+        for key, value in body.items()
+        if key not in ("metadata", "apiVersion", "kind")
+    )
 
 
 class ProfileMirror:
@@ -314,7 +333,7 @@ class ProfileMirror:
         annotations[ANNOTATION_FINGERPRINT] = digest
         body["metadata"]["annotations"] = annotations
         if stored is not None:
-            if (_meta(stored).get("annotations") or {}).get(ANNOTATION_FINGERPRINT) == digest:
+            if _matches(stored, body):
                 return None
             await self._apply(body)
             return None

@@ -9,6 +9,7 @@ __all__ = [
     "CLUSTER_INVENTORY_API_VERSION",
     "ETCD_VERSION",
     "KUBERNETES_VERSION",
+    "KUEUE_VERSION",
     "MIN_GO_VERSION",
 ]
 
@@ -20,3 +21,5 @@ ETCD_VERSION = "v3.6.16"
 CLUSTER_INVENTORY_API_VERSION = "v0.1.3"
 #: The Kubernetes module's go.mod asks for this Go version (``GOTOOLCHAIN=local``).
 MIN_GO_VERSION = (1, 26)
+#: ``sigs.k8s.io/kueue`` module version: the MultiKueueCluster and MultiKueueConfig CRDs.
+KUEUE_VERSION = "v0.19.2"
