@@ -21,6 +21,7 @@ from cluster_inventory import __version__
 from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._get import context_namespace, default_kubeconfig, hub_client
 from cluster_inventory.cli._help import DESCRIPTION
+from cluster_inventory.cli._process import run_until_signal
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.apply import apply_cmd
 from cluster_inventory.cli.integrations import argocd_app, multikueue_app
@@ -323,28 +324,15 @@ def manager_run(
     except (ValueError, kube.KubeError) as exc:
         _fail(str(exc))
 
-    async def main() -> bool:
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        return await run_manager(
+    run_until_signal(
+        lambda: run_manager(
             hub,
             config,
             leader_elect=leader_elect,
             health_address=health,
             metrics_address=metrics,
         )
-
-    try:
-        lost = kube.run(main())
-    except asyncio.CancelledError:
-        lost = False
-    except (kube.KubeError, OSError) as exc:
-        _fail(str(exc))
-    if lost:
-        _fail("leadership lost")
+    )
 
 
 @app.command("kubeconfig")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
+from cluster_inventory.cli._process import run_until_signal
 
 __all__ = ["argocd_app", "multikueue_app"]
 
@@ -111,24 +111,11 @@ def _run_sync(
         else None
     )
 
-    async def main() -> bool:
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        return await run_mirror(
+    run_until_signal(
+        lambda: run_mirror(
             connection, make, lease=lease, health_address=health, metrics_address=metrics
         )
-
-    try:
-        lost = kube.run(main())
-    except asyncio.CancelledError:
-        lost = False
-    except (kube.KubeError, OSError) as exc:
-        fail(str(exc))
-    if lost:
-        fail("leadership lost")
+    )
 
 
 @argocd_app.command("sync")

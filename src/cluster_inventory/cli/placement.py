@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import socket
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
+from cluster_inventory.cli._process import run_until_signal
 from cluster_inventory.cli._table import age, format_table
 
 __all__ = ["placement_app"]
@@ -326,20 +326,8 @@ def run_scheduler(
     )
 
     async def main() -> bool:
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
         async with await kube.new_client(connection) as hub:
             scheduler = PlacementScheduler(hub, namespaces=namespace or None, workers=workers)
             return await scheduler.run(leader_election=election)
 
-    try:
-        lost = kube.run(main())
-    except asyncio.CancelledError:
-        lost = False
-    except (kube.KubeError, OSError) as exc:
-        fail(str(exc))
-    if lost:
-        fail("leadership lost")
+    run_until_signal(main)

@@ -41,6 +41,7 @@ from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import DELETED, Informer, object_key
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
 from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
+from cluster_inventory.kube.runnable import LeaderElectedRunnable
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 
 __all__ = [
@@ -133,7 +134,7 @@ def _matches(stored: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     )
 
 
-class ProfileMirror:
+class ProfileMirror(LeaderElectedRunnable):
     """Keep one target object per assigned ClusterProfile (the shared controller loop).
 
     Subclasses set :attr:`resource`, :attr:`target_namespace`, :attr:`field_manager` and
@@ -467,34 +468,6 @@ class ProfileMirror:
         self._tasks = []
         for informer in [*self._profiles, self._targets]:
             await informer.stop()
-
-    async def __aenter__(self) -> ProfileMirror:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    async def run(self, *, leader_election: LeaderElectionConfig | None = None) -> bool:
-        """Run until cancelled; with ``leader_election``, only while holding the Lease.
-
-        Returns:
-            True if leadership was lost (exit and let the supervisor restart the process).
-
-        Raises:
-            KubeAPIError: A first LIST was refused (a missing CRD, missing RBAC).
-        """
-
-        async def work() -> None:
-            async with self:
-                await self.wait_synced()
-                await asyncio.Event().wait()
-
-        if leader_election is None:
-            await work()
-            return False
-        self.elector = LeaderElector(self.hub, leader_election, registry=self.registry)
-        return await self.elector.run(work)
 
     def ready(self) -> bool:
         """``/readyz``: a standby waiting on the Lease, or the leader with synced caches."""

@@ -49,8 +49,9 @@ from cluster_inventory.integrations.placement.decisions import (
 )
 from cluster_inventory.integrations.placement.selectors import SelectorError
 from cluster_inventory.kube.informer import DELETED, Informer, object_key
-from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
+from cluster_inventory.kube.leaderelection import LeaderElector
 from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
+from cluster_inventory.kube.runnable import LeaderElectedRunnable
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 
 __all__ = ["FIELD_MANAGER", "PLACEMENTS", "PlacementScheduler", "placement_status"]
@@ -168,7 +169,7 @@ def _owner_names(decision: Mapping[str, Any]) -> set[str]:
     return names
 
 
-class PlacementScheduler:
+class PlacementScheduler(LeaderElectedRunnable):
     """Schedule every ``Placement`` of the watched namespaces into PlacementDecisions.
 
     Args:
@@ -431,28 +432,3 @@ class PlacementScheduler:
         self._tasks = []
         for informer in [*self._placements, *self._profiles, *self._decisions]:
             await informer.stop()
-
-    async def __aenter__(self) -> PlacementScheduler:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    async def run(self, *, leader_election: LeaderElectionConfig | None = None) -> bool:
-        """Run until cancelled; with ``leader_election``, only while holding the Lease.
-
-        Returns:
-            True if leadership was lost (exit and let the supervisor restart the process).
-        """
-
-        async def work() -> None:
-            async with self:
-                await self.wait_synced()  # a missing CRD or RBAC ends the run with its error
-                await asyncio.Event().wait()
-
-        if leader_election is None:
-            await work()
-            return False
-        self.elector = LeaderElector(self.hub, leader_election, registry=self.registry)
-        return await self.elector.run(work)
