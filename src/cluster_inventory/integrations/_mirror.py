@@ -203,7 +203,7 @@ class ProfileMirror(LeaderElectedRunnable):
         )
         for informer in self._profiles:
             informer.add_handler(self._on_profile)
-        self._targets.add_handler(lambda _, obj, __: self.queue.add(str(_meta(obj).get("name"))))
+        self._targets.add_handler(self._on_target)
         self.queue: WorkQueue[str] = WorkQueue(
             self.controller, metrics=kube.collectors_for(WorkQueueMetrics, registry)
         )
@@ -244,6 +244,13 @@ class ProfileMirror(LeaderElectedRunnable):
     def plan_changed(self) -> None:
         """Called after the plan changed (hook for objects that list every target)."""
 
+    def targets_changed(self) -> None:
+        """Called when one of our targets appeared or went (hook, like :meth:`plan_changed`)."""
+
+    def kept(self) -> list[str]:
+        """Names of the targets this controller keeps now: assigned and present with our label."""
+        return sorted(n for n in self._plan if self._targets.get(self._target_key(n)) is not None)
+
     # -- events ----------------------------------------------------------------------
     def _on_profile(self, event: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
         key = object_key(profile)
@@ -258,6 +265,11 @@ class ProfileMirror(LeaderElectedRunnable):
         target = self._by_profile.get(key)
         if target is not None:
             self.queue.add(target)
+
+    def _on_target(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        self.queue.add(str(_meta(obj).get("name")))
+        if event == DELETED or old is None:
+            self.targets_changed()
 
     def profiles(self) -> list[dict[str, Any]]:
         """Every cached profile, in namespace order then name order."""

@@ -247,8 +247,12 @@ class MultiKueueSync(ProfileMirror):
         if self.config_name is not None:
             self.queue.add(_CONFIG_KEY)
 
+    def targets_changed(self) -> None:
+        """A MultiKueueCluster of ours appeared or went: the config lists only those."""
+        self.plan_changed()
+
     async def reconcile_extra(self, key: str) -> Result | None:
-        """Keep the MultiKueueConfig listing every cluster of the plan."""
+        """Keep the MultiKueueConfig listing every MultiKueueCluster this sync keeps."""
         if key != _CONFIG_KEY or self.config_name is None:
             return None
         name = self.config_name
@@ -260,13 +264,14 @@ class MultiKueueSync(ProfileMirror):
         if stored is not None and labels.get(LABEL_MANAGED_BY) != FIELD_MANAGER:
             await self._report_config(f"MultiKueueConfig {name} exists and is not ours; left alone")
             return None
-        if not self.plan:
+        clusters = self.kept()  # a name held by someone else's object is not ours to list
+        if not clusters:
             if stored is not None:
                 self.writes += 1
                 await kube.delete(self.hub, MULTIKUEUE_CONFIGS, name)
             return None
         try:
-            body = render_multikueue_config(name, list(self.plan))
+            body = render_multikueue_config(name, clusters)
         except ConfigTooLarge as exc:
             await self._report_config(str(exc))
             return None
