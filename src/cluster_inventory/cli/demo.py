@@ -650,7 +650,7 @@ class Demo:
 
         headers = (
             "PROFILE",
-            "ARGO CD SECRET (argocd)",
+            "ARGO CD SECRET",
             "SERVER",
             "EXEC PLUGIN",
             "MULTIKUEUECLUSTER",
@@ -672,7 +672,8 @@ class Demo:
                     functools.partial(table, everyone), self.ready_timeout, lambda: "not all yet"
                 )
             self.out(
-                f"\nARGO CD AND MULTIKUEUE ({namespace}'s profiles)\n" + format_table(headers, rows)
+                f"\nARGO CD AND MULTIKUEUE ({namespace}'s profiles; Secrets in {argo_ns}, "
+                "MultiKueueClusters cluster-scoped)\n" + format_table(headers, rows)
             )
             registration = functools.partial(self._register_one, hub, leaving)
             prod = INVENTORIES[0].clusterset
@@ -686,7 +687,7 @@ class Demo:
                     self.ready_timeout,
                     lambda: f"{leaving.name}'s Secret or MultiKueueCluster still there",
                 )
-            self.out(f"after {namespace}/{leaving.name} went:\n" + format_table(headers, rows))
+            self.out(f"\nafter {namespace}/{leaving.name} went:\n" + format_table(headers, rows))
             async with self._step(f"putting {leaving.name} back into {namespace}"):
                 await registration(list(leaving.clustersets))
                 await _poll(

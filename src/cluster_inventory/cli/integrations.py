@@ -178,6 +178,9 @@ def argocd_render(
     ] = None,
     argocd_namespace: Annotated[str, typer.Option(help="Argo CD's namespace.")] = "argocd",
     output: _Output = "yaml",
+    decoded: Annotated[
+        bool, typer.Option(help="Show data as readable stringData (not what is written).")
+    ] = False,
     kubeconfig: Annotated[
         Path | None, typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, ~/.kube/config).")
     ] = None,
@@ -208,6 +211,11 @@ def argocd_render(
         secret = render_cluster_secret(found, providers, namespace=argocd_namespace)
     except RenderError as exc:
         fail(str(exc))
+    if decoded:
+        import base64
+
+        data = secret.pop("data")
+        secret["stringData"] = {k: base64.b64decode(v).decode() for k, v in data.items()}
     _dump(secret, output)
 
 

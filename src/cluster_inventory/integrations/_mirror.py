@@ -338,6 +338,8 @@ class ProfileMirror(LeaderElectedRunnable):
         except RenderError as exc:
             await self._warn(profile, "RenderFailed", "Render", str(exc))
             return None  # the last good target stays; a profile change queues it again
+        # Rendered again: a later failure, even the same one, is news worth an Event.
+        self._reported.pop(str(_meta(profile).get("uid") or ""), None)
         labels = dict(_meta(body).get("labels") or {})
         labels[LABEL_MANAGED_BY] = self.field_manager
         body["metadata"]["labels"] = labels

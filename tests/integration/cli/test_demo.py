@@ -89,9 +89,9 @@ def test_demo_shows_profiles_a_consumer_and_an_outage_then_stops_everything() ->
     ]
 
     # Argo CD Secrets and MultiKueueClusters follow team-a's profiles, and member1's removal
-    served = _section(out, f"ARGO CD AND MULTIKUEUE ({team_a}'s profiles)")
+    served = _section(out, f"ARGO CD AND MULTIKUEUE ({team_a}'s profiles;")
     assert [
-        (r["PROFILE"], r["ARGO CD SECRET (argocd)"], r["EXEC PLUGIN"], r["MULTIKUEUECLUSTER"])
+        (r["PROFILE"], r["ARGO CD SECRET"], r["EXEC PLUGIN"], r["MULTIKUEUECLUSTER"])
         for r in served
     ] == [
         (
