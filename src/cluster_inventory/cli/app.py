@@ -118,6 +118,10 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
             upstream_plugin(name, progress=progress)
             for name in (("secretreader", "kubeconfig-secretreader") if plugins else ())
         ]
+        if plugins:
+            from cluster_inventory.testing.argocd_check import argocd_check
+
+            built.append(argocd_check(progress=progress))
     return path, built
 
 
@@ -128,7 +132,8 @@ def install_assets(
     """Build etcd, kube-apiserver, kube-controller-manager, kubectl and the upstream plugins.
 
     Everything comes from Go modules through the module proxy and is cached under
-    ~/.cache/cluster-inventory; the upstream secretreader plugin is what interop tests run.
+    ~/.cache/cluster-inventory; the upstream secretreader plugin and argocd-check (Argo CD's
+    own Secret-to-cluster code) are what interop tests run.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 
