@@ -38,7 +38,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.kube.endpoints import default_identity, serve_endpoints
 from cluster_inventory.kube.events import record_event
-from cluster_inventory.kube.informer import DELETED, Informer, object_key
+from cluster_inventory.kube.informer import DELETED, Informer, object_key, strip_managed_fields
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
 from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
 from cluster_inventory.kube.runnable import LeaderElectedRunnable
@@ -191,6 +191,7 @@ class ProfileMirror(LeaderElectedRunnable):
                 namespace=ns,
                 label_selector=label_selector,
                 name=f"{self.controller} ClusterProfile {ns}",
+                transform=strip_managed_fields,
             )
             for ns in self.namespaces
         ]
@@ -200,6 +201,7 @@ class ProfileMirror(LeaderElectedRunnable):
             namespace=self.target_namespace,
             label_selector=f"{LABEL_MANAGED_BY}={self.field_manager}",
             name=f"{self.controller} {self.resource.kind}",
+            transform=strip_managed_fields,
         )
         for informer in self._profiles:
             informer.add_handler(self._on_profile)

@@ -50,3 +50,16 @@ def test_fingerprint_ignores_key_order() -> None:
         {"b": {"d": 3, "c": 2}, "a": 1}
     )
     assert fingerprint({"a": 1}) != fingerprint({"a": 2})
+
+
+def test_strip_managed_fields_keeps_what_the_mirror_reads() -> None:
+    from cluster_inventory.kube.informer import strip_managed_fields
+
+    obj = {
+        "metadata": {"name": "a", "resourceVersion": "3", "managedFields": [{"manager": "x"}]},
+        "data": {"k": "v"},
+    }
+    assert strip_managed_fields(obj) == {
+        "metadata": {"name": "a", "resourceVersion": "3"},
+        "data": {"k": "v"},
+    }
