@@ -40,8 +40,8 @@ from cluster_inventory.kube.endpoints import default_identity, serve_endpoints
 from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import DELETED, Informer, object_key, strip_managed_fields
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
-from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
-from cluster_inventory.kube.runnable import LeaderElectedRunnable
+from cluster_inventory.kube.reconcile import Result
+from cluster_inventory.kube.runnable import QueueController
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 
 __all__ = [
@@ -134,7 +134,7 @@ def _matches(stored: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     )
 
 
-class ProfileMirror(LeaderElectedRunnable):
+class ProfileMirror(QueueController):
     """Keep one target object per assigned ClusterProfile (the shared controller loop).
 
     Subclasses set :attr:`resource`, :attr:`target_namespace`, :attr:`field_manager` and
@@ -183,7 +183,8 @@ class ProfileMirror(LeaderElectedRunnable):
         self.writes = 0
         self.reconciles = 0
         self.synced = asyncio.Event()
-        self._workers = workers
+        self.workers = workers
+        self.log = logging.getLogger(f"cluster_inventory.integrations.{self.controller}")
         self._profiles = [
             Informer(
                 hub,
@@ -209,13 +210,12 @@ class ProfileMirror(LeaderElectedRunnable):
         self.queue: WorkQueue[str] = WorkQueue(
             self.controller, metrics=kube.collectors_for(WorkQueueMetrics, registry)
         )
-        self._metrics = kube.ReconcileMetrics.for_registry(registry)
         self._plan: dict[str, Assignment] = {}
+        #: Target names held by an object that is not ours (reported, left alone).
+        self.blocked: set[str] = set()
         self._by_profile: dict[str, str] = {}
         self._stale = True
         self._reported: dict[str, str] = {}
-        self._tasks: list[asyncio.Task[None]] = []
-        self._started = False
         #: The leader elector while :meth:`run` runs with leader election.
         self.elector: LeaderElector | None = None
 
@@ -332,6 +332,7 @@ class ProfileMirror(LeaderElectedRunnable):
         assignment = self._plan.get(name)
         profile = self._profile(assignment.profile) if assignment else None
         if assignment is None or profile is None:
+            self.blocked.discard(name)
             if stored is not None:
                 await self._delete(stored)
             return None
@@ -350,6 +351,7 @@ class ProfileMirror(LeaderElectedRunnable):
         annotations[ANNOTATION_FINGERPRINT] = digest
         body["metadata"]["annotations"] = annotations
         if stored is not None:
+            self.blocked.discard(name)
             if _matches(stored, body):
                 return None
             await self._apply(body)
@@ -381,6 +383,9 @@ class ProfileMirror(LeaderElectedRunnable):
         if (_meta(existing).get("labels") or {}).get(LABEL_MANAGED_BY) == self.field_manager:
             await self._apply(body)  # ours, not yet in the cache
             return
+        if name not in self.blocked:
+            self.blocked.add(name)
+            self.targets_changed()
         where = self.resource.describe(self.target_namespace, name)
         await self._warn(
             profile,
@@ -416,9 +421,7 @@ class ProfileMirror(LeaderElectedRunnable):
         if self._reported.get(uid) == dedupe:
             return
         self._reported[uid] = dedupe
-        logging.getLogger(f"cluster_inventory.integrations.{self.controller}").warning(
-            "%s: %s", reason, note, extra={"object": object_key(profile)}
-        )
+        self.log.warning("%s: %s", reason, note, extra={"object": object_key(profile)})
         await record_event(
             self.hub,
             {
@@ -437,53 +440,22 @@ class ProfileMirror(LeaderElectedRunnable):
         )
 
     # -- lifecycle -------------------------------------------------------------------
-    async def start(self) -> None:
-        """Start the informers and the workers (idempotent)."""
-        if self._started:
-            return
-        self._started = True
-        for informer in [self._targets, *self._profiles]:
-            informer.start()
-        self._metrics.start(self.controller, self._workers)
-        loop = asyncio.get_running_loop()
-        self._tasks = [
-            loop.create_task(self._worker(), name=f"{self.controller} worker {i}")
-            for i in range(self._workers)
-        ]
+    def informers(self) -> list[Informer]:
+        """Targets first, then profiles (nothing is judged on half-listed caches)."""
+        return [self._targets, *self._profiles]
 
-    async def _worker(self) -> None:
-        # Reconcile only on full caches: a target judged on half the profiles could be
-        # deleted (its profile not listed yet) and then made again.
-        await self.wait_synced()
-        await reconcile_loop(
-            self.queue,
-            self.reconcile,
-            controller=self.controller,
-            metrics=self._metrics,
-            describe=lambda key: {self.resource.kind: key.lstrip("\x00")},
-            log=logging.getLogger(f"cluster_inventory.integrations.{self.controller}"),
-        )
+    def describe(self, key: str) -> dict[str, str]:
+        """Log fields of one reconcile."""
+        return {self.resource.kind: key.lstrip("\x00")}
 
     async def wait_synced(self) -> None:
-        """Wait until the profiles and the targets have been listed once.
+        """Wait until the targets and the profiles have been listed once.
 
         Raises:
             KubeAPIError: A first LIST was refused (e.g. 404: a CRD is missing; 403: RBAC).
         """
-        for informer in [self._targets, *self._profiles]:
-            await informer.wait_synced()
+        await super().wait_synced()
         self.synced.set()
-
-    async def stop(self, grace: float = 10.0) -> None:
-        """Stop the workers (running reconciles get ``grace`` seconds) and the informers."""
-        if not self._started:
-            return
-        self._started = False
-        self.queue.shut_down()
-        await stop_workers(self._tasks, grace)
-        self._tasks = []
-        for informer in [*self._profiles, self._targets]:
-            await informer.stop()
 
     def ready(self) -> bool:
         """``/readyz``: a standby waiting on the Lease, or the leader with synced caches."""

@@ -256,6 +256,13 @@ class MultiKueueSync(ProfileMirror):
         if key != _CONFIG_KEY or self.config_name is None:
             return None
         name = self.config_name
+        # Decided once every profile's cluster is made or known to be taken by someone else's
+        # object (not ours to list): counting only the clusters made so far would fill the
+        # config up to 20 and stop there instead of reporting that 21 do not fit. Each
+        # cluster made or found taken queues this again.
+        wanted = set(self.plan) - self.blocked
+        if wanted - set(self.kept()):
+            return None
         try:
             stored: dict[str, Any] | None = await kube.get(self.hub, MULTIKUEUE_CONFIGS, name)
         except kube.NotFoundError:
@@ -264,14 +271,13 @@ class MultiKueueSync(ProfileMirror):
         if stored is not None and labels.get(LABEL_MANAGED_BY) != FIELD_MANAGER:
             await self._report_config(f"MultiKueueConfig {name} exists and is not ours; left alone")
             return None
-        clusters = self.kept()  # a name held by someone else's object is not ours to list
-        if not clusters:
+        if not wanted:
             if stored is not None:
                 self.writes += 1
                 await kube.delete(self.hub, MULTIKUEUE_CONFIGS, name)
             return None
         try:
-            body = render_multikueue_config(name, clusters)
+            body = render_multikueue_config(name, sorted(wanted))
         except ConfigTooLarge as exc:
             await self._report_config(str(exc))
             return None
