@@ -49,6 +49,17 @@ async def profile(hub: kube.ApiClient, namespace: str, name: str) -> None:
     )
 
 
+def make_sync(hub: kube.ApiClient, ns: str) -> MultiKueueSync:
+    """A sync serving ``ns`` as Kueue's namespace, keeping the config ``<ns>-fleet``."""
+    return MultiKueueSync(
+        hub,
+        kueue_namespace=ns,
+        config_name=f"{ns}-fleet",
+        registry=CollectorRegistry(),
+        identity="test",
+    )
+
+
 async def ours(hub: kube.ApiClient, prefix: str) -> dict[str, dict[str, Any]]:
     listed = await kube.list_objects(hub, MULTIKUEUE_CLUSTERS)
     return {
@@ -77,13 +88,7 @@ async def test_clusters_and_config_follow_the_profiles_and_others_are_left_alone
         field_manager="someone",
     )
     await profile(hub, ns, f"{ns}-byhand")
-    sync = MultiKueueSync(
-        hub,
-        kueue_namespace=ns,
-        config_name=f"{ns}-fleet",
-        registry=CollectorRegistry(),
-        identity="test",
-    )
+    sync = make_sync(hub, ns)
     await sync.start()
     try:
 
@@ -159,13 +164,7 @@ async def test_clusters_and_config_follow_the_profiles_and_others_are_left_alone
         await sync.stop()
         for i in range(3, 22):
             await profile(hub, ns, f"{ns}-w{i}")
-        sync = MultiKueueSync(
-            hub,
-            kueue_namespace=ns,
-            config_name=f"{ns}-fleet",
-            registry=CollectorRegistry(),
-            identity="test",
-        )
+        sync = make_sync(hub, ns)
         await sync.start()
 
         async def too_many() -> list[dict[str, Any]]:
