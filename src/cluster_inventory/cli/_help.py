@@ -47,6 +47,14 @@ COMMANDS = (
         "placement",
         "Placements: choose member clusters and publish PlacementDecisions (KEP-5313).",
     ),
+    (
+        "argocd",
+        "Argo CD cluster Secrets kept from ClusterProfiles (Argo CD >= 3.5 exec providers).",
+    ),
+    (
+        "multikueue",
+        "Kueue MultiKueueClusters kept from ClusterProfiles, and Kueue's configuration.",
+    ),
 )
 
 

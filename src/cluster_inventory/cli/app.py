@@ -21,8 +21,10 @@ from cluster_inventory import __version__
 from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._get import context_namespace, default_kubeconfig, hub_client
 from cluster_inventory.cli._help import DESCRIPTION
+from cluster_inventory.cli._process import run_until_signal
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.apply import apply_cmd
+from cluster_inventory.cli.integrations import argocd_app, multikueue_app
 from cluster_inventory.cli.placement import placement_app
 
 __all__ = ["app", "main"]
@@ -45,6 +47,8 @@ app.add_typer(fleet_app, name="fleet")
 app.add_typer(crds_app, name="crds")
 app.add_typer(testing_app, name="testing")
 app.add_typer(placement_app, name="placement")
+app.add_typer(argocd_app, name="argocd")
+app.add_typer(multikueue_app, name="multikueue")
 app.command("apply")(apply_cmd)
 
 
@@ -116,10 +120,12 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
         ]
         if plugins:
             # Upstream CRDs the integration tests install (module zips, no compile).
+            from cluster_inventory.testing.argocd_check import argocd_check
             from cluster_inventory.testing.upstream_crds import UPSTREAM_CRDS, upstream_crd
 
             for crd in UPSTREAM_CRDS:
                 upstream_crd(crd, progress=progress)
+            built.append(argocd_check(progress=progress))
     return path, built
 
 
@@ -130,8 +136,9 @@ def install_assets(
     """Build etcd, kube-apiserver, kube-controller-manager, kubectl and the upstream plugins.
 
     Everything comes from Go modules through the module proxy and is cached under
-    ~/.cache/cluster-inventory; the upstream secretreader plugin is what interop tests run,
-    and the upstream CRDs (Cluster API's Cluster) are what integration tests install.
+    ~/.cache/cluster-inventory; the upstream secretreader plugin and argocd-check (Argo CD's
+    own Secret-to-cluster code) are what interop tests run, and the upstream CRDs (Cluster
+    API's Cluster, Kueue's MultiKueue kinds) are what integration tests install.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 
@@ -349,28 +356,15 @@ def manager_run(
     except (ValueError, kube.KubeError) as exc:
         _fail(str(exc))
 
-    async def main() -> bool:
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        return await run_manager(
+    run_until_signal(
+        lambda: run_manager(
             hub,
             config,
             leader_elect=leader_elect,
             health_address=health,
             metrics_address=metrics,
         )
-
-    try:
-        lost = kube.run(main())
-    except asyncio.CancelledError:
-        lost = False
-    except (kube.KubeError, OSError) as exc:
-        _fail(str(exc))
-    if lost:
-        _fail("leadership lost")
+    )
 
 
 @app.command("kubeconfig")

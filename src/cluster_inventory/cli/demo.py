@@ -19,7 +19,12 @@ clusters (real etcd and kube-apiserver processes on loopback, from
 7. as the platform team, place the first inventory's clusters of one region (a ``Placement``
    and the placement scheduler writing PlacementDecisions); as the consumer, apply a small
    manifest set to that placement (``cluster-inventory apply --placement``'s code);
-8. stop one member's API server, watch ``ControlPlaneHealthy`` turn False, start it again and
+8. keep Argo CD cluster Secrets and Kueue MultiKueueClusters from the first inventory's
+   profiles (:mod:`~cluster_inventory.integrations.argocd`,
+   :mod:`~cluster_inventory.integrations.multikueue`; the first inventory stands in for
+   Kueue's namespace), then take one member out of that inventory and watch both go, and
+   come back when it returns;
+9. stop one member's API server, watch ``ControlPlaneHealthy`` turn False, start it again and
    watch it recover.
 
 Tables go to stdout, progress to stderr. A step that fails ends the demo with
@@ -29,6 +34,7 @@ Tables go to stdout, progress to stderr. A step that fails ends the demo with
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import functools
 import json
@@ -204,6 +210,7 @@ class _Outcome:
     refused: str = ""
     down_after: float = 0.0
     up_after: float = 0.0
+    served: tuple[int, int] = (0, 0)
 
 
 class Demo:
@@ -319,6 +326,7 @@ class Demo:
             async with await kube.new_client(kube.connection_from_kubeconfig(kubeconfig)) as me:
                 await self._consume(hub, me, first, providers)
                 await self._place_and_apply(hub, me, first, providers)
+            await self._consumers_served(hub, first, providers)
             await self._outage(hub)
         self.out("\n" + self.summary() + "\n")
         if self.keep:
@@ -338,17 +346,8 @@ class Demo:
             await kube.apply(hub, kube.NAMESPACES, body, field_manager=_FIELD_MANAGER)
 
     async def _register(self, hub: kube.ApiClient) -> None:
-        from cluster_inventory.manager import registration_secret
-
         for member in self.members:
-            cp = self.fleet.member(member.name)
-            secret = registration_secret(
-                member.name,
-                _MANAGER_NAMESPACE,
-                cp.kubeconfig_path.read_text(),
-                list(member.clustersets),
-            )
-            await kube.apply(hub, kube.SECRETS, secret, field_manager=_FIELD_MANAGER)
+            await self._register_one(hub, member, list(member.clustersets))
 
     async def _publish_properties(self) -> None:
         for member in self.members:
@@ -603,6 +602,110 @@ class Demo:
             )
         )
 
+    async def _consumers_served(self, hub: kube.ApiClient, namespace: str, providers: Path) -> None:
+        from cluster_inventory.credentials import load_provider_file
+        from cluster_inventory.integrations.argocd import ArgoCDSync
+        from cluster_inventory.integrations.multikueue import MULTIKUEUE_CLUSTERS, MultiKueueSync
+        from cluster_inventory.testing.upstream_crds import kueue_crds
+
+        argo_ns = "argocd"
+        members = [m for m in self.members if INVENTORIES[0].clusterset in m.clustersets]
+        leaving = members[0]
+
+        async def table(expected: set[str]) -> list[list[str]] | None:
+            secrets = await kube.list_objects(
+                hub, kube.SECRETS, argo_ns, label_selector="argocd.argoproj.io/secret-type=cluster"
+            )
+            by_profile = {
+                (s["metadata"].get("annotations") or {}).get(
+                    "cluster-inventory.dev/cluster-profile", ""
+                ): s
+                for s in secrets["items"]
+            }
+            mkcs = {
+                m["metadata"]["name"]: m
+                for m in (await kube.list_objects(hub, MULTIKUEUE_CLUSTERS))["items"]
+            }
+            shown = {key.partition("/")[2] for key in by_profile if key.startswith(namespace)}
+            if shown != expected or not expected <= mkcs.keys() or mkcs.keys() - expected:
+                return None
+            rows = []
+            for name in sorted(expected):
+                secret = by_profile[f"{namespace}/{name}"]
+                data = {
+                    k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()
+                }
+                command = json.loads(data["config"])["execProviderConfig"]["command"]
+                mkc = mkcs[name]["spec"]["clusterSource"]["clusterProfileRef"]["name"]
+                rows.append(
+                    [
+                        f"{namespace}/{name}",
+                        secret["metadata"]["name"],
+                        data["server"],
+                        Path(command).name,
+                        f"{name} -> profile {mkc}",
+                    ]
+                )
+            return rows
+
+        headers = (
+            "PROFILE",
+            "ARGO CD SECRET",
+            "SERVER",
+            "EXEC PLUGIN",
+            "MULTIKUEUECLUSTER",
+        )
+        everyone = {m.name for m in members}
+        async with self._step("installing Kueue's MultiKueue CRDs (sigs.k8s.io/kueue module)"):
+            await kube.ensure_crds(hub, await asyncio.to_thread(kueue_crds))
+            await kube.apply(
+                hub, kube.NAMESPACES, {"metadata": {"name": argo_ns}}, field_manager=_FIELD_MANAGER
+            )
+        argo = ArgoCDSync(
+            hub, load_provider_file(providers), namespaces=[namespace], argocd_namespace=argo_ns
+        )
+        kueue = MultiKueueSync(hub, kueue_namespace=namespace, config_name=namespace)
+        async with argo, kueue:
+            title = f"keeping Argo CD Secrets and MultiKueueClusters for {namespace}'s profiles"
+            async with self._step(title):
+                rows = await _poll(
+                    functools.partial(table, everyone), self.ready_timeout, lambda: "not all yet"
+                )
+            self.out(
+                f"\nARGO CD AND MULTIKUEUE ({namespace}'s profiles; Secrets in {argo_ns}, "
+                "MultiKueueClusters cluster-scoped)\n" + format_table(headers, rows)
+            )
+            registration = functools.partial(self._register_one, hub, leaving)
+            prod = INVENTORIES[0].clusterset
+            title = f"taking {leaving.name} out of {namespace} (registration without {prod})"
+            async with self._step(title):
+                await registration(
+                    [s for s in leaving.clustersets if s != INVENTORIES[0].clusterset] or ["none"]
+                )
+                rows = await _poll(
+                    functools.partial(table, everyone - {leaving.name}),
+                    self.ready_timeout,
+                    lambda: f"{leaving.name}'s Secret or MultiKueueCluster still there",
+                )
+            self.out(f"\nafter {namespace}/{leaving.name} went:\n" + format_table(headers, rows))
+            async with self._step(f"putting {leaving.name} back into {namespace}"):
+                await registration(list(leaving.clustersets))
+                await _poll(
+                    functools.partial(table, everyone), self.ready_timeout, lambda: "not back yet"
+                )
+            self.outcome.served = (argo.writes, kueue.writes)
+
+    async def _register_one(
+        self, hub: kube.ApiClient, member: DemoMember, clustersets: list[str]
+    ) -> None:
+        from cluster_inventory.manager import registration_secret
+
+        cp = self.fleet.member(member.name)
+        secret = registration_secret(
+            member.name, _MANAGER_NAMESPACE, cp.kubeconfig_path.read_text(), clustersets
+        )
+        await kube.apply(hub, kube.SECRETS, secret, field_manager=_FIELD_MANAGER)
+
     async def _outage(self, hub: kube.ApiClient) -> None:
         name = self.outage_member
         keys = [key for key in self.expected_profiles() if key[1] == name]
@@ -689,6 +792,8 @@ class Demo:
             f"consumer {INVENTORIES[0].namespace}/{CONSUMER} reached {len(o.reached)} members "
             f"through the secretreader plugin"
             + (f" and was refused {o.refused}." if o.refused else "."),
+            f"Argo CD and MultiKueue followed {INVENTORIES[0].namespace}'s profiles with "
+            f"{o.served[0]} Secret and {o.served[1]} MultiKueue writes.",
             f"{self.outage_member}'s profiles turned unhealthy {o.down_after:.1f} s after its "
             f"API server was told to stop and healthy {o.up_after:.1f} s after it was started.",
         ]

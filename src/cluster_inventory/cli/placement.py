@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
+from cluster_inventory.cli._process import run_until_signal
 from cluster_inventory.cli._table import age, format_table
 
 __all__ = ["placement_app"]
@@ -312,12 +312,12 @@ def run_scheduler(
     from cluster_inventory import kube
     from cluster_inventory.cli._logging import configure_logging
     from cluster_inventory.integrations.placement import PlacementScheduler
-    from cluster_inventory.kube.leaderelection import LeaderElectionConfig
-    from cluster_inventory.manager.runner import (
+    from cluster_inventory.kube.endpoints import (
         default_identity,
         parse_bind_address,
         serve_endpoints,
     )
+    from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 
     configure_logging(log_format)
     try:
@@ -341,25 +341,11 @@ def run_scheduler(
     )
 
     async def main() -> bool:
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
         async with await kube.new_client(connection) as hub:
             scheduler = PlacementScheduler(hub, namespaces=namespace or None, workers=workers)
-            runners = await serve_endpoints(scheduler.ready, health, metrics, scheduler.registry)
-            try:
+            async with serve_endpoints(
+                scheduler.ready, health=health, metrics=metrics, registry=scheduler.registry
+            ):
                 return await scheduler.run(leader_election=election)
-            finally:
-                for runner in runners:
-                    await runner.cleanup()
 
-    try:
-        lost = kube.run(main())
-    except asyncio.CancelledError:
-        lost = False
-    except (kube.KubeError, OSError) as exc:
-        fail(str(exc))
-    if lost:
-        fail("leadership lost")
+    run_until_signal(main)

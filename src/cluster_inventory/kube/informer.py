@@ -29,7 +29,15 @@ from cluster_inventory.kube._resources import Resource, request
 from cluster_inventory.kube._tasks import cancel_and_wait
 from cluster_inventory.kube.errors import GoneError, KubeAPIError, KubeError, error_from_status
 
-__all__ = ["ADDED", "DELETED", "MODIFIED", "EventHandler", "Informer", "object_key"]
+__all__ = [
+    "ADDED",
+    "DELETED",
+    "MODIFIED",
+    "EventHandler",
+    "Informer",
+    "object_key",
+    "strip_managed_fields",
+]
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
@@ -38,6 +46,19 @@ DELETED = "DELETED"
 #: ``(event_type, new_or_deleted_object, old_object_or_None)``.
 EventHandler = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
 _log = logging.getLogger(__name__)
+
+
+def strip_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """Drop ``metadata.managedFields`` (a transform for :class:`Informer`; often half an object).
+
+    Args:
+        obj: An object as the server sent it (changed in place).
+
+    Returns:
+        The same object.
+    """
+    (obj.get("metadata") or {}).pop("managedFields", None)
+    return obj
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
@@ -60,9 +81,10 @@ class Informer:
         name: For logs and errors, e.g. ``"member1 ClusterProperty"``.
         sleep: Injectable ``asyncio.sleep`` (backoff between reconnects).
         resync_period: If set, seconds between synthetic MODIFIED events for every object.
-        transform: Applied to every object before it is stored and handed to handlers
-            (client-go's ``SetTransform``), e.g. to drop the data of Secrets not needed, so
-            the cache holds only what is used. It must keep ``metadata`` and be idempotent.
+        transform: Applied to every object before it is stored or handed to a handler
+            (client-go's ``SetTransform``), e.g. :func:`strip_managed_fields` to keep a large
+            cache small. Must be pure and keep ``metadata.name``, ``namespace`` and
+            ``resourceVersion``.
 
     Raises from :meth:`wait_synced`: KubeAPIError if the first LIST was refused for good
     (401, 403, 404); transient errors are retried.
@@ -83,7 +105,6 @@ class Informer:
         transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self.client = client
-        self._transform = transform
         self.resource = resource
         self.namespace = namespace
         self.label_selector = label_selector
@@ -92,6 +113,7 @@ class Informer:
         self.name = name or resource.kind
         self._sleep = sleep
         self._resync_period = resync_period
+        self._transform = transform
         self._store: dict[str, dict[str, Any]] = {}
         self._handlers: list[EventHandler] = []
         self._synced = asyncio.Event()

@@ -27,7 +27,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api import check_storable, format_micro_time, format_time
+from cluster_inventory.api import check_storable, format_time
 from cluster_inventory.api.constants import (
     GROUP,
     LABEL_CLUSTER_MANAGER,
@@ -36,6 +36,7 @@ from cluster_inventory.api.constants import (
     SECRET_TOKEN_KEY,
     V1ALPHA1,
 )
+from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.kube.reconcile import Result, reconcile_loop
 from cluster_inventory.kube.workqueue import WorkQueue
@@ -349,9 +350,7 @@ class ClusterManager:
             regarding = object_reference(obj)
             if meta.get("resourceVersion"):
                 regarding["resourceVersion"] = str(meta["resourceVersion"])
-            await self._record_event(
-                regarding, "Register", "InvalidRegistration", str(error), mark, error.source
-            )
+            await self._record_event(regarding, "Register", "InvalidRegistration", str(error), mark)
 
     async def _report_duplicate(self, dup: DuplicateMember, reg: Registration) -> None:
         """Report once that ``dup`` gets no profile in its inventory.
@@ -364,44 +363,25 @@ class ClusterManager:
         self._duplicates.add(dup)
         _log.warning("duplicate member: %s", dup, extra={"object": reg.source})
         if reg.regarding is not None:
-            suffix = hashlib.sha256(str(dup).encode()).hexdigest()[:10]
             await self._record_event(
-                dict(reg.regarding), "Place", "DuplicateMember", str(dup), suffix, reg.source
+                dict(reg.regarding), "Place", "DuplicateMember", str(dup), str(dup)
             )
 
     async def _record_event(
-        self,
-        regarding: dict[str, str],
-        action: str,
-        reason: str,
-        note: str,
-        suffix: str,
-        source: str,
+        self, regarding: dict[str, str], action: str, reason: str, note: str, dedupe: str
     ) -> None:
-        """Create one ``events.k8s.io`` Warning Event about ``regarding`` (best effort).
-
-        The Event lives in the object's namespace, or ``default`` for a cluster-scoped one.
-        """
-        event = {
-            "metadata": {
-                "name": f"{regarding.get('name')}.{suffix}",
-                "namespace": regarding.get("namespace") or "default",
-            },
-            "eventTime": format_micro_time(self.now()),
-            "reportingController": "cluster-inventory.dev/manager",
-            "reportingInstance": self.identity[:128],
-            "action": action,
-            "reason": reason,
-            "type": "Warning",
-            "note": note[:1024],
-            "regarding": regarding,
-        }
-        try:
-            await kube.create(self.hub, kube.EVENTS, event)
-        except kube.AlreadyExistsError:
-            pass
-        except kube.KubeError as exc:
-            _log.warning("cannot record event: %s", exc, extra={"object": source})
+        """One Warning Event about ``regarding`` (best effort; :func:`kube.events.record_event`)."""
+        await record_event(
+            self.hub,
+            regarding,
+            reason=reason,
+            note=note,
+            action=action,
+            controller="cluster-inventory.dev/manager",
+            instance=self.identity,
+            dedupe=dedupe,
+            now=self.now(),
+        )
 
     def _profile_metadata(
         self, key: ProfileKey, reg: Registration, member_id: str

@@ -10,52 +10,26 @@ CLI) stops the reconcilers and releases the Lease so a standby takes over at onc
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
-import socket
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.kube.endpoints import (
+    default_identity,
+    parse_bind_address,
+    serve_endpoints,
+)
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.controller import ClusterManager
 
-__all__ = [
-    "LEASE_NAME",
-    "ManagerProcess",
-    "default_identity",
-    "parse_bind_address",
-    "run_manager",
-    "serve_endpoints",
-]
+__all__ = ["LEASE_NAME", "ManagerProcess", "default_identity", "parse_bind_address", "run_manager"]
 
 #: Name of the leader-election Lease in the manager's namespace.
 LEASE_NAME = "cluster-inventory-manager"
 _log = logging.getLogger("cluster_inventory.manager")
-
-
-def default_identity() -> str:
-    """``$POD_NAME`` when deployed, else ``<hostname>_<pid>`` (client-go's convention)."""
-    return os.environ.get("POD_NAME") or f"{socket.gethostname()}_{os.getpid()}"
-
-
-def parse_bind_address(address: str) -> tuple[str, int] | None:
-    """``:8080``, ``127.0.0.1:8080`` or ``0`` (disabled) to (host, port) or None.
-
-    Raises:
-        ValueError: Not ``[host]:port``; the message quotes the value.
-    """
-    if address in ("0", ""):
-        return None
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"bind address {address!r} is not [host]:port")
-    return host.strip("[]") or "0.0.0.0", int(port)  # noqa: S104 - an explicit choice of the user
 
 
 @dataclass
@@ -71,58 +45,6 @@ class ManagerProcess:
         if self.elector is not None and not self.elector.is_leader:
             return self.started
         return self.manager.synced.is_set()
-
-
-async def serve_endpoints(
-    ready: Callable[[], bool],
-    health: tuple[str, int] | None,
-    metrics: tuple[str, int] | None,
-    registry: CollectorRegistry,
-) -> list[web.AppRunner]:
-    """Serve ``/healthz`` and ``/readyz`` on ``health`` and ``/metrics`` on ``metrics``.
-
-    The endpoints of a controller-runtime manager (``--health-probe-bind-address``,
-    ``--metrics-bind-address``), shared by every long-running process of ours.
-
-    Args:
-        ready: Called on each ``/readyz``: True answers 200 ``ok``, False 503 ``not ready``.
-        health: (host, port) of the probes, or None for none.
-        metrics: (host, port) of the Prometheus text exposition, or None for none.
-        registry: The registry ``/metrics`` exposes.
-
-    Returns:
-        The running servers; call ``cleanup()`` on each to stop them.
-
-    Raises:
-        OSError: An address cannot be bound (in use, not permitted).
-    """
-
-    async def healthz(_: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    async def readyz(_: web.Request) -> web.Response:
-        ok = ready()
-        return web.Response(text="ok" if ok else "not ready", status=200 if ok else 503)
-
-    async def metrics_handler(_: web.Request) -> web.Response:
-        return web.Response(
-            body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
-        )
-
-    runners = []
-    for address, routes in (
-        (health, [web.get("/healthz", healthz), web.get("/readyz", readyz)]),
-        (metrics, [web.get("/metrics", metrics_handler)]),
-    ):
-        if address is None:
-            continue
-        app = web.Application()
-        app.add_routes(routes)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, address[0], address[1]).start()
-        runners.append(runner)
-    return runners
 
 
 async def run_manager(
@@ -172,11 +94,12 @@ async def run_manager(
                 registry=registry,
             )
         process = ManagerProcess(manager, elector)
-        runners = await serve_endpoints(process.ready, health_address, metrics_address, registry)
-        process.started = True
-        if started is not None:
-            started.set()
-        try:
+        async with serve_endpoints(
+            process.ready, health=health_address, metrics=metrics_address, registry=registry
+        ):
+            process.started = True
+            if started is not None:
+                started.set()
             if elector is None:
                 await manager.run()
                 return False
@@ -184,7 +107,3 @@ async def run_manager(
             if lost:
                 _log.error("leadership lost; stopping", extra={"object": identity})
             return lost
-        finally:
-            for runner in runners:
-                with contextlib.suppress(Exception):
-                    await runner.cleanup()

@@ -39,8 +39,9 @@ from cluster_inventory.credentials import (
     resolve_access,
 )
 from cluster_inventory.kube.informer import Informer, object_key
-from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
+from cluster_inventory.kube.leaderelection import LeaderElector
 from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
+from cluster_inventory.kube.runnable import LeaderElectedRunnable
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.runtime.cluster import Cluster, ConnectionPool, WatchSpec
@@ -68,7 +69,7 @@ _MEMBER_INDEX = "member-id"
 _log = logging.getLogger("cluster_inventory.runtime")
 
 
-class FleetManager:
+class FleetManager(LeaderElectedRunnable):
     """Engage clusters from ClusterProfiles on the hub and run reconcilers across them.
 
     Args:
@@ -414,36 +415,6 @@ class FleetManager:
             await informer.stop()
         for name in list(self._clusters):
             await self._disengage(name, "stopped")
-
-    async def __aenter__(self) -> FleetManager:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    async def run(self, *, leader_election: LeaderElectionConfig | None = None) -> bool:
-        """Run until cancelled; with ``leader_election``, only while holding the Lease.
-
-        Args:
-            leader_election: Lease settings on the hub (client-go timings by default in
-                :class:`~cluster_inventory.kube.leaderelection.LeaderElectionConfig`), or None
-                to run without election.
-
-        Returns:
-            True if leadership was lost (exit and let the supervisor restart the process, as
-            controller-runtime does); never returns otherwise until cancelled.
-        """
-
-        async def work() -> None:
-            async with self:
-                await asyncio.Event().wait()
-
-        if leader_election is None:
-            await work()
-            return False
-        self.elector = LeaderElector(self.hub, leader_election, registry=self.registry)
-        return await self.elector.run(work)
 
     # -- profile events --------------------------------------------------------------
     def _on_profile(self, _: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:

@@ -1,9 +1,11 @@
-"""CRDs of the upstream projects our integrations write to, read from their Go modules.
+"""CRDs of the upstream projects our integrations read and write, from their Go modules.
 
-Tests install the real CustomResourceDefinitions of Cluster API (and other consumers) on the
-hub instead of re-typed copies. The module zip is fetched from the Go module proxy with
-``go mod download`` into the project's module cache (``~/.cache/cluster-inventory/go/mod``),
-so after the first download a lookup costs one ``go`` call that reads the cache.
+Tests install the real CRDs (schema and CEL rules as the projects publish them: Cluster
+API's Cluster, Kueue's MultiKueueCluster and MultiKueueConfig) rather than copies typed by
+hand, so every object an integration writes is checked by the validation the consumer's
+cluster applies. The module zip is fetched from the Go module proxy with ``go mod download``
+into the project's module cache (``~/.cache/cluster-inventory/go/mod``); after the first
+download a lookup costs one ``go`` call that reads the cache.
 """
 
 from __future__ import annotations
@@ -19,9 +21,16 @@ from typing import Any
 import yaml
 
 from cluster_inventory.testing._gobuild import GoBuildError, go_env
-from cluster_inventory.testing.versions import CLUSTER_API_VERSION
+from cluster_inventory.testing.versions import CLUSTER_API_VERSION, KUEUE_VERSION
 
-__all__ = ["UPSTREAM_CRDS", "UpstreamCRD", "go_module_dir", "upstream_crd"]
+__all__ = [
+    "KUEUE_CRDS",
+    "UPSTREAM_CRDS",
+    "UpstreamCRD",
+    "go_module_dir",
+    "kueue_crds",
+    "upstream_crd",
+]
 
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -52,8 +61,20 @@ UPSTREAM_CRDS: Mapping[str, UpstreamCRD] = MappingProxyType(
             CLUSTER_API_VERSION,
             "config/crd/bases/cluster.x-k8s.io_clusters.yaml",
         ),
+        "multikueueclusters.kueue.x-k8s.io": UpstreamCRD(
+            "sigs.k8s.io/kueue",
+            KUEUE_VERSION,
+            "config/components/crd/bases/kueue.x-k8s.io_multikueueclusters.yaml",
+        ),
+        "multikueueconfigs.kueue.x-k8s.io": UpstreamCRD(
+            "sigs.k8s.io/kueue",
+            KUEUE_VERSION,
+            "config/components/crd/bases/kueue.x-k8s.io_multikueueconfigs.yaml",
+        ),
     }
 )
+#: The Kueue CRDs the MultiKueue sync writes.
+KUEUE_CRDS = ("multikueueclusters.kueue.x-k8s.io", "multikueueconfigs.kueue.x-k8s.io")
 
 _dirs: dict[tuple[str, str], Path] = {}
 
@@ -123,3 +144,15 @@ def upstream_crd(name: str, *, progress: Callable[[str], None] | None = None) ->
     if not isinstance(doc, dict) or (doc.get("metadata") or {}).get("name") != name:
         raise ValueError(f"{where!r} does not hold the CRD {name}")
     return doc
+
+
+def kueue_crds() -> list[dict[str, Any]]:
+    """The MultiKueueCluster and MultiKueueConfig CRDs of the pinned ``sigs.k8s.io/kueue``.
+
+    Returns:
+        CustomResourceDefinition objects, ready for :func:`cluster_inventory.kube.ensure_crds`.
+
+    Raises:
+        GoNotFoundError, GoBuildError: The module could not be downloaded.
+    """
+    return [upstream_crd(name) for name in KUEUE_CRDS]

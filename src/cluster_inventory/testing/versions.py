@@ -10,6 +10,7 @@ __all__ = [
     "CLUSTER_INVENTORY_API_VERSION",
     "ETCD_VERSION",
     "KUBERNETES_VERSION",
+    "KUEUE_VERSION",
     "MIN_GO_VERSION",
 ]
 
@@ -23,3 +24,5 @@ CLUSTER_INVENTORY_API_VERSION = "v0.1.3"
 CLUSTER_API_VERSION = "v1.13.1"
 #: The Kubernetes module's go.mod asks for this Go version (``GOTOOLCHAIN=local``).
 MIN_GO_VERSION = (1, 26)
+#: ``sigs.k8s.io/kueue`` module version: the MultiKueueCluster and MultiKueueConfig CRDs.
+KUEUE_VERSION = "v0.19.2"

@@ -88,6 +88,24 @@ def test_demo_shows_profiles_a_consumer_and_an_outage_then_stops_everything() ->
         (f"{team_a}/member1", "serviceaccount/web", "created"),
     ]
 
+    # Argo CD Secrets and MultiKueueClusters follow team-a's profiles, and member1's removal
+    served = _section(out, f"ARGO CD AND MULTIKUEUE ({team_a}'s profiles;")
+    assert [
+        (r["PROFILE"], r["ARGO CD SECRET"], r["EXEC PLUGIN"], r["MULTIKUEUECLUSTER"])
+        for r in served
+    ] == [
+        (
+            f"{team_a}/{m}",
+            f"cluster-{team_a}-{m}",
+            "cluster-inventory-secretreader",
+            f"{m} -> profile {m}",
+        )
+        for m in ("member1", "member2")
+    ]
+    assert all(r["SERVER"].startswith("https://127.0.0.1:") for r in served)
+    after = _section(out, f"after {team_a}/member1 went:")
+    assert [r["PROFILE"] for r in after] == [f"{team_a}/member2"]
+
     down = re.search(
         r"^member3 stopped: ControlPlaneHealthy=False \((\w+)\) on (.+) [\d.]+ s after", out, re.M
     )

@@ -6,8 +6,6 @@ comparison runs against the real published files, not a copy of ours.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +13,7 @@ import pytest
 import yaml
 
 from cluster_inventory import api
-from cluster_inventory.testing._gobuild import go_env
+from cluster_inventory.testing.upstream_crds import go_module_dir
 from cluster_inventory.testing.versions import CLUSTER_INVENTORY_API_VERSION
 
 UPSTREAM = "sigs.k8s.io/cluster-inventory-api"
@@ -23,20 +21,8 @@ UPSTREAM = "sigs.k8s.io/cluster-inventory-api"
 
 @pytest.fixture(scope="module")
 def upstream_dir() -> Path:
-    env = go_env()  # fails with instructions when Go is missing
-    out = subprocess.run(
-        ["go", "mod", "download", "-json", f"{UPSTREAM}@{CLUSTER_INVENTORY_API_VERSION}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    info = json.loads(out.stdout or "{}")
-    assert out.returncode == 0 and "Dir" in info, (
-        f"go mod download failed: {out.stdout}{out.stderr}"
-    )
-    return Path(info["Dir"]) / "config" / "crd" / "bases"
+    # fails with instructions when Go is missing, with go's answer when the download fails
+    return go_module_dir(UPSTREAM, CLUSTER_INVENTORY_API_VERSION) / "config" / "crd" / "bases"
 
 
 def strip_descriptions(node: Any) -> Any:

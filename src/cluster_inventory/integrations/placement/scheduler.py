@@ -19,7 +19,6 @@ conditions: ``Scheduled`` (decisions written; ``InvalidSpec``, ``DecisionConflic
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
@@ -49,8 +48,9 @@ from cluster_inventory.integrations.placement.decisions import (
 )
 from cluster_inventory.integrations.placement.selectors import SelectorError
 from cluster_inventory.kube.informer import DELETED, Informer, object_key
-from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
-from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
+from cluster_inventory.kube.leaderelection import LeaderElector
+from cluster_inventory.kube.reconcile import Result
+from cluster_inventory.kube.runnable import QueueController
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 
 __all__ = ["FIELD_MANAGER", "PLACEMENTS", "PlacementScheduler", "placement_status"]
@@ -168,7 +168,7 @@ def _owner_names(decision: Mapping[str, Any]) -> set[str]:
     return names
 
 
-class PlacementScheduler:
+class PlacementScheduler(QueueController):
     """Schedule every ``Placement`` of the watched namespaces into PlacementDecisions.
 
     Args:
@@ -204,7 +204,9 @@ class PlacementScheduler:
         self.registry = registry
         self.writes = 0
         self.reconciles = 0
-        self._workers = workers
+        self.workers = workers
+        self.controller = _CONTROLLER
+        self.log = _log
         self._max = max_per_slice
         scopes = list(namespaces) if namespaces is not None else [None]
         self._placements = [
@@ -230,9 +232,6 @@ class PlacementScheduler:
         self.queue: WorkQueue[str] = WorkQueue(
             f"{name}-scheduler", metrics=kube.collectors_for(WorkQueueMetrics, registry)
         )
-        self._metrics = kube.ReconcileMetrics.for_registry(registry)
-        self._tasks: list[asyncio.Task[None]] = []
-        self._started = False
         #: The leader elector while :meth:`run` runs with leader election.
         self.elector: LeaderElector | None = None
 
@@ -385,86 +384,10 @@ class PlacementScheduler:
             pass  # deleted meanwhile; its delete event cleans up
 
     # -- lifecycle -------------------------------------------------------------------
-    async def start(self) -> None:
-        """Start the informers and the workers (idempotent)."""
-        if self._started:
-            return
-        self._started = True
-        for informer in [*self._decisions, *self._profiles, *self._placements]:
-            informer.start()
-        self._metrics.start(_CONTROLLER, self._workers)
-        loop = asyncio.get_running_loop()
-        self._tasks = [
-            loop.create_task(self._worker(), name=f"placement worker {i}")
-            for i in range(self._workers)
-        ]
+    def informers(self) -> list[Informer]:
+        """Decisions, profiles, then placements (a placement is judged on full caches)."""
+        return [*self._decisions, *self._profiles, *self._placements]
 
-    async def _worker(self) -> None:
-        # Reconcile only on full caches: a placement judged on half the profiles would
-        # publish (and then retract) a wrong choice.
-        await self.wait_synced()
-        await reconcile_loop(
-            self.queue,
-            self.reconcile,
-            controller=_CONTROLLER,
-            metrics=self._metrics,
-            describe=lambda key: {"placement": key},
-            log=_log,
-        )
-
-    async def wait_synced(self) -> None:
-        """Wait until placements, profiles and decisions have been listed once.
-
-        Raises:
-            KubeAPIError: A first LIST was refused (e.g. 404: the Placement CRD is missing).
-        """
-        for informer in [*self._decisions, *self._profiles, *self._placements]:
-            await informer.wait_synced()
-
-    def ready(self) -> bool:
-        """Whether ``/readyz`` answers ok, as the manager's does.
-
-        Returns:
-            True for a standby waiting on the Lease (once :meth:`run` has begun), or for the
-            scheduler once every informer has listed once; else False.
-        """
-        if self.elector is not None and not self.elector.is_leader:
-            return True
-        informers = [*self._decisions, *self._profiles, *self._placements]
-        return self._started and all(i.has_synced for i in informers)
-
-    async def stop(self, grace: float = 10.0) -> None:
-        """Stop the workers (running reconciles get ``grace`` seconds) and the informers."""
-        if not self._started:
-            return
-        self._started = False
-        self.queue.shut_down()
-        await stop_workers(self._tasks, grace)
-        self._tasks = []
-        for informer in [*self._placements, *self._profiles, *self._decisions]:
-            await informer.stop()
-
-    async def __aenter__(self) -> PlacementScheduler:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    async def run(self, *, leader_election: LeaderElectionConfig | None = None) -> bool:
-        """Run until cancelled; with ``leader_election``, only while holding the Lease.
-
-        Returns:
-            True if leadership was lost (exit and let the supervisor restart the process).
-        """
-
-        async def work() -> None:
-            async with self:
-                await self.wait_synced()  # a missing CRD or RBAC ends the run with its error
-                await asyncio.Event().wait()
-
-        if leader_election is None:
-            await work()
-            return False
-        self.elector = LeaderElector(self.hub, leader_election, registry=self.registry)
-        return await self.elector.run(work)
+    def describe(self, key: str) -> dict[str, str]:
+        """Log fields of one reconcile."""
+        return {"placement": key}

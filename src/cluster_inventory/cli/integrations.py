@@ -1,0 +1,274 @@
+"""``cluster-inventory argocd ...`` and ``cluster-inventory multikueue ...``.
+
+``sync`` runs the controller as a process (leader election on a Lease, ``/healthz``
+``/readyz`` and ``/metrics``, until SIGTERM), ``argocd render`` prints the Secret one
+profile yields and ``multikueue config`` the Kueue Configuration fragment, both without
+writing anything. Only typer and the standard library load with this module; the
+integrations are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
+from cluster_inventory.cli._process import run_until_signal
+
+__all__ = ["argocd_app", "multikueue_app"]
+
+argocd_app = typer.Typer(
+    help="Argo CD cluster Secrets kept from ClusterProfiles (Argo CD >= 3.5 exec providers).",
+    no_args_is_help=True,
+)
+multikueue_app = typer.Typer(
+    help="Kueue MultiKueueClusters kept from ClusterProfiles, and Kueue's configuration.",
+    no_args_is_help=True,
+)
+
+_Kubeconfig = Annotated[
+    Path | None, typer.Option(help="Hub kubeconfig (default: in-cluster config).")
+]
+_Context = Annotated[str | None, typer.Option(help="Hub kubeconfig context.")]
+_ProviderFile = Annotated[
+    Path,
+    typer.Option(
+        "--provider-file",
+        help="The consumer's provider file (KEP-5339 JSON): which exec plugin serves which "
+        "access provider.",
+    ),
+]
+_Selector = Annotated[
+    str | None, typer.Option("--selector", "-l", help="Only profiles with these labels.")
+]
+_LeaderElect = Annotated[bool, typer.Option(help="Use Lease leader election.")]
+_Workers = Annotated[int, typer.Option(min=1, help="Objects reconciled at once.")]
+_Metrics = Annotated[str, typer.Option(help="[host]:port of /metrics, or 0.")]
+_Health = Annotated[str, typer.Option(help="[host]:port of /healthz and /readyz, or 0.")]
+_LogFormat = Annotated[str, typer.Option(help="text or json.")]
+_Output = Annotated[str, typer.Option("--output", "-o", help="yaml or json.")]
+
+
+def _dump(doc: Any, output: str) -> None:
+    if output == "json":
+        typer.echo(json.dumps(doc, indent=2))
+    elif output == "yaml":
+        import yaml
+
+        typer.echo(yaml.safe_dump(doc, sort_keys=False), nl=False)
+    else:
+        fail(f"unknown output format {output!r}; use yaml or json")
+
+
+def _providers(path: Path) -> Any:
+    from cluster_inventory.credentials import ProviderConfigError, load_provider_file
+
+    try:
+        return load_provider_file(path)
+    except ProviderConfigError as exc:
+        fail(str(exc))
+
+
+def _run_sync(
+    make: Callable[[Any], Any],
+    *,
+    kubeconfig: Path | None,
+    context: str | None,
+    lease_namespace: str,
+    lease_name: str,
+    leader_elect: bool,
+    metrics_bind_address: str,
+    health_probe_bind_address: str,
+    log_format: str,
+) -> None:
+    from cluster_inventory import kube
+    from cluster_inventory.cli._logging import configure_logging
+    from cluster_inventory.integrations._mirror import run_mirror
+    from cluster_inventory.kube.endpoints import default_identity, parse_bind_address
+    from cluster_inventory.kube.leaderelection import LeaderElectionConfig
+
+    configure_logging(log_format)
+    try:
+        health = parse_bind_address(health_probe_bind_address)
+        metrics = parse_bind_address(metrics_bind_address)
+        connection = (
+            kube.connection_from_kubeconfig(kubeconfig, context=context)
+            if kubeconfig
+            else kube.connection_from_in_cluster()
+        )
+    except (ValueError, kube.KubeError) as exc:
+        fail(str(exc))
+    lease = (
+        LeaderElectionConfig(
+            namespace=lease_namespace, name=lease_name, identity=default_identity()
+        )
+        if leader_elect
+        else None
+    )
+
+    run_until_signal(
+        lambda: run_mirror(
+            connection, make, lease=lease, health_address=health, metrics_address=metrics
+        )
+    )
+
+
+@argocd_app.command("sync")
+def argocd_sync(
+    provider_file: _ProviderFile,
+    namespace: Annotated[
+        list[str],
+        typer.Option(
+            "--namespace",
+            "-n",
+            help="Inventory namespace (repeatable; the first wins when one member is in several).",
+        ),
+    ],
+    argocd_namespace: Annotated[
+        str, typer.Option(help="Argo CD's namespace (it reads cluster Secrets only there).")
+    ] = "argocd",
+    selector: _Selector = None,
+    kubeconfig: _Kubeconfig = None,
+    context: _Context = None,
+    leader_elect: _LeaderElect = True,
+    lease_namespace: Annotated[
+        str | None, typer.Option(help="Namespace of the Lease (default: Argo CD's).")
+    ] = None,
+    workers: _Workers = 4,
+    metrics_bind_address: _Metrics = ":8080",
+    health_probe_bind_address: _Health = ":8081",
+    log_format: _LogFormat = "text",
+) -> None:
+    """Keep one Argo CD cluster Secret per ClusterProfile until SIGTERM."""
+    from cluster_inventory.integrations.argocd import LEASE_NAME, ArgoCDSync
+
+    providers = _providers(provider_file)
+    _run_sync(
+        lambda hub: ArgoCDSync(
+            hub,
+            providers,
+            namespaces=namespace,
+            argocd_namespace=argocd_namespace,
+            label_selector=selector,
+            workers=workers,
+        ),
+        kubeconfig=kubeconfig,
+        context=context,
+        lease_namespace=lease_namespace or argocd_namespace,
+        lease_name=LEASE_NAME,
+        leader_elect=leader_elect,
+        metrics_bind_address=metrics_bind_address,
+        health_probe_bind_address=health_probe_bind_address,
+        log_format=log_format,
+    )
+
+
+@argocd_app.command("render")
+def argocd_render(
+    profile: Annotated[str, typer.Argument(help="ClusterProfile name.")],
+    provider_file: _ProviderFile,
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
+    ] = None,
+    argocd_namespace: Annotated[str, typer.Option(help="Argo CD's namespace.")] = "argocd",
+    output: _Output = "yaml",
+    decoded: Annotated[
+        bool, typer.Option(help="Show data as readable stringData (not what is written).")
+    ] = False,
+    kubeconfig: Annotated[
+        Path | None, typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, ~/.kube/config).")
+    ] = None,
+    context: _Context = None,
+) -> None:
+    """Print the Argo CD cluster Secret PROFILE yields (nothing is written).
+
+    data.name is the profile name here; the sync prefixes the namespace when another
+    inventory it serves holds the same name.
+    """
+    from cluster_inventory import kube
+    from cluster_inventory.integrations._mirror import RenderError
+    from cluster_inventory.integrations.argocd import render_cluster_secret
+
+    providers = _providers(provider_file)
+    ns = namespace or context_namespace(kubeconfig or default_kubeconfig(), context)
+
+    async def fetch() -> dict[str, Any]:
+        async with await hub_client(kubeconfig, context) as hub:
+            found: dict[str, Any] = await kube.get(hub, kube.CLUSTER_PROFILES, profile, ns)
+            return found
+
+    try:
+        found = asyncio.run(fetch())
+    except kube.KubeError as exc:
+        fail(str(exc))
+    try:
+        secret = render_cluster_secret(found, providers, namespace=argocd_namespace)
+    except RenderError as exc:
+        fail(str(exc))
+    if decoded:
+        import base64
+
+        data = secret.pop("data")
+        secret["stringData"] = {k: base64.b64decode(v).decode() for k, v in data.items()}
+    _dump(secret, output)
+
+
+@multikueue_app.command("sync")
+def multikueue_sync(
+    kueue_namespace: Annotated[
+        str, typer.Option(help="Kueue's namespace (it reads ClusterProfiles only there).")
+    ] = "kueue-system",
+    config_name: Annotated[
+        str | None,
+        typer.Option(help="Also keep a MultiKueueConfig of this name listing every cluster."),
+    ] = None,
+    selector: _Selector = None,
+    kubeconfig: _Kubeconfig = None,
+    context: _Context = None,
+    leader_elect: _LeaderElect = True,
+    lease_namespace: Annotated[
+        str | None, typer.Option(help="Namespace of the Lease (default: Kueue's).")
+    ] = None,
+    workers: _Workers = 4,
+    metrics_bind_address: _Metrics = ":8080",
+    health_probe_bind_address: _Health = ":8081",
+    log_format: _LogFormat = "text",
+) -> None:
+    """Keep one MultiKueueCluster per ClusterProfile of Kueue's namespace until SIGTERM."""
+    from cluster_inventory.integrations.multikueue import LEASE_NAME, MultiKueueSync
+
+    _run_sync(
+        lambda hub: MultiKueueSync(
+            hub,
+            kueue_namespace=kueue_namespace,
+            label_selector=selector,
+            config_name=config_name,
+            workers=workers,
+        ),
+        kubeconfig=kubeconfig,
+        context=context,
+        lease_namespace=lease_namespace or kueue_namespace,
+        lease_name=LEASE_NAME,
+        leader_elect=leader_elect,
+        metrics_bind_address=metrics_bind_address,
+        health_probe_bind_address=health_probe_bind_address,
+        log_format=log_format,
+    )
+
+
+@multikueue_app.command("config")
+def multikueue_config(
+    provider_file: _ProviderFile,
+    kueue_namespace: Annotated[str, typer.Option(help="Kueue's namespace.")] = "kueue-system",
+    output: _Output = "yaml",
+) -> None:
+    """Print the Kueue Configuration fragment for the provider file's plugins."""
+    from cluster_inventory.integrations.multikueue import kueue_configuration
+
+    _dump(kueue_configuration(_providers(provider_file), namespace=kueue_namespace), output)

@@ -1,0 +1,505 @@
+"""One object per ClusterProfile, kept on the hub for a consumer that does not read profiles.
+
+The Argo CD sync (cluster Secrets) and the MultiKueue sync (MultiKueueClusters) are the same
+controller with a different renderer, so the loop lives here once, in client-go's shape:
+
+- informers on ClusterProfiles (one per inventory namespace, optional label selector) and
+  on the targets this controller made (a server-side label selector on its ownership label,
+  so other objects of the kind are never even read);
+- a *plan* (``target name -> profile``) computed by the integration's pure ``assign`` over all
+  profiles, recomputed lazily: profile events only mark it stale, the next reconcile
+  recomputes it once and queues every target whose assignment changed, so 1,000 ADDED
+  events cost one computation, not 1,000;
+- one work queue keyed by target name; a reconcile renders the assigned profile, compares a
+  fingerprint of the rendered object with the one stored on the target (and the content, so
+  an edit by hand is put back) and writes (server-side apply, fixed field manager) only when
+  they differ; a target no profile is assigned to any more is deleted with its uid as a
+  precondition.
+
+Ownership never touches the producer's objects: no finalizer on ClusterProfiles, only our
+label on the targets. A target name taken by an object without our label is reported as a
+Warning Event on the profile and left alone (created with POST, never applied over). A
+profile that cannot be rendered keeps its last good target and gets a Warning Event naming
+the field; other profiles go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.kube.endpoints import default_identity, serve_endpoints
+from cluster_inventory.kube.events import record_event
+from cluster_inventory.kube.informer import DELETED, Informer, object_key, strip_managed_fields
+from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
+from cluster_inventory.kube.reconcile import Result
+from cluster_inventory.kube.runnable import QueueController
+from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
+
+__all__ = [
+    "ANNOTATION_FINGERPRINT",
+    "ANNOTATION_PROFILE",
+    "LABEL_MANAGED_BY",
+    "Assignment",
+    "ProfileMirror",
+    "RenderError",
+    "fingerprint",
+    "run_mirror",
+]
+
+#: Ownership label on every object a mirror writes (value: the mirror's field manager).
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+#: Annotation naming the source profile, ``namespace/name`` (an annotation: a label value is
+#: limited to 63 bytes, a profile name is not).
+ANNOTATION_PROFILE = "cluster-inventory.dev/cluster-profile"
+#: Annotation holding :func:`fingerprint` of the rendered object.
+ANNOTATION_FINGERPRINT = "cluster-inventory.dev/fingerprint"
+#: Queue key that recomputes the plan (no target is named with a NUL byte).
+_PLAN = "\x00plan"
+_PROFILE_API_VERSION = "multicluster.x-k8s.io/v1alpha1"
+
+
+class RenderError(Exception):
+    """A profile cannot be turned into its target object.
+
+    Args:
+        profile: ``namespace/name`` of the ClusterProfile.
+        field: The profile (or provider file) field at fault, e.g.
+            ``status.accessProviders[name=secretreader].cluster.certificate-authority-data``.
+        message: What is wrong with it; never a credential.
+    """
+
+    def __init__(self, profile: str, field: str, message: str) -> None:
+        super().__init__(f"ClusterProfile {profile}: {field}: {message}")
+        self.profile = profile
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True, kw_only=True)
+class Assignment:
+    """Which profile a target object is rendered from.
+
+    Attributes:
+        profile: ``namespace/name`` of the ClusterProfile.
+        display_name: The name the consumer shows (e.g. Argo CD's ``data.name``).
+    """
+
+    profile: str
+    display_name: str
+
+
+def fingerprint(obj: Mapping[str, Any]) -> str:
+    """A digest of a rendered object (sorted-key JSON, SHA-256, 32 hex digits).
+
+    Args:
+        obj: The rendered object, without the fingerprint annotation itself.
+
+    Returns:
+        The hex digest: equal renders have equal fingerprints, so an unchanged profile
+        costs no write.
+    """
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta: Mapping[str, Any] = obj.get("metadata") or {}
+    return meta
+
+
+def _matches(stored: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
+    """True if ``stored`` has ``body``'s fingerprint and still holds what ``body`` sets.
+
+    The fingerprint annotation is one of ``body``'s annotations, so a changed render never
+    matches; the content check catches an edit by hand, which leaves the annotation as it
+    was. Fields of other managers (labels, annotations they added) are ignored.
+    """
+    for key in ("labels", "annotations"):
+        have = _meta(stored).get(key) or {}
+        if any(have.get(k) != v for k, v in (_meta(body).get(key) or {}).items()):
+            return False
+    return all(
+        stored.get(key) == value
+        for key, value in body.items()
+        if key not in ("metadata", "apiVersion", "kind")
+    )
+
+
+class ProfileMirror(QueueController):
+    """Keep one target object per assigned ClusterProfile (the shared controller loop).
+
+    Subclasses set :attr:`resource`, :attr:`target_namespace`, :attr:`field_manager` and
+    :attr:`controller` and implement :meth:`assign` and :meth:`render` (both pure).
+
+    Args:
+        hub: API client of the hub (the caller closes it).
+        namespaces: Inventory namespaces whose profiles are mirrored.
+        label_selector: Only profiles matching this label selector (server-side).
+        workers: Targets reconciled at once.
+        registry: Prometheus registry of the work queue and reconcile metrics.
+        identity: Replica identity (Events' ``reportingInstance``, the Lease holder).
+
+    Attributes:
+        writes: Write requests sent so far (applies, creates, deletes); an unchanged world
+            costs none.
+        reconciles: Target reconciles finished so far.
+        synced: Set once every informer has listed once.
+    """
+
+    resource: kube.Resource
+    target_namespace: str | None = None
+    field_manager: str = "cluster-inventory-mirror"
+    controller: str = "mirror"
+    #: Events' ``reportingController``.
+    reporting_controller: str = "cluster-inventory.dev/mirror"
+
+    def __init__(
+        self,
+        hub: kube.ApiClient,
+        *,
+        namespaces: Sequence[str],
+        label_selector: str | None = None,
+        workers: int = 4,
+        registry: CollectorRegistry = REGISTRY,
+        identity: str | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        if not namespaces:
+            raise ValueError("at least one inventory namespace is needed")
+        self.hub = hub
+        self.namespaces = tuple(dict.fromkeys(namespaces))
+        self.registry = registry
+        self.identity = identity or default_identity()
+        self.writes = 0
+        self.reconciles = 0
+        self.synced = asyncio.Event()
+        self.workers = workers
+        self.log = logging.getLogger(f"cluster_inventory.integrations.{self.controller}")
+        self._profiles = [
+            Informer(
+                hub,
+                kube.CLUSTER_PROFILES,
+                namespace=ns,
+                label_selector=label_selector,
+                name=f"{self.controller} ClusterProfile {ns}",
+                transform=strip_managed_fields,
+            )
+            for ns in self.namespaces
+        ]
+        self._targets = Informer(
+            hub,
+            self.resource,
+            namespace=self.target_namespace,
+            label_selector=f"{LABEL_MANAGED_BY}={self.field_manager}",
+            name=f"{self.controller} {self.resource.kind}",
+            transform=strip_managed_fields,
+        )
+        for informer in self._profiles:
+            informer.add_handler(self._on_profile)
+        self._targets.add_handler(self._on_target)
+        self.queue: WorkQueue[str] = WorkQueue(
+            self.controller, metrics=kube.collectors_for(WorkQueueMetrics, registry)
+        )
+        self._plan: dict[str, Assignment] = {}
+        #: Target names held by an object that is not ours (reported, left alone).
+        self.blocked: set[str] = set()
+        self._by_profile: dict[str, str] = {}
+        self._stale = True
+        self._reported: dict[str, str] = {}
+        #: The leader elector while :meth:`run` runs with leader election.
+        self.elector: LeaderElector | None = None
+
+    # -- to implement -----------------------------------------------------------------
+    def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
+        """Map target names to the profiles they are rendered from (pure).
+
+        Args:
+            profiles: Every profile of the inventory namespaces, in namespace order then
+                name order.
+        """
+        raise NotImplementedError
+
+    def render(
+        self, profile: Mapping[str, Any], name: str, assignment: Assignment
+    ) -> dict[str, Any]:
+        """Render the target object ``name`` from ``profile`` (pure).
+
+        Returns:
+            The object (``metadata`` with name, namespace, labels and annotations, and the
+            kind's content) without the ownership label and fingerprint: the loop adds both.
+
+        Raises:
+            RenderError: The profile cannot be rendered (names the field).
+        """
+        raise NotImplementedError
+
+    def plan_changed(self) -> None:
+        """Called after the plan changed (hook for objects that list every target)."""
+
+    def targets_changed(self) -> None:
+        """Called when one of our targets appeared or went (hook, like :meth:`plan_changed`)."""
+
+    def kept(self) -> list[str]:
+        """Names of the targets this controller keeps now: assigned and present with our label."""
+        return sorted(n for n in self._plan if self._targets.get(self._target_key(n)) is not None)
+
+    # -- events ----------------------------------------------------------------------
+    def _on_profile(self, event: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
+        key = object_key(profile)
+        if (
+            event == DELETED
+            or old is None
+            or _meta(old).get("labels") != _meta(profile).get("labels")
+        ):
+            # A profile came, went or was relabelled: who gets which target may change.
+            self._stale = True
+            self.queue.add(_PLAN)
+        target = self._by_profile.get(key)
+        if target is not None:
+            self.queue.add(target)
+
+    def _on_target(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        self.queue.add(str(_meta(obj).get("name")))
+        if event == DELETED or old is None:
+            self.targets_changed()
+
+    def profiles(self) -> list[dict[str, Any]]:
+        """Every cached profile, in namespace order then name order."""
+        out: list[dict[str, Any]] = []
+        for informer in self._profiles:
+            out.extend(sorted(informer.items(), key=lambda p: str(_meta(p).get("name"))))
+        return out
+
+    def _profile(self, key: str) -> dict[str, Any] | None:
+        for informer in self._profiles:
+            found = informer.get(key)
+            if found is not None:
+                return found
+        return None
+
+    def _refresh_plan(self) -> None:
+        if not self._stale:
+            return
+        self._stale = False
+        plan = self.assign(self.profiles())
+        changed = {n for n in plan.keys() | self._plan.keys() if plan.get(n) != self._plan.get(n)}
+        self._plan = plan
+        self._by_profile = {a.profile: name for name, a in plan.items()}
+        for name in sorted(changed):
+            self.queue.add(name)
+        if changed:
+            self.plan_changed()
+
+    @property
+    def plan(self) -> Mapping[str, Assignment]:
+        """The current plan (target name to assignment)."""
+        return dict(self._plan)
+
+    # -- reconcile -------------------------------------------------------------------
+    async def reconcile(self, key: str) -> Result | None:
+        """Bring target ``key`` in line with its profile (or delete it if it has none).
+
+        Raises:
+            KubeAPIError: A write was refused (the work queue retries with backoff).
+        """
+        if key == _PLAN:
+            self._refresh_plan()
+            return None
+        self._refresh_plan()
+        try:
+            return await self._reconcile(key)
+        finally:
+            self.reconciles += 1
+
+    async def reconcile_extra(self, key: str) -> Result | None:
+        """Reconcile a queue key that is not a target name (hook; default: nothing)."""
+        return None
+
+    async def _reconcile(self, name: str) -> Result | None:
+        if name.startswith("\x00"):
+            return await self.reconcile_extra(name)
+        stored = self._targets.get(self._target_key(name))
+        assignment = self._plan.get(name)
+        profile = self._profile(assignment.profile) if assignment else None
+        if assignment is None or profile is None:
+            self.blocked.discard(name)
+            if stored is not None:
+                await self._delete(stored)
+            return None
+        try:
+            body = self.render(profile, name, assignment)
+        except RenderError as exc:
+            await self._warn(profile, "RenderFailed", "Render", str(exc))
+            return None  # the last good target stays; a profile change queues it again
+        # Rendered again: a later failure, even the same one, is news worth an Event.
+        self._reported.pop(str(_meta(profile).get("uid") or ""), None)
+        labels = dict(_meta(body).get("labels") or {})
+        labels[LABEL_MANAGED_BY] = self.field_manager
+        body["metadata"]["labels"] = labels
+        digest = fingerprint(body)
+        annotations = dict(_meta(body).get("annotations") or {})
+        annotations[ANNOTATION_FINGERPRINT] = digest
+        body["metadata"]["annotations"] = annotations
+        if stored is not None:
+            self.blocked.discard(name)
+            if _matches(stored, body):
+                return None
+            await self._apply(body)
+            return None
+        await self._create(body, profile)
+        return None
+
+    def _target_key(self, name: str) -> str:
+        return f"{self.target_namespace}/{name}" if self.target_namespace else name
+
+    async def _apply(self, body: Mapping[str, Any]) -> None:
+        self.writes += 1
+        await kube.apply(self.hub, self.resource, body, field_manager=self.field_manager)
+
+    async def _create(self, body: dict[str, Any], profile: Mapping[str, Any]) -> None:
+        # POST, not apply: an existing object of that name that is not ours must stay as it is.
+        self.writes += 1
+        try:
+            await kube.create(
+                self.hub,
+                self.resource,
+                {"apiVersion": self.resource.api_version, "kind": self.resource.kind, **body},
+            )
+            return
+        except kube.AlreadyExistsError:
+            pass
+        name = str(body["metadata"]["name"])
+        existing = await kube.get(self.hub, self.resource, name, self.target_namespace)
+        if (_meta(existing).get("labels") or {}).get(LABEL_MANAGED_BY) == self.field_manager:
+            await self._apply(body)  # ours, not yet in the cache
+            return
+        if name not in self.blocked:
+            self.blocked.add(name)
+            self.targets_changed()
+        where = self.resource.describe(self.target_namespace, name)
+        await self._warn(
+            profile,
+            "TargetNameTaken",
+            "Sync",
+            f"{where} exists and is not managed by {self.field_manager} "
+            f"(label {LABEL_MANAGED_BY}); it is left alone and no {self.resource.kind} is "
+            "kept for this profile",
+        )
+
+    async def _delete(self, stored: Mapping[str, Any]) -> None:
+        meta = _meta(stored)
+        name = str(meta.get("name"))
+        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if meta.get("uid"):
+            body["preconditions"] = {"uid": meta["uid"]}
+        self.writes += 1
+        try:
+            await kube.request(
+                self.hub,
+                "DELETE",
+                self.resource.path(self.target_namespace, name),
+                body=body,
+                target=self.resource.describe(self.target_namespace, name),
+            )
+        except (kube.NotFoundError, kube.ConflictError):
+            pass  # gone already, or replaced by an object that is not ours to delete
+
+    async def _warn(self, profile: Mapping[str, Any], reason: str, action: str, note: str) -> None:
+        meta = _meta(profile)
+        uid = str(meta.get("uid") or "")
+        dedupe = f"{uid}/{reason}/{note}"
+        if self._reported.get(uid) == dedupe:
+            return
+        self._reported[uid] = dedupe
+        self.log.warning("%s: %s", reason, note, extra={"object": object_key(profile)})
+        await record_event(
+            self.hub,
+            {
+                "apiVersion": _PROFILE_API_VERSION,
+                "kind": "ClusterProfile",
+                "name": meta.get("name"),
+                "namespace": meta.get("namespace"),
+                "uid": uid,
+            },
+            reason=reason,
+            note=note,
+            action=action,
+            controller=self.reporting_controller,
+            instance=self.identity,
+            dedupe=dedupe,
+        )
+
+    # -- lifecycle -------------------------------------------------------------------
+    def informers(self) -> list[Informer]:
+        """Targets first, then profiles (nothing is judged on half-listed caches)."""
+        return [self._targets, *self._profiles]
+
+    def describe(self, key: str) -> dict[str, str]:
+        """Log fields of one reconcile."""
+        return {self.resource.kind: key.lstrip("\x00")}
+
+    async def wait_synced(self) -> None:
+        """Wait until the targets and the profiles have been listed once.
+
+        Raises:
+            KubeAPIError: A first LIST was refused (e.g. 404: a CRD is missing; 403: RBAC).
+        """
+        await super().wait_synced()
+        self.synced.set()
+
+    def ready(self) -> bool:
+        """``/readyz``: a standby waiting on the Lease, or the leader with synced caches."""
+        if self.elector is not None and not self.elector.is_leader:
+            return True
+        return self.synced.is_set()
+
+
+async def run_mirror(
+    hub: kube.ClusterConnection,
+    make: Callable[[kube.ApiClient], ProfileMirror],
+    *,
+    lease: LeaderElectionConfig | None,
+    health_address: tuple[str, int] | None = None,
+    metrics_address: tuple[str, int] | None = None,
+    registry: CollectorRegistry = REGISTRY,
+    started: Callable[[], Awaitable[None] | None] | None = None,
+) -> bool:
+    """Run one mirror replica as a process: endpoints, leader election, until cancelled.
+
+    Args:
+        hub: Hub connection.
+        make: Builds the mirror on the hub client.
+        lease: Lease settings; None runs without leader election.
+        health_address: Where to serve ``/healthz`` and ``/readyz`` (None: nowhere).
+        metrics_address: Where to serve ``/metrics`` (None: nowhere).
+        registry: Prometheus registry for the endpoints (the mirror should use it too).
+        started: Called once the endpoints are up.
+
+    Returns:
+        True if leadership was lost (the CLI exits non-zero, as controller-runtime does).
+
+    Raises:
+        KubeConfigError: The hub TLS material does not load.
+        KubeAPIError: A first LIST was refused.
+        OSError: An endpoint address cannot be bound.
+    """
+    async with await kube.new_client(hub) as client:
+        mirror = make(client)
+        async with serve_endpoints(
+            mirror.ready, health=health_address, metrics=metrics_address, registry=registry
+        ):
+            if started is not None:
+                result = started()
+                if result is not None:
+                    await result
+            return await mirror.run(leader_election=lease)

@@ -1,0 +1,314 @@
+"""Argo CD cluster Secrets kept from ClusterProfiles (Argo CD >= 3.5 exec provider shape).
+
+Argo CD reads clusters only from Secrets labelled ``argocd.argoproj.io/secret-type:
+cluster`` in its own namespace (argo-cd#15601), with data ``name``, ``server`` and ``config``
+(JSON of Argo's ``ClusterConfig``). Since v3.5.0 (argo-cd PR #27976) ``config`` may carry
+``execProviderConfig`` with ``command``, ``args``, ``env`` (a map), ``apiVersion``,
+``installHint``, ``provideClusterInfo`` and ``config`` (the kubeconfig cluster extension
+``client.authentication.k8s.io/exec``, handed to the plugin as ``spec.cluster.config``):
+exactly what a KEP-5339 consumer needs, so Argo CD reaches each member through the same exec
+plugin as any other consumer and no token is ever copied into Argo's namespace.
+
+The pure parts: :func:`assign_cluster_secrets` (which profile gets which Secret: profiles
+sharing an ``inventory-member-id`` across inventories yield one Secret; ``data.name`` is the
+profile name, or ``<namespace>-<name>`` when two inventories hold the name) and
+:func:`render_cluster_secret` (the Secret, from the profile and the consumer's provider file,
+chosen as :func:`~cluster_inventory.credentials.resolve_access` chooses). The controller,
+:class:`ArgoCDSync`, is a :class:`~cluster_inventory.integrations._mirror.ProfileMirror`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cryptography import x509
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.credentials import (
+    AccessProviderNotFound,
+    AccessResolutionError,
+    ClusterAccess,
+    ProviderConfig,
+    resolve_access,
+)
+from cluster_inventory.integrations._mirror import (
+    ANNOTATION_PROFILE,
+    Assignment,
+    ProfileMirror,
+    RenderError,
+)
+
+__all__ = [
+    "ANNOTATION_ACCESS_PROVIDER",
+    "DEFAULT_NAMESPACE",
+    "FIELD_MANAGER",
+    "LABEL_PROFILE_NAMESPACE",
+    "LABEL_SECRET_TYPE",
+    "LEASE_NAME",
+    "ArgoCDSync",
+    "assign_cluster_secrets",
+    "cluster_config",
+    "render_cluster_secret",
+    "secret_name",
+]
+
+#: Argo CD's label selecting cluster Secrets (value ``cluster``).
+LABEL_SECRET_TYPE = "argocd.argoproj.io/secret-type"  # noqa: S105 - a label key
+#: Argo CD's namespace in a default install.
+DEFAULT_NAMESPACE = "argocd"
+#: Field manager and value of the ownership label ``app.kubernetes.io/managed-by``.
+FIELD_MANAGER = "cluster-inventory-argocd"
+#: Leader-election Lease name.
+LEASE_NAME = "cluster-inventory-argocd"
+#: Label naming the source profile's inventory namespace (63 bytes fit a namespace name).
+LABEL_PROFILE_NAMESPACE = "cluster-inventory.dev/profile-namespace"
+#: Annotation naming the access provider the Secret was rendered for.
+ANNOTATION_ACCESS_PROVIDER = "cluster-inventory.dev/access-provider"
+_MAX_NAME = 253
+
+
+def secret_name(namespace: str, name: str) -> str:
+    """The Secret name for profile ``namespace/name``: ``cluster-<namespace>-<name>``.
+
+    Stable whatever else the inventory holds (a second inventory with the same profile name
+    changes ``data.name``, not the Secret). Names past 253 characters are cut and end with
+    10 hex digits of a SHA-256 of the full name, so they stay unique.
+
+    Args:
+        namespace: The inventory namespace.
+        name: The profile name.
+
+    Returns:
+        A valid Secret name (DNS subdomain).
+    """
+    full = f"cluster-{namespace}-{name}"
+    if len(full) <= _MAX_NAME:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:10]
+    return f"{full[: _MAX_NAME - 11].rstrip('.-')}-{digest}"
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta: Mapping[str, Any] = obj.get("metadata") or {}
+    return meta
+
+
+def assign_cluster_secrets(profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
+    """Which profile each Argo CD cluster Secret is rendered from. Pure.
+
+    Profiles earlier in ``profiles`` win: among profiles sharing a
+    ``multicluster.x-k8s.io/inventory-member-id`` label (one member in several inventories)
+    only the first yields a Secret, since Argo CD keys clusters by server and one member must
+    not appear twice. ``data.name`` is the profile name, or ``<namespace>-<name>`` when two
+    of the remaining profiles share the name.
+
+    Args:
+        profiles: ClusterProfiles in preference order (inventory namespace order, then name).
+
+    Returns:
+        Secret name to assignment.
+    """
+    seen_members: set[str] = set()
+    kept: list[tuple[str, str]] = []
+    for profile in profiles:
+        meta = _meta(profile)
+        member = (meta.get("labels") or {}).get(LABEL_INVENTORY_MEMBER_ID)
+        if member:
+            if member in seen_members:
+                continue
+            seen_members.add(member)
+        kept.append((str(meta.get("namespace")), str(meta.get("name"))))
+    counts: dict[str, int] = {}
+    for _, name in kept:
+        counts[name] = counts.get(name, 0) + 1
+    return {
+        secret_name(ns, name): Assignment(
+            profile=f"{ns}/{name}", display_name=name if counts[name] == 1 else f"{ns}-{name}"
+        )
+        for ns, name in kept
+    }
+
+
+def cluster_config(access: ClusterAccess) -> dict[str, Any]:
+    """Argo CD's ``ClusterConfig`` (the Secret's ``config``) for resolved access settings.
+
+    Args:
+        access: What :func:`~cluster_inventory.credentials.resolve_access` chose.
+
+    Returns:
+        ``{"execProviderConfig": {...}, "tlsClientConfig": {...}}`` in Argo CD >= 3.5's JSON
+        field names (``pkg/apis/application/v1alpha1`` ``ExecProviderConfig`` and
+        ``TLSClientConfig``; ``caData`` is base64 of the PEM bundle, as Go encodes
+        ``[]byte``). Never a credential: the plugin fetches one when Argo CD connects.
+    """
+    exec_config = access.exec_config
+    provider: dict[str, Any] = {
+        "command": exec_config.command,
+        "args": list(exec_config.args),
+        "env": {e.name: e.value for e in exec_config.env},
+        "apiVersion": exec_config.api_version,
+        "provideClusterInfo": exec_config.provide_cluster_info,
+    }
+    if exec_config.install_hint:
+        provider["installHint"] = exec_config.install_hint
+    if access.cluster_config is not None:
+        provider["config"] = access.cluster_config
+    tls: dict[str, Any] = {"insecure": False}
+    if access.tls_server_name:
+        tls["serverName"] = access.tls_server_name
+    if access.ca_data:
+        tls["caData"] = base64.b64encode(access.ca_data).decode()
+    return {"execProviderConfig": provider, "tlsClientConfig": tls}
+
+
+def _field_of(message: str) -> str:
+    # resolve_access names the field first in its messages ("status.accessProviders[...]...").
+    _, _, rest = message.partition(": ")
+    head = rest.split(" ", 1)[0]
+    return head if head.startswith("status.") else "status.accessProviders"
+
+
+def render_cluster_secret(
+    profile: Mapping[str, Any],
+    providers: ProviderConfig,
+    *,
+    namespace: str,
+    name: str | None = None,
+    display_name: str | None = None,
+) -> dict[str, Any]:
+    """The Argo CD cluster Secret for one profile. Pure.
+
+    Args:
+        profile: The ClusterProfile (decoded JSON).
+        providers: The consumer's provider file: the first of its providers the profile
+            advertises is used (``pkg/access`` order), with its exec config and the
+            profile-sourced args/env its policies allow.
+        namespace: Argo CD's namespace.
+        name: The Secret name (default :func:`secret_name`).
+        display_name: ``data.name`` (default: the profile name).
+
+    Returns:
+        A ``v1/Secret`` body: labels = the profile's labels, ``argocd.argoproj.io/secret-type:
+        cluster`` and the source namespace; annotations naming the profile and the access
+        provider; ``data`` (base64) ``name``, ``server`` and ``config``. The caller adds its
+        ownership label and fingerprint.
+
+    Raises:
+        RenderError: No provider of the file is advertised, the chosen access provider lacks
+            a server, the CA is not base64 or not a PEM certificate, the profile asks for
+            ``insecure-skip-tls-verify``, or the profile itself is malformed; the error names
+            the profile and the field.
+    """
+    meta = _meta(profile)
+    pid = f"{meta.get('namespace')}/{meta.get('name')}"
+    try:
+        access = resolve_access(profile, providers)
+    except AccessProviderNotFound as exc:
+        raise RenderError(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
+    except AccessResolutionError as exc:
+        text = str(exc)
+        raise RenderError(pid, _field_of(text), text.partition(": ")[2]) from None
+    except ValueError as exc:  # pydantic's ValidationError: the profile does not parse
+        raise RenderError(pid, "status", f"not a valid ClusterProfile: {exc}") from None
+    if access.ca_data:
+        try:
+            x509.load_pem_x509_certificates(access.ca_data)
+        except ValueError:
+            field = f"status.accessProviders[name={access.provider}].cluster"
+            raise RenderError(
+                pid,
+                f"{field}.certificate-authority-data",
+                "does not hold a PEM certificate",
+            ) from None
+    config = cluster_config(access)
+    profile_name = str(meta.get("name"))
+    labels = {
+        **(meta.get("labels") or {}),
+        LABEL_SECRET_TYPE: "cluster",
+        LABEL_PROFILE_NAMESPACE: str(meta.get("namespace")),
+    }
+    data = {
+        "name": display_name or profile_name,
+        "server": access.server,
+        "config": json.dumps(config, sort_keys=True, separators=(",", ":")),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name or secret_name(str(meta.get("namespace")), profile_name),
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {ANNOTATION_PROFILE: pid, ANNOTATION_ACCESS_PROVIDER: access.provider},
+        },
+        "type": "Opaque",
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+    }
+
+
+class ArgoCDSync(ProfileMirror):
+    """Keep one Argo CD cluster Secret per ClusterProfile of the inventory namespaces.
+
+    Args:
+        hub: API client of the hub (the caller closes it).
+        providers: The consumer's provider file (Argo CD's repo-server and application
+            controller must be able to run the plugin it names).
+        namespaces: Inventory namespaces, in preference order (member-id dedupe keeps the
+            profile of the first).
+        argocd_namespace: Argo CD's namespace (where the Secrets go).
+        label_selector: Only profiles matching this selector.
+        workers: Secrets reconciled at once.
+        registry: Prometheus registry (controller-runtime's metric names).
+        identity: Replica identity.
+    """
+
+    resource = kube.SECRETS
+    field_manager = FIELD_MANAGER
+    controller = "argocd-sync"
+    reporting_controller = "cluster-inventory.dev/argocd-sync"
+
+    def __init__(
+        self,
+        hub: kube.ApiClient,
+        providers: ProviderConfig,
+        *,
+        namespaces: Sequence[str],
+        argocd_namespace: str = DEFAULT_NAMESPACE,
+        label_selector: str | None = None,
+        workers: int = 4,
+        registry: CollectorRegistry = REGISTRY,
+        identity: str | None = None,
+    ) -> None:
+        self.providers = providers
+        self.target_namespace = argocd_namespace
+        super().__init__(
+            hub,
+            namespaces=namespaces,
+            label_selector=label_selector,
+            workers=workers,
+            registry=registry,
+            identity=identity,
+        )
+
+    def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
+        """See :func:`assign_cluster_secrets`."""
+        return assign_cluster_secrets(profiles)
+
+    def render(
+        self, profile: Mapping[str, Any], name: str, assignment: Assignment
+    ) -> dict[str, Any]:
+        """See :func:`render_cluster_secret`."""
+        assert self.target_namespace is not None
+        return render_cluster_secret(
+            profile,
+            self.providers,
+            namespace=self.target_namespace,
+            name=name,
+            display_name=assignment.display_name,
+        )

@@ -1,0 +1,312 @@
+"""Kueue MultiKueueClusters kept from ClusterProfiles, and the Kueue configuration to read them.
+
+Kueue (``sigs.k8s.io/kueue`` v0.19, feature gate ``MultiKueueClusterProfile``) can reach a
+worker cluster through a ClusterProfile: a cluster-scoped ``kueue.x-k8s.io/v1beta2``
+MultiKueueCluster with ``spec.clusterSource.clusterProfileRef.name`` names a profile in
+Kueue's own namespace (it reads profiles nowhere else), and Kueue's Configuration maps access
+providers to exec plugins (``multiKueue.clusterProfile.accessProviders[{name, execConfig}]``).
+Kueue ships no generator for those objects (kueue#7716), so :class:`MultiKueueSync` keeps one
+MultiKueueCluster per profile of Kueue's namespace (name = profile name; ``spec`` only, as
+Kueue owns ``status``), deletes it when the profile goes, and optionally keeps one
+MultiKueueConfig listing them (Kueue allows 1 to 20 names: more is reported, never cut).
+:func:`kueue_configuration` renders the Configuration fragment from the consumer's provider
+file.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.credentials import ProviderConfig
+from cluster_inventory.integrations._mirror import (
+    ANNOTATION_FINGERPRINT,
+    ANNOTATION_PROFILE,
+    LABEL_MANAGED_BY,
+    Assignment,
+    ProfileMirror,
+    fingerprint,
+)
+from cluster_inventory.kube.events import record_event
+from cluster_inventory.kube.reconcile import Result
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "FEATURE_GATE",
+    "FIELD_MANAGER",
+    "LEASE_NAME",
+    "MAX_CONFIG_CLUSTERS",
+    "MULTIKUEUE_CLUSTERS",
+    "MULTIKUEUE_CONFIGS",
+    "ConfigTooLarge",
+    "MultiKueueSync",
+    "kueue_configuration",
+    "render_multikueue_cluster",
+    "render_multikueue_config",
+]
+
+#: ``kueue.x-k8s.io/v1beta2`` MultiKueueCluster (cluster-scoped; v1beta2 is the storage
+#: version, v1beta1 would need Kueue's conversion webhook).
+MULTIKUEUE_CLUSTERS = kube.Resource(
+    group="kueue.x-k8s.io", version="v1beta2", plural="multikueueclusters", kind="MultiKueueCluster"
+)
+#: ``kueue.x-k8s.io/v1beta2`` MultiKueueConfig (cluster-scoped).
+MULTIKUEUE_CONFIGS = kube.Resource(
+    group="kueue.x-k8s.io", version="v1beta2", plural="multikueueconfigs", kind="MultiKueueConfig"
+)
+#: Kueue's namespace in a default install (its Configuration's ``namespace``).
+DEFAULT_NAMESPACE = "kueue-system"
+#: Field manager and value of the ownership label.
+FIELD_MANAGER = "cluster-inventory-multikueue"
+#: Leader-election Lease name.
+LEASE_NAME = "cluster-inventory-multikueue"
+#: The Kueue feature gate that makes MultiKueue read ClusterProfiles.
+FEATURE_GATE = "MultiKueueClusterProfile"
+#: Kueue's bound on ``MultiKueueConfig.spec.clusters`` (``maxItems`` in its CRD).
+MAX_CONFIG_CLUSTERS = 20
+_CONFIG_KEY = "\x00config"
+_log = logging.getLogger("cluster_inventory.integrations.multikueue")
+
+
+class ConfigTooLarge(ValueError):
+    """More MultiKueueClusters than a MultiKueueConfig may list (1 to 20).
+
+    Attributes:
+        name: The MultiKueueConfig.
+        count: How many clusters it would list.
+    """
+
+    def __init__(self, name: str, count: int) -> None:
+        super().__init__(
+            f"MultiKueueConfig {name}: spec.clusters would list {count} MultiKueueClusters; "
+            f"Kueue allows 1 to {MAX_CONFIG_CLUSTERS} (narrow the profiles with a label "
+            "selector or run one sync per config)"
+        )
+        self.name = name
+        self.count = count
+
+
+def render_multikueue_cluster(profile: Mapping[str, Any]) -> dict[str, Any]:
+    """The MultiKueueCluster for one profile of Kueue's namespace. Pure.
+
+    Args:
+        profile: The ClusterProfile.
+
+    Returns:
+        A cluster-scoped object named after the profile with only
+        ``spec.clusterSource.clusterProfileRef.name`` (exactly one source, as the CRD's CEL
+        rule demands) and an annotation naming the profile.
+    """
+    meta = profile.get("metadata") or {}
+    name = str(meta.get("name"))
+    return {
+        "apiVersion": MULTIKUEUE_CLUSTERS.api_version,
+        "kind": MULTIKUEUE_CLUSTERS.kind,
+        "metadata": {
+            "name": name,
+            "annotations": {ANNOTATION_PROFILE: f"{meta.get('namespace')}/{name}"},
+        },
+        "spec": {"clusterSource": {"clusterProfileRef": {"name": name}}},
+    }
+
+
+def render_multikueue_config(name: str, clusters: Sequence[str]) -> dict[str, Any]:
+    """A MultiKueueConfig listing ``clusters`` (sorted, so an unchanged set writes nothing).
+
+    Args:
+        name: The MultiKueueConfig name (an AdmissionCheck's ``parameters`` names it).
+        clusters: MultiKueueCluster names.
+
+    Returns:
+        The object, with our ownership label and a fingerprint.
+
+    Raises:
+        ConfigTooLarge: More than 20 clusters (Kueue's limit); the count is in the message.
+        ValueError: No cluster (Kueue needs at least one).
+    """
+    names = sorted(set(clusters))
+    if len(names) > MAX_CONFIG_CLUSTERS:
+        raise ConfigTooLarge(name, len(names))
+    if not names:
+        raise ValueError(f"MultiKueueConfig {name}: spec.clusters needs at least one cluster")
+    body: dict[str, Any] = {
+        "apiVersion": MULTIKUEUE_CONFIGS.api_version,
+        "kind": MULTIKUEUE_CONFIGS.kind,
+        "metadata": {"name": name, "labels": {LABEL_MANAGED_BY: FIELD_MANAGER}},
+        "spec": {"clusters": names},
+    }
+    body["metadata"]["annotations"] = {ANNOTATION_FINGERPRINT: fingerprint(body)}
+    return body
+
+
+def kueue_configuration(
+    providers: ProviderConfig, *, namespace: str = DEFAULT_NAMESPACE
+) -> dict[str, Any]:
+    """The Kueue Configuration fragment that lets MultiKueue use ``providers``' plugins.
+
+    Args:
+        providers: The consumer's provider file (its plugins must be in Kueue's image).
+        namespace: Kueue's namespace (where it reads ClusterProfiles).
+
+    Returns:
+        ``{apiVersion, kind, namespace, featureGates: {MultiKueueClusterProfile: true},
+        multiKueue: {clusterProfile: {accessProviders: [{name, execConfig}]}}}`` in the
+        ``config.kueue.x-k8s.io/v1beta2`` Configuration's field names; ``execConfig`` is the
+        kubeconfig ``ExecConfig`` (``env`` as a list of ``{name, value}``). Providers without
+        an exec config are left out.
+    """
+    entries = []
+    for provider in providers.providers:
+        ec = provider.exec_config
+        if ec is None:
+            continue
+        exec_config: dict[str, Any] = {
+            "apiVersion": ec.api_version,
+            "command": ec.command,
+            "args": list(ec.args),
+            "provideClusterInfo": ec.provide_cluster_info,
+            "interactiveMode": "Never",
+        }
+        if ec.env:
+            exec_config["env"] = [{"name": e.name, "value": e.value} for e in ec.env]
+        if ec.install_hint:
+            exec_config["installHint"] = ec.install_hint
+        entries.append({"name": provider.name, "execConfig": exec_config})
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "namespace": namespace,
+        "featureGates": {FEATURE_GATE: True},
+        "multiKueue": {"clusterProfile": {"accessProviders": entries}},
+    }
+
+
+class MultiKueueSync(ProfileMirror):
+    """Keep one MultiKueueCluster per ClusterProfile of Kueue's namespace.
+
+    Args:
+        hub: API client of the hub (where Kueue runs; the caller closes it).
+        kueue_namespace: Kueue's namespace: the only one whose profiles Kueue reads.
+        label_selector: Only profiles matching this selector.
+        config_name: Also keep a MultiKueueConfig of this name listing every cluster
+            (None: none).
+        workers: Objects reconciled at once.
+        registry: Prometheus registry (controller-runtime's metric names).
+        identity: Replica identity.
+    """
+
+    resource = MULTIKUEUE_CLUSTERS
+    target_namespace = None
+    field_manager = FIELD_MANAGER
+    controller = "multikueue-sync"
+    reporting_controller = "cluster-inventory.dev/multikueue-sync"
+
+    def __init__(
+        self,
+        hub: kube.ApiClient,
+        *,
+        kueue_namespace: str = DEFAULT_NAMESPACE,
+        label_selector: str | None = None,
+        config_name: str | None = None,
+        workers: int = 4,
+        registry: CollectorRegistry = REGISTRY,
+        identity: str | None = None,
+    ) -> None:
+        self.kueue_namespace = kueue_namespace
+        self.config_name = config_name
+        super().__init__(
+            hub,
+            namespaces=[kueue_namespace],
+            label_selector=label_selector,
+            workers=workers,
+            registry=registry,
+            identity=identity,
+        )
+
+    def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
+        """One MultiKueueCluster per profile, named after it. Pure."""
+        out = {}
+        for profile in profiles:
+            meta = profile.get("metadata") or {}
+            name = str(meta.get("name"))
+            out[name] = Assignment(profile=f"{meta.get('namespace')}/{name}", display_name=name)
+        return out
+
+    def render(
+        self, profile: Mapping[str, Any], name: str, assignment: Assignment
+    ) -> dict[str, Any]:
+        """See :func:`render_multikueue_cluster`."""
+        return render_multikueue_cluster(profile)
+
+    def plan_changed(self) -> None:
+        """The set of clusters changed: the MultiKueueConfig lists them."""
+        if self.config_name is not None:
+            self.queue.add(_CONFIG_KEY)
+
+    def targets_changed(self) -> None:
+        """A MultiKueueCluster of ours appeared or went: the config lists only those."""
+        self.plan_changed()
+
+    async def reconcile_extra(self, key: str) -> Result | None:
+        """Keep the MultiKueueConfig listing every MultiKueueCluster this sync keeps."""
+        if key != _CONFIG_KEY or self.config_name is None:
+            return None
+        name = self.config_name
+        # Decided once every profile's cluster is made or known to be taken by someone else's
+        # object (not ours to list): counting only the clusters made so far would fill the
+        # config up to 20 and stop there instead of reporting that 21 do not fit. Each
+        # cluster made or found taken queues this again.
+        wanted = set(self.plan) - self.blocked
+        if wanted - set(self.kept()):
+            return None
+        try:
+            stored: dict[str, Any] | None = await kube.get(self.hub, MULTIKUEUE_CONFIGS, name)
+        except kube.NotFoundError:
+            stored = None
+        labels = ((stored or {}).get("metadata") or {}).get("labels") or {}
+        if stored is not None and labels.get(LABEL_MANAGED_BY) != FIELD_MANAGER:
+            await self._report_config(f"MultiKueueConfig {name} exists and is not ours; left alone")
+            return None
+        if not wanted:
+            if stored is not None:
+                self.writes += 1
+                await kube.delete(self.hub, MULTIKUEUE_CONFIGS, name)
+            return None
+        try:
+            body = render_multikueue_config(name, sorted(wanted))
+        except ConfigTooLarge as exc:
+            await self._report_config(str(exc))
+            return None
+        annotations = ((stored or {}).get("metadata") or {}).get("annotations") or {}
+        if (
+            annotations.get(ANNOTATION_FINGERPRINT)
+            == body["metadata"]["annotations"][ANNOTATION_FINGERPRINT]
+        ):
+            return None
+        self.writes += 1
+        await kube.apply(self.hub, MULTIKUEUE_CONFIGS, body, field_manager=FIELD_MANAGER)
+        return None
+
+    async def _report_config(self, note: str) -> None:
+        # An Event about a cluster-scoped object needs some namespace: Kueue's is where its
+        # operators look, and the only one this controller may write Events to.
+        _log.error("%s", note, extra={"object": self.config_name})
+        await record_event(
+            self.hub,
+            {
+                "apiVersion": MULTIKUEUE_CONFIGS.api_version,
+                "kind": MULTIKUEUE_CONFIGS.kind,
+                "name": self.config_name,
+                "namespace": self.kueue_namespace,
+            },
+            reason="ConfigNotWritten",
+            note=note,
+            action="Sync",
+            controller=self.reporting_controller,
+            instance=self.identity,
+            dedupe=note,
+        )

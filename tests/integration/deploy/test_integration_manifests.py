@@ -1,0 +1,142 @@
+"""deploy/integrations/{argocd,multikueue}: rendering, least-privilege RBAC, a server dry run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import yaml
+
+from cluster_inventory import kube
+from cluster_inventory.testing import ControlPlane
+from tests.integration.deploy.test_deploy_manifests import (
+    APPLY_PREFIX,
+    DEPLOY,
+    IMAGE,
+    READ_VERBS,
+    expand,
+    kubectl,
+    the,
+)
+
+pytestmark = pytest.mark.integration
+
+#: name -> (namespace, Deployment command, ClusterRole grants, namespaced Role grants)
+TREES: dict[str, tuple[str, list[str], set[tuple[str, str, str, str | None]], set[Any]]] = {
+    "argocd": (
+        "argocd",
+        ["cluster-inventory", "argocd", "sync"],
+        {
+            *(("multicluster.x-k8s.io", "clusterprofiles", v, None) for v in READ_VERBS),
+            ("events.k8s.io", "events", "create", None),
+        },
+        {
+            *(("", "secrets", v, None) for v in (*READ_VERBS, "create", "patch", "delete")),
+            ("coordination.k8s.io", "leases", "create", None),
+            ("coordination.k8s.io", "leases", "get", "cluster-inventory-argocd"),
+            ("coordination.k8s.io", "leases", "update", "cluster-inventory-argocd"),
+        },
+    ),
+    "multikueue": (
+        "kueue-system",
+        ["cluster-inventory", "multikueue", "sync"],
+        {
+            *(
+                ("kueue.x-k8s.io", "multikueueclusters", v, None)
+                for v in (*READ_VERBS, "create", "patch", "delete")
+            ),
+            *(
+                ("kueue.x-k8s.io", "multikueueconfigs", v, None)
+                for v in ("get", "create", "patch", "delete")
+            ),
+        },
+        {
+            *(("multicluster.x-k8s.io", "clusterprofiles", v, None) for v in READ_VERBS),
+            ("events.k8s.io", "events", "create", None),
+            ("coordination.k8s.io", "leases", "create", None),
+            ("coordination.k8s.io", "leases", "get", "cluster-inventory-multikueue"),
+            ("coordination.k8s.io", "leases", "update", "cluster-inventory-multikueue"),
+        },
+    ),
+}
+
+
+def render(tree: str) -> list[dict[str, Any]]:
+    result = kubectl("kustomize", str(DEPLOY / "integrations" / tree))
+    assert result.returncode == 0, result.stderr
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+@pytest.mark.parametrize("tree", sorted(TREES))
+def test_rbac_grants_exactly_what_the_sync_needs_and_nothing_on_profiles_but_reads(
+    tree: str,
+) -> None:
+    namespace, _, cluster_grants, role_grants = TREES[tree]
+    name = f"cluster-inventory-{tree}"
+    objects = render(tree)
+    found = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}
+    expected = {
+        ("ServiceAccount", namespace, name),
+        ("ClusterRole", None, name),
+        ("ClusterRoleBinding", None, name),
+        ("Role", namespace, name),
+        ("RoleBinding", namespace, name),
+        ("Deployment", namespace, name),
+    }
+    if tree == "argocd":
+        expected.add(("ConfigMap", namespace, "cluster-inventory-argocd-providers"))
+    assert found == expected
+    cluster_role = the(objects, "ClusterRole", name)
+    role = the(objects, "Role", name)
+    for rule in [*cluster_role["rules"], *role["rules"]]:
+        for field in ("apiGroups", "resources", "verbs"):
+            assert "*" not in rule[field], f"wildcard in {field}: {rule}"
+    assert expand(cluster_role["rules"]) == cluster_grants
+    assert expand(role["rules"]) == role_grants
+    subject = [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]
+    assert the(objects, "ClusterRoleBinding", name)["subjects"] == subject
+    assert the(objects, "RoleBinding", name)["subjects"] == subject
+    # never a write on the producer's objects
+    every = expand(cluster_role["rules"]) | expand(role["rules"])
+    assert not {v for g, r, v, _ in every if r.startswith("clusterprofiles")} - READ_VERBS
+
+    pod = the(objects, "Deployment", name)["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == name
+    (container,) = pod["containers"]
+    assert container["image"] == IMAGE
+    assert container["command"] == TREES[tree][1]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+
+
+async def _ensure_namespace(hub: ControlPlane, name: str) -> None:
+    async with await hub.client() as client:
+        try:
+            await kube.create(client, kube.NAMESPACES, {"metadata": {"name": name}})
+        except kube.AlreadyExistsError:
+            pass
+
+
+@pytest.mark.parametrize("tree", sorted(TREES))
+def test_server_side_dry_run_succeeds_on_the_hub(hub: ControlPlane, tree: str) -> None:
+    namespace = TREES[tree][0]
+    asyncio.run(_ensure_namespace(hub, namespace))
+    result = kubectl(
+        "apply",
+        "--server-side",
+        "--dry-run=server",
+        "--validate=strict",
+        "--warnings-as-errors",
+        "-k",
+        str(DEPLOY / "integrations" / tree),
+        "--kubeconfig",
+        str(hub.kubeconfig_path),
+    )
+    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    name = f"cluster-inventory-{tree}"
+    for kind in ("ServiceAccount", "ClusterRole", "Role", "Deployment"):
+        assert f"{APPLY_PREFIX[kind]}/{name} serverside-applied (server dry run)" in (
+            result.stdout
+        ), result.stdout

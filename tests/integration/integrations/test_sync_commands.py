@@ -1,0 +1,149 @@
+"""The sync commands as processes (Lease, /healthz /readyz /metrics, SIGTERM) and the printers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+
+import aiohttp
+import pytest
+import yaml
+
+from cluster_inventory import kube
+from cluster_inventory.testing._process import free_port
+from tests.cli_run import cli
+from tests.integration.credentials.conftest import PLUGIN
+from tests.integration.runtime.conftest import Inventory
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.integration
+
+
+async def _get(url: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return response.status, await response.text()
+
+
+async def test_argocd_sync_runs_leader_elected_with_probes_and_metrics_and_stops_on_sigterm(
+    inventory: Inventory,
+) -> None:
+    ns, hub = inventory.namespace, inventory.hub
+    argo = await inventory.namespace_for("argocd")
+    await inventory.publish("c1", inventory.member(0))
+    health, metrics = free_port(), free_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cluster_inventory.cli",
+        "argocd",
+        "sync",
+        "--provider-file",
+        str(inventory.provider_file),
+        "-n",
+        ns,
+        "--argocd-namespace",
+        argo,
+        "--kubeconfig",
+        str(inventory.fleet.hub.kubeconfig_path),
+        f"--health-probe-bind-address=127.0.0.1:{health}",
+        f"--metrics-bind-address=127.0.0.1:{metrics}",
+        "--log-format=json",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+
+        async def secret() -> bool:
+            try:
+                await kube.get(hub, kube.SECRETS, f"cluster-{ns}-c1", argo)
+            except kube.NotFoundError:
+                return False
+            return True
+
+        await eventually(secret, timeout=60, what="the Secret written by the sync process")
+        lease = await kube.get(hub, kube.LEASES, "cluster-inventory-argocd", argo)
+        assert lease["spec"]["holderIdentity"]
+        assert await _get(f"http://127.0.0.1:{health}/healthz") == (200, "ok")
+        assert await _get(f"http://127.0.0.1:{health}/readyz") == (200, "ok")
+        status, text = await _get(f"http://127.0.0.1:{metrics}/metrics")
+        assert status == 200
+        assert 'controller_runtime_reconcile_total{controller="argocd-sync",result="success"}' in (
+            text
+        )
+        assert 'workqueue_depth{name="argocd-sync"}' in text
+        assert "leader_election_master_status" in text
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 0, err.decode()[-2000:]
+    assert await inventory.token(inventory.member(0)) not in err.decode()
+    # the Lease is released on the way out, so a standby takes over at once
+    released = await kube.get(hub, kube.LEASES, "cluster-inventory-argocd", argo)
+    assert not released["spec"].get("holderIdentity")
+
+
+async def test_render_and_config_print_what_would_be_used_and_name_bad_input(
+    inventory: Inventory,
+) -> None:
+    ns = inventory.namespace
+    member = inventory.member(0)
+    await inventory.publish("c1", member)
+    kubeconfig = str(inventory.fleet.hub.kubeconfig_path)
+    provider_file = str(inventory.provider_file)
+    rendered = await asyncio.to_thread(
+        cli,
+        "argocd",
+        "render",
+        "c1",
+        "-n",
+        ns,
+        "--provider-file",
+        provider_file,
+        "--kubeconfig",
+        kubeconfig,
+        "--decoded",
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    secret = yaml.safe_load(rendered.stdout)
+    assert secret["metadata"]["name"] == f"cluster-{ns}-c1"
+    assert secret["stringData"]["server"] == member.server
+    config = json.loads(secret["stringData"]["config"])
+    assert config["execProviderConfig"]["command"] == str(PLUGIN)
+
+    missing = await asyncio.to_thread(
+        cli, "argocd", "render", "nope", "-n", ns, "--provider-file", provider_file,
+        "--kubeconfig", kubeconfig,
+    )  # fmt: skip
+    assert missing.returncode == 1 and missing.stderr.startswith("error: "), missing.stderr
+    assert "nope" in missing.stderr
+
+    await inventory.patch_status(
+        "c1",
+        {"accessProviders": [{"name": "other", "cluster": {"server": member.server}}]},
+    )
+    unrenderable = await asyncio.to_thread(
+        cli, "argocd", "render", "c1", "-n", ns, "--provider-file", provider_file,
+        "--kubeconfig", kubeconfig,
+    )  # fmt: skip
+    assert unrenderable.returncode == 1
+    assert unrenderable.stderr.startswith(f"error: ClusterProfile {ns}/c1: status.accessProviders")
+
+    fragment = await asyncio.to_thread(
+        cli, "multikueue", "config", "--provider-file", provider_file, "-o", "json"
+    )
+    assert fragment.returncode == 0, fragment.stderr
+    doc = json.loads(fragment.stdout)
+    assert doc["featureGates"] == {"MultiKueueClusterProfile": True}
+    (provider,) = doc["multiKueue"]["clusterProfile"]["accessProviders"]
+    assert provider["name"] == "secretreader"
+    assert provider["execConfig"]["command"] == str(PLUGIN)
+
+    bad = inventory.provider_file.with_name("bad.json")
+    bad.write_text('{"providers": [{"name": "x", "execConfig": {"command": "y"}}]}')
+    refused = await asyncio.to_thread(cli, "multikueue", "config", "--provider-file", str(bad))
+    assert refused.returncode == 1
+    assert "providers[0].execConfig.apiVersion" in refused.stderr
