@@ -39,13 +39,10 @@ from cluster_inventory.testing._gobuild import (
     go_env,
 )
 from cluster_inventory.testing.upstream_crds import go_module_dir
+from cluster_inventory.testing.versions import ARGOCD_VERSION, GITOPS_ENGINE_VERSION
 
 __all__ = ["ARGOCD_VERSION", "GITOPS_ENGINE_VERSION", "argocd_check"]
 
-#: ``github.com/argoproj/argo-cd/v3`` version the check is built against.
-ARGOCD_VERSION = "v3.5.7"
-#: ``github.com/argoproj/argo-cd/gitops-engine/v3`` release standing in for the in-tree copy.
-GITOPS_ENGINE_VERSION = "v3.6.0"
 _ARGOCD = "github.com/argoproj/argo-cd/v3"
 _ENGINE = "github.com/argoproj/argo-cd/gitops-engine"
 _BINARY = "argocd-check"

@@ -6,9 +6,11 @@ Changing a version here changes the asset cache directory, so old and new builds
 from __future__ import annotations
 
 __all__ = [
+    "ARGOCD_VERSION",
     "CLUSTER_API_VERSION",
     "CLUSTER_INVENTORY_API_VERSION",
     "ETCD_VERSION",
+    "GITOPS_ENGINE_VERSION",
     "KUBERNETES_VERSION",
     "KUEUE_VERSION",
     "MIN_GO_VERSION",
@@ -26,3 +28,8 @@ CLUSTER_API_VERSION = "v1.13.1"
 MIN_GO_VERSION = (1, 26)
 #: ``sigs.k8s.io/kueue`` module version: the MultiKueueCluster and MultiKueueConfig CRDs.
 KUEUE_VERSION = "v0.19.2"
+#: ``github.com/argoproj/argo-cd/v3`` version the Argo CD interop check is built against.
+ARGOCD_VERSION = "v3.5.7"
+#: ``github.com/argoproj/argo-cd/gitops-engine/v3`` release standing in for the in-tree copy
+#: Argo CD's go.mod replaces it with (absent from the module zip; see ``argocd_check``).
+GITOPS_ENGINE_VERSION = "v3.6.0"
