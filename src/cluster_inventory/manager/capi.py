@@ -33,7 +33,7 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import PROJECT_DOMAIN
-from cluster_inventory.kube.informer import Informer
+from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.manager.names import (
     ANNOTATION_CLUSTERSETS,
     ANNOTATION_DISPLAY_NAME,
@@ -79,7 +79,8 @@ def _kubeconfig_secret_name(cluster: str) -> str:
 
 
 def _strip_unused_data(secret: dict[str, Any]) -> dict[str, Any]:
-    """Keep data only of kubeconfig Secrets (CA and etcd keys never reach the cache)."""
+    """Keep data only of kubeconfig Secrets (CA, etcd keys never cached); no managedFields."""
+    strip_managed_fields(secret)
     name = str((secret.get("metadata") or {}).get("name") or "")
     if name.endswith("-kubeconfig") or "data" not in secret:
         return secret
@@ -206,7 +207,13 @@ class ClusterAPISource:
         self.default_clustersets = tuple(default_clustersets)
         scopes: Sequence[str | None] = list(namespaces) or [None]
         self.clusters = [
-            Informer(hub, CLUSTERS, namespace=ns, name=f"Cluster API Clusters in {ns or 'all'}")
+            Informer(
+                hub,
+                CLUSTERS,
+                namespace=ns,
+                name=f"Cluster API Clusters in {ns or 'all'}",
+                transform=strip_managed_fields,
+            )
             for ns in scopes
         ]
         self.secrets = [
@@ -221,9 +228,11 @@ class ClusterAPISource:
             )
             for ns in scopes
         ]
-        # Secret uid -> (resourceVersion, parsed); Cluster uid -> last good connection.
+        # Secret uid -> (resourceVersion, parsed); Cluster uid -> last good connection;
+        # Cluster uid -> (what it was built from, registration or error, errors to report).
         self._parsed: dict[str, tuple[str, kube.ClusterConnection | RegistrationError]] = {}
         self._last_good: dict[str, kube.ClusterConnection] = {}
+        self._built: dict[str, tuple[tuple[Any, ...], Any, list[RegistrationError]]] = {}
 
     def start(self, on_change: Callable[[], None]) -> None:
         """Start the informers; every event calls ``on_change``."""
@@ -296,11 +305,7 @@ class ClusterAPISource:
                 continue  # being deleted: its profiles go now
             uid = str(meta.get("uid"))
             seen_clusters.add(uid)
-            try:
-                reg = self._registration(cluster, uid, bad)
-            except RegistrationError as exc:
-                bad.append((cluster, exc))
-                continue
+            reg = self._cached_registration(cluster, uid, bad)
             if reg is None:
                 continue
             if reg.name in good:
@@ -319,10 +324,43 @@ class ClusterAPISource:
             good[reg.name] = reg
         for uid in [u for u in self._last_good if u not in seen_clusters]:
             del self._last_good[uid]
+        for uid in [u for u in self._built if u not in seen_clusters]:
+            del self._built[uid]
         live = {str((s.get("metadata") or {}).get("uid")) for i in self.secrets for s in i.items()}
         for uid in [u for u in self._parsed if u not in live]:
             del self._parsed[uid]
         return good, bad
+
+    def _cached_registration(
+        self, cluster: dict[str, Any], uid: str, bad: list[tuple[dict[str, Any], RegistrationError]]
+    ) -> Registration | None:
+        """``_registration``, rebuilt only when the Cluster, its Secret or last good changed."""
+        meta = cluster.get("metadata") or {}
+        secret = self._secret(str(meta.get("namespace")), str(meta.get("name")))
+        smeta = (secret or {}).get("metadata") or {}
+        inputs = (
+            str(meta.get("resourceVersion")),
+            str(smeta.get("uid")),
+            str(smeta.get("resourceVersion")),
+            self._last_good.get(uid),
+        )
+        cached = self._built.get(uid)
+        if cached is None or cached[0] != inputs:
+            errors: list[tuple[dict[str, Any], RegistrationError]] = []
+            result: Registration | RegistrationError | None
+            try:
+                result = self._registration(cluster, uid, errors)
+            except RegistrationError as exc:
+                result = exc
+            # The last good connection may have just been recorded: key on it as it is now.
+            inputs = (*inputs[:3], self._last_good.get(uid))
+            cached = self._built[uid] = (inputs, result, [e for _, e in errors])
+        _, result, errors_only = cached
+        bad.extend((cluster, e) for e in errors_only)
+        if isinstance(result, RegistrationError):
+            bad.append((cluster, result))
+            return None
+        return result
 
     def _registration(
         self,
