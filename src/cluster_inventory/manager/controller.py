@@ -245,6 +245,17 @@ class ClusterManager:
             self.config.inventory_namespaces,
             self.config.default_member_role,
         )
+        # Every member any inventory wants is connected (and probed once) before profiles are
+        # chosen, so that registrations reaching one member are known as such the first time:
+        # otherwise each would get a profile, deleted again at the next placement.
+        candidates = desired_profiles(registrations, invs)
+        needed = {connection_key(reg.connection) for reg, _ in candidates.values()}
+        not_ready = {
+            connection_key(reg.connection): reg.not_ready
+            for reg, _ in candidates.values()
+            if reg.not_ready
+        }
+        await self._start_members(needed - set(self.members), not_ready)
         member_ids = {
             name: member.observation.member_id
             for name, reg in registrations.items()
@@ -259,13 +270,6 @@ class ClusterManager:
             for o in self.profiles.items()
         }
         todo = plan(desired, existing, invs)
-        needed = {connection_key(reg.connection) for reg, _ in desired.values()}
-        not_ready = {
-            connection_key(reg.connection): reg.not_ready
-            for reg, _ in desired.values()
-            if reg.not_ready
-        }
-        await self._start_members(needed - set(self.members), not_ready)
         by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
         for key, (reg, _) in desired.items():
             by_member.setdefault(connection_key(reg.connection), set()).add(key)

@@ -10,6 +10,7 @@ from cluster_inventory.api.constants import (
     LABEL_CLUSTER_MANAGER,
     LABEL_INVENTORY_MEMBER_ID,
 )
+from cluster_inventory.kube.informer import Informer
 from tests.integration.manager.conftest import Harness
 from tests.waiting import eventually
 
@@ -172,3 +173,20 @@ async def test_fixed_inventory_namespace_from_config(fleet, test_namespace) -> N
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+async def test_registrations_of_one_member_never_get_two_profiles(harness: Harness) -> None:
+    """KEP-4322: one profile per member in an inventory, from the first placement on (no
+    profile is created for a duplicate and deleted again once the member id is known)."""
+    h = harness
+    ns = f"{h.namespace}-prod"
+    seen: set[str] = set()
+    async with Informer(h.hub_client, kube.CLUSTER_PROFILES, namespace=ns) as profiles:
+        profiles.add_handler(lambda kind, obj, old: seen.add(obj["metadata"]["name"]))
+        await profiles.wait_synced()
+        await h.register("one", h.member(0), ["prod"])
+        await h.register("two", h.member(0), ["prod"])
+        await eventually(lambda: "two" in h.manager.source.snapshot()[0], what="both read")
+        await h.inventory("prod", "prod")
+        await eventually(lambda: _healthy(h, ns, "one"), what="one healthy")
+        assert seen == {"one"}
