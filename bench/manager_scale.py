@@ -10,8 +10,10 @@ then, for each N <= 100: property propagation latency over --changes updates of 
 ClusterProperty on a member (p50/p99; target <= 100 ms / 500 ms) and seconds until
 ControlPlaneHealthy goes False after a member's apiserver stops (default settings; <= 5 s).
 
-Registrations point at the fleet's two real members (the manager shares one connection per
-member, as it would for many registrations of one cluster). ``--source capi`` registers
+The N profiles are the fleet's two real members, each registered once and joining N/2
+inventories (KEP-4322 allows one profile per member in an inventory; the manager
+deduplicates registrations of one member), so a property change on a member reaches N/2
+profiles. ``--source capi`` registers
 them as Cluster API ``Cluster`` objects (the real CRD from the cluster-api Go module) with
 ``<name>-kubeconfig`` Secrets, and runs the manager with ``--source capi``; the floor is the
 same, so the ratios of both sources compare directly.
@@ -36,11 +38,11 @@ import yaml
 from _common import SMOKE_HELP, bounded, percentile, require, require_times, rss_mib
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER, LABEL_CLUSTER_SET
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.manager.capi import CAPI_SECRET_TYPE, CLUSTERS, LABEL_CAPI_CLUSTER_NAME
-from cluster_inventory.manager.names import LABEL_CAPI_CLUSTERSET
+from cluster_inventory.manager.names import ANNOTATION_CLUSTERSETS
 from cluster_inventory.testing import Fleet, upstream_crd
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
@@ -81,7 +83,7 @@ async def floor(hub: kube.ApiClient, ns: str, n: int, sample_status: dict) -> fl
     return time.perf_counter() - started
 
 
-async def register_capi(hub: kube.ApiClient, name: str, text: str, clusterset: str) -> None:
+async def register_capi(hub: kube.ApiClient, name: str, text: str, clustersets: list[str]) -> None:
     """One workload cluster as Cluster API leaves it: an initialized Cluster and its
     ``<name>-kubeconfig`` Secret."""
     await kube.apply(
@@ -106,7 +108,7 @@ async def register_capi(hub: kube.ApiClient, name: str, text: str, clusterset: s
         "metadata": {
             "name": name,
             "namespace": SYSTEM,
-            "labels": {LABEL_CAPI_CLUSTERSET: clusterset},
+            "annotations": {ANNOTATION_CLUSTERSETS: ",".join(clustersets)},
         },
         "spec": {"topology": {"classRef": {"name": "bench"}, "version": "v1.36.3"}},
     }
@@ -115,8 +117,7 @@ async def register_capi(hub: kube.ApiClient, name: str, text: str, clusterset: s
     await kube.apply(hub, CLUSTERS, body, field_manager="bench", subresource="status")
 
 
-async def deregister(hub: kube.ApiClient, n: int, source: str) -> None:
-    names = [f"r{n}-{j}" for j in range(n)]
+async def deregister(hub: kube.ApiClient, names: list[str], source: str) -> None:
     if source == "capi":
         await bounded([kube.delete(hub, CLUSTERS, x, namespace=SYSTEM) for x in names])
         names = [f"{x}-kubeconfig" for x in names]
@@ -126,49 +127,54 @@ async def deregister(hub: kube.ApiClient, n: int, source: str) -> None:
 async def run_size(
     fleet: Fleet, hub: kube.ApiClient, n: int, sample_status: dict, source: str = "secrets"
 ) -> dict:
-    inv, floor_ns = f"bench-inv-{n}-{source}", f"bench-floor-{n}-{source}"
-    for ns, labels in (
-        (inv, {LABEL_CLUSTER_SET: f"set{n}{source}"}),
-        (floor_ns, {}),
-        (f"{floor_ns}-warm", {}),
-        (SYSTEM, {}),
-    ):
-        await kube.apply(
-            hub,
-            kube.NAMESPACES,
-            {"metadata": {"name": ns, "labels": labels}},
-            field_manager="bench",
-        )
+    """N profiles: each of the two members registered once, in N/2 inventories.
+
+    KEP-4322 allows one profile per member cluster in an inventory (registrations reaching
+    one member are deduplicated), so N profiles of two real members are one registration per
+    member joining N/2 cluster sets, each the set of its own inventory namespace.
+    """
+    run = f"b{n}{source[:4]}"
+    floor_ns = f"bench-floor-{n}-{source}"
+    counts = [(n + 1) // 2, n // 2]  # profiles of member 0 and member 1
+    inventories = [f"{run}-{k}" for k in range(counts[0])]
+    await bounded(
+        [
+            kube.apply(
+                hub,
+                kube.NAMESPACES,
+                {"metadata": {"name": ns, "labels": {LABEL_CLUSTER_SET: ns}}},
+                field_manager="bench",
+            )
+            for ns in inventories
+        ]
+        + [
+            kube.apply(hub, kube.NAMESPACES, {"metadata": {"name": ns}}, field_manager="bench")
+            for ns in (floor_ns, f"{floor_ns}-warm", SYSTEM)
+        ]
+    )
     await floor(hub, f"{floor_ns}-warm", 1, sample_status)  # CRD validators are built on first use
     floor_s = await floor(hub, floor_ns, n, sample_status)
     members = list(fleet.members.values())
-    texts = [yaml.safe_dump(m.kubeconfig()) for m in members]
-    if source == "capi":
-        await bounded(
-            [
-                register_capi(hub, f"r{n}-{i}", texts[i % len(texts)], f"set{n}{source}")
-                for i in range(n)
-            ]
-        )
-    else:
-        await bounded(
-            [
-                kube.apply(
-                    hub,
-                    kube.SECRETS,
-                    registration_secret(
-                        f"r{n}-{i}", SYSTEM, texts[i % len(texts)], [f"set{n}{source}"]
-                    ),
-                    field_manager="bench",
-                )
-                for i in range(n)
-            ]
-        )
-    profiles = Informer(hub, kube.CLUSTER_PROFILES, namespace=inv, name="bench profiles")
+    names = [f"{run}-m{i}" for i in range(len(members))]
+    for i, member in enumerate(members):
+        text = yaml.safe_dump(member.kubeconfig())
+        sets = inventories[: counts[i]]
+        if source == "capi":
+            await register_capi(hub, names[i], text, sets)
+        else:
+            await kube.apply(
+                hub,
+                kube.SECRETS,
+                registration_secret(names[i], SYSTEM, text, sets),
+                field_manager="bench",
+            )
+    # Every run has its own manager name: its profiles and token Secrets carry it.
+    mine = f"{LABEL_CLUSTER_MANAGER}={run}"
+    profiles = Informer(hub, kube.CLUSTER_PROFILES, label_selector=mine, name="bench profiles")
     ready_at: list[float] = []
     # The first profile event marks the end of the manager's start-up (imports, informer sync).
     profiles.add_handler(lambda *_: ready_at or ready_at.append(time.perf_counter()))
-    tokens = Informer(hub, kube.SECRETS, namespace=inv, name="bench tokens")
+    tokens = Informer(hub, kube.SECRETS, label_selector=mine, name="bench tokens")
     await profiles.__aenter__()
     await tokens.__aenter__()
     started = time.perf_counter()
@@ -179,6 +185,8 @@ async def run_size(
             "run",
             "--kubeconfig",
             str(fleet.hub.kubeconfig_path),
+            "--name",
+            run,
             "--namespace",
             SYSTEM,
             "--member-namespace",
@@ -195,7 +203,7 @@ async def run_size(
         stdout=subprocess.DEVNULL,
         stderr=open(f"/tmp/bench-manager-{n}-{source}.log", "w"),
     )
-    result: dict = {"n": n, "floor": floor_s, "source": source}
+    result: dict = {"n": n, "floor": floor_s, "source": source, "names": names}
     try:
         while sum(1 for p in profiles.items() if full(p)) < n:
             if time.perf_counter() - started > 300:
@@ -354,6 +362,7 @@ async def main(sizes: list[int], changes: int, sources: list[str]) -> None:
             for n, source in [(n, s) for n in sorted(sizes) for s in sources]:
                 res = await run_size(fleet, hub, n, sample_status, source)
                 proc, profiles = res.pop("proc"), res.pop("profiles")
+                names = res.pop("names")
                 try:
                     if n <= 100:
                         lat = await propagation(fleet, profiles, changes)
@@ -369,7 +378,7 @@ async def main(sizes: list[int], changes: int, sources: list[str]) -> None:
                     proc.terminate()
                     proc.wait(timeout=30)
                     await profiles.__aexit__()
-                    await deregister(hub, n, source)
+                    await deregister(hub, names, source)
                 results.append(res)
     for res in results:
         n = f"{res.pop('n')} --source {res.pop('source')}"
@@ -377,7 +386,7 @@ async def main(sizes: list[int], changes: int, sources: list[str]) -> None:
         require(res["tokens"] >= res["manager"] > res["ready_at"] >= 0, f"N={n}: phases in order")
         size = int(n.split()[0])
         require(("p50" in res) == (size <= 100), f"N={n}: propagation measured for N <= 100 only")
-        if "p50" in res:  # registrations alternate over the two members
+        if "p50" in res:  # the profiles alternate over the two members
             require(
                 res["per_member"] == (size + 1) // 2,
                 f"N={n}: {(size + 1) // 2} profiles of member 0",
