@@ -101,6 +101,8 @@ def go_module_dir(
         return _dirs[key]
     env = go_env()
     go = shutil.which("go") or "go"
+    workdir = Path(env["GOMODCACHE"]).parent  # outside any module; absent on a fresh cache
+    workdir.mkdir(parents=True, exist_ok=True)
     if progress:
         progress(f"go mod download {module}@{version}")
     proc = subprocess.run(
@@ -110,7 +112,7 @@ def go_module_dir(
         text=True,
         stdin=subprocess.DEVNULL,
         check=False,
-        cwd=str(Path(env["GOMODCACHE"]).parent),
+        cwd=str(workdir),
     )
     try:
         info = json.loads(proc.stdout or "{}")
