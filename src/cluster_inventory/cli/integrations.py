@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
-from cluster_inventory.cli._process import run_until_signal
+from cluster_inventory.cli._process import hub_process, run_until_signal
 
 __all__ = ["argocd_app", "multikueue_app"]
 
@@ -86,34 +86,25 @@ def _run_sync(
     health_probe_bind_address: str,
     log_format: str,
 ) -> None:
-    from cluster_inventory import kube
-    from cluster_inventory.cli._logging import configure_logging
     from cluster_inventory.integrations._mirror import run_mirror
-    from cluster_inventory.kube.endpoints import default_identity, parse_bind_address
-    from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 
-    configure_logging(log_format)
-    try:
-        health = parse_bind_address(health_probe_bind_address)
-        metrics = parse_bind_address(metrics_bind_address)
-        connection = (
-            kube.connection_from_kubeconfig(kubeconfig, context=context)
-            if kubeconfig
-            else kube.connection_from_in_cluster()
-        )
-    except (ValueError, kube.KubeError) as exc:
-        fail(str(exc))
-    lease = (
-        LeaderElectionConfig(
-            namespace=lease_namespace, name=lease_name, identity=default_identity()
-        )
-        if leader_elect
-        else None
+    process = hub_process(
+        kubeconfig=kubeconfig,
+        context=context,
+        health_probe_bind_address=health_probe_bind_address,
+        metrics_bind_address=metrics_bind_address,
+        log_format=log_format,
+        lease_namespace=lease_namespace,
+        lease_name=lease_name,
+        leader_elect=leader_elect,
     )
-
     run_until_signal(
         lambda: run_mirror(
-            connection, make, lease=lease, health_address=health, metrics_address=metrics
+            process.connection,
+            make,
+            lease=process.lease,
+            health_address=process.health,
+            metrics_address=process.metrics,
         )
     )
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
-from cluster_inventory.cli._process import run_until_signal
+from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli._table import age, format_table
 
 __all__ = ["placement_app"]
@@ -310,42 +310,29 @@ def run_scheduler(
     `<hostname>_<pid>`. The endpoints are off unless given (the Deployment gives both).
     """
     from cluster_inventory import kube
-    from cluster_inventory.cli._logging import configure_logging
     from cluster_inventory.integrations.placement import PlacementScheduler
-    from cluster_inventory.kube.endpoints import (
-        default_identity,
-        parse_bind_address,
-        serve_endpoints,
-    )
-    from cluster_inventory.kube.leaderelection import LeaderElectionConfig
+    from cluster_inventory.kube.endpoints import serve_endpoints
 
-    configure_logging(log_format)
-    try:
-        health = parse_bind_address(health_probe_bind_address)
-        metrics = parse_bind_address(metrics_bind_address)
-        connection = (
-            kube.connection_from_kubeconfig(kubeconfig, context=context)
-            if kubeconfig
-            else kube.connection_from_in_cluster()
-        )
-    except (ValueError, kube.KubeError) as exc:
-        fail(str(exc))
-    election = (
-        LeaderElectionConfig(
-            namespace=lease_namespace,
-            name="cluster-inventory-placement",
-            identity=default_identity(),
-        )
-        if leader_elect
-        else None
+    process = hub_process(
+        kubeconfig=kubeconfig,
+        context=context,
+        health_probe_bind_address=health_probe_bind_address,
+        metrics_bind_address=metrics_bind_address,
+        log_format=log_format,
+        lease_namespace=lease_namespace,
+        lease_name="cluster-inventory-placement",
+        leader_elect=leader_elect,
     )
 
     async def main() -> bool:
-        async with await kube.new_client(connection) as hub:
+        async with await kube.new_client(process.connection) as hub:
             scheduler = PlacementScheduler(hub, namespaces=namespace or None, workers=workers)
             async with serve_endpoints(
-                scheduler.ready, health=health, metrics=metrics, registry=scheduler.registry
+                scheduler.ready,
+                health=process.health,
+                metrics=process.metrics,
+                registry=scheduler.registry,
             ):
-                return await scheduler.run(leader_election=election)
+                return await scheduler.run(leader_election=process.lease)
 
     run_until_signal(main)
