@@ -52,6 +52,7 @@ from cluster_inventory.kube.errors import (
     KubeError,
     NotFoundError,
     ServerUnavailableError,
+    SourceUnavailableError,
     UnauthorizedError,
 )
 from cluster_inventory.kube.resources import (
@@ -106,6 +107,7 @@ __all__ = [
     "Resource",
     "ServerUnavailableError",
     "ServiceAccountToken",
+    "SourceUnavailableError",
     "TokenSource",
     "UnauthorizedError",
     "UnauthorizedHook",

@@ -25,6 +25,7 @@ __all__ = [
     "KubeError",
     "NotFoundError",
     "ServerUnavailableError",
+    "SourceUnavailableError",
     "StatusCause",
     "UnauthorizedError",
     "error_from_status",
@@ -37,6 +38,26 @@ class KubeError(Exception):
 
 class KindNotFoundError(KubeError):
     """The cluster serves no resource of a kind (a missing CRD, a typo in the kind)."""
+
+
+class SourceUnavailableError(KubeError):
+    """A source a controller reads its desired state from cannot be read at start.
+
+    A registration source, a provider file, the first LIST of a watched collection: reading
+    "nothing" from a source that failed would look like an empty fleet and delete every
+    object the controller wrote, so the process stops instead, before any write
+    (kube-controller-manager and Argo CD never read a failed source as empty either).
+
+    Attributes:
+        source: What could not be read, e.g. ``file /etc/clusters.yaml`` or
+            ``Secrets in namespace cluster-inventory-system``.
+        problem: Why, in words a person can act on; never a credential.
+    """
+
+    def __init__(self, source: str, problem: str) -> None:
+        self.source = source
+        self.problem = problem
+        super().__init__(f"{source}: cannot be read: {problem}")
 
 
 class KubeConfigError(KubeError):

@@ -118,6 +118,8 @@ class Informer:
         self._handlers: list[EventHandler] = []
         self._synced = asyncio.Event()
         self._first_error: KubeAPIError | None = None
+        self._failure: str | None = None
+        self._health_handlers: list[Callable[[], None]] = []
         self._rv = ""
         self._task: asyncio.Task[None] | None = None
         self._indexers: dict[str, Callable[[dict[str, Any]], Iterable[str]]] = {}
@@ -144,6 +146,29 @@ class Informer:
         removed = len(kept) != len(self._handlers)
         self._handlers = kept
         return removed
+
+    def add_health_handler(self, handler: Callable[[], None]) -> None:
+        """Call ``handler()`` whenever reading turns from working to failing or back.
+
+        While reading fails the store keeps the last good view (nothing is deleted until a
+        LIST succeeds again); :attr:`failure` says why.
+        """
+        self._health_handlers.append(handler)
+
+    @property
+    def failure(self) -> str | None:
+        """Why the last LIST or WATCH failed, or None while reading works."""
+        return self._failure
+
+    def _set_failure(self, failure: str | None) -> None:
+        changed = (failure is None) != (self._failure is None)
+        self._failure = failure
+        if changed:
+            for handler in self._health_handlers:
+                try:
+                    handler()
+                except Exception:  # a bad handler must not kill the informer
+                    _log.exception("%s informer: health handler failed", self.name)
 
     def add_indexer(self, name: str, func: Callable[[dict[str, Any]], Iterable[str]]) -> None:
         """Index objects by ``func(obj)`` values; query with :meth:`by_index`."""
@@ -315,6 +340,7 @@ class Informer:
                     http_reason=response.reason or "",
                     target=self.resource.describe(self.namespace, None),
                 )
+            self._set_failure(None)
             async for line in response.content:
                 if not line.strip():
                     continue
@@ -355,6 +381,7 @@ class Informer:
                         await self._list()
                         need_list = False
                         self._first_error = None
+                        self._set_failure(None)
                         if not self._synced.is_set():
                             self._synced.set()
                             if self._resync_period:
@@ -368,11 +395,13 @@ class Informer:
                         self._first_error = exc
                         self._synced.set()
                     _log.warning("%s informer: %s; retrying in %.1fs", self.name, exc, backoff)
+                    self._set_failure(str(exc))
                     await self._sleep(backoff)
                     backoff = min(backoff * 2, 10.0)
                     need_list = need_list or exc.status >= 500
                 except (KubeError, aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
                     _log.info("%s informer: watch ended (%s); reconnecting", self.name, exc)
+                    self._set_failure(f"{type(exc).__name__}: {exc}")
                     await self._sleep(backoff)
                     backoff = min(backoff * 2, 10.0)
         finally:

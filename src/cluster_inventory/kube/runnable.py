@@ -17,6 +17,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._metrics import ReconcileMetrics
+from cluster_inventory.kube.errors import KubeAPIError, SourceUnavailableError
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
 from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
@@ -51,6 +52,17 @@ class LeaderElectedRunnable:
         """Wait until the caches have listed once; raise the first LIST's refusal."""
         raise NotImplementedError
 
+    async def prepare(self) -> None:
+        """Before leader election: start what only reads and wait until it has read once.
+
+        controller-runtime starts its caches on every replica, standbys included; here that
+        also means a source that cannot be read (a missing CRD, a forbidden LIST) stops the
+        process before the Lease is taken or anything is written. Default: nothing.
+
+        Raises:
+            SourceUnavailableError: A source cannot be read.
+        """
+
     async def __aenter__(self) -> Self:
         await self.start()
         return self
@@ -78,11 +90,15 @@ class LeaderElectedRunnable:
                 await self.wait_synced()
                 await asyncio.Event().wait()
 
-        if leader_election is None:
-            await work()
-            return False
-        self.elector = LeaderElector(self.hub, leader_election, registry=self.registry)
-        return await self.elector.run(work)
+        try:
+            await self.prepare()
+            if leader_election is None:
+                await work()
+                return False
+            self.elector = LeaderElector(self.hub, leader_election, registry=self.registry)
+            return await self.elector.run(work)
+        finally:
+            await self.stop()
 
 
 class QueueController(LeaderElectedRunnable):
@@ -114,6 +130,21 @@ class QueueController(LeaderElectedRunnable):
     def describe(self, key: str) -> dict[str, str]:
         """Log fields naming ``key`` (default ``{"key": key}``)."""
         return {"key": key}
+
+    async def prepare(self) -> None:
+        """Start the informers and wait for their first LIST (before leader election).
+
+        Raises:
+            SourceUnavailableError: A first LIST was refused (e.g. 404: a CRD is missing;
+                403: RBAC); nothing was written.
+        """
+        for informer in self.informers():
+            informer.start()
+        for informer in self.informers():
+            try:
+                await informer.wait_synced()
+            except KubeAPIError as exc:
+                raise SourceUnavailableError(informer.name, str(exc)) from None
 
     async def start(self) -> None:
         """Start the informers and the workers (idempotent)."""
@@ -158,10 +189,9 @@ class QueueController(LeaderElectedRunnable):
     async def stop(self, grace: float = 10.0) -> None:
         """Stop the workers (running reconciles get ``grace`` seconds) and the informers."""
         tasks = list(self._tasks)
-        if not tasks:
-            return
         self._tasks = ()
-        self.queue.shut_down()
-        await stop_workers(tasks, grace)
+        if tasks:
+            self.queue.shut_down()
+            await stop_workers(tasks, grace)
         for informer in reversed(self.informers()):
             await informer.stop()
