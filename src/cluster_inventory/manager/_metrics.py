@@ -18,6 +18,8 @@ class ManagerMetrics:
     reconcile: kube.ReconcileMetrics
     invalid_registrations: Gauge
     status_writes: Counter
+    source_failing: Gauge
+    held_profiles: Gauge
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> ManagerMetrics:
@@ -27,6 +29,18 @@ class ManagerMetrics:
             invalid_registrations=Gauge(
                 "cluster_inventory_invalid_registrations",
                 "Registration Secrets that do not parse",
+                registry=registry,
+            ),
+            source_failing=Gauge(
+                "cluster_inventory_registration_source_failures",
+                "Parts of the registration sources that cannot be read now (their last good "
+                "view is kept)",
+                registry=registry,
+            ),
+            held_profiles=Gauge(
+                "cluster_inventory_held_profiles",
+                "Profiles kept although no valid registration wants them, because a "
+                "registration is invalid",
                 registry=registry,
             ),
             status_writes=Counter(

@@ -221,7 +221,8 @@ class ClusterAPISource:
                 hub,
                 kube.SECRETS,
                 namespace=ns,
-                label_selector=LABEL_CAPI_CLUSTER_NAME,
+                # By type only: a kubeconfig Secret made by hand without Cluster API's
+                # cluster-name label is still the Cluster's (found by its name).
                 field_selector=f"type={CAPI_SECRET_TYPE}",
                 name=f"Cluster API Secrets in {ns or 'all'}",
                 transform=_strip_unused_data,
@@ -235,19 +236,44 @@ class ClusterAPISource:
         self._built: dict[str, tuple[tuple[Any, ...], Any, list[RegistrationError]]] = {}
 
     def start(self, on_change: Callable[[], None]) -> None:
-        """Start the informers; every event calls ``on_change``."""
+        """Start the informers; each event, and each read failing or recovering, is a change."""
         for informer in (*self.clusters, *self.secrets):
             informer.add_handler(lambda *_: on_change())
+            informer.add_health_handler(on_change)
             informer.start()
 
     async def wait_synced(self) -> None:
         """Wait for the first LIST of Clusters and Secrets.
 
         Raises:
-            KubeAPIError: A LIST was refused (e.g. the Cluster CRD is not installed: 404).
+            SourceUnavailableError: A LIST was refused: the Cluster CRD is not installed (404;
+                docs/manager.md says how to install it) or RBAC forbids it (403).
         """
         for informer in (*self.clusters, *self.secrets):
-            await informer.wait_synced()
+            try:
+                await informer.wait_synced()
+            except kube.NotFoundError as exc:
+                hint = (
+                    f"the hub serves no {CLUSTERS.plural}.{CLUSTERS.group}/{CLUSTERS.version} "
+                    "(is the Cluster API Cluster CRD installed?)"
+                    if informer in self.clusters
+                    else str(exc)
+                )
+                raise kube.SourceUnavailableError(
+                    f"Cluster API source ({informer.name})", hint
+                ) from None
+            except kube.KubeAPIError as exc:
+                raise kube.SourceUnavailableError(
+                    f"Cluster API source ({informer.name})", str(exc)
+                ) from None
+
+    def failures(self) -> list[str]:
+        """The informers' read failures, if any fails now."""
+        return [
+            f"{i.name}: {i.failure}"
+            for i in (*self.clusters, *self.secrets)
+            if i.failure is not None
+        ]
 
     def _secret(self, namespace: str, name: str) -> dict[str, Any] | None:
         key = f"{namespace}/{_kubeconfig_secret_name(name)}"
@@ -356,6 +382,9 @@ class ClusterAPISource:
             inputs = (*inputs[:3], self._last_good.get(uid))
             cached = self._built[uid] = (inputs, result, [e for _, e in errors])
         _, result, errors_only = cached
+        for error in [*errors_only, result]:
+            if isinstance(error, RegistrationError) and error.member is None:
+                error.member = str(meta.get("name"))  # its profiles stay while it is invalid
         bad.extend((cluster, e) for e in errors_only)
         if isinstance(result, RegistrationError):
             bad.append((cluster, result))

@@ -62,7 +62,7 @@ from cluster_inventory.manager.registration import (
 from cluster_inventory.manager.sources import build_source
 from cluster_inventory.manager.status import access_provider, build_status, status_matches
 
-__all__ = ["PLACEMENT", "ClusterManager"]
+__all__ = ["PLACEMENT", "ClusterManager", "held_members"]
 
 #: The work-queue key of the placement reconcile.
 PLACEMENT = "placement"
@@ -131,11 +131,26 @@ class ClusterManager:
         self._member_ids: dict[kube.ClusterConnection, str | None] = {}
         self._conflicts: set[ProfileKey] = set()
         self._written: dict[ProfileKey, str] = {}
+        self._prepared = False
+        self._held: tuple[str, ...] = ()
+        self._failing: tuple[str, ...] = ()
         self.synced = asyncio.Event()
 
     # -- wiring ----------------------------------------------------------------------
-    async def run(self) -> None:
-        """Watch, reconcile, and clean up when cancelled."""
+    async def prepare(self) -> None:
+        """Start the registration source and the hub caches and wait until each has read once.
+
+        Called before leader election (controller-runtime starts its caches on every replica
+        too), so that a source that cannot be read ends the process before any write. Safe
+        to call more than once.
+
+        Raises:
+            SourceUnavailableError: The registration source, or a first LIST on the hub
+                (Namespaces, ClusterProfiles, token Secrets), cannot be read.
+        """
+        if self._prepared:
+            return
+        self._prepared = True
         placement = lambda *_: self.queue.add(PLACEMENT)  # noqa: E731
         self.source.start(placement)
         self.namespaces.add_handler(placement)
@@ -143,11 +158,22 @@ class ClusterManager:
         self.token_secrets.add_handler(self._on_token_secret)
         for informer in (self.namespaces, self.profiles, self.token_secrets):
             informer.start()
+        await self.source.wait_synced()
+        for informer in (self.namespaces, self.profiles, self.token_secrets):
+            try:
+                await informer.wait_synced()
+            except kube.KubeAPIError as exc:
+                raise kube.SourceUnavailableError(f"hub {informer.name}", str(exc)) from None
+
+    async def run(self) -> None:
+        """Watch, reconcile, and clean up when cancelled.
+
+        Raises:
+            SourceUnavailableError: See :meth:`prepare`; nothing was written.
+        """
         workers: list[asyncio.Task[None]] = []
         try:
-            await self.source.wait_synced()
-            for informer in (self.namespaces, self.profiles, self.token_secrets):
-                await informer.wait_synced()
+            await self.prepare()
             self.queue.add(PLACEMENT)
             self.metrics.reconcile.start(_CONTROLLER, self.config.workers)
             workers = [
@@ -167,15 +193,19 @@ class ClusterManager:
             self.queue.shut_down()
             self.token_queue.shut_down()
             await kube.cancel_and_wait(*workers)
-            await asyncio.gather(
-                self.source.stop(),
-                self.namespaces.stop(),
-                self.profiles.stop(),
-                self.token_secrets.stop(),
-                *(m.stop() for m in self.members.values()),
-                return_exceptions=True,
-            )
-            self.members.clear()
+            await self.close()
+
+    async def close(self) -> None:
+        """Stop the source, the caches and every member connection (idempotent)."""
+        await asyncio.gather(
+            self.source.stop(),
+            self.namespaces.stop(),
+            self.profiles.stop(),
+            self.token_secrets.stop(),
+            *(m.stop() for m in self.members.values()),
+            return_exceptions=True,
+        )
+        self.members.clear()
 
     def _on_profile(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         meta = obj.get("metadata") or {}
@@ -235,11 +265,13 @@ class ClusterManager:
         """
         registrations, invalid = self.source.snapshot()
         self.metrics.invalid_registrations.set(len(invalid))
+        self._report_failures(self.source.failures())
         for obj, error in invalid:
             await self._report_invalid(obj, error)
         reported = {error.source for _, error in invalid}
         for source in [s for s in self._reported if s not in reported]:
             del self._reported[source]  # fixed since: a new breakage is reported again
+        held = held_members(registrations, [error for _, error in invalid])
         invs = inventories(
             self.namespaces.items(),
             self.config.inventory_namespaces,
@@ -270,6 +302,8 @@ class ClusterManager:
             for o in self.profiles.items()
         }
         todo = plan(desired, existing, invs)
+        self._report_held(held, [k for k in todo.delete if held is None or k.name in held])
+        deletions = [k for k in todo.delete if held is not None and k.name not in held]
         by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
         for key, (reg, _) in desired.items():
             by_member.setdefault(connection_key(reg.connection), set()).add(key)
@@ -280,10 +314,7 @@ class ClusterManager:
             self.config.workers * 2,
         )
         await _bounded(
-            [
-                functools.partial(self._delete_profile, key, previous.get(key))
-                for key in todo.delete
-            ],
+            [functools.partial(self._delete_profile, key, previous.get(key)) for key in deletions],
             self.config.workers * 2,
         )
         for conn in set(self.members) - needed:
@@ -291,6 +322,38 @@ class ClusterManager:
         for key in desired:
             self.queue.add(key)
         return None
+
+    def _report_failures(self, failures: list[str]) -> None:
+        """Log a registration source failing or reading again (once per change; metric)."""
+        self.metrics.source_failing.set(len(failures))
+        now = tuple(failures)
+        if now == self._failing:
+            return
+        for failure in now:
+            if failure not in self._failing:
+                _log.error(
+                    "registration source cannot be read; its last good view is kept, "
+                    "nothing it registered is deleted until it reads again: %s",
+                    failure,
+                )
+        if self._failing and not now:
+            _log.info("registration sources read again")
+        self._failing = now
+
+    def _report_held(self, held: frozenset[str] | None, keys: list[ProfileKey]) -> None:
+        """Log once which profiles are kept because their registration is invalid."""
+        self.metrics.held_profiles.set(len(keys))
+        now = tuple(sorted(map(str, keys)))
+        if now == self._held:
+            return
+        self._held = now
+        if keys:
+            _log.warning(
+                "keeping %d profile(s) whose registration is invalid (fix it or remove "
+                "the member to delete them): %s",
+                len(keys),
+                ", ".join(now[:20]),
+            )
 
     async def _start_members(
         self,
@@ -583,6 +646,32 @@ class ClusterManager:
             "stored member token",
             extra={"object": str(key), "expires": format_time(token.expiration)},
         )
+
+
+def held_members(
+    registrations: Mapping[str, Registration], errors: list[RegistrationError]
+) -> frozenset[str] | None:
+    """The member names whose profiles must not be deleted now (pure).
+
+    An invalid registration says nothing about whether its member should still have
+    profiles, so they are kept: a typo in a Secret, a Cluster label or a file entry never
+    deletes an inventory entry. A name registered validly by another source is not held.
+
+    Args:
+        registrations: The valid registrations by member name.
+        errors: The invalid ones.
+
+    Returns:
+        The held member names, or None when an error names no member (a file entry with no
+        usable name): then every deletion waits, since any profile may be that entry's.
+    """
+    held: set[str] = set()
+    for error in errors:
+        if error.member is None:
+            return None
+        if error.member not in registrations:
+            held.add(error.member)
+    return frozenset(held)
 
 
 async def _bounded(calls: list[Callable[[], Awaitable[None]]], limit: int) -> None:

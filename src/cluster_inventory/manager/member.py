@@ -332,9 +332,11 @@ class MemberConnection:
                 label_selector=f"{LABEL_INVENTORY}={inventory}",
             )
             for binding in bindings.get("items") or ():
-                await kube.delete(
-                    self._client, kube.CLUSTER_ROLE_BINDINGS, binding["metadata"]["name"]
-                )
+                name = binding["metadata"]["name"]
+                # Another cluster manager serving the same inventory on this member has its
+                # own ServiceAccount and bindings: only ours (named after our account) go.
+                if name.startswith(f"{sa}:"):
+                    await kube.delete(self._client, kube.CLUSTER_ROLE_BINDINGS, name)
             await kube.delete(
                 self._client, kube.SERVICE_ACCOUNTS, sa, namespace=self.member_namespace
             )

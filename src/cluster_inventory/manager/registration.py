@@ -85,12 +85,17 @@ class RegistrationError(ValueError):
         source: The object, e.g. ``Secret cluster-inventory-system/member1``.
         field: The field, e.g. ``data.kubeconfig``.
         problem: What is wrong.
+        member: The member name the registration is for, when it can be told (a Secret's
+            name, a Cluster's name, a file entry's valid ``name``). The manager keeps that
+            member's existing profiles while its registration is invalid; an error with no
+            member holds every deletion, since any profile could be the one it was for.
     """
 
-    def __init__(self, source: str, field: str, problem: str) -> None:
+    def __init__(self, source: str, field: str, problem: str, *, member: str | None = None) -> None:
         self.source = source
         self.field = field
         self.problem = problem
+        self.member = member
         super().__init__(f"{source}: {field}: {problem}")
 
 
@@ -133,6 +138,15 @@ def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
     source = f"Secret {meta.get('namespace')}/{name}"
     if not _DNS_LABEL.match(name):
         raise RegistrationError(source, "metadata.name", "must be a DNS-1123 label (<= 63)")
+    try:
+        return _parse_registration_secret(secret, name, source)
+    except RegistrationError as exc:
+        exc.member = name
+        raise
+
+
+def _parse_registration_secret(secret: Mapping[str, Any], name: str, source: str) -> Registration:
+    meta = secret.get("metadata") or {}
     annotations = meta.get("annotations") or {}
     sets = parse_clustersets(
         annotations.get(ANNOTATION_CLUSTERSETS),
@@ -217,13 +231,26 @@ def registration_secret(
 
 
 class RegistrationSource(Protocol):
-    """Something that knows the member clusters; the manager asks it for a snapshot."""
+    """Something that knows the member clusters; the manager asks it for a snapshot.
+
+    A source that cannot be read is never an empty one: :meth:`wait_synced` raises
+    :class:`~cluster_inventory.kube.SourceUnavailableError` when the first read fails for
+    good (a missing file, namespace or CRD; a forbidden LIST), and a source that fails later
+    keeps its last good snapshot and says so in :meth:`failures` until it reads again.
+    """
 
     def start(self, on_change: Callable[[], None]) -> None:
-        """Begin watching; call ``on_change`` whenever the snapshot may differ."""
+        """Begin watching; call ``on_change`` whenever the snapshot (or a failure) may differ."""
 
     async def wait_synced(self) -> None:
-        """Return once the first snapshot is complete."""
+        """Return once the first snapshot is complete.
+
+        Raises:
+            SourceUnavailableError: The source cannot be read.
+        """
+
+    def failures(self) -> list[str]:
+        """What cannot be read now (one line each; empty while everything reads)."""
 
     def snapshot(
         self,
@@ -245,6 +272,7 @@ class SecretRegistrationSource:
     def __init__(self, hub: kube.ApiClient, namespace: str) -> None:
         from cluster_inventory.kube.informer import Informer
 
+        self.hub = hub
         self.namespace = namespace
         self.informer = Informer(
             hub,
@@ -257,13 +285,34 @@ class SecretRegistrationSource:
         self._last_good: dict[str, Registration] = {}
 
     def start(self, on_change: Callable[[], None]) -> None:
-        """Start the informer; every event calls ``on_change``."""
+        """Start the informer; each event, and each read failing or recovering, is a change."""
         self.informer.add_handler(lambda *_: on_change())
+        self.informer.add_health_handler(on_change)
         self.informer.start()
 
     async def wait_synced(self) -> None:
-        """Wait for the first LIST."""
-        await self.informer.wait_synced()
+        """Wait for the first LIST.
+
+        Raises:
+            SourceUnavailableError: The namespace does not exist (a typo would otherwise read
+                as "no members"), or the LIST was refused (401, 403).
+        """
+        where = f"registration Secrets in namespace {self.namespace}"
+        try:
+            await kube.get(self.hub, kube.NAMESPACES, self.namespace)
+        except kube.NotFoundError:
+            raise kube.SourceUnavailableError(where, "the namespace does not exist") from None
+        except kube.ForbiddenError:
+            pass  # may not read namespaces: the LIST below still tells a refusal
+        try:
+            await self.informer.wait_synced()
+        except kube.KubeAPIError as exc:
+            raise kube.SourceUnavailableError(where, str(exc)) from None
+
+    def failures(self) -> list[str]:
+        """The informer's last read failure, if reading fails now."""
+        failure = self.informer.failure
+        return [] if failure is None else [f"registration Secrets in {self.namespace}: {failure}"]
 
     def snapshot(
         self,

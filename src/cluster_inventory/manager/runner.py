@@ -25,10 +25,30 @@ from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderEl
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.controller import ClusterManager
 
-__all__ = ["LEASE_NAME", "ManagerProcess", "default_identity", "parse_bind_address", "run_manager"]
+__all__ = [
+    "LEASE_NAME",
+    "ManagerProcess",
+    "default_identity",
+    "lease_name",
+    "parse_bind_address",
+    "run_manager",
+]
 
-#: Name of the leader-election Lease in the manager's namespace.
+#: Name of the leader-election Lease in the manager's namespace (of the manager named
+#: ``cluster-inventory``; see :func:`lease_name`).
 LEASE_NAME = "cluster-inventory-manager"
+_DEFAULT_NAME = "cluster-inventory"
+
+
+def lease_name(manager_name: str) -> str:
+    """The Lease the replicas of the cluster manager ``manager_name`` elect a leader with.
+
+    Managers of different names are different controllers (each owns only the profiles
+    labelled with its name), so each has its own Lease, even in one namespace.
+    """
+    return LEASE_NAME if manager_name == _DEFAULT_NAME else f"{LEASE_NAME}-{manager_name}"
+
+
 _log = logging.getLogger("cluster_inventory.manager")
 
 
@@ -68,8 +88,8 @@ async def run_manager(
         leader_elect: Take part in leader election (off: reconcile at once).
         health_address: Where to serve ``/healthz`` and ``/readyz`` (None: nowhere).
         metrics_address: Where to serve ``/metrics`` (None: nowhere).
-        lease: Lease settings (defaults: ``config.namespace``/``cluster-inventory-manager``,
-            client-go timings).
+        lease: Lease settings (defaults: ``config.namespace``/:func:`lease_name`, client-go
+            timings).
         registry: Prometheus registry for metrics.
         started: Set once the endpoints are up.
 
@@ -79,6 +99,9 @@ async def run_manager(
 
     Raises:
         KubeConfigError: The hub TLS material does not load.
+        SourceUnavailableError: The registration source or a hub collection cannot be read
+            at start: raised before the Lease is taken or anything is written, since a
+            source read as empty would delete every profile.
     """
     identity = identity or default_identity()
     async with await kube.new_client(hub) as client:
@@ -89,7 +112,7 @@ async def run_manager(
                 client,
                 lease
                 or LeaderElectionConfig(
-                    namespace=config.namespace, name=LEASE_NAME, identity=identity
+                    namespace=config.namespace, name=lease_name(config.name), identity=identity
                 ),
                 registry=registry,
             )
@@ -100,10 +123,14 @@ async def run_manager(
             process.started = True
             if started is not None:
                 started.set()
-            if elector is None:
-                await manager.run()
-                return False
-            lost = await elector.run(manager.run)
+            try:
+                await manager.prepare()
+                if elector is None:
+                    await manager.run()
+                    return False
+                lost = await elector.run(manager.run)
+            finally:
+                await manager.close()
             if lost:
                 _log.error("leadership lost; stopping", extra={"object": identity})
             return lost

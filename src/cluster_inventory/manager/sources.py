@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from cluster_inventory import kube
+from cluster_inventory.api.yamltext import describe_yaml_error
 from cluster_inventory.manager.capi import ClusterAPISource
 from cluster_inventory.manager.config import ManagerConfig, parse_source
 from cluster_inventory.manager.registration import (
@@ -85,8 +86,16 @@ class CombinedSource:
             source.start(on_change)
 
     async def wait_synced(self) -> None:
-        """Wait for every source's first snapshot."""
+        """Wait for every source's first snapshot.
+
+        Raises:
+            SourceUnavailableError: One of the sources cannot be read.
+        """
         await asyncio.gather(*(s.wait_synced() for s in self.sources))
+
+    def failures(self) -> list[str]:
+        """Every source's read failures."""
+        return [f for s in self.sources for f in s.failures()]
 
     def snapshot(self) -> Snapshot:
         """Merge the snapshots; a name taken by an earlier source is reported as invalid."""
@@ -116,6 +125,7 @@ class CombinedSource:
                             "name",
                             f"member name {name!r} is already registered by {first.source}; "
                             "the first source given to --source wins",
+                            member=name,
                         ),
                     )
                 )
@@ -155,38 +165,49 @@ def parse_file_registrations(
                 raise RegistrationError(
                     where, f"{field_base}.name", "must be a DNS-1123 label (<= 63)"
                 )
-            source = f"{where} cluster {name}"
-            raw_sets = entry.get("clustersets")
-            sets_text = ",".join(raw_sets) if isinstance(raw_sets, list) else raw_sets
-            sets = parse_clustersets(str(sets_text or ""), source, f"{field_base}.clustersets")
-            kubeconfig = entry.get("kubeconfig")
-            if not kubeconfig:
-                raise RegistrationError(source, f"{field_base}.kubeconfig", "is missing")
-            kpath = (path.parent / str(kubeconfig)).resolve()
             try:
-                conn = kube.connection_from_kubeconfig(
-                    Path(kpath), context=entry.get("context") or None
-                )
-            except (OSError, kube.KubeConfigError) as exc:
-                raise RegistrationError(
-                    source, f"{field_base}.kubeconfig", f"{kpath}: {exc}"
-                ) from None
+                reg = _file_entry(entry, name, path, f"{where} cluster {name}", field_base)
+            except RegistrationError as exc:
+                exc.member = name
+                raise
             if name in good:
-                raise RegistrationError(source, f"{field_base}.name", "is listed twice")
-            good[name] = Registration(
-                name=name,
-                clustersets=sets,
-                connection=conn,
-                display_name=str(entry.get("displayName") or name),
-                source=source,
-            )
+                raise RegistrationError(
+                    reg.source, f"{field_base}.name", "is listed twice", member=name
+                )
+            good[name] = reg
         except RegistrationError as exc:
             bad.append(exc)
     return good, bad
 
 
+def _file_entry(
+    entry: Mapping[str, Any], name: str, path: Path, source: str, field_base: str
+) -> Registration:
+    raw_sets = entry.get("clustersets")
+    sets_text = ",".join(map(str, raw_sets)) if isinstance(raw_sets, list) else raw_sets
+    sets = parse_clustersets(str(sets_text or ""), source, f"{field_base}.clustersets")
+    kubeconfig = entry.get("kubeconfig")
+    if not kubeconfig:
+        raise RegistrationError(source, f"{field_base}.kubeconfig", "is missing")
+    kpath = (path.parent / str(kubeconfig)).resolve()
+    try:
+        conn = kube.connection_from_kubeconfig(Path(kpath), context=entry.get("context") or None)
+    except (OSError, kube.KubeConfigError) as exc:
+        raise RegistrationError(source, f"{field_base}.kubeconfig", f"{kpath}: {exc}") from None
+    return Registration(
+        name=name,
+        clustersets=sets,
+        connection=conn,
+        display_name=str(entry.get("displayName") or name),
+        source=source,
+    )
+
+
 class FileRegistrationSource:
     """Registrations from a static YAML file (small setups), read once at start.
+
+    A file that cannot be read (missing, unreadable, not YAML, not a list of clusters) is
+    never an empty fleet: :meth:`wait_synced` raises and the manager stops before writing.
 
     Args:
         path: The file (see :func:`parse_file_registrations` for its shape).
@@ -196,20 +217,36 @@ class FileRegistrationSource:
         self.path = path
         self._good: dict[str, Registration] = {}
         self._bad: list[RegistrationError] = []
+        self._error: kube.SourceUnavailableError | None = None
 
     def start(self, on_change: Callable[[], None]) -> None:
-        """Read the file; a file that cannot be read is reported as one invalid entry."""
+        """Read the file (a failure is raised by :meth:`wait_synced`)."""
+        where = f"registration file {self.path}"
         try:
-            doc = yaml.safe_load(self.path.read_text())
-            self._good, self._bad = parse_file_registrations(doc, self.path)
-        except (OSError, yaml.YAMLError) as exc:
-            self._bad = [RegistrationError(f"file {self.path}", "(file)", str(exc))]
-        except RegistrationError as exc:
-            self._bad = [exc]
+            text = self.path.read_text()
+        except OSError as exc:
+            self._error = kube.SourceUnavailableError(where, exc.strerror or str(exc))
+        else:
+            try:
+                self._good, self._bad = parse_file_registrations(yaml.safe_load(text), self.path)
+            except yaml.YAMLError as exc:
+                self._error = kube.SourceUnavailableError(where, describe_yaml_error(exc))
+            except RegistrationError as exc:
+                self._error = kube.SourceUnavailableError(where, f"{exc.field}: {exc.problem}")
         on_change()
 
     async def wait_synced(self) -> None:
-        """Nothing to wait for: the file was read in :meth:`start`."""
+        """Nothing to wait for: the file was read in :meth:`start`.
+
+        Raises:
+            SourceUnavailableError: The file cannot be read or is not a list of clusters.
+        """
+        if self._error is not None:
+            raise self._error
+
+    def failures(self) -> list[str]:
+        """None: the file is read once, and a file that cannot be read stops the manager."""
+        return []
 
     def snapshot(self) -> Snapshot:
         """The registrations; invalid entries carry no API object (logged, no Event)."""

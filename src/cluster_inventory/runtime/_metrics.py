@@ -60,7 +60,7 @@ class FleetMetrics:
             ),
             provider_reloads=Counter(
                 "cluster_inventory_runtime_provider_file_reloads",
-                "Provider file changes by result (loaded, invalid)",
+                "Provider file changes by result (loaded, invalid, unreadable)",
                 ["fleet", "result"],
                 registry=registry,
             ),

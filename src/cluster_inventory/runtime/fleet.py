@@ -590,13 +590,21 @@ class FleetManager(LeaderElectedRunnable):
     # -- provider file ---------------------------------------------------------------
     async def _watch_provider_file(self) -> None:
         assert self._provider_path is not None
+        unreadable = False
         while True:
             await asyncio.sleep(self._poll)
             try:
                 content = await asyncio.to_thread(self._provider_path.read_bytes)
             except OSError as exc:
-                _log.warning("cannot read the provider file: %s", exc)
+                # Unreadable is not empty: the last good configuration stays in use.
+                if not unreadable:
+                    _log.error("cannot read the provider file; keeping the last good one: %s", exc)
+                    self._metrics.provider_reloads.labels(self.name, "unreadable").inc()
+                unreadable = True
                 continue
+            if unreadable:
+                _log.info("the provider file can be read again")
+            unreadable = False
             if content == self._provider_content:
                 continue
             self._provider_content = content

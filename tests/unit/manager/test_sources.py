@@ -198,3 +198,29 @@ def test_source_properties_are_published_stably_and_a_member_property_wins():
     assert bumped["properties"][0]["value"] == "v2"
     # A profile that had an access provider loses it while its member must not be contacted.
     assert not status_matches(first, {**first, "accessProviders": [{"name": "x"}]})
+
+
+def test_invalid_registrations_hold_their_members_profiles():
+    from cluster_inventory.manager.controller import held_members
+    from cluster_inventory.manager.registration import parse_registration_secret
+
+    broken = {
+        "metadata": {"name": "alpha", "namespace": "ns", "annotations": {}},
+        "data": {},
+    }
+    with pytest.raises(RegistrationError) as caught:
+        parse_registration_secret(broken)
+    assert caught.value.member == "alpha"
+    nameless = RegistrationError("file f", "clusters[0].name", "must be a DNS-1123 label")
+    assert held_members({}, [caught.value]) == frozenset({"alpha"})
+    # Registered validly elsewhere (say by another source): nothing to hold.
+    assert held_members({"alpha": object()}, [caught.value]) == frozenset()  # type: ignore[dict-item]
+    assert held_members({}, [caught.value, nameless]) is None
+    assert held_members({}, []) == frozenset()
+
+
+def test_manager_leases_are_per_manager_name():
+    from cluster_inventory.manager.runner import LEASE_NAME, lease_name
+
+    assert lease_name("cluster-inventory") == LEASE_NAME
+    assert lease_name("team-x") == f"{LEASE_NAME}-team-x"
