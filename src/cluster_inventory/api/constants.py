@@ -110,6 +110,11 @@ PLACEMENT_DECISION_MAX_DECISIONS = 100
 
 #: Domain of this project's own labels and annotations (never a ``k8s.io`` one).
 PROJECT_DOMAIN = "cluster-inventory.dev"
+#: Label naming the sync instance that wrote an object (beside ``app.kubernetes.io/managed-by``
+#: naming the sync): two syncs of one kind (say two MultiKueue configs) each keep only theirs.
+LABEL_SYNC_INSTANCE = f"{PROJECT_DOMAIN}/sync-instance"
+#: The instance name of a sync that is not given one.
+DEFAULT_SYNC_INSTANCE = "default"
 
 #: Key of a consumer token Secret (``<inventory-ns>/<profile>``) holding the bearer token: the
 #: upstream ``secretreader`` contract (``SecretTokenKey``).

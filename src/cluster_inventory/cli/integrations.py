@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
+from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE
 from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 
@@ -52,6 +53,24 @@ _Metrics = Annotated[str, typer.Option(help="[host]:port of /metrics, or 0.")]
 _Health = Annotated[str, typer.Option(help="[host]:port of /healthz and /readyz, or 0.")]
 _LogFormat = Annotated[str, typer.Option(help="text or json.")]
 _Output = Annotated[str, typer.Option("--output", "-o", help="yaml or json.")]
+_Name = Annotated[
+    str | None,
+    typer.Option(
+        "--name",
+        help="This sync instance's name: the objects it writes carry it (label "
+        "cluster-inventory.dev/sync-instance), it never updates or deletes another "
+        "instance's, and it elects its leader on its own Lease.",
+    ),
+]
+
+
+def _instance(name: str) -> str:
+    from cluster_inventory.integrations._mirror import validate_instance
+
+    try:
+        return validate_instance(name)
+    except ValueError as exc:
+        fail(f"--name: {exc}")
 
 
 def _dump(doc: Any, output: str) -> None:
@@ -134,10 +153,16 @@ def argocd_sync(
     metrics_bind_address: _Metrics = ":8080",
     health_probe_bind_address: _Health = ":8081",
     log_format: _LogFormat = "text",
+    name: _Name = None,
 ) -> None:
-    """Keep one Argo CD cluster Secret per ClusterProfile until SIGTERM."""
+    """Keep one Argo CD cluster Secret per ClusterProfile until SIGTERM.
+
+    --name defaults to "default".
+    """
+    from cluster_inventory.integrations._mirror import instance_lease_name
     from cluster_inventory.integrations.argocd import LEASE_NAME, ArgoCDSync
 
+    instance = _instance(name or DEFAULT_SYNC_INSTANCE)
     providers = _providers(provider_file)
     _run_sync(
         lambda hub: ArgoCDSync(
@@ -147,11 +172,12 @@ def argocd_sync(
             argocd_namespace=argocd_namespace,
             label_selector=selector,
             workers=workers,
+            instance=instance,
         ),
         kubeconfig=kubeconfig,
         context=context,
         lease_namespace=lease_namespace or argocd_namespace,
-        lease_name=LEASE_NAME,
+        lease_name=instance_lease_name(LEASE_NAME, instance),
         leader_elect=leader_elect,
         metrics_bind_address=metrics_bind_address,
         health_probe_bind_address=health_probe_bind_address,
@@ -230,10 +256,17 @@ def multikueue_sync(
     metrics_bind_address: _Metrics = ":8080",
     health_probe_bind_address: _Health = ":8081",
     log_format: _LogFormat = "text",
+    name: _Name = None,
 ) -> None:
-    """Keep one MultiKueueCluster per ClusterProfile of Kueue's namespace until SIGTERM."""
+    """Keep one MultiKueueCluster per ClusterProfile of Kueue's namespace until SIGTERM.
+
+    --name defaults to --config-name when given, else "default": two syncs with different
+    configs each keep only their own MultiKueueClusters.
+    """
+    from cluster_inventory.integrations._mirror import instance_lease_name
     from cluster_inventory.integrations.multikueue import LEASE_NAME, MultiKueueSync
 
+    instance = _instance(name or config_name or DEFAULT_SYNC_INSTANCE)
     _run_sync(
         lambda hub: MultiKueueSync(
             hub,
@@ -241,11 +274,12 @@ def multikueue_sync(
             label_selector=selector,
             config_name=config_name,
             workers=workers,
+            instance=instance,
         ),
         kubeconfig=kubeconfig,
         context=context,
         lease_namespace=lease_namespace or kueue_namespace,
-        lease_name=LEASE_NAME,
+        lease_name=instance_lease_name(LEASE_NAME, instance),
         leader_elect=leader_elect,
         metrics_bind_address=metrics_bind_address,
         health_probe_bind_address=health_probe_bind_address,

@@ -17,10 +17,14 @@ controller with a different renderer, so the loop lives here once, in client-go'
   precondition.
 
 Ownership never touches the producer's objects: no finalizer on ClusterProfiles, only our
-label on the targets. A target name taken by an object without our label is reported as a
-Warning Event on the profile and left alone (created with POST, never applied over). A
-profile that cannot be rendered keeps its last good target and gets a Warning Event naming
-the field; other profiles go on.
+labels on the targets: ``app.kubernetes.io/managed-by`` names the sync and
+``cluster-inventory.dev/sync-instance`` the instance, so two instances of one sync (two
+MultiKueue configs over disjoint profiles, say) each see, update and delete only their own
+objects, cluster-scoped ones too. A target name taken by an object that is not this
+instance's is reported as a Warning Event on the profile (naming the owner) and left alone
+(created with POST, never applied over); an object of this sync written before instances
+existed (no instance label) is adopted. A profile that cannot be rendered keeps its last
+good target and gets a Warning Event naming the field; other profiles go on.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +41,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
 from cluster_inventory.kube.endpoints import default_identity, serve_endpoints
 from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import DELETED, Informer, object_key, strip_managed_fields
@@ -48,11 +54,15 @@ __all__ = [
     "ANNOTATION_FINGERPRINT",
     "ANNOTATION_PROFILE",
     "LABEL_MANAGED_BY",
+    "LABEL_SYNC_INSTANCE",
     "Assignment",
     "ProfileMirror",
     "RenderError",
     "fingerprint",
+    "instance_lease_name",
+    "owner_of",
     "run_mirror",
+    "validate_instance",
 ]
 
 #: Ownership label on every object a mirror writes (value: the mirror's field manager).
@@ -95,6 +105,50 @@ class Assignment:
 
     profile: str
     display_name: str
+
+
+_INSTANCE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$")
+
+
+def validate_instance(instance: str) -> str:
+    """Check a sync instance name: it is a label value and part of a Lease name.
+
+    Args:
+        instance: The name (``--name``, or a MultiKueue config name by default).
+
+    Returns:
+        ``instance``.
+
+    Raises:
+        ValueError: Not lower-case letters, digits, ``-`` and ``.``, starting and ending
+            alphanumeric, at most 63 characters.
+    """
+    if not _INSTANCE.match(instance):
+        raise ValueError(
+            f"sync instance name {instance!r}: must be lower-case letters, digits, '-' or "
+            "'.', start and end with a letter or digit, and be at most 63 characters"
+        )
+    return instance
+
+
+def instance_lease_name(base: str, instance: str) -> str:
+    """The Lease of one sync instance: ``base`` for the default instance, else ``base-<name>``.
+
+    Instances are different controllers, so each elects its own leader.
+    """
+    return base if instance == DEFAULT_SYNC_INSTANCE else f"{base}-{instance}"
+
+
+def owner_of(obj: Mapping[str, Any], field_manager: str) -> str | None:
+    """Which instance of the sync ``field_manager`` owns ``obj`` (None: not this sync's).
+
+    An object of this sync without the instance label was written before instances
+    existed: it is reported as the default instance's.
+    """
+    labels = _meta(obj).get("labels") or {}
+    if labels.get(LABEL_MANAGED_BY) != field_manager:
+        return None
+    return str(labels.get(LABEL_SYNC_INSTANCE) or DEFAULT_SYNC_INSTANCE)
 
 
 def fingerprint(obj: Mapping[str, Any]) -> str:
@@ -147,6 +201,11 @@ class ProfileMirror(QueueController):
         workers: Targets reconciled at once.
         registry: Prometheus registry of the work queue and reconcile metrics.
         identity: Replica identity (Events' ``reportingInstance``, the Lease holder).
+        instance: This sync instance's name (:func:`validate_instance`): its targets carry it
+            in ``cluster-inventory.dev/sync-instance`` and it touches no other instance's.
+
+    Raises:
+        ValueError: ``workers`` < 1, no namespace, or a bad ``instance``.
 
     Attributes:
         writes: Write requests sent so far (applies, creates, deletes); an unchanged world
@@ -171,11 +230,13 @@ class ProfileMirror(QueueController):
         workers: int = 4,
         registry: CollectorRegistry = REGISTRY,
         identity: str | None = None,
+        instance: str = DEFAULT_SYNC_INSTANCE,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be >= 1")
         if not namespaces:
             raise ValueError("at least one inventory namespace is needed")
+        self.instance = validate_instance(instance)
         self.hub = hub
         self.namespaces = tuple(dict.fromkeys(namespaces))
         self.registry = registry
@@ -200,7 +261,7 @@ class ProfileMirror(QueueController):
             hub,
             self.resource,
             namespace=self.target_namespace,
-            label_selector=f"{LABEL_MANAGED_BY}={self.field_manager}",
+            label_selector=self.ownership_selector(),
             name=f"{self.controller} {self.resource.kind}",
             transform=strip_managed_fields,
         )
@@ -218,6 +279,26 @@ class ProfileMirror(QueueController):
         self._reported: dict[str, str] = {}
         #: The leader elector while :meth:`run` runs with leader election.
         self.elector: LeaderElector | None = None
+
+    def ownership_labels(self) -> dict[str, str]:
+        """The labels every object this instance writes carries."""
+        return {LABEL_MANAGED_BY: self.field_manager, LABEL_SYNC_INSTANCE: self.instance}
+
+    def ownership_selector(self) -> str:
+        """A label selector matching exactly this instance's objects (server-side)."""
+        return ",".join(f"{k}={v}" for k, v in self.ownership_labels().items())
+
+    def owns(self, obj: Mapping[str, Any]) -> bool:
+        """True if ``obj`` is this instance's to write.
+
+        Its labels name this sync and this instance, or this sync and no instance (written
+        before instances existed: adopted).
+        """
+        labels = _meta(obj).get("labels") or {}
+        return (
+            labels.get(LABEL_MANAGED_BY) == self.field_manager
+            and labels.get(LABEL_SYNC_INSTANCE, self.instance) == self.instance
+        )
 
     # -- to implement -----------------------------------------------------------------
     def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
@@ -344,7 +425,7 @@ class ProfileMirror(QueueController):
         # Rendered again: a later failure, even the same one, is news worth an Event.
         self._reported.pop(str(_meta(profile).get("uid") or ""), None)
         labels = dict(_meta(body).get("labels") or {})
-        labels[LABEL_MANAGED_BY] = self.field_manager
+        labels.update(self.ownership_labels())
         body["metadata"]["labels"] = labels
         digest = fingerprint(body)
         annotations = dict(_meta(body).get("annotations") or {})
@@ -380,20 +461,25 @@ class ProfileMirror(QueueController):
             pass
         name = str(body["metadata"]["name"])
         existing = await kube.get(self.hub, self.resource, name, self.target_namespace)
-        if (_meta(existing).get("labels") or {}).get(LABEL_MANAGED_BY) == self.field_manager:
-            await self._apply(body)  # ours, not yet in the cache
+        if self.owns(existing):
+            await self._apply(body)  # ours (not yet in the cache), or written before instances
             return
         if name not in self.blocked:
             self.blocked.add(name)
             self.targets_changed()
         where = self.resource.describe(self.target_namespace, name)
+        owner = owner_of(existing, self.field_manager)
+        whose = (
+            f"is kept by instance {owner!r} of {self.field_manager}"
+            if owner is not None
+            else f"is not managed by {self.field_manager} (label {LABEL_MANAGED_BY})"
+        )
         await self._warn(
             profile,
             "TargetNameTaken",
             "Sync",
-            f"{where} exists and is not managed by {self.field_manager} "
-            f"(label {LABEL_MANAGED_BY}); it is left alone and no {self.resource.kind} is "
-            "kept for this profile",
+            f"{where} exists and {whose}; it is left alone and no {self.resource.kind} is "
+            f"kept for this profile by instance {self.instance!r}",
         )
 
     async def _delete(self, stored: Mapping[str, Any]) -> None:

@@ -29,7 +29,7 @@ from cryptography import x509
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.credentials import (
     AccessProviderNotFound,
     AccessResolutionError,
@@ -266,6 +266,8 @@ class ArgoCDSync(ProfileMirror):
         workers: Secrets reconciled at once.
         registry: Prometheus registry (controller-runtime's metric names).
         identity: Replica identity.
+        instance: This sync's name: its Secrets carry it and it never updates or deletes
+            another instance's.
     """
 
     resource = kube.SECRETS
@@ -284,6 +286,7 @@ class ArgoCDSync(ProfileMirror):
         workers: int = 4,
         registry: CollectorRegistry = REGISTRY,
         identity: str | None = None,
+        instance: str = DEFAULT_SYNC_INSTANCE,
     ) -> None:
         self.providers = providers
         self.target_namespace = argocd_namespace
@@ -294,6 +297,7 @@ class ArgoCDSync(ProfileMirror):
             workers=workers,
             registry=registry,
             identity=identity,
+            instance=instance,
         )
 
     def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:

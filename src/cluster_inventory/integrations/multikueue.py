@@ -22,6 +22,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
 from cluster_inventory.credentials import ProviderConfig
 from cluster_inventory.integrations._mirror import (
     ANNOTATION_FINGERPRINT,
@@ -114,12 +115,15 @@ def render_multikueue_cluster(profile: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_multikueue_config(name: str, clusters: Sequence[str]) -> dict[str, Any]:
+def render_multikueue_config(
+    name: str, clusters: Sequence[str], *, instance: str = DEFAULT_SYNC_INSTANCE
+) -> dict[str, Any]:
     """A MultiKueueConfig listing ``clusters`` (sorted, so an unchanged set writes nothing).
 
     Args:
         name: The MultiKueueConfig name (an AdmissionCheck's ``parameters`` names it).
         clusters: MultiKueueCluster names.
+        instance: The sync instance writing it (its ownership label).
 
     Returns:
         The object, with our ownership label and a fingerprint.
@@ -136,7 +140,10 @@ def render_multikueue_config(name: str, clusters: Sequence[str]) -> dict[str, An
     body: dict[str, Any] = {
         "apiVersion": MULTIKUEUE_CONFIGS.api_version,
         "kind": MULTIKUEUE_CONFIGS.kind,
-        "metadata": {"name": name, "labels": {LABEL_MANAGED_BY: FIELD_MANAGER}},
+        "metadata": {
+            "name": name,
+            "labels": {LABEL_MANAGED_BY: FIELD_MANAGER, LABEL_SYNC_INSTANCE: instance},
+        },
         "spec": {"clusters": names},
     }
     body["metadata"]["annotations"] = {ANNOTATION_FINGERPRINT: fingerprint(body)}
@@ -197,6 +204,10 @@ class MultiKueueSync(ProfileMirror):
         workers: Objects reconciled at once.
         registry: Prometheus registry (controller-runtime's metric names).
         identity: Replica identity.
+        instance: This sync's name: its MultiKueueClusters and MultiKueueConfig carry it,
+            and it never updates or deletes another instance's (two syncs with different
+            configs over disjoint profiles each keep their own). The CLI defaults it to the
+            config name.
     """
 
     resource = MULTIKUEUE_CLUSTERS
@@ -215,6 +226,7 @@ class MultiKueueSync(ProfileMirror):
         workers: int = 4,
         registry: CollectorRegistry = REGISTRY,
         identity: str | None = None,
+        instance: str = DEFAULT_SYNC_INSTANCE,
     ) -> None:
         self.kueue_namespace = kueue_namespace
         self.config_name = config_name
@@ -225,6 +237,7 @@ class MultiKueueSync(ProfileMirror):
             workers=workers,
             registry=registry,
             identity=identity,
+            instance=instance,
         )
 
     def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
@@ -267,9 +280,11 @@ class MultiKueueSync(ProfileMirror):
             stored: dict[str, Any] | None = await kube.get(self.hub, MULTIKUEUE_CONFIGS, name)
         except kube.NotFoundError:
             stored = None
-        labels = ((stored or {}).get("metadata") or {}).get("labels") or {}
-        if stored is not None and labels.get(LABEL_MANAGED_BY) != FIELD_MANAGER:
-            await self._report_config(f"MultiKueueConfig {name} exists and is not ours; left alone")
+        if stored is not None and not self.owns(stored):
+            await self._report_config(
+                f"MultiKueueConfig {name} exists and is not this sync instance's "
+                f"({self.instance!r}); left alone"
+            )
             return None
         if not wanted:
             if stored is not None:
@@ -277,7 +292,7 @@ class MultiKueueSync(ProfileMirror):
                 await kube.delete(self.hub, MULTIKUEUE_CONFIGS, name)
             return None
         try:
-            body = render_multikueue_config(name, sorted(wanted))
+            body = render_multikueue_config(name, sorted(wanted), instance=self.instance)
         except ConfigTooLarge as exc:
             await self._report_config(str(exc))
             return None
