@@ -501,6 +501,9 @@ async def run(client: Any, namespace: str, cluster_manager: str | None = None) -
         cluster_manager: Check only profiles of this manager (``spec.clusterManager.name``).
 
     Raises:
+        SourceUnavailableError: The namespace does not exist (nothing to judge: a typo is
+            not a non-conformant inventory), or the hub serves no v1alpha2 and refuses the
+            v1alpha1 LIST.
         KubeError: The hub could not be reached at all (the discovery request failed for
             another reason than the group being absent).
     """
@@ -508,6 +511,14 @@ async def run(client: Any, namespace: str, cluster_manager: str | None = None) -
 
     from cluster_inventory import kube
 
+    try:
+        await kube.get(client, kube.NAMESPACES, namespace)
+    except kube.NotFoundError:
+        raise kube.SourceUnavailableError(
+            f"namespace {namespace}", "it does not exist on the hub"
+        ) from None
+    except kube.ForbiddenError:
+        pass  # may not read namespaces; the LIST below still answers for the inventory
     v2 = dataclasses.replace(kube.CLUSTER_PROFILES, version="v1alpha2")
     served = Served(served=False, namespaced=False, listable=False, error="not served")
     profiles: list[dict[str, Any]] = []
@@ -534,9 +545,12 @@ async def run(client: Any, namespace: str, cluster_manager: str | None = None) -
         # A hub that serves only v1alpha1 still gets every other check, on what it stores.
         try:
             listed = await kube.list_objects(client, kube.CLUSTER_PROFILES, namespace)
-            profiles = list(listed.get("items") or ())
-        except kube.KubeAPIError:
-            profiles = []
+        except kube.KubeAPIError as exc:
+            # An inventory that cannot be read is not an empty one.
+            raise kube.SourceUnavailableError(
+                f"ClusterProfiles in namespace {namespace}", str(exc)
+            ) from None
+        profiles = list(listed.get("items") or ())
     if cluster_manager:
         profiles = [
             p

@@ -45,6 +45,7 @@ from typing import Any, Literal, TextIO
 import yaml
 
 from cluster_inventory import __version__, kube
+from cluster_inventory.api.yamltext import describe_yaml_error
 from cluster_inventory.credentials import (
     CredentialCache,
     CredentialsError,
@@ -149,7 +150,7 @@ def _documents(text: str, source: str) -> list[tuple[str, Any]]:
     try:
         docs = list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
-        raise ManifestError(f"{source}: not valid YAML: {exc}") from None
+        raise ManifestError(f"{source}: {describe_yaml_error(exc)}") from None
     return [(f"{source}#{i}", doc) for i, doc in enumerate(docs, start=1) if doc is not None]
 
 

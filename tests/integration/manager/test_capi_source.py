@@ -72,9 +72,16 @@ async def _initialize(h: Harness, name: str) -> None:
 
 
 async def _kubeconfig_secret(
-    h: Harness, cluster: str, member: ControlPlane | None, *, user: str = "admin", raw: str = ""
+    h: Harness,
+    cluster: str,
+    member: ControlPlane | None,
+    *,
+    user: str = "admin",
+    raw: str = "",
+    labelled: bool = True,
 ) -> None:
-    """Write ``<cluster>-kubeconfig`` as Cluster API does (type, label, key ``value``)."""
+    """Write ``<cluster>-kubeconfig`` as Cluster API does (type, label, key ``value``);
+    ``labelled=False`` leaves out the cluster-name label, as a Secret made by hand may."""
     if member is None:
         text = raw
     elif user == "admin":
@@ -91,7 +98,7 @@ async def _kubeconfig_secret(
             "metadata": {
                 "name": f"{cluster}-kubeconfig",
                 "namespace": h.namespace,
-                "labels": {LABEL_CAPI_CLUSTER_NAME: cluster},
+                "labels": {LABEL_CAPI_CLUSTER_NAME: cluster} if labelled else {},
             },
             "data": {"value": base64.b64encode(text.encode()).decode()},
         },
@@ -152,6 +159,17 @@ async def test_cluster_joins_once_its_control_plane_is_initialized(capi: Harness
     await eventually(
         lambda: kube.get(h.hub_client, kube.SECRETS, "wl1", namespace=ns), what="token Secret"
     )
+
+
+async def test_a_kubeconfig_secret_without_the_cluster_name_label_is_found(
+    capi: Harness,
+) -> None:
+    h = capi
+    ns = await h.inventory("prod", "prod")
+    await _kubeconfig_secret(h, "wl9", h.member(1), labelled=False)
+    await _cluster(h, "wl9")
+    await eventually(lambda: _is(h, ns, "wl9", "Joined", "True"), timeout=60, what="joined")
+    assert not await _events(h, "wl9", "InvalidRegistration")
 
 
 async def _label(h: Harness, ns: str, name: str) -> str | None:

@@ -89,6 +89,20 @@ async def test_the_managers_inventory_is_conformant_and_a_broken_profile_is_not(
     assert f"{ns}/forged" in failed[0]["Message"]
 
 
+async def test_a_namespace_that_does_not_exist_is_an_error_not_a_report(
+    harness: Harness,
+) -> None:
+    missing = f"{harness.namespace}-nope"
+    result = await asyncio.to_thread(
+        cli, "conformance", "-n", missing, "--kubeconfig", str(harness.hub.kubeconfig_path)
+    )
+    assert result.returncode == 1, result.stdout
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"error: namespace {missing}: cannot be read: it does not exist on the hub"
+    ]
+
+
 async def test_an_empty_namespace_fails_the_required_checks(harness: Harness) -> None:
     h = harness
     ns = await h.inventory("empty", None)

@@ -95,3 +95,13 @@ def test_result_table_shows_messages_only_when_there_are_some():
     assert lines[0].split() == ["CLUSTER", "NAMESPACE", "OBJECT", "RESULT", "MESSAGE"]
     assert lines[1].endswith("<none>") and lines[2].endswith("boom (422 Invalid)")
     assert render_results([ok], wide=True).splitlines()[0].split()[-2:] == ["SERVER", "MESSAGE"]
+
+
+def test_invalid_yaml_is_one_line_naming_the_file_and_line(tmp_path: Path):
+    bad = tmp_path / "app.yaml"
+    bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n   x: [b\n")
+    with pytest.raises(ManifestError) as caught:
+        load_manifests([bad])
+    message = str(caught.value)
+    assert message.startswith(f"{bad}: not valid YAML at line 5, column 5: ")
+    assert "\n" not in message and "<unicode string>" not in message
