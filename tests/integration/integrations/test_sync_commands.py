@@ -147,3 +147,50 @@ async def test_render_and_config_print_what_would_be_used_and_name_bad_input(
     refused = await asyncio.to_thread(cli, "multikueue", "config", "--provider-file", str(bad))
     assert refused.returncode == 1
     assert "providers[0].execConfig.apiVersion" in refused.stderr
+
+
+async def test_a_sync_that_cannot_list_the_profiles_stops_before_taking_the_lease(
+    inventory: Inventory, tmp_path
+) -> None:
+    ns, hub = inventory.namespace, inventory.hub
+    argo = await inventory.namespace_for("argocd")
+    # A user that may hold the sync's Lease in Argo CD's namespace, and read nothing else.
+    user = f"u-{ns[-8:]}"
+    await kube.apply(
+        hub,
+        kube.ROLES,
+        {
+            "metadata": {"name": "lease", "namespace": argo},
+            "rules": [
+                {
+                    "apiGroups": ["coordination.k8s.io"],
+                    "resources": ["leases"],
+                    "verbs": ["get", "create", "update"],
+                }
+            ],
+        },
+        field_manager="test",
+    )
+    await kube.apply(
+        hub,
+        kube.ROLE_BINDINGS,
+        {
+            "metadata": {"name": "lease", "namespace": argo},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "lease"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        },
+        field_manager="test",
+    )
+    kubeconfig = tmp_path / "limited.kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(inventory.fleet.hub.kubeconfig(user)))
+    done = await asyncio.to_thread(
+        cli, "argocd", "sync", "--provider-file", str(inventory.provider_file), "-n", ns,
+        "--argocd-namespace", argo, "--kubeconfig", str(kubeconfig),
+        "--health-probe-bind-address=0", "--metrics-bind-address=0", timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-2000:]
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    assert ns in line and "cannot be read" in line and "forbidden" in line.lower(), line
+    assert "Traceback" not in done.stderr
+    with pytest.raises(kube.NotFoundError):
+        await kube.get(hub, kube.LEASES, "cluster-inventory-argocd", argo)
