@@ -19,7 +19,6 @@ import asyncio
 import base64
 import datetime as dt
 import functools
-import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
@@ -36,7 +35,6 @@ from cluster_inventory.api.constants import (
     SECRET_TOKEN_KEY,
     V1ALPHA1,
 )
-from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.kube.reconcile import Result, reconcile_loop
 from cluster_inventory.kube.workqueue import WorkQueue
@@ -45,24 +43,24 @@ from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.member import MemberConnection, connection_key
 from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
 from cluster_inventory.manager.placement import (
-    DuplicateMember,
     Inventory,
     ProfileKey,
     desired_profiles,
     duplicate_members,
+    fallback_member_id,
+    held_members,
     inventories,
     plan,
 )
 from cluster_inventory.manager.registration import (
     Registration,
-    RegistrationError,
     RegistrationSource,
-    object_reference,
 )
+from cluster_inventory.manager.reporting import ManagerReports
 from cluster_inventory.manager.sources import build_source
 from cluster_inventory.manager.status import access_provider, build_status, status_matches
 
-__all__ = ["PLACEMENT", "ClusterManager", "held_members"]
+__all__ = ["PLACEMENT", "ClusterManager", "fallback_member_id", "held_members"]
 
 #: The work-queue key of the placement reconcile.
 PLACEMENT = "placement"
@@ -72,11 +70,6 @@ _log = logging.getLogger("cluster_inventory.manager")
 
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-def fallback_member_id(manager: str, member: str) -> str:
-    """A stable member id used until the member's kube-system UID is known."""
-    return hashlib.sha256(f"{manager}/{member}".encode()).hexdigest()[:36]
 
 
 class ClusterManager:
@@ -108,6 +101,7 @@ class ClusterManager:
         self.now = now
         self.identity = identity
         self.metrics = ManagerMetrics.for_registry(registry)
+        self.reports = ManagerReports(hub, self.metrics, identity=identity, now=now)
         self.namespaces = Informer(hub, kube.NAMESPACES, name="hub Namespaces")
         self.profiles = Informer(
             hub,
@@ -126,14 +120,10 @@ class ClusterManager:
         self.members: dict[kube.ClusterConnection, MemberConnection] = {}
         self.desired: dict[ProfileKey, tuple[Registration, Inventory]] = {}
         self._by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
-        self._reported: dict[str, str] = {}
-        self._duplicates: set[DuplicateMember] = set()
         self._member_ids: dict[kube.ClusterConnection, str | None] = {}
         self._conflicts: set[ProfileKey] = set()
         self._written: dict[ProfileKey, str] = {}
         self._prepared = False
-        self._held: tuple[str, ...] = ()
-        self._failing: tuple[str, ...] = ()
         self.synced = asyncio.Event()
 
     # -- wiring ----------------------------------------------------------------------
@@ -264,13 +254,8 @@ class ClusterManager:
             None (placement is event-driven).
         """
         registrations, invalid = self.source.snapshot()
-        self.metrics.invalid_registrations.set(len(invalid))
-        self._report_failures(self.source.failures())
-        for obj, error in invalid:
-            await self._report_invalid(obj, error)
-        reported = {error.source for _, error in invalid}
-        for source in [s for s in self._reported if s not in reported]:
-            del self._reported[source]  # fixed since: a new breakage is reported again
+        self.reports.source_failures(self.source.failures())
+        await self.reports.invalid_registrations(invalid)
         held = held_members(registrations, [error for _, error in invalid])
         invs = inventories(
             self.namespaces.items(),
@@ -296,13 +281,13 @@ class ClusterManager:
         }
         desired = desired_profiles(registrations, invs, member_ids)
         for dup in duplicate_members(registrations, invs, member_ids):
-            await self._report_duplicate(dup, registrations[dup.registration])
+            await self.reports.duplicate(dup, registrations[dup.registration])
         existing = {
             ProfileKey(o["metadata"]["namespace"], o["metadata"]["name"])
             for o in self.profiles.items()
         }
         todo = plan(desired, existing, invs)
-        self._report_held(held, [k for k in todo.delete if held is None or k.name in held])
+        self.reports.held([k for k in todo.delete if held is None or k.name in held])
         deletions = [k for k in todo.delete if held is not None and k.name not in held]
         by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
         for key, (reg, _) in desired.items():
@@ -322,38 +307,6 @@ class ClusterManager:
         for key in desired:
             self.queue.add(key)
         return None
-
-    def _report_failures(self, failures: list[str]) -> None:
-        """Log a registration source failing or reading again (once per change; metric)."""
-        self.metrics.source_failing.set(len(failures))
-        now = tuple(failures)
-        if now == self._failing:
-            return
-        for failure in now:
-            if failure not in self._failing:
-                _log.error(
-                    "registration source cannot be read; its last good view is kept, "
-                    "nothing it registered is deleted until it reads again: %s",
-                    failure,
-                )
-        if self._failing and not now:
-            _log.info("registration sources read again")
-        self._failing = now
-
-    def _report_held(self, held: frozenset[str] | None, keys: list[ProfileKey]) -> None:
-        """Log once which profiles are kept because their registration is invalid."""
-        self.metrics.held_profiles.set(len(keys))
-        now = tuple(sorted(map(str, keys)))
-        if now == self._held:
-            return
-        self._held = now
-        if keys:
-            _log.warning(
-                "keeping %d profile(s) whose registration is invalid (fix it or remove "
-                "the member to delete them): %s",
-                len(keys),
-                ", ".join(now[:20]),
-            )
 
     async def _start_members(
         self,
@@ -398,57 +351,6 @@ class ClusterManager:
                 continue
             started.append(member)
         await asyncio.gather(*(m.probe_safely() for m in started))
-
-    async def _report_invalid(self, obj: dict[str, Any], error: RegistrationError) -> None:
-        """Report an invalid registration once per version of its object and error.
-
-        A warning in the log and, when the source is an API object, a Warning Event on it
-        (the registration Secret, the Cluster API ``Cluster``).
-        """
-        meta = obj.get("metadata") or {}
-        mark = hashlib.sha256(
-            f"{meta.get('uid')}/{meta.get('resourceVersion')}/{error}".encode()
-        ).hexdigest()[:10]
-        if self._reported.get(error.source) == mark:
-            return
-        self._reported[error.source] = mark
-        _log.warning("invalid registration: %s", error, extra={"object": error.source})
-        if meta.get("name"):
-            regarding = object_reference(obj)
-            if meta.get("resourceVersion"):
-                regarding["resourceVersion"] = str(meta["resourceVersion"])
-            await self._record_event(regarding, "Register", "InvalidRegistration", str(error), mark)
-
-    async def _report_duplicate(self, dup: DuplicateMember, reg: Registration) -> None:
-        """Report once that ``dup`` gets no profile in its inventory.
-
-        A warning in the log and a Warning Event on the registration's object: the conflict
-        is reported, not resolved silently.
-        """
-        if dup in self._duplicates:
-            return
-        self._duplicates.add(dup)
-        _log.warning("duplicate member: %s", dup, extra={"object": reg.source})
-        if reg.regarding is not None:
-            await self._record_event(
-                dict(reg.regarding), "Place", "DuplicateMember", str(dup), str(dup)
-            )
-
-    async def _record_event(
-        self, regarding: dict[str, str], action: str, reason: str, note: str, dedupe: str
-    ) -> None:
-        """One Warning Event about ``regarding`` (best effort; :func:`kube.events.record_event`)."""
-        await record_event(
-            self.hub,
-            regarding,
-            reason=reason,
-            note=note,
-            action=action,
-            controller="cluster-inventory.dev/manager",
-            instance=self.identity,
-            dedupe=dedupe,
-            now=self.now(),
-        )
 
     def _profile_metadata(
         self, key: ProfileKey, reg: Registration, member_id: str
@@ -646,32 +548,6 @@ class ClusterManager:
             "stored member token",
             extra={"object": str(key), "expires": format_time(token.expiration)},
         )
-
-
-def held_members(
-    registrations: Mapping[str, Registration], errors: list[RegistrationError]
-) -> frozenset[str] | None:
-    """The member names whose profiles must not be deleted now (pure).
-
-    An invalid registration says nothing about whether its member should still have
-    profiles, so they are kept: a typo in a Secret, a Cluster label or a file entry never
-    deletes an inventory entry. A name registered validly by another source is not held.
-
-    Args:
-        registrations: The valid registrations by member name.
-        errors: The invalid ones.
-
-    Returns:
-        The held member names, or None when an error names no member (a file entry with no
-        usable name): then every deletion waits, since any profile may be that entry's.
-    """
-    held: set[str] = set()
-    for error in errors:
-        if error.member is None:
-            return None
-        if error.member not in registrations:
-            held.add(error.member)
-    return frozenset(held)
 
 
 async def _bounded(calls: list[Callable[[], Awaitable[None]]], limit: int) -> None:

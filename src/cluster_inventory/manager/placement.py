@@ -9,13 +9,14 @@ existing, so another manager's profiles are never touched (KEP-4322 *Cluster Man
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
-from cluster_inventory.manager.registration import Registration
+from cluster_inventory.manager.registration import Registration, RegistrationError
 
 __all__ = [
     "DuplicateMember",
@@ -24,6 +25,8 @@ __all__ = [
     "ProfileKey",
     "desired_profiles",
     "duplicate_members",
+    "fallback_member_id",
+    "held_members",
     "inventories",
     "plan",
 ]
@@ -196,3 +199,34 @@ def plan(
         create=sorted(k for k in want - have if k.namespace not in frozen),
         delete=sorted(k for k in have - want if k.namespace not in frozen),
     )
+
+
+def fallback_member_id(manager: str, member: str) -> str:
+    """A stable member id used until the member's kube-system UID is known."""
+    return hashlib.sha256(f"{manager}/{member}".encode()).hexdigest()[:36]
+
+
+def held_members(
+    registrations: Mapping[str, Registration], errors: list[RegistrationError]
+) -> frozenset[str] | None:
+    """The member names whose profiles must not be deleted now (pure).
+
+    An invalid registration says nothing about whether its member should still have
+    profiles, so they are kept: a typo in a Secret, a Cluster label or a file entry never
+    deletes an inventory entry. A name registered validly by another source is not held.
+
+    Args:
+        registrations: The valid registrations by member name.
+        errors: The invalid ones.
+
+    Returns:
+        The held member names, or None when an error names no member (a file entry with no
+        usable name): then every deletion waits, since any profile may be that entry's.
+    """
+    held: set[str] = set()
+    for error in errors:
+        if error.member is None:
+            return None
+        if error.member not in registrations:
+            held.add(error.member)
+    return frozenset(held)

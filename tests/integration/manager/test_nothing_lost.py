@@ -231,7 +231,7 @@ async def _events_about(hub: kube.ApiClient, ns: str, name: str) -> list[dict[st
 
 
 def test_a_file_entry_with_a_bad_name_holds_every_deletion(tmp_path: Path) -> None:
-    from cluster_inventory.manager.controller import held_members
+    from cluster_inventory.manager.placement import held_members
     from cluster_inventory.manager.sources import parse_file_registrations
 
     kubeconfig = tmp_path / "kc"

@@ -201,7 +201,7 @@ def test_source_properties_are_published_stably_and_a_member_property_wins():
 
 
 def test_invalid_registrations_hold_their_members_profiles():
-    from cluster_inventory.manager.controller import held_members
+    from cluster_inventory.manager.placement import held_members
     from cluster_inventory.manager.registration import parse_registration_secret
 
     broken = {

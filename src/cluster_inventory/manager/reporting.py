@@ -1,0 +1,149 @@
+"""What the cluster manager tells people: Warning Events, log lines and gauges, each once.
+
+A broken registration, a duplicate member, a source that cannot be read and profiles held
+because of an invalid registration are reported once per change (not once per placement),
+so a fleet of thousands with one bad Secret does not flood the log or the Event API. Events
+are best effort (:func:`cluster_inventory.kube.events.record_event`); nothing here decides.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from cluster_inventory import kube
+from cluster_inventory.kube.events import record_event
+from cluster_inventory.manager._metrics import ManagerMetrics
+from cluster_inventory.manager.placement import DuplicateMember, ProfileKey
+from cluster_inventory.manager.registration import (
+    Registration,
+    RegistrationError,
+    object_reference,
+)
+
+__all__ = ["ManagerReports"]
+
+_log = logging.getLogger("cluster_inventory.manager")
+
+
+class ManagerReports:
+    """Report the manager's findings once per change.
+
+    Args:
+        hub: Hub client (Events are written there).
+        metrics: The manager's collectors.
+        identity: Events' ``reportingInstance``.
+        now: Wall clock (Event times).
+    """
+
+    def __init__(
+        self,
+        hub: kube.ApiClient,
+        metrics: ManagerMetrics,
+        *,
+        identity: str,
+        now: Callable[[], dt.datetime],
+    ) -> None:
+        self.hub = hub
+        self.metrics = metrics
+        self.identity = identity
+        self.now = now
+        self._invalid: dict[str, str] = {}
+        self._duplicates: set[DuplicateMember] = set()
+        self._failing: tuple[str, ...] = ()
+        self._held: tuple[str, ...] = ()
+
+    async def invalid_registrations(
+        self, invalid: Iterable[tuple[Mapping[str, Any], RegistrationError]]
+    ) -> None:
+        """Report every invalid registration; one fixed since is reported again if it breaks.
+
+        A warning in the log and, when the source is an API object, a Warning Event on it
+        (the registration Secret, the Cluster API ``Cluster``), once per version of the
+        object and error. Sets ``cluster_inventory_invalid_registrations``.
+        """
+        invalid = list(invalid)
+        self.metrics.invalid_registrations.set(len(invalid))
+        for obj, error in invalid:
+            await self._invalid_registration(obj, error)
+        reported = {error.source for _, error in invalid}
+        for source in [s for s in self._invalid if s not in reported]:
+            del self._invalid[source]
+
+    async def _invalid_registration(self, obj: Mapping[str, Any], error: RegistrationError) -> None:
+        meta = obj.get("metadata") or {}
+        mark = hashlib.sha256(
+            f"{meta.get('uid')}/{meta.get('resourceVersion')}/{error}".encode()
+        ).hexdigest()[:10]
+        if self._invalid.get(error.source) == mark:
+            return
+        self._invalid[error.source] = mark
+        _log.warning("invalid registration: %s", error, extra={"object": error.source})
+        if meta.get("name"):
+            regarding = object_reference(obj)
+            if meta.get("resourceVersion"):
+                regarding["resourceVersion"] = str(meta["resourceVersion"])
+            await self._event(regarding, "Register", "InvalidRegistration", str(error), mark)
+
+    async def duplicate(self, dup: DuplicateMember, reg: Registration) -> None:
+        """Report once that ``dup`` gets no profile in its inventory.
+
+        A warning in the log and a Warning Event on the registration's object: the conflict
+        is reported, not resolved silently.
+        """
+        if dup in self._duplicates:
+            return
+        self._duplicates.add(dup)
+        _log.warning("duplicate member: %s", dup, extra={"object": reg.source})
+        if reg.regarding is not None:
+            await self._event(dict(reg.regarding), "Place", "DuplicateMember", str(dup), str(dup))
+
+    def source_failures(self, failures: list[str]) -> None:
+        """Log a registration source failing or reading again (once per change; a gauge)."""
+        self.metrics.source_failing.set(len(failures))
+        now = tuple(failures)
+        if now == self._failing:
+            return
+        for failure in now:
+            if failure not in self._failing:
+                _log.error(
+                    "registration source cannot be read; its last good view is kept, "
+                    "nothing it registered is deleted until it reads again: %s",
+                    failure,
+                )
+        if self._failing and not now:
+            _log.info("registration sources read again")
+        self._failing = now
+
+    def held(self, keys: list[ProfileKey]) -> None:
+        """Log once which profiles are kept because their registration is invalid (a gauge)."""
+        self.metrics.held_profiles.set(len(keys))
+        now = tuple(sorted(map(str, keys)))
+        if now == self._held:
+            return
+        self._held = now
+        if keys:
+            _log.warning(
+                "keeping %d profile(s) whose registration is invalid (fix it or remove "
+                "the member to delete them): %s",
+                len(keys),
+                ", ".join(now[:20]),
+            )
+
+    async def _event(
+        self, regarding: dict[str, str], action: str, reason: str, note: str, dedupe: str
+    ) -> None:
+        await record_event(
+            self.hub,
+            regarding,
+            reason=reason,
+            note=note,
+            action=action,
+            controller="cluster-inventory.dev/manager",
+            instance=self.identity,
+            dedupe=dedupe,
+            now=self.now(),
+        )
