@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID, LABEL_SYNC_INSTANCE
 from cluster_inventory.credentials import (
     ClusterAccess,
     CredentialCache,
@@ -118,6 +118,7 @@ async def test_secrets_carry_the_exact_data_are_written_once_and_follow_their_pr
         "argocd.argoproj.io/secret-type": "cluster",
         "cluster-inventory.dev/profile-namespace": ns,
         LABEL_MANAGED_BY: FIELD_MANAGER,
+        LABEL_SYNC_INSTANCE: "default",
     }
     annotations = c1["metadata"]["annotations"]
     assert annotations["cluster-inventory.dev/cluster-profile"] == f"{ns}/c1"

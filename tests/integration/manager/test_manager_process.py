@@ -17,6 +17,7 @@ from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 from cluster_inventory.manager import ManagerConfig, registration_secret, run_manager
+from cluster_inventory.manager.runner import lease_name
 from cluster_inventory.testing._process import free_port
 from tests.waiting import eventually
 
@@ -40,8 +41,10 @@ async def _setup(fleet, test_namespace: str) -> str:
     return inventory
 
 
-async def _lease_holder(hub: kube.ApiClient, ns: str) -> str:
-    lease = await kube.get(hub, kube.LEASES, "cluster-inventory-manager", namespace=ns)
+async def _lease_holder(
+    hub: kube.ApiClient, ns: str, name: str = "cluster-inventory-manager"
+) -> str:
+    lease = await kube.get(hub, kube.LEASES, name, namespace=ns)
     return lease["spec"].get("holderIdentity") or ""
 
 
@@ -223,7 +226,11 @@ async def test_cli_register_run_and_deregister(fleet, test_namespace, tmp_path) 
     assert proc.returncode == 0, stderr[-2000:]
     assert "created profile" in stderr
     async with await fleet.hub.client() as hub:
-        assert await _lease_holder(hub, test_namespace) == ""  # released on SIGTERM
+        # released on SIGTERM; a manager named other than cluster-inventory has its own Lease
+        released = await _lease_holder(
+            hub, test_namespace, lease_name("cli-" + test_namespace[-8:])
+        )
+        assert released == ""
 
 
 async def _healthy(hub, ns) -> bool:
