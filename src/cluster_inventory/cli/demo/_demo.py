@@ -1,0 +1,334 @@
+"""The demo's run: start the fleet, register, run the manager, then each step in turn."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import TaskID
+
+from cluster_inventory import api, kube
+from cluster_inventory.cli._table import format_table
+from cluster_inventory.cli.demo._consumer import consume, make_consumer
+from cluster_inventory.cli.demo._display import Display
+from cluster_inventory.cli.demo._integrations import consumers_served
+from cluster_inventory.cli.demo._outage import outage
+from cluster_inventory.cli.demo._placement import place_and_apply
+from cluster_inventory.cli.demo._plan import (
+    CONSUMER,
+    FIELD_MANAGER,
+    INVENTORIES,
+    MANAGER_NAMESPACE,
+    PROPERTY_ACCOUNT_ID,
+    PROPERTY_REGION,
+    DemoError,
+    Outcome,
+    demo_members,
+    explain,
+    poll,
+    register_one,
+)
+from cluster_inventory.cli.profiles import access_provider_names, condition, properties_text
+from cluster_inventory.testing import DEFAULT_CONTROLLERS, Fleet, ManagedProcess
+
+__all__ = ["Demo", "profile_table"]
+
+
+class Demo:
+    """One run of the demo.
+
+    Args:
+        members: Number of member clusters (at least 1).
+        keep: Leave the fleet and the manager running afterwards, in ``workdir``.
+        workdir: Where everything lives (a temp dir, removed at the end, if None).
+        out: Where tables go (stdout).
+        err: Where progress goes (stderr).
+        ready_timeout: Seconds to wait for each condition (profiles ready, a flip).
+    """
+
+    def __init__(
+        self,
+        members: int = 3,
+        *,
+        keep: bool = False,
+        workdir: Path | None = None,
+        out: Callable[[str], None] = lambda text: typer.echo(text, nl=False),
+        err: Console | None = None,
+        ready_timeout: float = 300.0,
+    ) -> None:
+        self.members = demo_members(members)
+        self.keep = keep
+        self.out = out
+        self.err = err or Console(stderr=True)
+        self.ready_timeout = ready_timeout
+        self.fleet = Fleet(
+            [m.name for m in self.members],
+            workdir=workdir,
+            hub_controllers=DEFAULT_CONTROLLERS,
+            member_controllers=DEFAULT_CONTROLLERS,
+            detach=keep,
+        )
+        self.manager: ManagedProcess | None = None
+        self.outcome = Outcome()
+        self._display = Display(self.err)
+
+    # -- the plan ---------------------------------------------------------------------
+    def expected_profiles(self) -> list[tuple[str, str]]:
+        """``(inventory namespace, member)`` of every profile the manager should make."""
+        return [
+            (inv.namespace, m.name)
+            for inv in INVENTORIES
+            for m in self.members
+            if inv.clusterset in m.clustersets
+        ]
+
+    @property
+    def outage_member(self) -> str:
+        """The member whose API server the demo stops (the last one)."""
+        return self.members[-1].name
+
+    # -- steps ------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def step(self, title: str, total: int | None = None) -> AsyncIterator[TaskID | None]:
+        """Show ``title`` while the block runs; a failure becomes a DemoError naming it."""
+        started = time.monotonic()
+        task = self._display.begin(title, total)
+        try:
+            yield task
+        except DemoError:
+            raise
+        except (Exception, asyncio.CancelledError) as exc:
+            raise DemoError(title, explain(exc)) from exc
+        self._display.end(task, title, time.monotonic() - started)
+
+    async def run(self) -> None:
+        """Run every step; stop what was started unless ``keep``.
+
+        Raises:
+            DemoError: A step failed (the message names it); everything is stopped first,
+                even with ``keep``.
+        """
+        ok = False
+        try:
+            with self._display:
+                await self._run_steps()
+            ok = True
+        finally:
+            if not (ok and self.keep):
+                await self.stop()
+
+    async def stop(self) -> None:
+        """Stop the manager and the fleet (idempotent)."""
+        await self.fleet.stop()
+
+    async def _run_steps(self) -> None:
+        n = len(self.members)
+        async with self.step(f"starting a hub and {n} member cluster{'s' * (n > 1)}"):
+            await self.fleet.start()
+        async with await self.fleet.hub.client() as hub:
+            inventories = ", ".join(f"{i.namespace} ({i.clusterset})" for i in INVENTORIES)
+            async with self.step(f"creating inventories {inventories} on the hub"):
+                await self._create_inventories(hub)
+            async with self.step(f"registering {n} members with the hub"):
+                await self._register(hub)
+            async with self.step("publishing ClusterProperty objects on the members"):
+                await self._publish_properties()
+            async with self.step("starting the cluster manager"):
+                self._start_manager()
+            expected = self.expected_profiles()
+            started = time.monotonic()
+            async with self.step("waiting for every ClusterProfile", total=len(expected)) as t:
+                profiles = await self._wait_ready(hub, expected, t)
+            self.outcome.profiles = profiles
+            self.outcome.ready_after = time.monotonic() - started
+            self.out("\nCLUSTER PROFILES (hub)\n" + profile_table(profiles))
+            first = INVENTORIES[0].namespace
+            async with self.step(f"setting up the consumer {first}/{CONSUMER}"):
+                kubeconfig, providers = await make_consumer(self, hub, first)
+            async with await kube.new_client(kube.connection_from_kubeconfig(kubeconfig)) as me:
+                await consume(self, hub, me, first, providers)
+                await place_and_apply(self, hub, me, first, providers)
+            await consumers_served(self, hub, first, providers)
+            await outage(self, hub)
+        self.out("\n" + self.summary() + "\n")
+        if self.keep:
+            self.out(self.next_steps())
+
+    async def _create_inventories(self, hub: kube.ApiClient) -> None:
+        manager_namespace = {"metadata": {"name": MANAGER_NAMESPACE}}
+        await kube.apply(hub, kube.NAMESPACES, manager_namespace, field_manager=FIELD_MANAGER)
+        for inv in INVENTORIES:
+            body = {
+                "metadata": {
+                    "name": inv.namespace,
+                    "labels": {api.LABEL_CLUSTER_SET: inv.clusterset},
+                    "annotations": {"cluster-inventory.dev/member-cluster-role": inv.member_role},
+                }
+            }
+            await kube.apply(hub, kube.NAMESPACES, body, field_manager=FIELD_MANAGER)
+
+    async def _register(self, hub: kube.ApiClient) -> None:
+        for member in self.members:
+            await register_one(hub, self.fleet, member, list(member.clustersets))
+
+    async def _publish_properties(self) -> None:
+        for member in self.members:
+            async with await self.fleet.member(member.name).client() as client:
+                for name, value in (
+                    (PROPERTY_REGION, member.region),
+                    (PROPERTY_ACCOUNT_ID, member.account_id),
+                ):
+                    body = {"metadata": {"name": name}, "spec": {"value": value}}
+                    await kube.apply(
+                        client, kube.CLUSTER_PROPERTIES, body, field_manager=FIELD_MANAGER
+                    )
+
+    def _start_manager(self) -> None:
+        argv = [
+            sys.executable,
+            "-m",
+            "cluster_inventory.cli",
+            "manager",
+            "run",
+            f"--kubeconfig={self.fleet.hub.kubeconfig_path}",
+            f"--namespace={MANAGER_NAMESPACE}",
+            "--probe-interval=1",
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address=0",
+        ]
+        self.manager = ManagedProcess(
+            "cluster-manager", argv, self.fleet.workdir / "manager.log", detach=self.keep
+        )
+        self.manager.start()
+        self.fleet.adopt(self.manager)
+
+    def check_manager(self) -> None:
+        """Raise if the cluster manager process exited (with the end of its log)."""
+        if self.manager is not None and not self.manager.running:
+            raise RuntimeError(
+                "the cluster manager exited; the end of its log:\n" + self.manager.log_tail()
+            )
+
+    async def _wait_ready(
+        self, hub: kube.ApiClient, expected: list[tuple[str, str]], task: TaskID | None
+    ) -> list[dict[str, Any]]:
+        last_count = -1
+        last_problem = "no profile yet"
+
+        async def ready() -> list[dict[str, Any]] | None:
+            nonlocal last_count, last_problem
+            self.check_manager()
+            found = {}
+            for inv in INVENTORIES:
+                listed = await kube.list_objects(hub, kube.CLUSTER_PROFILES, inv.namespace)
+                secrets = await kube.list_objects(hub, kube.SECRETS, inv.namespace)
+                tokens = {s["metadata"]["name"] for s in secrets["items"]}
+                for item in listed["items"]:
+                    found[(inv.namespace, item["metadata"]["name"])] = (item, tokens)
+            problems = []
+            for key in expected:
+                entry = found.get(key)
+                problem = "not created" if entry is None else _not_ready(*entry)
+                if problem:
+                    problems.append(f"{key[0]}/{key[1]}: {problem}")
+            done = len(expected) - len(problems)
+            if done != last_count:
+                last_count = done
+                self._display.advance(task, done, f"{done}/{len(expected)} profiles ready")
+            if problems:
+                last_problem = problems[0]
+                return None
+            return [found[key][0] for key in expected]
+
+        return await poll(ready, self.ready_timeout, lambda: last_problem)
+
+    # -- reporting --------------------------------------------------------------------
+    def summary(self) -> str:
+        """One paragraph on what the run showed."""
+        o = self.outcome
+        healthy = sum(
+            1
+            for p in o.profiles
+            if (condition(p, api.CONDITION_CONTROL_PLANE_HEALTHY) or {}).get("status") == "True"
+        )
+        lines = [
+            f"summary: {len(self.members)} members, {len(INVENTORIES)} inventories, "
+            f"{len(o.profiles)} ClusterProfiles ready {o.ready_after:.1f} s after the manager "
+            f"started ({healthy} healthy, properties mirrored from ClusterProperty objects).",
+            f"consumer {INVENTORIES[0].namespace}/{CONSUMER} reached {len(o.reached)} members "
+            f"through the secretreader plugin"
+            + (f" and was refused {o.refused}." if o.refused else "."),
+            f"Argo CD and MultiKueue followed {INVENTORIES[0].namespace}'s profiles with "
+            f"{o.served[0]} Secret and {o.served[1]} MultiKueue writes.",
+            f"{self.outage_member}'s profiles turned unhealthy {o.down_after:.1f} s after its "
+            f"API server was told to stop and healthy {o.up_after:.1f} s after it was started.",
+        ]
+        return "\n".join(lines)
+
+    def next_steps(self) -> str:
+        """Commands to explore a kept fleet."""
+        from cluster_inventory.testing import find_binary
+
+        hub = self.fleet.hub.kubeconfig_path
+        kubectl = find_binary("kubectl")
+        lines = ["", "The fleet and the cluster manager keep running:"]
+        lines += [f"  {cp.name:<9} {cp.kubeconfig_path}" for cp in self.fleet.clusters]
+        lines += [
+            f"  consumer  {self.fleet.workdir / 'consumer' / 'kubeconfig'}",
+            f"  manager log {self.fleet.workdir / 'manager.log'}",
+            "Next:",
+            f"  export KUBECONFIG={hub} PATH={kubectl.parent}:{Path(sys.executable).parent}:$PATH",
+            "  kubectl inventory get -A -o wide",
+            f"  kubectl inventory describe {self.members[0].name} -n {INVENTORIES[0].namespace}",
+            f"  kubectl inventory kubeconfig {self.members[0].name} -n {INVENTORIES[0].namespace}"
+            f" -o {self.members[0].name}.kubeconfig",
+            f"  kubectl --kubeconfig {self.members[0].name}.kubeconfig get configmaps",
+            "  cluster-inventory fleet down     # stops everything",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def profile_table(profiles: list[dict[str, Any]]) -> str:
+    """The demo's profile table: namespace, name, version, healthy, properties, provider."""
+    rows = []
+    for p in profiles:
+        meta = p["metadata"]
+        cond = condition(p, api.CONDITION_CONTROL_PLANE_HEALTHY) or {}
+        rows.append(
+            [
+                meta["namespace"],
+                meta["name"],
+                str(((p.get("status") or {}).get("version") or {}).get("kubernetes", "")),
+                str(cond.get("status", "")),
+                properties_text(p),
+                ",".join(access_provider_names(p)),
+            ]
+        )
+    headers = ("NAMESPACE", "NAME", "VERSION", "HEALTHY", "PROPERTIES", "ACCESS PROVIDERS")
+    return format_table(headers, rows)
+
+
+def _not_ready(profile: dict[str, Any], tokens: set[str]) -> str:
+    """Why a profile is not yet what the demo needs, or "" when it is."""
+    status = profile.get("status") or {}
+    for wanted in (api.CONDITION_CONTROL_PLANE_HEALTHY, api.CONDITION_JOINED):
+        cond = condition(profile, wanted) or {}
+        if cond.get("status") != "True":
+            return f"{wanted} is {cond.get('status', 'not reported')}"
+    if not (status.get("version") or {}).get("kubernetes"):
+        return "no version yet"
+    names = {p.get("name") for p in status.get("properties") or ()}
+    if not {PROPERTY_REGION, PROPERTY_ACCOUNT_ID} <= names:
+        return "properties not mirrored yet"
+    if not access_provider_names(profile):
+        return "no access provider yet"
+    if profile["metadata"]["name"] not in tokens:
+        return "no token Secret yet"
+    return ""
