@@ -1,0 +1,50 @@
+"""KEP-3659 ApplySets as kubectl labels them, and the field manager ``apply`` writes with."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+
+from cluster_inventory import __version__
+
+#: Default field manager of ``cluster-inventory apply``.
+FIELD_MANAGER = "cluster-inventory-apply"
+
+
+#: KEP-3659 names (kubectl's ``applyset.kubernetes.io/...``).
+APPLYSET_ID_LABEL = "applyset.kubernetes.io/id"
+
+
+APPLYSET_PART_OF = "applyset.kubernetes.io/part-of"
+
+
+APPLYSET_TOOLING = "applyset.kubernetes.io/tooling"
+
+
+APPLYSET_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
+
+
+APPLYSET_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
+
+
+TOOLING = f"cluster-inventory/v{__version__}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApplySet:
+    """A KEP-3659 ApplySet whose parent is a ConfigMap on each member.
+
+    Attributes:
+        name: The parent ConfigMap's name.
+        namespace: Its namespace on the member (must exist there).
+    """
+
+    name: str
+    namespace: str
+
+    @property
+    def id(self) -> str:
+        """``applyset-<base64url(sha256(name.namespace.ConfigMap.))>-v1``, kubectl's id."""
+        digest = hashlib.sha256(f"{self.name}.{self.namespace}.ConfigMap.".encode()).digest()
+        return f"applyset-{base64.urlsafe_b64encode(digest).decode().rstrip('=')}-v1"

@@ -1,0 +1,417 @@
+"""Delivery to a fleet: profiles selected on the hub, members reached by exec, in parallel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from cluster_inventory import kube
+from cluster_inventory.credentials import (
+    CredentialCache,
+    CredentialsError,
+    ProviderConfig,
+    connect_access,
+    load_provider_file,
+    resolve_access,
+)
+from cluster_inventory.integrations.delivery._applyset import FIELD_MANAGER, ApplySet
+from cluster_inventory.integrations.delivery._manifests import CRD_KIND, Manifest
+from cluster_inventory.integrations.delivery._member import (
+    PER_MEMBER_REQUESTS,
+    DeliveryError,
+    MemberApply,
+    ObjectResult,
+    api_message,
+    apply_member,
+    member_apply,
+)
+from cluster_inventory.kube.informer import object_key
+from cluster_inventory.runtime import Cluster, FleetManager, Reconciler, Request, Result
+from cluster_inventory.runtime.decisions import read_decisions
+
+_IN_FLIGHT = 64
+
+
+def _server(profile: Mapping[str, Any]) -> str:
+    for provider in (profile.get("status") or {}).get("accessProviders") or ():
+        server = (provider.get("cluster") or {}).get("server")
+        if server:
+            return str(server)
+    return ""
+
+
+class _SharedClients:
+    """One API client per distinct way of reaching a member, for one :func:`deliver` run.
+
+    Profiles whose resolved access is equal -- same server, CA, TLS server name, proxy and
+    exec plugin with the same cluster config (:attr:`ClusterAccess.cache_key
+    <cluster_inventory.credentials.ClusterAccess>`, the key that already shares one
+    credential, KEP-5339) -- reach the same API server as the same identity. They share one
+    client: its keep-alive connections (instead of new TLS handshakes per profile), the
+    credential and the kinds resolved on that server. Each profile still gets its own apply
+    pass and result rows. A failure to connect is shared as well (the same plugin would fail
+    the same way), and a profile's deadline never cancels a connect another profile awaits.
+    """
+
+    def __init__(self, providers: ProviderConfig, cache: CredentialCache) -> None:
+        self._providers = providers
+        self._cache = cache
+        self._clients: dict[str, asyncio.Future[kube.ApiClient]] = {}
+        self._kinds: dict[str, dict[str, kube.Resource]] = {}
+
+    async def get(
+        self, profile: Mapping[str, Any]
+    ) -> tuple[kube.ApiClient, dict[str, kube.Resource]]:
+        """The client for ``profile``'s member and the kinds resolved on its server.
+
+        Raises:
+            CredentialsError: No usable access provider, or the plugin failed.
+            KubeConfigError: The CA or client certificate does not load.
+        """
+        access = resolve_access(profile, self._providers)
+        key = access.cache_key
+        pending = self._clients.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(connect_access(access, cache=self._cache))
+            self._clients[key] = pending
+        client = await asyncio.shield(pending)
+        return client, self._kinds.setdefault(key, {})
+
+    async def close(self) -> None:
+        """Close every client that was made (waiting for connects still under way)."""
+        for pending in self._clients.values():
+            with contextlib.suppress(Exception):
+                await (await pending).close()
+
+
+async def _deliver_one(
+    profile: Mapping[str, Any],
+    manifests: Sequence[Manifest],
+    clients: _SharedClients,
+    timeout: float,
+    options: Mapping[str, Any],
+) -> list[ObjectResult]:
+    cluster = object_key(profile)
+    server = _server(profile)
+    member: MemberApply | None = None
+
+    def rows_failing_with(message: str) -> list[ObjectResult]:
+        done = member or member_apply(None, manifests, cluster=cluster, server=server)
+        return done.failing(manifests, message)
+
+    applyset = options.get("applyset")
+    settings = {k: v for k, v in options.items() if k != "applyset"}
+    try:
+        async with asyncio.timeout(timeout):
+            client, kinds = await clients.get(profile)
+            member = member_apply(
+                client, manifests, cluster=cluster, server=server, kinds=kinds, **settings
+            )
+            await apply_member(member, manifests, applyset)
+            return member.results(manifests)
+    except TimeoutError:
+        return rows_failing_with(f"timed out after {timeout:g} s")
+    except (CredentialsError, kube.KubeError, DeliveryError) as exc:
+        message = api_message(exc) if isinstance(exc, kube.KubeAPIError) else str(exc)
+        return rows_failing_with(message)
+
+
+async def deliver(
+    profiles: Sequence[Mapping[str, Any]],
+    manifests: Sequence[Manifest],
+    providers: ProviderConfig | str | Path,
+    *,
+    concurrency: int = 32,
+    timeout: float = 60.0,
+    cache: CredentialCache | None = None,
+    field_manager: str = FIELD_MANAGER,
+    dry_run: bool = False,
+    force_conflicts: bool = False,
+    default_namespace: str = "default",
+    applyset: ApplySet | None = None,
+    skip_unchanged: bool = True,
+) -> list[ObjectResult]:
+    """Apply ``manifests`` to the member of every profile; never raises for one member.
+
+    Args:
+        profiles: ClusterProfiles (decoded dicts) of the target members.
+        manifests: What to apply.
+        providers: The consumer's provider file (KEP-5339), loaded or as a path.
+        concurrency: Members processed at once.
+        timeout: Seconds each member gets (connect, apply, prune); its unfinished objects
+            fail with "timed out" and the others are not held.
+        cache: Credential cache (default: a new one for this run).
+        field_manager: Server-side apply field manager.
+        dry_run: Server-side dry run.
+        force_conflicts: Take over fields other managers own.
+        default_namespace: Namespace of namespaced objects that name none.
+        applyset: Prune what left the set (KEP-3659).
+        skip_unchanged: Send no apply for an object it could not change
+            (:func:`apply_is_noop`); False sends every apply, as kubectl does.
+
+    Returns:
+        Every member's results, members in the order of ``profiles``.
+
+    Raises:
+        ValueError: ``concurrency`` or ``timeout`` is not positive.
+    """
+    if concurrency < 1 or timeout <= 0:
+        raise ValueError("concurrency must be >= 1 and timeout > 0")
+    cache = cache or CredentialCache()
+    if not isinstance(providers, ProviderConfig):  # read the file once, not once per member
+        try:
+            providers = load_provider_file(Path(providers))
+        except CredentialsError as exc:
+            return [
+                row
+                for p in profiles
+                for row in member_apply(
+                    None, manifests, cluster=object_key(p), server=_server(p)
+                ).failing(manifests, str(exc))
+            ]
+    clients = _SharedClients(providers, cache)
+    gate = asyncio.Semaphore(concurrency)
+    options = {
+        "field_manager": field_manager,
+        "dry_run": dry_run,
+        "force_conflicts": force_conflicts,
+        "default_namespace": default_namespace,
+        "applyset": applyset,
+        "skip_unchanged": skip_unchanged,
+        "parallel": max(
+            2, min(PER_MEMBER_REQUESTS, _IN_FLIGHT // max(1, min(concurrency, len(profiles))))
+        ),
+    }
+
+    async def one(profile: Mapping[str, Any]) -> list[ObjectResult]:
+        async with gate:
+            return await _deliver_one(profile, manifests, clients, timeout, options)
+
+    try:
+        per_member = await asyncio.gather(*(one(p) for p in profiles))
+    finally:
+        await clients.close()
+    return [row for rows in per_member for row in rows]
+
+
+async def select_profiles(
+    hub: kube.ApiClient,
+    namespace: str,
+    *,
+    profile: str | None = None,
+    selector: str | None = None,
+    placement: str | None = None,
+) -> list[dict[str, Any]]:
+    """The target ClusterProfiles: one by name, by label selector, or a placement's clusters.
+
+    Exactly one of ``profile``, ``selector`` and ``placement`` is given. A placement is read
+    as a consumer reads a PlacementDecision: every slice of the decision-key ``placement``
+    in ``namespace``, grouped by revision
+    (:func:`~cluster_inventory.runtime.decisions.read_decisions`).
+
+    Returns:
+        Profiles sorted by ``namespace/name``.
+
+    Raises:
+        DeliveryError: No such profile, no decision with that key, or the decision's slices
+            are being rewritten.
+        ValueError: Not exactly one way of selecting was given.
+        KubeError: The hub refused or could not be reached.
+    """
+    if sum(x is not None for x in (profile, selector, placement)) != 1:
+        raise ValueError("select with exactly one of profile, selector or placement")
+    if profile is not None:
+        try:
+            return [await kube.get(hub, kube.CLUSTER_PROFILES, profile, namespace)]
+        except kube.NotFoundError:
+            raise DeliveryError(f"ClusterProfile {namespace}/{profile} not found") from None
+    if selector is not None:
+        listed = await kube.list_objects(
+            hub, kube.CLUSTER_PROFILES, namespace, label_selector=selector
+        )
+        return sorted(listed.get("items") or (), key=object_key)
+    assert placement is not None
+    decision = await read_decisions(hub, namespace, placement)
+    if not decision.found:
+        raise DeliveryError(f"no PlacementDecision with decision-key {placement} in {namespace}")
+    if not decision.complete:
+        raise DeliveryError(
+            f"the PlacementDecision slices of {placement} in {namespace} are being rewritten "
+            f"(revision {decision.revision} incomplete); try again"
+        )
+    wanted = set(decision.clusters)
+    found: dict[str, dict[str, Any]] = {}
+    for ns in sorted({key.partition("/")[0] for key in wanted}):
+        listed = await kube.list_objects(hub, kube.CLUSTER_PROFILES, ns)
+        found.update(
+            {object_key(p): p for p in listed.get("items") or () if object_key(p) in wanted}
+        )
+    missing = sorted(wanted - set(found))
+    if missing:
+        raise DeliveryError(
+            f"PlacementDecision {placement} names ClusterProfiles that do not exist: "
+            + ", ".join(missing)
+        )
+    return [found[key] for key in sorted(found)]
+
+
+def results_json(results: Iterable[ObjectResult]) -> str:
+    """``-o json``: a list of result objects."""
+    return json.dumps([r.to_dict() for r in results], indent=2)
+
+
+#: On every object :class:`FleetDelivery` applies: its field manager (the member-side watch
+#: for drift selects on it).
+LABEL_DELIVERY = "cluster-inventory.dev/delivery"
+
+
+#: ``(cluster, rows)``: called after each apply pass or drift repair on a member.
+ReportHook = Callable[[str, list[ObjectResult]], None]
+
+
+class FleetDelivery:
+    """Keep a manifest set applied on every cluster a fleet manager engages (``apply --watch``).
+
+    On engagement the whole set is applied (phased, as :func:`apply_to_member`), then again
+    every ``resync`` seconds while the cluster stays engaged (this retries failures and
+    repairs kinds that a CRD of the set defines). Every other kind is also watched on the
+    member (objects labelled ``cluster-inventory.dev/delivery=<field manager>``): an object
+    edited or deleted there is put back at once, with ``force`` as a controller does. A
+    cluster that leaves the fleet (deleted profile, lost health, dropped by a placement) is
+    disengaged by the fleet manager and forgotten here; nothing is deleted from it.
+
+    Args:
+        fleet: The fleet manager (not yet started); choose clusters with its namespaces,
+            label selector, readiness or ``placement``.
+        manifests: The set.
+        field_manager: Server-side apply field manager (also the label value).
+        default_namespace: Namespace of namespaced objects that name none.
+        resync: Seconds between full re-applies on each cluster.
+        on_report: Called with each cluster's rows after every pass and repair.
+
+    Attributes:
+        state: Per engaged cluster, its latest row per object.
+    """
+
+    def __init__(
+        self,
+        fleet: FleetManager,
+        manifests: Sequence[Manifest],
+        *,
+        field_manager: str = FIELD_MANAGER,
+        default_namespace: str = "default",
+        resync: float = 300.0,
+        on_report: ReportHook | None = None,
+    ) -> None:
+        if resync <= 0:
+            raise ValueError("resync must be > 0 seconds")
+        self.manifests = list(manifests)
+        self.field_manager = field_manager
+        self.default_namespace = default_namespace
+        self.resync = resync
+        self.on_report = on_report
+        self.state: dict[str, dict[str, ObjectResult]] = {}
+        self._label = {LABEL_DELIVERY: field_manager[:63]}
+        crd_kinds = {
+            (
+                str((m.obj.get("spec") or {}).get("group")),
+                str(((m.obj.get("spec") or {}).get("names") or {}).get("kind")),
+            )
+            for m in self.manifests
+            if m.kind == CRD_KIND
+        }
+        watched: dict[tuple[str, str | None], list[Manifest]] = {}
+        for m in self.manifests:
+            if (m.group, m.kind) not in crd_kinds:
+                watched.setdefault((f"{m.api_version}/{m.kind}", m.namespace), []).append(m)
+        for i, ((kind, namespace), group) in enumerate(sorted(watched.items(), key=str)):
+            wanted = {(m.namespace or "", m.name): m for m in group}
+            fleet.add_reconciler(
+                kind,
+                self._reconciler(wanted),
+                name=f"delivery-{i}-{kind.rsplit('/', 1)[-1].lower()}",
+                namespace=namespace,
+                label_selector=f"{LABEL_DELIVERY}={self._label[LABEL_DELIVERY]}",
+                max_concurrent_reconciles=4,
+            )
+        fleet.on_engage(self._engaged)
+        fleet.on_disengage(self._disengaged)
+
+    def _manifests(self) -> list[Manifest]:
+        out = []
+        for m in self.manifests:
+            meta = m.obj["metadata"]
+            labels = {**(meta.get("labels") or {}), **self._label}
+            out.append(
+                Manifest(obj={**m.obj, "metadata": {**meta, "labels": labels}}, source=m.source)
+            )
+        return out
+
+    def _record(self, cluster: str, rows: list[ObjectResult]) -> None:
+        if cluster not in self.state:
+            return  # disengaged meanwhile
+        for row in rows:
+            self.state[cluster][f"{row.namespace}/{row.object}"] = row
+        if self.on_report is not None and rows:
+            self.on_report(cluster, rows)
+
+    async def _engaged(self, cluster: Cluster) -> None:
+        self.state[cluster.name] = {}
+        cluster.run(self._keep_applied(cluster))
+
+    async def _disengaged(self, cluster: Cluster) -> None:
+        self.state.pop(cluster.name, None)
+
+    async def _keep_applied(self, cluster: Cluster) -> None:
+        while True:
+            member = member_apply(
+                cluster.client,
+                self.manifests,
+                cluster=cluster.name,
+                server=cluster.access.server,
+                field_manager=self.field_manager,
+                force_conflicts=True,
+                default_namespace=self.default_namespace,
+            )
+            await apply_member(member, self._manifests(), None)
+            self._record(cluster.name, member.results(self.manifests))
+            await asyncio.sleep(self.resync)
+
+    def _reconciler(self, wanted: Mapping[tuple[str, str], Manifest]) -> Reconciler:
+        async def reconcile(request: Request, cluster: Cluster) -> Result | None:
+            found = wanted.get((request.namespace, request.name)) or wanted.get(("", request.name))
+            if found is None:
+                return None
+            labelled = next(m for m in self._manifests() if m.source == found.source)
+            member = member_apply(
+                cluster.client,
+                [labelled],
+                cluster=cluster.name,
+                server=cluster.access.server,
+                field_manager=self.field_manager,
+                force_conflicts=True,
+                default_namespace=self.default_namespace,
+            )
+            await member.apply(labelled, None)
+            rows = member.results([labelled])
+            if member.unreachable:
+                raise kube.ServerUnavailableError(
+                    status=0, reason="Unreachable", message=member.unreachable
+                )
+            repaired = [r for r in rows if r.action != "unchanged"]
+            self._record(cluster.name, repaired)
+            return None
+
+        return reconcile
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Per engaged cluster: how many objects are in each state."""
+        return {
+            cluster: dict(Counter(r.action for r in rows.values()))
+            for cluster, rows in sorted(self.state.items())
+        }

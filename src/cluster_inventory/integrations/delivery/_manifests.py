@@ -1,0 +1,148 @@
+"""Reading manifests as ``kubectl apply -f`` does, and the order they are applied in."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from cluster_inventory.api.yamltext import describe_yaml_error
+
+CRD_KIND = "CustomResourceDefinition"
+
+
+_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class ManifestError(ValueError):
+    """A manifest cannot be read; the message names the file, the document and the field."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Manifest:
+    """One object to apply and where it came from (``file#document``, from 1)."""
+
+    obj: dict[str, Any]
+    source: str
+
+    @property
+    def api_version(self) -> str:
+        """``apiVersion``."""
+        return str(self.obj["apiVersion"])
+
+    @property
+    def kind(self) -> str:
+        """``kind``."""
+        return str(self.obj["kind"])
+
+    @property
+    def group(self) -> str:
+        """API group ("" for core)."""
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def name(self) -> str:
+        """``metadata.name``."""
+        return str(self.obj["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str | None:
+        """``metadata.namespace`` as written, or None."""
+        return self.obj["metadata"].get("namespace") or None
+
+    def ref(self) -> str:
+        """The ``kind[.group]/name`` kubectl prints, e.g. ``deployment.apps/web``."""
+        group = f".{self.group}" if self.group else ""
+        return f"{self.kind.lower()}{group}/{self.name}"
+
+
+def _documents(text: str, source: str) -> list[tuple[str, Any]]:
+    try:
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"{source}: {describe_yaml_error(exc)}") from None
+    return [(f"{source}#{i}", doc) for i, doc in enumerate(docs, start=1) if doc is not None]
+
+
+def _manifest(where: str, doc: Any) -> list[Manifest]:
+    if not isinstance(doc, dict):
+        raise ManifestError(f"{where}: a manifest must be a mapping, not {type(doc).__name__}")
+    for key in ("apiVersion", "kind"):
+        if not isinstance(doc.get(key), str) or not doc[key]:
+            raise ManifestError(f"{where}: {key} is missing")
+    if doc["kind"].endswith("List") and isinstance(doc.get("items"), list):
+        out = []
+        for i, item in enumerate(doc["items"]):
+            out += _manifest(f"{where} items[{i}]", item)
+        return out
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        raise ManifestError(
+            f"{where}: {doc['kind']} has no metadata.name (generateName cannot be applied)"
+        )
+    return [Manifest(obj=doc, source=where)]
+
+
+def load_manifests(paths: Sequence[str | Path], *, stdin: TextIO | None = None) -> list[Manifest]:
+    """Read manifests as ``kubectl apply -f`` does.
+
+    Args:
+        paths: Files, directories (their ``.yaml``, ``.yml`` and ``.json`` files, sorted, not
+            recursive) or ``-`` for standard input. YAML streams may hold many documents;
+            a ``...List`` document contributes its items.
+        stdin: What ``-`` reads (default: ``sys.stdin``).
+
+    Returns:
+        The objects in the order read.
+
+    Raises:
+        ManifestError: A path is missing, a document is not valid YAML, lacks ``apiVersion``,
+            ``kind`` or ``metadata.name``, or two documents name the same object.
+    """
+    out: list[Manifest] = []
+    for raw in paths:
+        if str(raw) == "-":
+            out += [
+                m for w, d in _documents((stdin or sys.stdin).read(), "-") for m in _manifest(w, d)
+            ]
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.suffix in _SUFFIXES and p.is_file())
+        elif path.exists():
+            files = [path]
+        else:
+            raise ManifestError(f"{path}: no such file or directory")
+        for file in files:
+            try:
+                text = file.read_text()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ManifestError(f"{file}: cannot read: {exc}") from None
+            out += [m for w, d in _documents(text, str(file)) for m in _manifest(w, d)]
+    seen: dict[tuple[str, str, str | None, str], str] = {}
+    for m in out:
+        key = (m.group, m.kind, m.namespace, m.name)
+        if key in seen:
+            raise ManifestError(f"{m.source}: {m.ref()} is also defined in {seen[key]}")
+        seen[key] = m.source
+    return out
+
+
+def apply_order(manifests: Iterable[Manifest]) -> list[list[Manifest]]:
+    """Phases of an apply: CRDs, then Namespaces, then the rest; file order within each.
+
+    Empty phases are left out.
+    """
+    phases: list[list[Manifest]] = [[], [], []]
+    for m in manifests:
+        if m.kind == CRD_KIND and m.group == "apiextensions.k8s.io":
+            phases[0].append(m)
+        elif m.kind == "Namespace" and m.group == "":
+            phases[1].append(m)
+        else:
+            phases[2].append(m)
+    return [p for p in phases if p]

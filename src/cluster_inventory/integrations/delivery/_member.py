@@ -1,0 +1,498 @@
+"""Applying a manifest set to one member cluster: results per object, ApplySet pruning."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from cluster_inventory import kube
+from cluster_inventory.integrations.delivery._applyset import (
+    APPLYSET_GROUP_KINDS,
+    APPLYSET_ID_LABEL,
+    APPLYSET_NAMESPACES,
+    APPLYSET_PART_OF,
+    APPLYSET_TOOLING,
+    FIELD_MANAGER,
+    TOOLING,
+    ApplySet,
+)
+from cluster_inventory.integrations.delivery._manifests import CRD_KIND, Manifest, apply_order
+from cluster_inventory.integrations.delivery._noop import apply_is_noop, comparable
+from cluster_inventory.kube.informer import object_key
+
+Action = Literal["created", "configured", "unchanged", "pruned", "failed"]
+
+
+#: Requests in flight per member, and in all. Few per member when many members are in
+#: flight: every parallel request to a server holds a TLS connection of its own (HTTP/1.1;
+#: kubectl multiplexes one HTTP/2 connection), and handshakes cost more CPU than the
+#: applies. Profiles of one member share their client's connections (:class:`_SharedClients`).
+PER_MEMBER_REQUESTS = 8
+
+
+class DeliveryError(Exception):
+    """The targets cannot be selected (no such profile, no decision, a decision in flux)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObjectResult:
+    """What happened to one object on one member (one row of ``cluster-inventory apply``).
+
+    Attributes:
+        cluster: The member: its ClusterProfile's ``namespace/name``.
+        object: kubectl's ``kind[.group]/name``.
+        namespace: The object's namespace on the member ("" if cluster-scoped).
+        action: created, configured, unchanged, pruned or failed.
+        message: Why it failed (the API server's message), or a note.
+        server: The member's API server URL ("" if unknown).
+    """
+
+    cluster: str
+    object: str
+    namespace: str
+    action: Action
+    message: str = ""
+    server: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """True for ``failed``."""
+        return self.action == "failed"
+
+    def to_dict(self) -> dict[str, str]:
+        """The JSON shape of ``-o json``."""
+        return {
+            "cluster": self.cluster,
+            "object": self.object,
+            "namespace": self.namespace,
+            "result": self.action,
+            "message": self.message,
+            "server": self.server,
+        }
+
+
+def api_message(exc: kube.KubeAPIError) -> str:
+    """The API server's own message, as a result row shows it."""
+    return f"{exc.message} ({exc.status} {exc.reason})" if exc.status else exc.message
+
+
+class MemberApply:
+    """One member's apply: kind resolution cache, row bookkeeping, the request gate."""
+
+    def __init__(
+        self,
+        client: kube.ApiClient,
+        cluster: str,
+        server: str,
+        *,
+        field_manager: str,
+        dry_run: bool,
+        force_conflicts: bool,
+        default_namespace: str,
+        crd_kinds: set[tuple[str, str]],
+        parallel: int = PER_MEMBER_REQUESTS,
+        kinds: dict[str, kube.Resource] | None = None,
+        skip_unchanged: bool = True,
+    ) -> None:
+        self.client = client
+        self.cluster = cluster
+        self.server = server
+        self.field_manager = field_manager
+        self.dry_run = dry_run
+        self.force = force_conflicts
+        self.skip_unchanged = skip_unchanged
+        self.default_namespace = default_namespace
+        self.crd_kinds = crd_kinds
+        self.gate = asyncio.Semaphore(parallel)
+        #: Kinds resolved on this member's API server (shared by clients of one server).
+        self.kinds: dict[str, kube.Resource] = {} if kinds is None else kinds
+        #: (collection path) -> {name: stored object}, read by :meth:`read_phase`.
+        self.stored: dict[str, dict[str, dict[str, Any]]] = {}
+        self.rows: dict[str, ObjectResult] = {}
+        #: Set once the member did not answer: later objects fail at once with this message.
+        self.unreachable = ""
+
+    def row(self, key: str, obj: str, namespace: str, action: Action, message: str = "") -> None:
+        self.rows[key] = ObjectResult(
+            cluster=self.cluster,
+            object=obj,
+            namespace=namespace,
+            action=action,
+            message=message,
+            server=self.server,
+        )
+
+    async def resource(self, m: Manifest, deadline_wait: float = 15.0) -> kube.Resource:
+        kind = f"{m.api_version}/{m.kind}"
+        if kind in self.kinds:
+            return self.kinds[kind]
+        waited = time.monotonic() + deadline_wait
+        while True:
+            try:
+                found = await kube.resolve_kind(self.client, kind)
+                break
+            except kube.KindNotFoundError:
+                # A CRD applied a moment ago is served once Established.
+                if (m.group, m.kind) not in self.crd_kinds or self.dry_run:
+                    raise
+                if time.monotonic() > waited:
+                    raise
+                await asyncio.sleep(0.1)
+        self.kinds[kind] = found
+        return found
+
+    def body(
+        self, m: Manifest, resource: kube.Resource, applyset: ApplySet | None
+    ) -> dict[str, Any]:
+        meta = dict(m.obj["metadata"])
+        if resource.namespaced:
+            meta["namespace"] = m.namespace or self.default_namespace
+        else:
+            meta.pop("namespace", None)
+        if applyset is not None:
+            meta["labels"] = {**(meta.get("labels") or {}), APPLYSET_PART_OF: applyset.id}
+        return {**m.obj, "metadata": meta}
+
+    def results(self, manifests: Sequence[Manifest]) -> list[ObjectResult]:
+        """Rows in apply order (phases, then file order), pruned objects last."""
+        order = [m.source for phase in apply_order(manifests) for m in phase]
+        first = [self.rows[k] for k in order if k in self.rows]
+        return first + [r for k, r in self.rows.items() if k not in set(order)]
+
+    def failing(self, manifests: Sequence[Manifest], message: str) -> list[ObjectResult]:
+        """Fail every object without a row yet with ``message``; all rows, in order."""
+        for m in manifests:
+            if m.source not in self.rows:
+                self.row(m.source, m.ref(), m.namespace or "", "failed", message)
+        return self.results(manifests)
+
+    def refused(self, key: str, obj: str, namespace: str, exc: kube.KubeAPIError) -> None:
+        if exc.status == 0:
+            self.unreachable = self.unreachable or api_message(exc)
+        self.row(key, obj, namespace, "failed", api_message(exc))
+
+    async def read_phase(self, phase: Sequence[Manifest]) -> None:
+        """Read what is stored of a phase's objects with one LIST per kind and namespace.
+
+        The stored object tells ``unchanged`` from ``configured`` (its resourceVersion) and
+        whether the apply can be skipped (:func:`apply_is_noop`); one LIST of each
+        collection that holds two or more of the phase's objects replaces their GETs. A
+        collection that cannot be listed (RBAC that grants ``get`` but not ``list``, a kind
+        not served yet) is left to a GET per object, as is everything under dry run.
+        """
+        if self.dry_run or self.unreachable:
+            return
+        groups: dict[str, tuple[kube.Resource, str]] = {}
+        counts: Counter[str] = Counter()
+        for m in phase:
+            try:
+                resource = await self.resource(m)
+            except kube.KubeError:
+                continue  # apply() reports it
+            ns = (m.namespace or self.default_namespace) if resource.namespaced else ""
+            path = resource.path(ns or None)
+            groups[path] = (resource, ns)
+            counts[path] += 1
+
+        async def read(path: str, resource: kube.Resource, ns: str) -> None:
+            try:
+                async with self.gate:
+                    listed = await kube.list_objects(self.client, resource, ns or None)
+            except kube.KubeError:
+                return
+            self.stored[path] = {
+                str(item["metadata"].get("name")): item
+                for item in listed.get("items") or ()
+                if item.get("metadata")
+            }
+
+        await asyncio.gather(
+            *(read(path, *groups[path]) for path, count in counts.items() if count >= 2)
+        )
+
+    async def apply(self, m: Manifest, applyset: ApplySet | None) -> None:
+        if self.unreachable:
+            self.row(m.source, m.ref(), m.namespace or "", "failed", self.unreachable)
+            return
+        try:
+            resource = await self.resource(m)
+        except kube.KindNotFoundError as exc:
+            self.row(m.source, m.ref(), m.namespace or "", "failed", str(exc))
+            return
+        except kube.KubeAPIError as exc:
+            self.refused(m.source, m.ref(), m.namespace or "", exc)
+            return
+        body = self.body(m, resource, applyset)
+        ns = str(body["metadata"].get("namespace") or "")
+        listed = self.stored.get(resource.path(ns or None))
+        try:
+            async with self.gate:
+                current: dict[str, Any] | None = None
+                if listed is not None:
+                    current = listed.get(m.name)
+                else:
+                    with contextlib.suppress(kube.NotFoundError):
+                        current = await kube.get(self.client, resource, m.name, ns or None)
+                if (
+                    current is not None
+                    and self.skip_unchanged
+                    and not self.dry_run
+                    and apply_is_noop(current, body, self.field_manager)
+                ):
+                    self.row(m.source, m.ref(), ns, "unchanged")
+                    return
+                stored = await kube.apply(
+                    self.client,
+                    resource,
+                    body,
+                    field_manager=self.field_manager,
+                    force=self.force,
+                    dry_run=self.dry_run,
+                )
+        except kube.KubeAPIError as exc:
+            self.refused(m.source, m.ref(), ns, exc)
+            return
+        if current is None:
+            action: Action = "created"
+        elif self.dry_run:
+            action = "unchanged" if comparable(stored) == comparable(current) else "configured"
+        else:
+            same = stored["metadata"].get("resourceVersion") == current["metadata"].get(
+                "resourceVersion"
+            )
+            action = "unchanged" if same else "configured"
+        self.row(m.source, m.ref(), ns, action, "server dry run" if self.dry_run else "")
+
+
+async def _resource_of_group_kind(client: kube.ApiClient, group_kind: str) -> kube.Resource:
+    kind, _, group = group_kind.partition(".")
+    if not group:
+        return await kube.resolve_kind(client, f"v1/{kind}")
+    doc = await kube.request(client, "GET", f"/apis/{group}", target=f"discovery /apis/{group}")
+    version = ((doc or {}).get("preferredVersion") or {}).get("version")
+    if not version:
+        raise kube.KindNotFoundError(f"{group_kind}: the member serves no version of {group}")
+    return await kube.resolve_kind(client, f"{group}/{version}/{kind}")
+
+
+def _group_kind(m: Manifest) -> str:
+    return f"{m.kind}.{m.group}" if m.group else m.kind
+
+
+def _split(value: str | None) -> set[str]:
+    return {v for v in (value or "").split(",") if v}
+
+
+async def _parent(member: MemberApply, applyset: ApplySet) -> tuple[set[str], set[str]]:
+    """The parent's recorded group-kinds and namespaces (empty if there is no parent yet).
+
+    Raises:
+        DeliveryError: The parent exists but belongs to another ApplySet tool (e.g. kubectl).
+    """
+    try:
+        parent = await kube.get(member.client, kube.CONFIG_MAPS, applyset.name, applyset.namespace)
+    except kube.NotFoundError:
+        return set(), set()
+    meta = parent.get("metadata") or {}
+    tooling = (meta.get("annotations") or {}).get(APPLYSET_TOOLING, "")
+    if tooling and not tooling.startswith("cluster-inventory/"):
+        raise DeliveryError(
+            f"ConfigMap {applyset.namespace}/{applyset.name} is the parent of an ApplySet "
+            f"managed by {tooling}; choose another --applyset name"
+        )
+    annotations = meta.get("annotations") or {}
+    return _split(annotations.get(APPLYSET_GROUP_KINDS)), _split(
+        annotations.get(APPLYSET_NAMESPACES)
+    )
+
+
+async def _write_parent(
+    member: MemberApply, applyset: ApplySet, group_kinds: set[str], namespaces: set[str]
+) -> None:
+    body = {
+        "metadata": {
+            "name": applyset.name,
+            "namespace": applyset.namespace,
+            "labels": {APPLYSET_ID_LABEL: applyset.id},
+            "annotations": {
+                APPLYSET_TOOLING: TOOLING,
+                APPLYSET_GROUP_KINDS: ",".join(sorted(group_kinds)),
+                APPLYSET_NAMESPACES: ",".join(sorted(namespaces - {applyset.namespace})),
+            },
+        }
+    }
+    await kube.apply(
+        member.client, kube.CONFIG_MAPS, body, field_manager=member.field_manager, force=True
+    )
+
+
+async def _prune(
+    member: MemberApply,
+    applyset: ApplySet,
+    group_kinds: set[str],
+    namespaces: set[str],
+    keep: set[tuple[str, str, str, str]],
+) -> None:
+    for group_kind in sorted(group_kinds):
+        try:
+            resource = await _resource_of_group_kind(member.client, group_kind)
+        except kube.KindNotFoundError:
+            continue  # the kind is gone from the member, and its objects with it
+        scopes: list[str | None] = [*sorted(namespaces)] if resource.namespaced else [None]
+        for ns in scopes:
+            listed = await kube.list_objects(
+                member.client, resource, ns, label_selector=f"{APPLYSET_PART_OF}={applyset.id}"
+            )
+            for obj in listed.get("items") or ():
+                meta = obj.get("metadata") or {}
+                name, namespace = str(meta.get("name")), str(meta.get("namespace") or "")
+                if (resource.group, resource.kind, namespace, name) in keep:
+                    continue
+                group = f".{resource.group}" if resource.group else ""
+                ref = f"{resource.kind.lower()}{group}/{name}"
+                key = f"prune {object_key(obj)} {resource.kind}"
+                if member.dry_run:
+                    member.row(key, ref, namespace, "pruned", "server dry run: would be deleted")
+                    continue
+                body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+                if meta.get("uid"):
+                    body["preconditions"] = {"uid": meta["uid"]}
+                try:
+                    await kube.request(
+                        member.client,
+                        "DELETE",
+                        resource.path(namespace or None, name),
+                        body=body,
+                        target=resource.describe(namespace or None, name),
+                    )
+                except kube.NotFoundError:
+                    pass
+                except kube.KubeAPIError as exc:
+                    member.row(key, ref, namespace, "failed", f"prune: {api_message(exc)}")
+                    continue
+                member.row(key, ref, namespace, "pruned")
+
+
+def member_apply(
+    client: kube.ApiClient,
+    manifests: Sequence[Manifest],
+    *,
+    cluster: str,
+    server: str = "",
+    field_manager: str = FIELD_MANAGER,
+    dry_run: bool = False,
+    force_conflicts: bool = False,
+    default_namespace: str = "default",
+    parallel: int = PER_MEMBER_REQUESTS,
+    kinds: dict[str, kube.Resource] | None = None,
+    skip_unchanged: bool = True,
+) -> MemberApply:
+    """The per-member state of one apply pass (client, limits, kinds the set defines)."""
+    crd_kinds = set()
+    for m in manifests:
+        if m.kind == CRD_KIND:
+            spec = m.obj.get("spec") or {}
+            crd_kinds.add((str(spec.get("group")), str((spec.get("names") or {}).get("kind"))))
+    return MemberApply(
+        client,
+        cluster,
+        server,
+        field_manager=field_manager,
+        dry_run=dry_run,
+        force_conflicts=force_conflicts,
+        default_namespace=default_namespace,
+        crd_kinds=crd_kinds,
+        parallel=parallel,
+        kinds=kinds,
+        skip_unchanged=skip_unchanged,
+    )
+
+
+async def apply_member(
+    member: MemberApply, manifests: Sequence[Manifest], applyset: ApplySet | None
+) -> None:
+    """Apply ``manifests`` to one member in phases, then prune the ApplySet if given."""
+    default_namespace = member.default_namespace
+    group_kinds = {_group_kind(m) for m in manifests}
+    namespaces = {
+        m.namespace or default_namespace for m in manifests if m.kind not in (CRD_KIND, "Namespace")
+    }
+    old_kinds: set[str] = set()
+    old_namespaces: set[str] = set()
+    if applyset is not None:
+        old_kinds, old_namespaces = await _parent(member, applyset)
+        if not member.dry_run:  # record the union first: an interrupted run still prunes later
+            await _write_parent(
+                member, applyset, old_kinds | group_kinds, old_namespaces | namespaces
+            )
+    for phase in apply_order(manifests):
+        await member.read_phase(phase)
+        await asyncio.gather(*(member.apply(m, applyset) for m in phase))
+    if applyset is None or any(r.failed for r in member.rows.values()):
+        return
+    keep = set()
+    for m in manifests:
+        resource = member.kinds.get(f"{m.api_version}/{m.kind}")
+        if resource is not None:
+            ns = (m.namespace or default_namespace) if resource.namespaced else ""
+            keep.add((resource.group, resource.kind, ns, m.name))
+    await _prune(member, applyset, old_kinds | group_kinds, old_namespaces | namespaces, keep)
+    if not member.dry_run and not any(r.failed for r in member.rows.values()):
+        await _write_parent(member, applyset, group_kinds, namespaces)
+
+
+async def apply_to_member(
+    client: kube.ApiClient,
+    manifests: Sequence[Manifest],
+    *,
+    cluster: str,
+    server: str = "",
+    field_manager: str = FIELD_MANAGER,
+    dry_run: bool = False,
+    force_conflicts: bool = False,
+    default_namespace: str = "default",
+    applyset: ApplySet | None = None,
+    skip_unchanged: bool = True,
+) -> list[ObjectResult]:
+    """Apply ``manifests`` to one member in phases; one result per object (and per pruned one).
+
+    Args:
+        client: The member's API client.
+        manifests: What to apply.
+        cluster: The member's name in results (``namespace/name`` of its profile).
+        server: Its API server URL, for results.
+        field_manager: Server-side apply field manager.
+        dry_run: ``dryRun=All``: nothing is stored or deleted.
+        force_conflicts: Take fields that another manager owns (kubectl's
+            ``--force-conflicts``); otherwise such a conflict fails the object.
+        default_namespace: Namespace of namespaced objects that name none.
+        applyset: Prune objects of this ApplySet that are no longer in ``manifests``.
+        skip_unchanged: Send no apply for an object it could not change
+            (:func:`apply_is_noop`); False sends every apply, as kubectl does.
+
+    Returns:
+        Results in apply order, pruned objects last. An unreachable member fails every row
+        with the transport error; a refused object fails its row with the server's message.
+
+    Raises:
+        KubeAPIError: Reading or writing the ApplySet parent was refused.
+        DeliveryError: The ApplySet parent belongs to another tool.
+    """
+    member = member_apply(
+        client,
+        manifests,
+        cluster=cluster,
+        server=server,
+        field_manager=field_manager,
+        dry_run=dry_run,
+        force_conflicts=force_conflicts,
+        default_namespace=default_namespace,
+        skip_unchanged=skip_unchanged,
+    )
+    await apply_member(member, manifests, applyset)
+    return member.results(manifests)
