@@ -302,6 +302,13 @@ def manager_run(
         list[str] | None,
         typer.Option(help="Fixed inventory NAMESPACE=SET[,SET] (repeatable)."),
     ] = None,
+    inventory_namespaces_only: Annotated[
+        bool,
+        typer.Option(
+            help="Serve only the --inventory-namespace inventories, not labelled namespaces, "
+            "and read token Secrets only there (for Secret access granted per namespace)."
+        ),
+    ] = False,
     access_provider: Annotated[str, typer.Option(help="Access provider name.")] = "secretreader",
     token_lifetime: Annotated[float, typer.Option(help="Consumer token lifetime, s.")] = 3600,
     probe_interval: Annotated[float, typer.Option(help="Seconds between probes.")] = 2.0,
@@ -342,6 +349,7 @@ def manager_run(
             namespace=namespace,
             member_namespace=member_namespace,
             inventory_namespaces=_parse_inventories(inventory_namespace or []),
+            inventory_namespaces_only=inventory_namespaces_only,
             access_provider=access_provider,
             token_lifetime=token_lifetime,
             probe_interval=probe_interval,

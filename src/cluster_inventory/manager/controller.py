@@ -115,12 +115,20 @@ class ClusterManager:
             label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name}",
             name="hub ClusterProfiles",
         )
-        self.token_secrets = Informer(
-            hub,
-            kube.SECRETS,
-            label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name},{LABEL_TOKEN_FOR}",
-            name="hub token Secrets",
-        )
+        # One cluster-wide watch, or one per fixed inventory when the manager may read
+        # Secrets only there (a cluster-wide list would be forbidden).
+        self.token_secrets = [
+            Informer(
+                hub,
+                kube.SECRETS,
+                namespace=ns,
+                label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name},{LABEL_TOKEN_FOR}",
+                name=f"hub token Secrets {ns}" if ns else "hub token Secrets",
+            )
+            for ns in (
+                sorted(config.inventory_namespaces) if config.inventory_namespaces_only else [None]
+            )
+        ]
         self.queue: WorkQueue[Any] = WorkQueue(_CONTROLLER)
         self.token_queue: WorkQueue[ProfileKey] = WorkQueue(f"{_CONTROLLER}-tokens")
         self.members: dict[kube.ClusterConnection, MemberConnection] = {}
@@ -140,13 +148,14 @@ class ClusterManager:
         self.source.start(placement)
         self.namespaces.add_handler(placement)
         self.profiles.add_handler(self._on_profile)
-        self.token_secrets.add_handler(self._on_token_secret)
-        for informer in (self.namespaces, self.profiles, self.token_secrets):
+        for informer in self.token_secrets:
+            informer.add_handler(self._on_token_secret)
+        for informer in (self.namespaces, self.profiles, *self.token_secrets):
             informer.start()
         workers: list[asyncio.Task[None]] = []
         try:
             await self.source.wait_synced()
-            for informer in (self.namespaces, self.profiles, self.token_secrets):
+            for informer in (self.namespaces, self.profiles, *self.token_secrets):
                 await informer.wait_synced()
             self.queue.add(PLACEMENT)
             self.metrics.reconcile.start(_CONTROLLER, self.config.workers)
@@ -171,7 +180,7 @@ class ClusterManager:
                 self.source.stop(),
                 self.namespaces.stop(),
                 self.profiles.stop(),
-                self.token_secrets.stop(),
+                *(informer.stop() for informer in self.token_secrets),
                 *(m.stop() for m in self.members.values()),
                 return_exceptions=True,
             )
@@ -241,7 +250,8 @@ class ClusterManager:
         for source in [s for s in self._reported if s not in reported]:
             del self._reported[source]  # fixed since: a new breakage is reported again
         invs = inventories(
-            self.namespaces.items(),
+            # Only the fixed inventories when Secrets may be written only there.
+            () if self.config.inventory_namespaces_only else self.namespaces.items(),
             self.config.inventory_namespaces,
             self.config.default_member_role,
         )
@@ -550,7 +560,9 @@ class ClusterManager:
                 format_time(token.expiration).encode()
             ).decode(),
         }
-        existing = self.token_secrets.get(str(key))
+        existing = next(
+            (found for i in self.token_secrets if (found := i.get(str(key))) is not None), None
+        )
         if existing is not None and existing.get("data") == data:
             return
         meta = profile.get("metadata") or {}
