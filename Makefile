@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: setup assets chromium demo test lint unit
+.PHONY: setup assets chromium demo test lint unit manifests image wheel
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -38,3 +38,7 @@ test: assets lint
 
 unit: setup
 	$(UV) run pytest tests/unit $(ARGS)
+
+# deploy/ is rendered from the Helm chart (charts/cluster-inventory); run after changing it.
+manifests: setup
+	$(UV) run python -m cluster_inventory.testing.chart
