@@ -18,6 +18,7 @@ class ManagerMetrics:
     reconcile: kube.ReconcileMetrics
     invalid_registrations: Gauge
     status_writes: Counter
+    profiles: Gauge
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> ManagerMetrics:
@@ -32,6 +33,13 @@ class ManagerMetrics:
             status_writes=Counter(
                 "cluster_inventory_profile_status_writes_total",
                 "ClusterProfile status writes (only changes are written)",
+                registry=registry,
+            ),
+            # Alerts ask "how many members are unhealthy", which no counter answers.
+            profiles=Gauge(
+                "cluster_inventory_profiles",
+                "ClusterProfiles this manager keeps, by namespace and ControlPlaneHealthy status",
+                ["namespace", "control_plane_healthy"],
                 registry=registry,
             ),
         )

@@ -139,6 +139,8 @@ class ClusterManager:
         self._member_ids: dict[kube.ClusterConnection, str | None] = {}
         self._conflicts: set[ProfileKey] = set()
         self._written: dict[ProfileKey, str] = {}
+        #: ControlPlaneHealthy of each kept profile, counted into the profiles gauge.
+        self._health: dict[ProfileKey, str] = {}
         self.synced = asyncio.Event()
 
     # -- wiring ----------------------------------------------------------------------
@@ -445,6 +447,7 @@ class ClusterManager:
         await kube.delete(self.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace)
         await kube.delete(self.hub, kube.SECRETS, key.name, namespace=key.namespace)
         self._written.pop(key, None)
+        self._count_health(key, None)
         _log.info("deleted profile", extra={"object": str(key)})
         if was is None:
             return
@@ -517,9 +520,25 @@ class ClusterManager:
             )
             self._written[key] = str((written.get("metadata") or {}).get("resourceVersion"))
             self.metrics.status_writes.inc()
+        self._count_health(key, obs.healthy.status)
         if obs.joined.status == "True":
             self.token_queue.add(key)
         return None
+
+    def _count_health(self, key: ProfileKey, status: str | None) -> None:
+        """Record a profile's ControlPlaneHealthy (None: gone) in the profiles gauge."""
+        if self._health.get(key) == status:
+            return
+        if status is None:
+            self._health.pop(key, None)
+        else:
+            self._health[key] = status
+        counts = {"True": 0, "False": 0, "Unknown": 0}
+        for other, value in self._health.items():
+            if other.namespace == key.namespace:
+                counts[value] = counts.get(value, 0) + 1
+        for value, count in counts.items():
+            self.metrics.profiles.labels(key.namespace, value).set(count)
 
     async def reconcile_token(self, key: ProfileKey) -> float | None:
         """Keep the consumer token Secret ``<inventory>/<profile>`` current.
