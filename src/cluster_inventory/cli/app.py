@@ -76,6 +76,27 @@ def _kept_fleet_dir() -> Path:
     return cache_root() / "fleet"
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"cluster-inventory {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print the version and exit (as container images and packagers expect).",
+        ),
+    ] = False,
+) -> None:
+    """Options of the command itself (``--version``)."""
+
+
 @app.command()
 def version() -> None:
     """Print the version of cluster-inventory and of the pinned control-plane builds."""
