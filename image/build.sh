@@ -81,12 +81,19 @@ PY=$(chroot "$ROOTFS" /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.versi
 
 step "3. cluster-inventory $VERSION and its dependencies for Python $PY"
 SITE=/usr/local/lib/python$PY/dist-packages
-$UV pip install --quiet --target "$ROOTFS$SITE" --python-version "$PY" \
+# --link-mode copy: uv would otherwise hardlink files from its cache, which every venv on
+# the machine shares, and strip below would then rewrite them in place under running
+# processes.
+$UV pip install --quiet --link-mode copy --target "$ROOTFS$SITE" --python-version "$PY" \
   --python-platform "$PLATFORM" --only-binary :all: --no-compile "$WHEEL" >&2
 rm -rf "$ROOTFS$SITE/bin"
 # Native extensions ship with debug information (uvloop alone: 13 MiB); nobody debugs them
 # in the image.
-find "$ROOTFS$SITE" -name '*.so' -exec strip --strip-unneeded {} +
+find "$ROOTFS$SITE" -name '*.so' -links 1 -exec strip --strip-unneeded {} +
+if [ -n "$(find "$ROOTFS$SITE" -name '*.so' -links +1)" ]; then
+  echo "error: shared objects in the image are hardlinked elsewhere; not stripping them" >&2
+  exit 1
+fi
 
 step "4. console scripts, bytecode"
 install -m 0755 image/bin/* "$ROOTFS/usr/local/bin/"
