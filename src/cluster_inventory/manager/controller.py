@@ -251,9 +251,15 @@ class ClusterManager:
         reported = {error.source for _, error in invalid}
         for source in [s for s in self._reported if s not in reported]:
             del self._reported[source]  # fixed since: a new breakage is reported again
+        namespaces = self.namespaces.items()
+        if self.config.inventory_namespaces_only:
+            # Only the fixed inventories: Secrets may be written only there.
+            fixed = self.config.inventory_namespaces
+            namespaces = [
+                ns for ns in namespaces if (ns.get("metadata") or {}).get("name") in fixed
+            ]
         invs = inventories(
-            # Only the fixed inventories when Secrets may be written only there.
-            () if self.config.inventory_namespaces_only else self.namespaces.items(),
+            namespaces,
             self.config.inventory_namespaces,
             self.config.default_member_role,
         )

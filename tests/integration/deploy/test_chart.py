@@ -27,7 +27,8 @@ import pytest
 import yaml
 
 from cluster_inventory import api, kube
-from cluster_inventory.testing import ControlPlane, upstream_crd
+from cluster_inventory.manager import registration_secret
+from cluster_inventory.testing import ControlPlane, Fleet, upstream_crd
 from cluster_inventory.testing._process import free_port
 from cluster_inventory.testing.chart import (
     CHART_DIR,
@@ -292,10 +293,36 @@ def upstream_crds_installed(hub: ControlPlane) -> None:
     asyncio.run(install())
 
 
+async def _scoped_manager_keeps_a_member(fleet: Fleet) -> None:
+    """With Secrets only in its inventories, the manager still writes profiles and tokens."""
+    member = next(iter(fleet.members.values()))
+    secret = registration_secret("scoped", NAMESPACE, yaml.safe_dump(member.kubeconfig()), ["prod"])
+    async with await fleet.hub.client() as admin:
+
+        async def tokens(present: bool) -> bool:
+            found = []
+            for ns in ("team-a", "team-b"):
+                try:
+                    await kube.get(admin, kube.SECRETS, "scoped", namespace=ns)
+                    await kube.get(admin, kube.CLUSTER_PROFILES, "scoped", namespace=ns)
+                    found.append(True)
+                except kube.NotFoundError:
+                    found.append(False)
+            return all(found) if present else not any(found)
+
+        await kube.apply(admin, kube.SECRETS, secret, field_manager="test")
+        try:
+            await eventually(lambda: tokens(True), timeout=60, what="profiles and tokens")
+        finally:
+            await kube.delete(admin, kube.SECRETS, "scoped", namespace=NAMESPACE)
+        await eventually(lambda: tokens(False), timeout=60, what="profiles and tokens removed")
+
+
 @pytest.mark.parametrize(("example", "name"), _deployments())
 async def test_each_deployment_runs_with_its_service_account_token(
-    hub: ControlPlane, upstream_crds_installed: None, example: str, name: str, tmp_path: Path
+    fleet: Fleet, upstream_crds_installed: None, example: str, name: str, tmp_path: Path
 ) -> None:
+    hub = fleet.hub
     objs = objects(example)
     (deployment,) = [d for d in of_kind(objs, "Deployment") if d["metadata"]["name"] == name]
     namespace = deployment["metadata"]["namespace"]
@@ -365,6 +392,8 @@ async def test_each_deployment_runs_with_its_service_account_token(
                 raise AssertionError(f"{exc}\nstderr:\n{stderr[-3000:]}") from None
             async with http.get(f"http://127.0.0.1:{health}/healthz") as resp:
                 assert resp.status == 200
+        if example == "scoped-secrets.yaml":
+            await _scoped_manager_keeps_a_member(fleet)
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
