@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: setup assets chromium demo test lint unit
+.PHONY: setup assets chromium image-tools demo test lint unit manifests image
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -13,6 +13,7 @@ setup:
 assets: setup
 	$(UV) run cluster-inventory testing install-assets
 	@command -v chromium >/dev/null 2>&1 || $(MAKE) --no-print-directory chromium
+	@command -v buildah >/dev/null 2>&1 && command -v mmdebstrap >/dev/null 2>&1 || $(MAKE) --no-print-directory image-tools
 
 # Debian's headless Chromium renders the conformance HTML report in its test (once).
 chromium:
@@ -38,3 +39,20 @@ test: assets lint
 
 unit: setup
 	$(UV) run pytest tests/unit $(ARGS)
+
+# deploy/ is rendered from the Helm chart (charts/cluster-inventory); run after changing it.
+manifests: setup
+	$(UV) run python -m cluster_inventory.testing.chart
+
+# The container image (image/Containerfile) without a daemon: Debian's buildah and mmdebstrap.
+image-tools:
+	@if [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's buildah and mmdebstrap (the image build and its smoke test)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq buildah mmdebstrap binutils >/dev/null; \
+	else \
+		echo "buildah or mmdebstrap is missing: run 'sudo apt-get install -y buildah mmdebstrap binutils'"; \
+	fi
+
+# dist/cluster-inventory-<version>.oci.tar, built and run as root (about a minute warm).
+image: setup
+	image/build.sh $(ARGS)

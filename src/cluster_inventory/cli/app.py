@@ -76,6 +76,27 @@ def _kept_fleet_dir() -> Path:
     return cache_root() / "fleet"
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"cluster-inventory {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print the version and exit (as container images and packagers expect).",
+        ),
+    ] = False,
+) -> None:
+    """Options of the command itself (``--version``)."""
+
+
 @app.command()
 def version() -> None:
     """Print the version of cluster-inventory and of the pinned control-plane builds."""
@@ -126,6 +147,10 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
             for crd in UPSTREAM_CRDS:
                 upstream_crd(crd, progress=progress)
             built.append(argocd_check(progress=progress))
+            # helm renders the chart, promtool checks the alerting rules (packaging tests).
+            from cluster_inventory.testing.tools import TOOLS, install_tool
+
+            built += [install_tool(name, progress=progress) for name in TOOLS]
     return path, built
 
 
@@ -133,12 +158,13 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
 def install_assets(
     force: Annotated[bool, typer.Option(help="Rebuild even if cached.")] = False,
 ) -> None:
-    """Build etcd, kube-apiserver, kube-controller-manager, kubectl and the upstream plugins.
+    """Build etcd, kube-apiserver, kube-controller-manager, kubectl, plugins, helm, promtool.
 
     Everything comes from Go modules through the module proxy and is cached under
     ~/.cache/cluster-inventory; the upstream secretreader plugin and argocd-check (Argo CD's
-    own Secret-to-cluster code) are what interop tests run, and the upstream CRDs (Cluster
-    API's Cluster, Kueue's MultiKueue kinds) are what integration tests install.
+    own Secret-to-cluster code) are what interop tests run, the upstream CRDs (Cluster
+    API's Cluster, Kueue's MultiKueue kinds) are what integration tests install, and helm
+    and promtool check the chart and the alerting rules.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 
@@ -297,6 +323,13 @@ def manager_run(
         list[str] | None,
         typer.Option(help="Fixed inventory NAMESPACE=SET[,SET] (repeatable)."),
     ] = None,
+    inventory_namespaces_only: Annotated[
+        bool,
+        typer.Option(
+            help="Serve only the --inventory-namespace inventories, not labelled namespaces, "
+            "and read token Secrets only there (for Secret access granted per namespace)."
+        ),
+    ] = False,
     access_provider: Annotated[str, typer.Option(help="Access provider name.")] = "secretreader",
     token_lifetime: Annotated[float, typer.Option(help="Consumer token lifetime, s.")] = 3600,
     probe_interval: Annotated[float, typer.Option(help="Seconds between probes.")] = 2.0,
@@ -337,6 +370,7 @@ def manager_run(
             namespace=namespace,
             member_namespace=member_namespace,
             inventory_namespaces=_parse_inventories(inventory_namespace or []),
+            inventory_namespaces_only=inventory_namespaces_only,
             access_provider=access_provider,
             token_lifetime=token_lifetime,
             probe_interval=probe_interval,

@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
@@ -188,6 +188,17 @@ def _matches(stored: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     )
 
 
+def _render_failing_gauge(registry: CollectorRegistry) -> Gauge:
+    # A gauge, not a counter: a failed render is not retried until the profile changes, so
+    # only "how many are failing now" can hold an alert until the cause is fixed.
+    return Gauge(
+        "cluster_inventory_sync_render_failing",
+        "Targets whose ClusterProfile does not render (the last good target is kept)",
+        ["controller"],
+        registry=registry,
+    )
+
+
 class ProfileMirror(QueueController):
     """Keep one target object per assigned ClusterProfile (the shared controller loop).
 
@@ -271,6 +282,12 @@ class ProfileMirror(QueueController):
         self.queue: WorkQueue[str] = WorkQueue(
             self.controller, metrics=kube.collectors_for(WorkQueueMetrics, registry)
         )
+        #: Targets whose profile last failed to render (their last good target stays).
+        self._render_failed: set[str] = set()
+        self._render_failing = kube.collectors_for(_render_failing_gauge, registry).labels(
+            self.controller
+        )
+        self._render_failing.set(0)
         self._plan: dict[str, Assignment] = {}
         #: Target names held by an object that is not ours (reported, left alone).
         self.blocked: set[str] = set()
@@ -413,6 +430,8 @@ class ProfileMirror(QueueController):
         assignment = self._plan.get(name)
         profile = self._profile(assignment.profile) if assignment else None
         if assignment is None or profile is None:
+            self._render_failed.discard(name)
+            self._render_failing.set(len(self._render_failed))
             self.blocked.discard(name)
             if stored is not None:
                 await self._delete(stored)
@@ -420,8 +439,12 @@ class ProfileMirror(QueueController):
         try:
             body = self.render(profile, name, assignment)
         except RenderError as exc:
+            self._render_failed.add(name)
+            self._render_failing.set(len(self._render_failed))
             await self._warn(profile, "RenderFailed", "Render", str(exc))
             return None  # the last good target stays; a profile change queues it again
+        self._render_failed.discard(name)
+        self._render_failing.set(len(self._render_failed))
         # Rendered again: a later failure, even the same one, is news worth an Event.
         self._reported.pop(str(_meta(profile).get("uid") or ""), None)
         labels = dict(_meta(body).get("labels") or {})

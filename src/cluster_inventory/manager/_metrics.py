@@ -20,6 +20,7 @@ class ManagerMetrics:
     status_writes: Counter
     source_failing: Gauge
     held_profiles: Gauge
+    profiles: Gauge
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> ManagerMetrics:
@@ -46,6 +47,13 @@ class ManagerMetrics:
             status_writes=Counter(
                 "cluster_inventory_profile_status_writes_total",
                 "ClusterProfile status writes (only changes are written)",
+                registry=registry,
+            ),
+            # Alerts ask "how many members are unhealthy", which no counter answers.
+            profiles=Gauge(
+                "cluster_inventory_profiles",
+                "ClusterProfiles this manager keeps, by namespace and ControlPlaneHealthy status",
+                ["namespace", "control_plane_healthy"],
                 registry=registry,
             ),
         )

@@ -45,6 +45,9 @@ class ManagerConfig:
         member_namespace: Namespace on each member for the consumers' ServiceAccounts.
         inventory_namespaces: Fixed inventories: hub namespace -> cluster sets, in addition
             to namespaces labelled ``multicluster.x-k8s.io/clusterset``.
+        inventory_namespaces_only: Serve only ``inventory_namespaces``, not labelled
+            namespaces, and watch token Secrets only there: for a manager whose Secret
+            access is granted per namespace (the chart's ``secretAccess: namespaces``).
         access_provider: Name of the access provider published on every profile.
         default_member_role: Member ClusterRole bound for an inventory without annotation.
         token_lifetime: Requested lifetime of consumer tokens, seconds (the API server's
@@ -68,6 +71,7 @@ class ManagerConfig:
     namespace: str = DEFAULT_NAMESPACE
     member_namespace: str = DEFAULT_NAMESPACE
     inventory_namespaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    inventory_namespaces_only: bool = False
     access_provider: str = ACCESS_PROVIDER_SECRETREADER
     default_member_role: str = "view"
     token_lifetime: float = 3600.0
@@ -89,6 +93,8 @@ class ManagerConfig:
             raise ValueError("rotation_fraction must be in [0.1, 1)")
         if self.probe_interval <= 0 or self.probe_timeout <= 0:
             raise ValueError("probe_interval and probe_timeout must be positive")
+        if self.inventory_namespaces_only and not self.inventory_namespaces:
+            raise ValueError("inventory_namespaces_only needs at least one inventory namespace")
         if self.workers < 1:
             raise ValueError("workers must be at least 1")
         if not self.sources:

@@ -109,12 +109,20 @@ class ClusterManager:
             label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name}",
             name="hub ClusterProfiles",
         )
-        self.token_secrets = Informer(
-            hub,
-            kube.SECRETS,
-            label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name},{LABEL_TOKEN_FOR}",
-            name="hub token Secrets",
-        )
+        # One cluster-wide watch, or one per fixed inventory when the manager may read
+        # Secrets only there (a cluster-wide list would be forbidden).
+        self.token_secrets = [
+            Informer(
+                hub,
+                kube.SECRETS,
+                namespace=ns,
+                label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name},{LABEL_TOKEN_FOR}",
+                name=f"hub token Secrets {ns}" if ns else "hub token Secrets",
+            )
+            for ns in (
+                sorted(config.inventory_namespaces) if config.inventory_namespaces_only else [None]
+            )
+        ]
         self.queue: WorkQueue[Any] = WorkQueue(_CONTROLLER)
         self.token_queue: WorkQueue[ProfileKey] = WorkQueue(f"{_CONTROLLER}-tokens")
         self.members: dict[kube.ClusterConnection, MemberConnection] = {}
@@ -124,6 +132,8 @@ class ClusterManager:
         self._conflicts: set[ProfileKey] = set()
         self._written: dict[ProfileKey, str] = {}
         self._prepared = False
+        #: ControlPlaneHealthy of each kept profile, counted into the profiles gauge.
+        self._health: dict[ProfileKey, str] = {}
         self.synced = asyncio.Event()
 
     # -- wiring ----------------------------------------------------------------------
@@ -145,11 +155,12 @@ class ClusterManager:
         self.source.start(placement)
         self.namespaces.add_handler(placement)
         self.profiles.add_handler(self._on_profile)
-        self.token_secrets.add_handler(self._on_token_secret)
-        for informer in (self.namespaces, self.profiles, self.token_secrets):
+        for informer in self.token_secrets:
+            informer.add_handler(self._on_token_secret)
+        for informer in (self.namespaces, self.profiles, *self.token_secrets):
             informer.start()
         await self.source.wait_synced()
-        for informer in (self.namespaces, self.profiles, self.token_secrets):
+        for informer in (self.namespaces, self.profiles, *self.token_secrets):
             try:
                 await informer.wait_synced()
             except kube.KubeAPIError as exc:
@@ -191,7 +202,7 @@ class ClusterManager:
             self.source.stop(),
             self.namespaces.stop(),
             self.profiles.stop(),
-            self.token_secrets.stop(),
+            *(informer.stop() for informer in self.token_secrets),
             *(m.stop() for m in self.members.values()),
             return_exceptions=True,
         )
@@ -257,8 +268,15 @@ class ClusterManager:
         self.reports.source_failures(self.source.failures())
         await self.reports.invalid_registrations(invalid)
         held = held_members(registrations, [error for _, error in invalid])
+        namespaces = self.namespaces.items()
+        if self.config.inventory_namespaces_only:
+            # Only the fixed inventories: Secrets may be written only there.
+            fixed = self.config.inventory_namespaces
+            namespaces = [
+                ns for ns in namespaces if (ns.get("metadata") or {}).get("name") in fixed
+            ]
         invs = inventories(
-            self.namespaces.items(),
+            namespaces,
             self.config.inventory_namespaces,
             self.config.default_member_role,
         )
@@ -400,6 +418,7 @@ class ClusterManager:
         await kube.delete(self.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace)
         await kube.delete(self.hub, kube.SECRETS, key.name, namespace=key.namespace)
         self._written.pop(key, None)
+        self._count_health(key, None)
         _log.info("deleted profile", extra={"object": str(key)})
         if was is None:
             return
@@ -472,9 +491,25 @@ class ClusterManager:
             )
             self._written[key] = str((written.get("metadata") or {}).get("resourceVersion"))
             self.metrics.status_writes.inc()
+        self._count_health(key, obs.healthy.status)
         if obs.joined.status == "True":
             self.token_queue.add(key)
         return None
+
+    def _count_health(self, key: ProfileKey, status: str | None) -> None:
+        """Record a profile's ControlPlaneHealthy (None: gone) in the profiles gauge."""
+        if self._health.get(key) == status:
+            return
+        if status is None:
+            self._health.pop(key, None)
+        else:
+            self._health[key] = status
+        counts = {"True": 0, "False": 0, "Unknown": 0}
+        for other, value in self._health.items():
+            if other.namespace == key.namespace:
+                counts[value] = counts.get(value, 0) + 1
+        for value, count in counts.items():
+            self.metrics.profiles.labels(key.namespace, value).set(count)
 
     async def reconcile_token(self, key: ProfileKey) -> float | None:
         """Keep the consumer token Secret ``<inventory>/<profile>`` current.
@@ -515,7 +550,9 @@ class ClusterManager:
                 format_time(token.expiration).encode()
             ).decode(),
         }
-        existing = self.token_secrets.get(str(key))
+        existing = next(
+            (found for i in self.token_secrets if (found := i.get(str(key))) is not None), None
+        )
         if existing is not None and existing.get("data") == data:
             return
         meta = profile.get("metadata") or {}

@@ -135,6 +135,7 @@ class GoModuleBuild:
         staging_replace_version: If set, every ``k8s.io/*`` requirement at ``v0.0.0`` in the
             module's go.mod is replaced by that published version (Kubernetes' staging repos).
         ldflags: Extra ``-ldflags`` (``-s -w`` are always given).
+        tags: Go build tags (``-tags``), e.g. to leave out optional plugins.
     """
 
     module: str
@@ -142,6 +143,7 @@ class GoModuleBuild:
     packages: Mapping[str, str]
     staging_replace_version: str | None = None
     ldflags: Sequence[str] = field(default_factory=tuple)
+    tags: Sequence[str] = field(default_factory=tuple)
 
     def _go_mod(self, env: Mapping[str, str], workdir: Path, progress: Progress | None) -> str:
         lines = [
@@ -203,6 +205,7 @@ class GoModuleBuild:
                     "-v",
                     "-trimpath",
                     f"-ldflags={ldflags}",
+                    *([f"-tags={','.join(self.tags)}"] if self.tags else []),
                     "-o",
                     str(out_dir / name),
                     pkg,

@@ -11,9 +11,11 @@ __all__ = [
     "CLUSTER_INVENTORY_API_VERSION",
     "ETCD_VERSION",
     "GITOPS_ENGINE_VERSION",
+    "HELM_VERSION",
     "KUBERNETES_VERSION",
     "KUEUE_VERSION",
     "MIN_GO_VERSION",
+    "PROMETHEUS_VERSION",
 ]
 
 #: ``k8s.io/kubernetes`` module version for kube-apiserver, kube-controller-manager, kubectl.
@@ -33,3 +35,8 @@ ARGOCD_VERSION = "v3.5.7"
 #: ``github.com/argoproj/argo-cd/gitops-engine/v3`` release standing in for the in-tree copy
 #: Argo CD's go.mod replaces it with (absent from the module zip; see ``argocd_check``).
 GITOPS_ENGINE_VERSION = "v3.6.0"
+#: ``helm.sh/helm/v3`` module version: ``helm`` lints and renders the chart in the tests.
+HELM_VERSION = "v3.22.0"
+#: ``github.com/prometheus/prometheus`` module version (v0.316.0 is Prometheus 3.16.0):
+#: ``promtool`` checks and unit-tests the alerting rules.
+PROMETHEUS_VERSION = "v0.316.0"

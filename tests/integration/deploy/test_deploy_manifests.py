@@ -1,7 +1,9 @@
 """The kustomize tree in deploy/: CRD copies, rendering, least-privilege RBAC, a server dry run.
 
-Rendering and applying use the pinned ``kubectl`` of the test assets (its built-in kustomize),
-so the manifests are checked with the same client version as the control planes.
+deploy/ is generated from the Helm chart (``make manifests``; test_chart.py checks it is
+current), so these checks hold for the chart's objects as well. Rendering and applying use
+the pinned ``kubectl`` of the test assets (its built-in kustomize), so the manifests are
+checked with the same client version as the control planes.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ APPLY_PREFIX = {
     "Role": "role.rbac.authorization.k8s.io",
     "RoleBinding": "rolebinding.rbac.authorization.k8s.io",
     "Deployment": "deployment.apps",
+    "PodDisruptionBudget": "poddisruptionbudget.policy",
+    "ConfigMap": "configmap",
 }
 
 
@@ -78,6 +82,7 @@ def expected_objects() -> set[tuple[str, str | None, str]]:
         ("Role", NAMESPACE, LEADER_ELECTION),
         ("RoleBinding", NAMESPACE, LEADER_ELECTION),
         ("Deployment", NAMESPACE, MANAGER),
+        ("PodDisruptionBudget", NAMESPACE, MANAGER),
     }
 
 
@@ -139,7 +144,7 @@ def test_crd_copies_are_byte_identical_to_the_package_crds() -> None:
     stale = [name for name in package if copies[name] != package[name]]
     assert not stale, (
         f"deploy/crds/ differs from src/cluster_inventory/api/crds/ for {stale}; "
-        "run: cp src/cluster_inventory/api/crds/*.yaml deploy/crds/"
+        "run: make manifests"
     )
 
 

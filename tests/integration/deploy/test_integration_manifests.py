@@ -1,4 +1,7 @@
-"""deploy/integrations/{argocd,multikueue}: rendering, least-privilege RBAC, a server dry run."""
+"""deploy/integrations/{argocd,multikueue}: rendering, least-privilege RBAC, a server dry run.
+
+Both trees are generated from the Helm chart (``make manifests``).
+"""
 
 from __future__ import annotations
 
@@ -83,6 +86,7 @@ def test_rbac_grants_exactly_what_the_sync_needs_and_nothing_on_profiles_but_rea
         ("Role", namespace, name),
         ("RoleBinding", namespace, name),
         ("Deployment", namespace, name),
+        ("PodDisruptionBudget", namespace, name),
     }
     if tree == "argocd":
         expected.add(("ConfigMap", namespace, "cluster-inventory-argocd-providers"))

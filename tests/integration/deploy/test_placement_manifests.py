@@ -76,6 +76,7 @@ def expected_objects() -> set[tuple[str, str | None, str]]:
         ("Role", NAMESPACE, LEADER_ELECTION),
         ("RoleBinding", NAMESPACE, LEADER_ELECTION),
         ("Deployment", NAMESPACE, SCHEDULER),
+        ("PodDisruptionBudget", NAMESPACE, SCHEDULER),
     }
 
 

@@ -215,6 +215,9 @@ async def test_secrets_carry_the_exact_data_are_written_once_and_follow_their_pr
     assert "certificate-authority-data" in failed[0]["note"]
     after = await kube.get(hub, kube.SECRETS, f"cluster-{ns}-c1", argo)
     assert after["metadata"]["resourceVersion"] == good["metadata"]["resourceVersion"]
+    # ... and is counted for the "sync cannot render" alert until it renders again.
+    failing = {"controller": "argocd-sync"}
+    assert sync.registry.get_sample_value("cluster_inventory_sync_render_failing", failing) == 1
 
     # The profile goes: its Secret is swept; Secrets that are not ours stay untouched.
     await inventory.delete("c2")

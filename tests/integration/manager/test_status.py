@@ -30,6 +30,16 @@ async def _properties(h: Harness, ns: str, name: str) -> dict[str, str]:
     return {p["name"]: p["value"] for p in status.get("properties") or ()}
 
 
+def _members_by_health(h: Harness, ns: str) -> dict[str, float]:
+    """The cluster_inventory_profiles gauge of ``ns`` (what the unhealthy alert reads)."""
+    return {
+        sample.labels["control_plane_healthy"]: sample.value
+        for metric in h.manager.metrics.profiles.collect()
+        for sample in metric.samples
+        if sample.labels["namespace"] == ns
+    }
+
+
 async def test_stopped_member_turns_unhealthy_and_recovers(harness: Harness) -> None:
     h = harness
     ns = await h.inventory("prod", "prod")
@@ -39,10 +49,15 @@ async def test_stopped_member_turns_unhealthy_and_recovers(harness: Harness) -> 
         lambda: _condition_is(h, ns, "beta", "ControlPlaneHealthy", "True"), what="healthy"
     )
     before = (await h.profile(ns, "beta"))["status"]
+    assert _members_by_health(h, ns) == {"True": 1, "False": 0, "Unknown": 0}
     stopping = asyncio.ensure_future(h.fleet.stop_member(member_name))
     try:
         cond = await eventually(
             lambda: _condition_is(h, ns, "beta", "ControlPlaneHealthy", "False"), what="unhealthy"
+        )
+        await eventually(
+            lambda: _members_by_health(h, ns) == {"True": 0, "False": 1, "Unknown": 0},
+            what="the unhealthy member counted",
         )
         # Seen while kube-apiserver is still shutting down (it takes ~20 s with open watches):
         # the probe noticed the failing readyz, not just the closed port.

@@ -1,0 +1,135 @@
+"""Build the release tools the packaging tests run: ``helm`` and ``promtool``.
+
+The chart is linted and rendered by Helm, the alerting rules are checked and unit-tested by
+Prometheus's ``promtool``. Release tarballs cannot be downloaded here, so both are compiled
+from their Go modules (pinned in :mod:`cluster_inventory.testing.versions`) into
+``~/.cache/cluster-inventory/tools/<name>-<version>/``, like the control-plane binaries.
+``TEST_ASSET_HELM`` and ``TEST_ASSET_PROMTOOL`` point at existing binaries instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+from cluster_inventory.testing._gobuild import GoModuleBuild, build_lock, cache_root
+from cluster_inventory.testing.assets import AssetNotFoundError
+from cluster_inventory.testing.versions import HELM_VERSION, KUBERNETES_VERSION, PROMETHEUS_VERSION
+
+__all__ = ["TOOLS", "find_tool", "install_tool"]
+
+
+def _helm() -> GoModuleBuild:
+    major, minor = KUBERNETES_VERSION.lstrip("v").split(".")[:2]
+    return GoModuleBuild(
+        module="helm.sh/helm/v3",
+        version=HELM_VERSION,
+        packages={"helm": "helm.sh/helm/v3/cmd/helm"},
+        ldflags=(
+            # `helm version` reports the release instead of the module's bare "v3.22".
+            f"-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",
+            # Without these (set by Helm's Makefile) `helm template` and `helm lint` assume
+            # Kubernetes v1.20; they take the version of the control planes we test against.
+            *(
+                f"-X helm.sh/helm/v3/pkg/{pkg}.k8sVersion{part}={value}"
+                for pkg in ("lint/rules", "chartutil")
+                for part, value in (("Major", major), ("Minor", minor))
+            ),
+        ),
+    )
+
+
+def _promtool() -> GoModuleBuild:
+    # Prometheus 3.x tags its Go module v0.3MM.P for release 3.MM.P.
+    minor, patch = PROMETHEUS_VERSION.removeprefix("v0.").split(".")
+    release = f"{minor[0]}.{int(minor[1:])}.{patch}"
+    return GoModuleBuild(
+        module="github.com/prometheus/prometheus",
+        version=PROMETHEUS_VERSION,
+        packages={"promtool": "github.com/prometheus/prometheus/cmd/promtool"},
+        ldflags=(f"-X github.com/prometheus/common/version.Version={release}",),
+        # Service discovery plugins (cloud SDKs) are not needed to check rules and would
+        # triple the compile.
+        tags=("remove_all_sd",),
+    )
+
+
+#: Tool name to how it is built.
+TOOLS: Mapping[str, Callable[[], GoModuleBuild]] = MappingProxyType(
+    {"helm": _helm, "promtool": _promtool}
+)
+
+
+def _tool_path(name: str) -> Path:
+    build = TOOLS[name]()
+    return cache_root() / "tools" / f"{name}-{build.version}" / name
+
+
+def _env_name(name: str) -> str:
+    return f"TEST_ASSET_{name.upper()}"
+
+
+def find_tool(name: str) -> Path:
+    """Return the path of ``helm`` or ``promtool`` without building it.
+
+    ``$TEST_ASSET_<NAME>`` wins, then the cache.
+
+    Args:
+        name: A key of :data:`TOOLS`.
+
+    Returns:
+        The executable.
+
+    Raises:
+        KeyError: ``name`` is not a known tool.
+        AssetNotFoundError: Neither exists; the message says how to build it.
+    """
+    cached = _tool_path(name)
+    explicit = os.environ.get(_env_name(name))
+    path = Path(explicit) if explicit else cached
+    if path.is_file() and os.access(path, os.X_OK):
+        return path
+    raise AssetNotFoundError(
+        f"{name} not found at {path}"
+        + (f" ({_env_name(name)})" if explicit else "")
+        + f". Build it once (cached under {cached.parent}) with `cluster-inventory testing "
+        f"install-assets` or `make assets` (needs Go), or set {_env_name(name)} to an "
+        "existing binary."
+    )
+
+
+def install_tool(name: str, *, progress: Callable[[str], None] | None = None) -> Path:
+    """Build ``helm`` or ``promtool`` into the cache unless it is there already.
+
+    Concurrent callers serialise on a file lock; the binary appears only once complete.
+
+    Args:
+        name: A key of :data:`TOOLS`.
+        progress: Called with short status lines while building.
+
+    Returns:
+        The path of the cached executable.
+
+    Raises:
+        KeyError: ``name`` is not a known tool.
+        GoNotFoundError: ``go`` is absent or too old (the message says how to get it).
+        GoBuildError: The build failed (the message carries the failing command's output).
+    """
+    target = _tool_path(name)
+    if target.is_file():
+        return target
+    with build_lock(cache_root() / "tools" / f".{name}.lock"):
+        if target.is_file():
+            return target
+        work = cache_root() / "build" / f"tool-{name}"
+        staging = work / "bin"
+        TOOLS[name]().build(staging, work / "module", progress)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / name, target)
+        shutil.rmtree(work, ignore_errors=True)
+        if progress:
+            progress(f"{name} built into {target}")
+        return target
