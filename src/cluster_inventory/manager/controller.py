@@ -268,17 +268,11 @@ class ClusterManager:
         self.reports.source_failures(self.source.failures())
         await self.reports.invalid_registrations(invalid)
         held = held_members(registrations, [error for _, error in invalid])
-        namespaces = self.namespaces.items()
-        if self.config.inventory_namespaces_only:
-            # Only the fixed inventories: Secrets may be written only there.
-            fixed = self.config.inventory_namespaces
-            namespaces = [
-                ns for ns in namespaces if (ns.get("metadata") or {}).get("name") in fixed
-            ]
         invs = inventories(
-            namespaces,
+            self.namespaces.items(),
             self.config.inventory_namespaces,
             self.config.default_member_role,
+            fixed_only=self.config.inventory_namespaces_only,
         )
         # Every member any inventory wants is connected (and probed once) before profiles are
         # chosen, so that registrations reaching one member are known as such the first time:

@@ -64,15 +64,21 @@ def inventories(
     namespaces: Iterable[Mapping[str, Any]],
     fixed: Mapping[str, Iterable[str]],
     default_role: str,
+    *,
+    fixed_only: bool = False,
 ) -> dict[str, Inventory]:
     """Inventories from the hub's Namespace objects and the manager's fixed configuration.
 
     A fixed inventory whose namespace does not exist is skipped (profiles cannot be created).
+    With ``fixed_only`` (``--inventory-namespaces-only``: the manager may write Secrets only
+    in those), a labelled namespace that is not fixed is no inventory of this manager.
     """
     out: dict[str, Inventory] = {}
     for ns in namespaces:
         meta = ns.get("metadata") or {}
         name = str(meta.get("name"))
+        if fixed_only and name not in fixed:
+            continue
         sets = set(fixed.get(name, ()))
         label = (meta.get("labels") or {}).get(LABEL_CLUSTER_SET)
         if label:
