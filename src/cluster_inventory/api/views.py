@@ -1,0 +1,234 @@
+"""A ClusterProfile decoded once: the view every reader of profiles uses.
+
+Controllers, printers and decisions read the same few things from a profile (its key,
+member id, cluster manager, conditions, properties, version, access providers, deletion)
+and used to decode them each their own way from the raw dict, with different API versions,
+different merge orders of the access providers and different handling of malformed fields.
+:class:`ProfileView` decodes them once, as kr8s wraps an object and controller-runtime hands
+a reconciler a typed object, and never raises on what another writer stored: a field of the
+wrong type reads as absent, so one hostile profile never stops a reader.
+
+Access providers follow ``pkg/access`` (SPEC.md section 1.6): ``credentialProviders``
+(deprecated, v1alpha1 only) and ``accessProviders`` both count, and on a name clash the
+``accessProviders`` entry wins; the order is the unshadowed ``credentialProviders`` entries,
+then ``accessProviders``, as :meth:`ClusterProfileStatus.merged_access_providers` gives.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cluster_inventory.api.constants import (
+    CONDITION_CONTROL_PLANE_HEALTHY,
+    CONDITION_JOINED,
+    LABEL_CLUSTER_MANAGER,
+    LABEL_INVENTORY_MEMBER_ID,
+)
+
+__all__ = ["ConditionView", "ProfileView", "parse_time"]
+
+
+def parse_time(value: Any) -> dt.datetime | None:
+    """An RFC 3339 time as the API server writes it (``metav1.Time``), or None.
+
+    Args:
+        value: ``2026-11-25T13:00:00Z`` (also with fractional seconds or an offset).
+
+    Returns:
+        An aware datetime in UTC, or None when ``value`` is not such a string.
+    """
+    if not isinstance(value, str) or not value:
+        return None
+    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return parsed.astimezone(dt.UTC)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _entries(value: Any) -> list[Mapping[str, Any]]:
+    return [e for e in value if isinstance(e, Mapping)] if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _strings(value: Any) -> dict[str, str]:
+    return {k: v for k, v in _mapping(value).items() if isinstance(k, str) and isinstance(v, str)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConditionView:
+    """One ``metav1.Condition`` of a profile.
+
+    Attributes:
+        type: The condition type, e.g. ``ControlPlaneHealthy``.
+        status: ``True``, ``False``, ``Unknown`` (or what was stored).
+        reason: CamelCase reason.
+        message: What a person reads.
+        last_transition: ``lastTransitionTime``, None if absent or malformed.
+        observed_generation: ``observedGeneration``, None if absent.
+    """
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    last_transition: dt.datetime | None = None
+    observed_generation: int | None = None
+
+    @property
+    def true(self) -> bool:
+        """``status`` is ``True``."""
+        return self.status == "True"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProfileView:
+    """What readers need of a ClusterProfile (any served version), decoded once.
+
+    Build it with :meth:`of`. ``raw`` keeps the object as stored for whatever the view does
+    not decode (an exec extension's payload, say).
+
+    Attributes:
+        namespace: The inventory namespace.
+        name: The profile name.
+        uid: ``metadata.uid`` ("" before it is stored).
+        resource_version: ``metadata.resourceVersion``.
+        labels: ``metadata.labels`` (string values only).
+        member_id: The ``multicluster.x-k8s.io/inventory-member-id`` label, None if unset.
+        cluster_manager: ``spec.clusterManager.name``.
+        manager_label: The ``x-k8s.io/cluster-manager`` label.
+        display_name: ``spec.displayName``.
+        deleting: ``metadata.deletionTimestamp`` is set.
+        created: ``metadata.creationTimestamp``.
+        conditions: ``status.conditions`` by type (the first of a type wins).
+        version: ``status.version.kubernetes``.
+        properties: ``status.properties`` as name to value, in stored order.
+        access_providers: The merged access providers (see the module docstring), each the
+            stored mapping, one per name.
+        raw: The object as given.
+    """
+
+    namespace: str
+    name: str
+    uid: str = ""
+    resource_version: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    member_id: str | None = None
+    cluster_manager: str = ""
+    manager_label: str = ""
+    display_name: str = ""
+    deleting: bool = False
+    created: dt.datetime | None = None
+    conditions: Mapping[str, ConditionView] = field(default_factory=dict)
+    version: str = ""
+    properties: Mapping[str, str] = field(default_factory=dict)
+    access_providers: tuple[Mapping[str, Any], ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, profile: Mapping[str, Any]) -> ProfileView:
+        """Decode ``profile`` (a dict as the API server returns it). Never raises.
+
+        Args:
+            profile: A ClusterProfile, v1alpha1 or v1alpha2, possibly malformed.
+        """
+        meta = _mapping(profile.get("metadata"))
+        spec = _mapping(profile.get("spec"))
+        status = _mapping(profile.get("status"))
+        labels = _strings(meta.get("labels"))
+        conditions: dict[str, ConditionView] = {}
+        for entry in _entries(status.get("conditions")):
+            kind = _text(entry.get("type"))
+            if not kind or kind in conditions:
+                continue
+            generation = entry.get("observedGeneration")
+            conditions[kind] = ConditionView(
+                type=kind,
+                status=_text(entry.get("status")),
+                reason=_text(entry.get("reason")),
+                message=_text(entry.get("message")),
+                last_transition=parse_time(entry.get("lastTransitionTime")),
+                observed_generation=generation if type(generation) is int else None,
+            )
+        properties: dict[str, str] = {}
+        for entry in _entries(status.get("properties")):
+            name = _text(entry.get("name"))
+            if name and name not in properties:
+                properties[name] = _text(entry.get("value"))
+        current: dict[str, Mapping[str, Any]] = {}
+        for p in _entries(status.get("accessProviders")):
+            name = _text(p.get("name"))
+            if name:
+                current.setdefault(name, p)
+        legacy: dict[str, Mapping[str, Any]] = {}
+        for p in _entries(status.get("credentialProviders")):
+            name = _text(p.get("name"))
+            if name and name not in current:
+                legacy.setdefault(name, p)
+        return cls(
+            namespace=_text(meta.get("namespace")),
+            name=_text(meta.get("name")),
+            uid=_text(meta.get("uid")),
+            resource_version=_text(meta.get("resourceVersion")),
+            labels=labels,
+            member_id=labels.get(LABEL_INVENTORY_MEMBER_ID) or None,
+            cluster_manager=_text(_mapping(spec.get("clusterManager")).get("name")),
+            manager_label=labels.get(LABEL_CLUSTER_MANAGER, ""),
+            display_name=_text(spec.get("displayName")),
+            deleting=bool(meta.get("deletionTimestamp")),
+            created=parse_time(meta.get("creationTimestamp")),
+            conditions=conditions,
+            version=_text(_mapping(status.get("version")).get("kubernetes")),
+            properties=properties,
+            access_providers=(*legacy.values(), *current.values()),
+            raw=profile,
+        )
+
+    @property
+    def key(self) -> str:
+        """``namespace/name`` (client-go's object key)."""
+        return f"{self.namespace}/{self.name}"
+
+    def condition(self, condition_type: str) -> ConditionView | None:
+        """The condition of ``condition_type``, or None."""
+        return self.conditions.get(condition_type)
+
+    def condition_status(self, condition_type: str) -> str:
+        """The status of ``condition_type``, or "" when the profile does not report it."""
+        found = self.conditions.get(condition_type)
+        return found.status if found is not None else ""
+
+    @property
+    def healthy(self) -> bool:
+        """``ControlPlaneHealthy`` is ``True`` (KEP-4322's one well-known condition)."""
+        return self.condition_status(CONDITION_CONTROL_PLANE_HEALTHY) == "True"
+
+    @property
+    def joined(self) -> bool:
+        """``Joined`` is ``True``."""
+        return self.condition_status(CONDITION_JOINED) == "True"
+
+    @property
+    def access_provider_names(self) -> list[str]:
+        """The names of :attr:`access_providers`, in their order."""
+        return [_text(p.get("name")) for p in self.access_providers]
+
+    def access_provider(self, name: str) -> Mapping[str, Any] | None:
+        """The access provider called ``name``, or None."""
+        for provider in self.access_providers:
+            if provider.get("name") == name:
+                return provider
+        return None

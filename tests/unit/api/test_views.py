@@ -1,0 +1,119 @@
+"""A profile decoded once: what the view reads, and that no stored shape makes it raise."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cluster_inventory.api import v1alpha1
+from cluster_inventory.api.views import ProfileView, parse_time
+from tests.strategies import cluster_profiles
+
+PROFILE: dict[str, Any] = {
+    "metadata": {
+        "name": "c1",
+        "namespace": "team-a",
+        "uid": "u-1",
+        "resourceVersion": "7",
+        "creationTimestamp": "2026-11-25T10:00:00Z",
+        "labels": {
+            "multicluster.x-k8s.io/inventory-member-id": "m-1",
+            "x-k8s.io/cluster-manager": "mgr",
+            "odd": 3,
+        },
+    },
+    "spec": {"displayName": "C1", "clusterManager": {"name": "mgr"}},
+    "status": {
+        "conditions": [
+            {
+                "type": "ControlPlaneHealthy",
+                "status": "True",
+                "reason": "APIServerReady",
+                "message": "ok",
+                "lastTransitionTime": "2026-11-25T10:01:02Z",
+                "observedGeneration": 2,
+            },
+            {"type": "ControlPlaneHealthy", "status": "False"},
+            {"type": "Joined", "status": "False", "lastTransitionTime": "yesterday"},
+        ],
+        "version": {"kubernetes": "v1.36.3"},
+        "properties": [{"name": "region", "value": "eu"}, {"name": "region", "value": "us"}],
+        "credentialProviders": [{"name": "old"}, {"name": "shared", "cluster": {"server": "x"}}],
+        "accessProviders": [{"name": "shared", "cluster": {"server": "y"}}, {"name": "new"}],
+    },
+}
+
+
+def test_every_field_is_read_once_in_one_merge_order() -> None:
+    view = ProfileView.of(PROFILE)
+    assert (view.key, view.uid, view.resource_version) == ("team-a/c1", "u-1", "7")
+    assert view.member_id == "m-1" and view.cluster_manager == view.manager_label == "mgr"
+    assert view.labels == {
+        "multicluster.x-k8s.io/inventory-member-id": "m-1",
+        "x-k8s.io/cluster-manager": "mgr",
+    }
+    assert view.display_name == "C1" and view.version == "v1.36.3"
+    assert view.created == dt.datetime(2026, 11, 25, 10, tzinfo=dt.UTC)
+    assert view.healthy and not view.joined
+    healthy = view.condition("ControlPlaneHealthy")
+    assert healthy is not None and healthy.reason == "APIServerReady"
+    assert healthy.last_transition == dt.datetime(2026, 11, 25, 10, 1, 2, tzinfo=dt.UTC)
+    assert healthy.observed_generation == 2
+    joined = view.condition("Joined")
+    assert joined is not None and joined.last_transition is None
+    assert view.condition_status("Absent") == ""
+    assert view.properties == {"region": "eu"}
+    # pkg/access: both lists count, accessProviders wins a name; legacy entries come first.
+    assert view.access_provider_names == ["old", "shared", "new"]
+    assert view.access_provider("shared") == {"name": "shared", "cluster": {"server": "y"}}
+    # The typed model (which refuses the malformed parts) merges in the same order.
+    valid = {**PROFILE, "metadata": {"name": "c1"}, "status": {
+        k: v for k, v in PROFILE["status"].items() if k != "conditions"
+    }}  # fmt: skip
+    typed = v1alpha1.ClusterProfile.from_dict(valid).status
+    assert typed is not None
+    assert [p.name for p in typed.merged_access_providers()] == view.access_provider_names
+
+
+def test_times_parse_as_the_api_server_writes_them() -> None:
+    assert parse_time("2026-11-25T13:00:00.5Z") == dt.datetime(
+        2026, 11, 25, 13, 0, 0, 500000, tzinfo=dt.UTC
+    )
+    assert parse_time("2026-11-25T14:00:00+01:00") == dt.datetime(2026, 11, 25, 13, tzinfo=dt.UTC)
+    for bad in (None, "", "2026-11-25T13:00:00", "soon", 5):
+        assert parse_time(bad) is None
+
+
+hostile = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.floats(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+fields = st.sampled_from(
+    ["metadata", "spec", "status", "labels", "conditions", "properties", "accessProviders",
+     "credentialProviders", "name", "type", "status", "version", "kubernetes", "clusterManager"]
+)  # fmt: skip
+
+
+@given(st.dictionaries(fields, hostile | st.dictionaries(fields, hostile, max_size=5), max_size=5))
+def test_no_stored_shape_makes_the_view_raise(doc: dict[str, Any]) -> None:
+    view = ProfileView.of(doc)
+    assert isinstance(view.key, str)
+    assert all(isinstance(n, str) and n for n in view.access_provider_names)
+    assert all(isinstance(v, str) for v in view.properties.values())
+
+
+@given(cluster_profiles())
+def test_valid_profiles_read_as_the_typed_model_reads_them(doc: dict[str, Any]) -> None:
+    view = ProfileView.of(doc)
+    typed = v1alpha1.ClusterProfile.from_dict(doc)
+    status = typed.status
+    healthy = status.condition("ControlPlaneHealthy") if status else None
+    assert view.healthy == (healthy is not None and healthy.status == "True")
+    merged = status.merged_access_providers() if status else []
+    assert view.access_provider_names == [p.name for p in merged]
