@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from cluster_inventory.api import objects
 from cluster_inventory.cli._table import age
 
 __all__ = ["DECISION_COLUMNS", "DECISION_WIDE_COLUMNS", "decision_clusters", "decision_row"]
@@ -43,7 +44,7 @@ def decision_clusters(decision: Mapping[str, Any]) -> list[str]:
         names none), else ``namespace/name``; a reference without a name shows as
         ``<none>``.
     """
-    own = (decision.get("metadata") or {}).get("namespace") or ""
+    own = objects.meta(decision).get("namespace") or ""
     names = []
     for entry in decision.get("decisions") or ():
         ref = (entry or {}).get("clusterProfileRef") or {}
@@ -72,7 +73,7 @@ def decision_row(
         Cells in :data:`DECISION_COLUMNS` order (then the wide ones); an absent label or
         field is ``""``, which the table shows as ``<none>``.
     """
-    meta = decision.get("metadata") or {}
+    meta = objects.meta(decision)
     labels = meta.get("labels") or {}
     clusters = decision_clusters(decision)
     row = [

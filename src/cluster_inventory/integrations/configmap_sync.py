@@ -19,6 +19,7 @@ import contextlib
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.runtime import (
     Cluster,
     Controller,
@@ -112,4 +113,4 @@ class ConfigMapSync:
 
 
 def _annotations(obj: dict[str, Any]) -> dict[str, str]:
-    return (obj.get("metadata") or {}).get("annotations") or {}
+    return {str(k): str(v) for k, v in objects.annotations_of(obj).items()}

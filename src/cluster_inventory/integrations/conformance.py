@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_JOINED,
@@ -123,7 +124,7 @@ class Check:
 
 
 def _meta(p: Mapping[str, Any]) -> Mapping[str, Any]:
-    return p.get("metadata") or {}
+    return objects.meta(p)
 
 
 def _labels(p: Mapping[str, Any]) -> Mapping[str, str]:
@@ -131,12 +132,12 @@ def _labels(p: Mapping[str, Any]) -> Mapping[str, str]:
 
 
 def _status(p: Mapping[str, Any]) -> Mapping[str, Any]:
-    return p.get("status") or {}
+    return objects.status(p)
 
 
 def _manager_label(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
     label = _labels(p).get(LABEL_CLUSTER_MANAGER)
-    spec = ((p.get("spec") or {}).get("clusterManager") or {}).get("name")
+    spec = (objects.spec(p).get("clusterManager") or {}).get("name")
     if label == spec and label:
         return True, ""
     return False, f"label {LABEL_CLUSTER_MANAGER}={label!r} but spec.clusterManager.name={spec!r}"
@@ -555,7 +556,7 @@ async def run(client: Any, namespace: str, cluster_manager: str | None = None) -
         profiles = [
             p
             for p in profiles
-            if ((p.get("spec") or {}).get("clusterManager") or {}).get("name") == cluster_manager
+            if (objects.spec(p).get("clusterManager") or {}).get("name") == cluster_manager
         ]
     return report(evaluate(served, profiles), namespace=namespace, cluster_manager=cluster_manager)
 

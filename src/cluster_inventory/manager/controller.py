@@ -26,7 +26,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api import check_storable, format_time
+from cluster_inventory.api import check_storable, format_time, objects
 from cluster_inventory.api.constants import (
     GROUP,
     LABEL_CLUSTER_MANAGER,
@@ -209,7 +209,7 @@ class ClusterManager:
         self.members.clear()
 
     def _on_profile(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        meta = obj.get("metadata") or {}
+        meta = objects.meta(obj)
         key = ProfileKey(str(meta.get("namespace")), str(meta.get("name")))
         if event == "DELETED":
             self.queue.add(PLACEMENT)
@@ -218,7 +218,7 @@ class ClusterManager:
             self.queue.add(key)
 
     def _on_token_secret(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        meta = obj.get("metadata") or {}
+        meta = objects.meta(obj)
         key = ProfileKey(
             str(meta.get("namespace")), str((meta.get("labels") or {}).get(LABEL_TOKEN_FOR))
         )
@@ -394,7 +394,7 @@ class ClusterManager:
             found = await kube.get(
                 self.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace
             )
-            owner = ((found.get("spec") or {}).get("clusterManager") or {}).get("name")
+            owner = (objects.spec(found).get("clusterManager") or {}).get("name")
             if owner != self.config.name and key not in self._conflicts:
                 self._conflicts.add(key)
                 _log.warning(
@@ -442,8 +442,8 @@ class ClusterManager:
         if current is None or member is None:
             return 1.0
         obs = member.observation
-        labels = (current.get("metadata") or {}).get("labels") or {}
-        spec = current.get("spec") or {}
+        labels = objects.labels_of(current)
+        spec = objects.spec(current)
         member_id = obs.member_id or labels.get(LABEL_INVENTORY_MEMBER_ID)
         if (
             labels.get(LABEL_INVENTORY_MEMBER_ID) != member_id
@@ -470,7 +470,7 @@ class ClusterManager:
             source_properties=reg.properties,
         )
         if not status_matches(status, current.get("status")):
-            check_storable({"metadata": current.get("metadata") or {}, "status": status})
+            check_storable({"metadata": objects.meta(current), "status": status})
             written = await kube.apply(
                 self.hub,
                 kube.CLUSTER_PROFILES,
@@ -483,7 +483,7 @@ class ClusterManager:
                 field_manager=FIELD_MANAGER,
                 subresource="status",
             )
-            self._written[key] = str((written.get("metadata") or {}).get("resourceVersion"))
+            self._written[key] = str(objects.meta(written).get("resourceVersion"))
             self.metrics.status_writes.inc()
         self._count_health(key, obs.healthy.status)
         if obs.joined.status == "True":
@@ -549,7 +549,7 @@ class ClusterManager:
         )
         if existing is not None and existing.get("data") == data:
             return
-        meta = profile.get("metadata") or {}
+        meta = objects.meta(profile)
         await kube.apply(
             self.hub,
             kube.SECRETS,

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_INVENTORY
 from cluster_inventory.manager.status import (
@@ -166,11 +167,11 @@ class MemberConnection:
 
     # -- properties ------------------------------------------------------------------
     def _on_property(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        name = str((obj.get("metadata") or {}).get("name"))
+        name = str(objects.meta(obj).get("name"))
         if event == "DELETED":
             self._observed.pop(name, None)
         else:
-            value = str((obj.get("spec") or {}).get("value", ""))
+            value = str(objects.spec(obj).get("value", ""))
             known = self._observed.get(name)
             if known is None or known.value != value:
                 self._observed[name] = ObservedProperty(name, value, self.now())
@@ -229,7 +230,7 @@ class MemberConnection:
             changes["joined"] = ConditionState(
                 "True", "CredentialAccepted", "the registration credential works"
             )
-            changes["member_id"] = (ns.get("metadata") or {}).get("uid")
+            changes["member_id"] = objects.meta(ns).get("uid")
         self._set(**changes)
 
     async def probe_safely(self) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.manager.registration import Registration, RegistrationError
@@ -75,7 +76,7 @@ def inventories(
     """
     out: dict[str, Inventory] = {}
     for ns in namespaces:
-        meta = ns.get("metadata") or {}
+        meta = objects.meta(ns)
         name = str(meta.get("name"))
         if fixed_only and name not in fixed:
             continue
@@ -92,7 +93,7 @@ def inventories(
                 (meta.get("annotations") or {}).get(ANNOTATION_MEMBER_ROLE) or default_role
             ),
             terminating=bool(meta.get("deletionTimestamp"))
-            or (ns.get("status") or {}).get("phase") == "Terminating",
+            or objects.status(ns).get("phase") == "Terminating",
         )
     return out
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.kube.events import record_event
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.placement import DuplicateMember, ProfileKey
@@ -74,7 +75,7 @@ class ManagerReports:
             del self._invalid[source]
 
     async def _invalid_registration(self, obj: Mapping[str, Any], error: RegistrationError) -> None:
-        meta = obj.get("metadata") or {}
+        meta = objects.meta(obj)
         mark = hashlib.sha256(
             f"{meta.get('uid')}/{meta.get('resourceVersion')}/{error}".encode()
         ).hexdigest()[:10]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     LABEL_DECISION_INDEX,
     LABEL_DECISION_KEY,
@@ -65,7 +66,7 @@ class DecisionSet:
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("labels") or {}
+    return objects.labels_of(obj)
 
 
 def _index(obj: Mapping[str, Any]) -> int:
@@ -77,7 +78,7 @@ def _index(obj: Mapping[str, Any]) -> int:
 
 def _rv(obj: Mapping[str, Any]) -> int:
     try:
-        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+        return int(objects.meta(obj).get("resourceVersion") or 0)
     except ValueError:
         return 0
 
@@ -86,9 +87,7 @@ def _complete(group: list[Mapping[str, Any]]) -> bool:
     indices = sorted(_index(s) for s in group)
     if indices != list(range(len(group))):
         return False
-    counts = {
-        ((s.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_SLICES) for s in group
-    } - {None}
+    counts = {objects.annotations_of(s).get(ANNOTATION_SLICES) for s in group} - {None}
     return not counts or counts == {str(len(group))}
 
 
@@ -109,7 +108,7 @@ def group_decisions(
         s
         for s in slices
         if _labels(s).get(LABEL_DECISION_KEY) == decision_key
-        and (namespace is None or (s.get("metadata") or {}).get("namespace") == namespace)
+        and (namespace is None or objects.meta(s).get("namespace") == namespace)
     ]
     if not mine:
         return DecisionSet(
@@ -125,23 +124,21 @@ def group_decisions(
         groups.setdefault(_labels(s).get(LABEL_DECISION_REVISION), []).append(s)
     newest = sorted(groups, key=lambda r: (_complete(groups[r]), max(map(_rv, groups[r]))))
     revision = newest[-1]
-    group = sorted(
-        groups[revision], key=lambda s: (_index(s), str((s.get("metadata") or {}).get("name")))
-    )
+    group = sorted(groups[revision], key=lambda s: (_index(s), str(objects.meta(s).get("name"))))
     clusters: dict[str, None] = {}
     for s in group:
-        own = str((s.get("metadata") or {}).get("namespace") or "")
+        own = str(objects.meta(s).get("namespace") or "")
         for decision in s.get("decisions") or ():
             ref = decision.get("clusterProfileRef") or {}
             if ref.get("name"):
                 clusters[f"{ref.get('namespace') or own}/{ref['name']}"] = None
-    first = group[0].get("metadata") or {}
+    first = objects.meta(group[0])
     return DecisionSet(
         namespace=namespace or str(first.get("namespace") or ""),
         decision_key=decision_key,
         clusters=tuple(clusters),
         revision=revision,
-        slices=tuple(str((s.get("metadata") or {}).get("name")) for s in group),
+        slices=tuple(str(objects.meta(s).get("name")) for s in group),
         complete=_complete(group),
         scheduler_names=tuple(sorted({str(s.get("schedulerName") or "") for s in group})),
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.kube.reconcile import (
     RequestDropped,
     Result,
@@ -119,7 +120,7 @@ class Controller:
         name = cluster.name
 
         def on_event(_: str, obj: dict[str, Any], __: dict[str, Any] | None) -> None:
-            meta = obj.get("metadata") or {}
+            meta = objects.meta(obj)
             self.queue.add(Request(name, meta.get("namespace") or "", meta.get("name", "")))
 
         cluster.add_event_handler(self.watch, on_event)

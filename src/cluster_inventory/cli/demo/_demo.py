@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import TaskID
 
 from cluster_inventory import api, kube
+from cluster_inventory.api import objects
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.demo._consumer import consume, make_consumer
 from cluster_inventory.cli.demo._display import Display
@@ -305,7 +306,7 @@ def profile_table(profiles: list[dict[str, Any]]) -> str:
             [
                 meta["namespace"],
                 meta["name"],
-                str(((p.get("status") or {}).get("version") or {}).get("kubernetes", "")),
+                str((objects.status(p).get("version") or {}).get("kubernetes", "")),
                 str(cond.get("status", "")),
                 properties_text(p),
                 ",".join(access_provider_names(p)),
@@ -317,7 +318,7 @@ def profile_table(profiles: list[dict[str, Any]]) -> str:
 
 def _not_ready(profile: dict[str, Any], tokens: set[str]) -> str:
     """Why a profile is not yet what the demo needs, or "" when it is."""
-    status = profile.get("status") or {}
+    status = objects.status(profile)
     for wanted in (api.CONDITION_CONTROL_PLANE_HEALTHY, api.CONDITION_JOINED):
         cond = condition(profile, wanted) or {}
         if cond.get("status") != "True":

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.demo._plan import CONSUMER, FIELD_MANAGER, PROPERTY_REGION, poll
 
@@ -36,7 +37,7 @@ async def place_and_apply(
         if not found.complete:
             return None
         placed = await kube.get(hub, PLACEMENTS, name, namespace)
-        status = placed.get("status") or {}
+        status = objects.status(placed)
         return placed if status.get("observedGeneration") else None
 
     async with demo.step(f"placing {namespace}'s clusters in {region} (PlacementDecision)"):

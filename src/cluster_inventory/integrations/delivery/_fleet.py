@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.credentials import (
     CredentialCache,
     CredentialsError,
@@ -38,7 +39,7 @@ _IN_FLIGHT = 64
 
 
 def _server(profile: Mapping[str, Any]) -> str:
-    for provider in (profile.get("status") or {}).get("accessProviders") or ():
+    for provider in objects.status(profile).get("accessProviders") or ():
         server = (provider.get("cluster") or {}).get("server")
         if server:
             return str(server)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.integrations.delivery._applyset import (
     APPLYSET_GROUP_KINDS,
     APPLYSET_ID_LABEL,
@@ -298,7 +299,7 @@ async def _parent(member: MemberApply, applyset: ApplySet) -> tuple[set[str], se
         parent = await kube.get(member.client, kube.CONFIG_MAPS, applyset.name, applyset.namespace)
     except kube.NotFoundError:
         return set(), set()
-    meta = parent.get("metadata") or {}
+    meta = objects.meta(parent)
     tooling = (meta.get("annotations") or {}).get(APPLYSET_TOOLING, "")
     if tooling and not tooling.startswith("cluster-inventory/"):
         raise DeliveryError(
@@ -349,7 +350,7 @@ async def _prune(
                 member.client, resource, ns, label_selector=f"{APPLYSET_PART_OF}={applyset.id}"
             )
             for obj in listed.get("items") or ():
-                meta = obj.get("metadata") or {}
+                meta = objects.meta(obj)
                 name, namespace = str(meta.get("name")), str(meta.get("namespace") or "")
                 if (resource.group, resource.kind, namespace, name) in keep:
                     continue

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from cluster_inventory.api import objects
+
 
 def comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
     """``obj`` without the metadata every write changes (managedFields, versions)."""
     meta = {
         k: v
-        for k, v in (obj.get("metadata") or {}).items()
+        for k, v in objects.meta(obj).items()
         if k not in ("managedFields", "resourceVersion", "generation")
     }
     return {**obj, "metadata": meta}
@@ -75,7 +77,7 @@ def apply_is_noop(stored: Mapping[str, Any], body: Mapping[str, Any], field_mana
     Returns:
         True if the apply can be skipped and the object reported ``unchanged``.
     """
-    meta = stored.get("metadata") or {}
+    meta = objects.meta(stored)
     entry = next(
         (
             e

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     GROUP,
     LABEL_DECISION_INDEX,
@@ -115,9 +116,9 @@ def render_slices(
     """
     if not 1 <= max_per_slice <= PLACEMENT_DECISION_MAX_DECISIONS:
         raise ValueError(f"max_per_slice must be 1..100, not {max_per_slice}")
-    meta = placement.get("metadata") or {}
+    meta = objects.meta(placement)
     name, namespace = str(meta["name"]), str(meta["namespace"])
-    spec = placement.get("spec") or {}
+    spec = objects.spec(placement)
     key = decision_key(name)
     chunks = [
         choice.chosen[i : i + max_per_slice] for i in range(0, len(choice.chosen), max_per_slice)
@@ -184,7 +185,7 @@ class WritePlan:
 
 
 def _same(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    smeta, wmeta = stored.get("metadata") or {}, wanted["metadata"]
+    smeta, wmeta = objects.meta(stored), wanted["metadata"]
     labels = smeta.get("labels") or {}
     annotations = smeta.get("annotations") or {}
     owners = smeta.get("ownerReferences") or []
@@ -219,7 +220,7 @@ def plan_writes(
         The plan; :attr:`WritePlan.empty` when everything is in place.
     """
     wanted = list(wanted)
-    by_name = {str((s.get("metadata") or {}).get("name")): s for s in stored}
+    by_name = {str(objects.meta(s).get("name")): s for s in stored}
     if not wanted:
         return WritePlan(apply=(), delete=(), conflicts=())
     key = wanted[0]["metadata"]["labels"][LABEL_DECISION_KEY]
@@ -234,7 +235,7 @@ def plan_writes(
             to_apply.append(dict(slice_))
     surplus = []
     for name, current in sorted(by_name.items()):
-        meta = current.get("metadata") or {}
+        meta = objects.meta(current)
         if name in names or current.get("schedulerName") != scheduler_name:
             continue
         ours = (meta.get("labels") or {}).get(LABEL_DECISION_KEY) == key and (
@@ -251,7 +252,7 @@ def refs_of(slices: Iterable[Mapping[str, Any]]) -> list[ClusterRef]:
     """Every cluster the slices name, in slice then decision order."""
     out = []
     for s in slices:
-        namespace = str((s.get("metadata") or {}).get("namespace") or "")
+        namespace = str(objects.meta(s).get("namespace") or "")
         for d in s.get("decisions") or ():
             ref = d.get("clusterProfileRef") or {}
             out.append(ClusterRef(str(ref.get("namespace") or namespace), str(ref.get("name"))))

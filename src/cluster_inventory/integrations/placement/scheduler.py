@@ -27,6 +27,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.api._base import format_time
 from cluster_inventory.api.constants import LABEL_DECISION_KEY
 from cluster_inventory.integrations.placement.choice import (
@@ -109,9 +110,9 @@ def placement_status(
     Returns:
         The new status.
     """
-    meta = placement.get("metadata") or {}
+    meta = objects.meta(placement)
     generation = int(meta.get("generation") or 0)
-    previous = (placement.get("status") or {}).get("conditions") or []
+    previous = objects.status(placement).get("conditions") or []
     name = str(meta.get("name"))
     status: dict[str, Any] = {
         "observedGeneration": generation,
@@ -155,7 +156,7 @@ def placement_status(
 
 
 def _owner_names(decision: Mapping[str, Any]) -> set[str]:
-    meta = decision.get("metadata") or {}
+    meta = objects.meta(decision)
     names = {
         str(o.get("name"))
         for o in meta.get("ownerReferences") or ()
@@ -220,7 +221,7 @@ class PlacementScheduler(QueueController):
             Informer(hub, kube.PLACEMENT_DECISIONS, namespace=ns, name=f"{name} decisions")
             for ns in scopes
         ]
-        by_namespace = lambda o: [str((o.get("metadata") or {}).get("namespace"))]  # noqa: E731
+        by_namespace = lambda o: [str(objects.meta(o).get("namespace"))]  # noqa: E731
         for informer in [*self._placements, *self._profiles, *self._decisions]:
             informer.add_indexer("namespace", by_namespace)
         for informer in self._placements:
@@ -246,12 +247,12 @@ class PlacementScheduler(QueueController):
             and Candidate.from_profile(old) == Candidate.from_profile(profile)
         ):
             return  # nothing a placement reads changed
-        namespace = str((profile.get("metadata") or {}).get("namespace"))
+        namespace = str(objects.meta(profile).get("namespace"))
         for placement in self._all(self._placements, namespace):
             self.queue.add(object_key(placement))
 
     def _on_decision(self, _: str, decision: dict[str, Any], __: dict[str, Any] | None) -> None:
-        namespace = str((decision.get("metadata") or {}).get("namespace"))
+        namespace = str(objects.meta(decision).get("namespace"))
         for name in _owner_names(decision):
             self.queue.add(f"{namespace}/{name}")
 
@@ -281,7 +282,7 @@ class PlacementScheduler(QueueController):
         if placement is None:
             await self._delete_slices(namespace, name, stored)
             return None
-        uid = str((placement.get("metadata") or {}).get("uid") or "")
+        uid = str(objects.meta(placement).get("uid") or "")
         try:
             spec = spec_from_object(placement)
         except SelectorError as exc:
@@ -296,8 +297,7 @@ class PlacementScheduler(QueueController):
             d
             for d in stored
             if d.get("schedulerName") == self.scheduler_name
-            and (d.get("metadata") or {}).get("labels", {}).get(LABEL_DECISION_KEY)
-            == decision_key(name)
+            and objects.meta(d).get("labels", {}).get(LABEL_DECISION_KEY) == decision_key(name)
         ]
         choice = choose(
             spec,
@@ -356,7 +356,7 @@ class PlacementScheduler(QueueController):
     ) -> None:
         key = decision_key(name)
         for decision in stored:
-            meta = decision.get("metadata") or {}
+            meta = objects.meta(decision)
             if (
                 decision.get("schedulerName") == self.scheduler_name
                 and (meta.get("labels") or {}).get(LABEL_DECISION_KEY) == key
@@ -366,7 +366,7 @@ class PlacementScheduler(QueueController):
     async def _write_status(self, placement: Mapping[str, Any], status: dict[str, Any]) -> None:
         if placement.get("status") == status:
             return
-        meta = placement.get("metadata") or {}
+        meta = objects.meta(placement)
         self.writes += 1
         try:
             await kube.apply(

@@ -1,0 +1,47 @@
+"""The parts of an API object as the server sends it: metadata, spec, status, labels.
+
+Every controller reads ``metadata.labels`` or ``status`` of a dict the API server returned,
+and an object written by someone else may hold anything there. These accessors are the one
+way to read them: an absent part, or one of the wrong type, reads as empty, so a malformed
+object is never a ``TypeError`` in a reconcile. Pure and cheap to import (the CLI's printers
+use them). ClusterProfiles have a richer view, :class:`cluster_inventory.api.views.ProfileView`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["annotations_of", "labels_of", "meta", "spec", "status"]
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+def _part(obj: Any, key: str) -> Mapping[str, Any]:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else _EMPTY
+
+
+def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj.metadata``, or an empty mapping when absent or not a mapping."""
+    return _part(obj, "metadata")
+
+
+def spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj.spec``, or an empty mapping when absent or not a mapping."""
+    return _part(obj, "spec")
+
+
+def status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj.status``, or an empty mapping when absent or not a mapping."""
+    return _part(obj, "status")
+
+
+def labels_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj.metadata.labels``, or an empty mapping."""
+    return _part(meta(obj), "labels")
+
+
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj.metadata.annotations``, or an empty mapping."""
+    return _part(meta(obj), "annotations")
