@@ -19,7 +19,12 @@ if TYPE_CHECKING:
 
     from cluster_inventory.credentials._access import ClusterAccess, resolve_access
     from cluster_inventory.credentials._cache import CredentialCache, CredentialMetrics
-    from cluster_inventory.credentials._clients import connect, connect_access, default_cache
+    from cluster_inventory.credentials._clients import (
+        connect,
+        connect_access,
+        default_cache,
+        hub_client,
+    )
     from cluster_inventory.credentials._exec import (
         DEFAULT_EXEC_TIMEOUT,
         ExecCredential,
@@ -59,6 +64,7 @@ _WHERE = {
     "connect": "_clients",
     "connect_access": "_clients",
     "default_cache": "_clients",
+    "hub_client": "_clients",
     "httpx_client": "_httpx",
     "DEFAULT_EXEC_TIMEOUT": "_exec",
     "ExecCredential": "_exec",
@@ -111,6 +117,7 @@ __all__ = [
     "default_cache",
     "exec_info",
     "httpx_client",
+    "hub_client",
     "kubeconfig_for_profile",
     "load_provider_file",
     "parse_exec_output",

@@ -35,7 +35,7 @@ from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from cluster_inventory import kube
+from cluster_inventory import credentials, kube
 from cluster_inventory.kube.endpoints import default_identity, serve_endpoints
 from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import DELETED, Informer, object_key, strip_managed_fields
@@ -493,7 +493,7 @@ async def run_mirror(
         KubeAPIError: A first LIST was refused.
         OSError: An endpoint address cannot be bound.
     """
-    async with await kube.new_client(hub) as client:
+    async with await credentials.hub_client(hub) as client:
         mirror = make(client)
         async with serve_endpoints(
             mirror.ready, health=health_address, metrics=metrics_address, registry=registry

@@ -145,7 +145,9 @@ def cluster_config(access: ClusterAccess) -> dict[str, Any]:
         ``{"execProviderConfig": {...}, "tlsClientConfig": {...}}`` in Argo CD >= 3.5's JSON
         field names (``pkg/apis/application/v1alpha1`` ``ExecProviderConfig`` and
         ``TLSClientConfig``; ``caData`` is base64 of the PEM bundle, as Go encodes
-        ``[]byte``). Never a credential: the plugin fetches one when Argo CD connects.
+        ``[]byte``), plus ``proxyUrl`` (``ClusterConfig.ProxyUrl``) when the access provider
+        has a ``proxy-url``, so Argo CD dials the member as every other consumer does. Never a
+        credential: the plugin fetches one when Argo CD connects.
     """
     exec_config = access.exec_config
     provider: dict[str, Any] = {
@@ -164,7 +166,10 @@ def cluster_config(access: ClusterAccess) -> dict[str, Any]:
         tls["serverName"] = access.tls_server_name
     if access.ca_data:
         tls["caData"] = base64.b64encode(access.ca_data).decode()
-    return {"execProviderConfig": provider, "tlsClientConfig": tls}
+    config: dict[str, Any] = {"execProviderConfig": provider, "tlsClientConfig": tls}
+    if access.proxy_url:
+        config["proxyUrl"] = access.proxy_url
+    return config
 
 
 def _field_of(message: str) -> str:
