@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         load_provider_file,
     )
     from cluster_inventory.credentials.errors import (
+        AccessNotPublished,
         AccessProviderNotFound,
         AccessResolutionError,
         CredentialsError,
@@ -79,6 +80,7 @@ _WHERE = {
     "ProviderConfig": "_providers",
     "load_provider_file": "_providers",
     "kubeconfig_for_profile": "_kubeconfig",
+    "AccessNotPublished": "errors",
     "AccessProviderNotFound": "errors",
     "AccessResolutionError": "errors",
     "CredentialsError": "errors",
@@ -92,6 +94,7 @@ _WHERE = {
 
 __all__ = [
     "DEFAULT_EXEC_TIMEOUT",
+    "AccessNotPublished",
     "AccessProviderNotFound",
     "AccessResolutionError",
     "CLIArgsPolicy",

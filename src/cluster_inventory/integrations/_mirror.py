@@ -51,6 +51,7 @@ __all__ = [
     "Assignment",
     "ProfileMirror",
     "RenderError",
+    "RenderPending",
     "fingerprint",
     "run_mirror",
 ]
@@ -82,6 +83,15 @@ class RenderError(Exception):
         self.profile = profile
         self.field = field
         self.message = message
+
+
+class RenderPending(RenderError):
+    """A profile cannot be rendered *yet*: a normal transient, not a fault.
+
+    E.g. its member has not joined, so no access provider is published. The target is not
+    written, a Normal Event (reason ``Pending``) says why, and the profile's next update
+    queues it again.
+    """
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -338,6 +348,9 @@ class ProfileMirror(QueueController):
             return None
         try:
             body = self.render(profile, name, assignment)
+        except RenderPending as exc:
+            await self._warn(profile, "Pending", "Render", str(exc), event_type="Normal")
+            return None
         except RenderError as exc:
             await self._warn(profile, "RenderFailed", "Render", str(exc))
             return None  # the last good target stays; a profile change queues it again
@@ -414,14 +427,23 @@ class ProfileMirror(QueueController):
         except (kube.NotFoundError, kube.ConflictError):
             pass  # gone already, or replaced by an object that is not ours to delete
 
-    async def _warn(self, profile: Mapping[str, Any], reason: str, action: str, note: str) -> None:
+    async def _warn(
+        self,
+        profile: Mapping[str, Any],
+        reason: str,
+        action: str,
+        note: str,
+        *,
+        event_type: str = "Warning",
+    ) -> None:
         meta = _meta(profile)
         uid = str(meta.get("uid") or "")
         dedupe = f"{uid}/{reason}/{note}"
         if self._reported.get(uid) == dedupe:
             return
         self._reported[uid] = dedupe
-        self.log.warning("%s: %s", reason, note, extra={"object": object_key(profile)})
+        level = logging.WARNING if event_type == "Warning" else logging.INFO
+        self.log.log(level, "%s: %s", reason, note, extra={"object": object_key(profile)})
         await record_event(
             self.hub,
             {
@@ -437,6 +459,7 @@ class ProfileMirror(QueueController):
             controller=self.reporting_controller,
             instance=self.identity,
             dedupe=dedupe,
+            event_type=event_type,
         )
 
     # -- lifecycle -------------------------------------------------------------------

@@ -31,6 +31,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.credentials import (
+    AccessNotPublished,
     AccessProviderNotFound,
     AccessResolutionError,
     ClusterAccess,
@@ -42,6 +43,7 @@ from cluster_inventory.integrations._mirror import (
     Assignment,
     ProfileMirror,
     RenderError,
+    RenderPending,
 )
 
 __all__ = [
@@ -205,6 +207,7 @@ def render_cluster_secret(
         ownership label and fingerprint.
 
     Raises:
+        RenderPending: The profile advertises no access provider yet (not joined).
         RenderError: No provider of the file is advertised, the chosen access provider lacks
             a server, the CA is not base64 or not a PEM certificate, the profile asks for
             ``insecure-skip-tls-verify``, or the profile itself is malformed; the error names
@@ -214,6 +217,8 @@ def render_cluster_secret(
     pid = f"{meta.get('namespace')}/{meta.get('name')}"
     try:
         access = resolve_access(profile, providers)
+    except AccessNotPublished as exc:
+        raise RenderPending(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
     except AccessProviderNotFound as exc:
         raise RenderError(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
     except AccessResolutionError as exc:

@@ -29,6 +29,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_DECISION_KEY
 from cluster_inventory.credentials import (
+    AccessNotPublished,
     AccessResolutionError,
     ClusterAccess,
     CredentialCache,
@@ -463,7 +464,9 @@ class FleetManager(LeaderElectedRunnable):
             message = str(exc)
             if self._access_errors.get(key) != message:  # log a changed reason once
                 self._access_errors[key] = message
-                _log.warning("cannot engage: %s", message, extra={"cluster": key})
+                # Not joined yet is a normal transient (the profile's update requeues it).
+                level = logging.INFO if isinstance(exc, AccessNotPublished) else logging.WARNING
+                _log.log(level, "cannot engage: %s", message, extra={"cluster": key})
             return None
         self._access_errors.pop(key, None)
         return access
