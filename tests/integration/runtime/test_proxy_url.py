@@ -155,3 +155,17 @@ async def test_argocd_render_reads_the_hub_through_its_proxy_and_keeps_the_proxy
     assert hostport(inventory.fleet.hub.server) in hub_proxy.targets
     config = json.loads(yaml.safe_load(rendered.stdout)["stringData"]["config"])
     assert config["proxyUrl"] == "socks5://proxy.example:1080"
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+async def test_the_httpx_client_goes_through_the_proxy_url(
+    inventory: Inventory, scheme: str
+) -> None:
+    ns, member = inventory.namespace, inventory.member(0)
+    async with serve_proxy(scheme) as proxy:
+        await publish_behind(inventory, "c1", member, proxy.url)
+        profile = await kube.get(inventory.hub, kube.CLUSTER_PROFILES, "c1", ns)
+        async with credentials.httpx_client(profile, inventory.provider_file) as client:
+            response = await client.get(f"/api/v1/namespaces/{ns}/serviceaccounts")
+        assert response.status_code == 200, response.text
+        assert hostport(member.server) in proxy.targets
