@@ -11,8 +11,9 @@ it: about 80 lines on :mod:`cluster_inventory.runtime`); this program wires it u
   hook queues it on each newly engaged cluster, and the member watch puts back any copy
   edited or deleted by hand.
 
-Run it with the hub's kubeconfig and a provider file (README.md shows one for the local
-fleet of ``cluster_inventory.testing``)::
+Run it with a provider file (README.md shows one for the local fleet of
+``cluster_inventory.testing``); the hub is found as kubectl finds it (``--hub-kubeconfig``,
+else ``$KUBECONFIG``, in-cluster, ``~/.kube/config``)::
 
     python examples/fleet_configmap_sync.py --hub-kubeconfig hub.yaml
       --provider-file providers.json --inventory-namespace team-a
@@ -29,7 +30,7 @@ import contextlib
 import logging
 import signal
 
-from cluster_inventory import kube
+from cluster_inventory import credentials, kube
 from cluster_inventory.integrations.configmap_sync import ConfigMapSync
 from cluster_inventory.runtime import FleetManager
 
@@ -39,7 +40,8 @@ __all__ = ["ConfigMapSync", "main"]
 async def main(argv: list[str] | None = None) -> None:
     """Parse arguments and run until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hub-kubeconfig", required=True)
+    parser.add_argument("--hub-kubeconfig")
+    parser.add_argument("--hub-context")
     parser.add_argument("--provider-file", required=True)
     parser.add_argument("--inventory-namespace", action="append", dest="namespaces")
     parser.add_argument("--source", required=True, help="NAMESPACE/NAME of the hub ConfigMap")
@@ -49,8 +51,8 @@ async def main(argv: list[str] | None = None) -> None:
     if not name:
         parser.error("--source must be NAMESPACE/NAME")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    connection = kube.connection_from_kubeconfig(args.hub_kubeconfig)
-    async with await kube.new_client(connection) as hub:
+    connection = kube.load_connection(args.hub_kubeconfig, context=args.hub_context)
+    async with await credentials.hub_client(connection) as hub:
         fleet = FleetManager(hub, args.provider_file, namespaces=args.namespaces)
         ConfigMapSync(fleet, source_namespace, name, args.target_namespace)
         task = asyncio.get_running_loop().create_task(fleet.run())

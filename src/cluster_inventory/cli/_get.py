@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 __all__ = [
     "RESOURCE_TYPES",
     "context_namespace",
-    "default_kubeconfig",
     "fail",
     "hub_client",
+    "hub_kubeconfig_pin",
     "parse_get_args",
     "run_get",
 ]
@@ -38,35 +38,56 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(1)
 
 
-def default_kubeconfig() -> Path:
-    """``$KUBECONFIG``'s first file, else ``~/.kube/config``."""
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return Path(env.split(os.pathsep)[0])
-    return Path.home() / ".kube" / "config"
+def hub_kubeconfig_pin(path: Path | None) -> tuple[list[str], dict[str, str]]:
+    """Plugin arguments and environment that make a child process find the same hub.
+
+    A kubeconfig written for a member runs our plugin under kubectl, whose ``$KUBECONFIG``
+    may by then name that very file; so the hub this command found is pinned: ``--kubeconfig``
+    for an explicit or home file, ``KUBECONFIG`` (absolute paths) for an environment list,
+    nothing in a pod (the plugin finds the service account itself).
+
+    Args:
+        path: ``--kubeconfig`` as given.
+
+    Returns:
+        (arguments, environment) for the plugin.
+    """
+    from cluster_inventory import kubeconfig
+
+    paths = kubeconfig.search_paths(path)
+    if path is not None:
+        return ["--kubeconfig", str(path.absolute())], {}
+    if paths is not None and any(os.path.exists(p) for p in paths):
+        return [], {"KUBECONFIG": os.pathsep.join(os.path.abspath(p) for p in paths)}
+    if kubeconfig.in_cluster() is not None:
+        return [], {}
+    return ["--kubeconfig", str(Path.home() / ".kube" / "config")], {}
 
 
 async def hub_client(path: Path | None, context: str | None) -> Any:
-    """An API client for the hub from ``path`` (default: $KUBECONFIG, ~/.kube/config)."""
-    from cluster_inventory import kube
+    """An API client for the hub, found by kubectl's rules (:mod:`cluster_inventory.kubeconfig`).
 
-    chosen = path or default_kubeconfig()
-    return await kube.new_client(kube.connection_from_kubeconfig(chosen, context=context))
+    Args:
+        path: ``--kubeconfig`` (None: ``$KUBECONFIG`` merged, in-cluster, ``~/.kube/config``).
+        context: ``--context``.
+
+    Raises:
+        KubeError: No configuration, or a bad one (names the file and field).
+        CredentialsError: The hub user's exec plugin failed.
+    """
+    from cluster_inventory import credentials, kube
+
+    return await credentials.hub_client(kube.load_connection(path, context=context))
 
 
-def context_namespace(path: Path, context: str | None) -> str:
-    """The namespace of the kubeconfig's (current) context, else ``default`` (as kubectl)."""
-    import yaml
+def context_namespace(path: Path | None, context: str | None) -> str:
+    """The namespace of the chosen context (kubectl's rules), else ``default`` (as kubectl)."""
+    from cluster_inventory import kubeconfig
 
     try:
-        config = yaml.safe_load(path.read_text()) or {}
-        chosen = context or config.get("current-context")
-        for entry in config.get("contexts") or ():
-            if entry.get("name") == chosen:
-                return str((entry.get("context") or {}).get("namespace") or "default")
-    except (OSError, yaml.YAMLError, AttributeError):
-        pass  # connecting reports a broken kubeconfig with its file and field
-    return "default"
+        return kubeconfig.load(path, context=context).namespace or "default"
+    except kubeconfig.KubeconfigError:
+        return "default"  # connecting reports a broken kubeconfig with its file and field
 
 
 def _parse_output(output: str | None) -> str:
@@ -255,7 +276,7 @@ def run_get(
                 f"-o {kind} is printed by kubectl, which was not found on PATH (or set "
                 f"{_kubectl.KUBECTL_ENV}); without it, get prints the table, wide, json and yaml"
             )
-    path = kubeconfig or default_kubeconfig()
+    path = kubeconfig
     fast = _fetch_fast(path, context, plural, name, namespace, all_namespaces, selector)
     if fast is not None:
         ns, profiles = fast
@@ -301,7 +322,7 @@ def run_get(
 
 
 def _fetch_fast(
-    path: Path,
+    path: Path | None,
     context: str | None,
     plural: str,
     name: str | None,
@@ -327,7 +348,10 @@ def _fetch_fast(
 
     from cluster_inventory.credentials.plugins._hub import Hub, HubError, quote
 
-    opts = {"kubeconfig": str(path), **({"context": context} if context else {})}
+    opts = {
+        **({"kubeconfig": str(path)} if path else {}),
+        **({"context": context} if context else {}),
+    }
     if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
         return None  # the full client applies proxies and NO_PROXY as client-go does
     try:
@@ -371,7 +395,7 @@ _KINDS = {"clusterprofiles": "ClusterProfile", "placementdecisions": "PlacementD
 
 
 async def _fetch(
-    path: Path,
+    path: Path | None,
     context: str | None,
     plural: str,
     name: str | None,

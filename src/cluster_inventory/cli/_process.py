@@ -28,7 +28,8 @@ class HubProcess:
     """What a hub controller command resolved from its flags.
 
     Attributes:
-        connection: The hub (kubeconfig, or the in-cluster config).
+        connection: The hub (kubectl's rules: ``--kubeconfig``, ``$KUBECONFIG``, in-cluster,
+            ``~/.kube/config``).
         health: (host, port) of ``/healthz`` and ``/readyz``, or None.
         metrics: (host, port) of ``/metrics``, or None.
         lease: Leader-election settings, or None without election.
@@ -67,11 +68,7 @@ def hub_process(
     try:
         health = parse_bind_address(health_probe_bind_address)
         metrics = parse_bind_address(metrics_bind_address)
-        connection = (
-            kube.connection_from_kubeconfig(kubeconfig, context=context)
-            if kubeconfig
-            else kube.connection_from_in_cluster()
-        )
+        connection = kube.load_connection(kubeconfig, context=context)
     except (ValueError, kube.KubeError) as exc:
         fail(str(exc))
     lease = (

@@ -19,7 +19,7 @@ import typer
 
 from cluster_inventory import __version__
 from cluster_inventory.cli._files import console_script, write_private
-from cluster_inventory.cli._get import context_namespace, default_kubeconfig, hub_client
+from cluster_inventory.cli._get import context_namespace, hub_client, hub_kubeconfig_pin
 from cluster_inventory.cli._help import DESCRIPTION
 from cluster_inventory.cli._process import run_until_signal
 from cluster_inventory.cli._table import format_table
@@ -195,7 +195,7 @@ def crds_apply(
     """Apply the CRDs to a hub (server-side apply) and wait until they are served."""
     from cluster_inventory import api, kube
 
-    path = kubeconfig or default_kubeconfig()
+    path = kubeconfig
 
     async def run() -> None:
         async with await hub_client(path, context) as client:
@@ -211,7 +211,7 @@ def crds_apply(
         )
 
 
-_HUB_KUBECONFIG_HELP = "Hub kubeconfig (default: $KUBECONFIG, then ~/.kube/config)."
+_HUB_KUBECONFIG_HELP = "Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."
 #: ``-n`` of the commands that read profiles; None means the kubeconfig context's namespace.
 _InventoryNamespace = Annotated[
     str | None,
@@ -309,7 +309,8 @@ def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
 @manager_app.command("run")
 def manager_run(
     kubeconfig: Annotated[
-        Path | None, typer.Option(help="Hub kubeconfig (default: in-cluster config).")
+        Path | None,
+        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
     ] = None,
     context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
     name: Annotated[str, typer.Option(help="Cluster manager name.")] = "cluster-inventory",
@@ -382,11 +383,7 @@ def manager_run(
         )
         health = parse_bind_address(health_probe_bind_address)
         metrics = parse_bind_address(metrics_bind_address)
-        hub = (
-            kube.connection_from_kubeconfig(kubeconfig, context=context)
-            if kubeconfig
-            else kube.connection_from_in_cluster()
-        )
+        hub = kube.load_connection(kubeconfig, context=context)
     except (ValueError, kube.KubeError) as exc:
         _fail(str(exc))
 
@@ -419,11 +416,10 @@ def kubeconfig_cmd(
     """
     from cluster_inventory import credentials, kube
 
-    hub_path = (kubeconfig or default_kubeconfig()).absolute()
-    namespace = namespace or context_namespace(hub_path, context)
+    namespace = namespace or context_namespace(kubeconfig, context)
 
     async def fetch() -> dict[str, object]:
-        async with await hub_client(hub_path, context) as client:
+        async with await hub_client(kubeconfig, context) as client:
             resource = await kube.cluster_profiles_resource(client)
             found: dict[str, object] = await kube.get(
                 client, resource, profile, namespace=namespace
@@ -432,13 +428,15 @@ def kubeconfig_cmd(
 
     try:
         found = asyncio.run(fetch())
-        args = ["--namespace", namespace, "--kubeconfig", str(hub_path)]
+        pinned, env = hub_kubeconfig_pin(kubeconfig)
+        args = ["--namespace", namespace, *pinned]
         if context:
             args += ["--context", context]
         config = credentials.kubeconfig_for_profile(
             found,
             command=console_script("cluster-inventory-secretreader"),
             args=args,
+            env=env,
             provider=provider,
             install_hint="pip install cluster-inventory",
         )
@@ -540,7 +538,7 @@ def conformance_cmd(
 
     if output not in ("text", "yaml", "json", "html"):
         _fail(f"unknown output format {output!r}; use text, yaml, json or html")
-    path = kubeconfig or default_kubeconfig()
+    path = kubeconfig
 
     async def check() -> dict[str, Any]:
         async with await hub_client(path, context) as client:
@@ -579,7 +577,7 @@ def describe_cmd(
     from cluster_inventory import kube
     from cluster_inventory.cli.profiles import describe_profile
 
-    path = kubeconfig or default_kubeconfig()
+    path = kubeconfig
     ns = namespace or context_namespace(path, context)
 
     async def fetch() -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
+from cluster_inventory.cli._get import context_namespace, fail, hub_client
 from cluster_inventory.cli._table import format_table
 
 __all__ = ["PROVIDER_FILE_ENV", "apply_cmd", "render_results"]
@@ -204,7 +204,7 @@ def apply_cmd(
     output: Annotated[str | None, typer.Option("--output", "-o", help="wide or json.")] = None,
     kubeconfig: Annotated[
         Path | None,
-        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, then ~/.kube/config)."),
+        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
     ] = None,
     context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
 ) -> None:
@@ -241,7 +241,7 @@ def apply_cmd(
         fail(str(exc))
     if not manifests:
         fail(f"no objects passed to apply (read {', '.join(filename)})")
-    ns = namespace or context_namespace(kubeconfig or default_kubeconfig(), context)
+    ns = namespace or context_namespace(kubeconfig, context)
     if watch:
         if prune or dry_run != "none":
             fail("--watch cannot be combined with --prune or --dry-run")

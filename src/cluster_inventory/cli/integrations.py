@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE
-from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
+from cluster_inventory.cli._get import context_namespace, fail, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 
 __all__ = ["argocd_app", "multikueue_app"]
@@ -33,7 +33,8 @@ multikueue_app = typer.Typer(
 )
 
 _Kubeconfig = Annotated[
-    Path | None, typer.Option(help="Hub kubeconfig (default: in-cluster config).")
+    Path | None,
+    typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
 ]
 _Context = Annotated[str | None, typer.Option(help="Hub kubeconfig context.")]
 _ProviderFile = Annotated[
@@ -199,7 +200,8 @@ def argocd_render(
         bool, typer.Option(help="Show data as readable stringData (not what is written).")
     ] = False,
     kubeconfig: Annotated[
-        Path | None, typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, ~/.kube/config).")
+        Path | None,
+        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
     ] = None,
     context: _Context = None,
 ) -> None:
@@ -213,7 +215,7 @@ def argocd_render(
     from cluster_inventory.integrations.argocd import render_cluster_secret
 
     providers = _providers(provider_file)
-    ns = namespace or context_namespace(kubeconfig or default_kubeconfig(), context)
+    ns = namespace or context_namespace(kubeconfig, context)
 
     async def fetch() -> dict[str, Any]:
         async with await hub_client(kubeconfig, context) as hub:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cluster_inventory.cli._get import context_namespace, default_kubeconfig, fail, hub_client
+from cluster_inventory.cli._get import context_namespace, fail, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli._table import age, format_table
 
@@ -26,7 +26,8 @@ placement_app = typer.Typer(
 _CLI_MANAGER = "cluster-inventory-cli"
 
 _Kubeconfig = Annotated[
-    Path | None, typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, then ~/.kube/config).")
+    Path | None,
+    typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
 ]
 _Context = Annotated[str | None, typer.Option(help="Hub kubeconfig context.")]
 _Namespace = Annotated[
@@ -37,7 +38,7 @@ _Output = Annotated[str | None, typer.Option("--output", "-o", help="wide, json 
 
 
 def _namespace(namespace: str | None, kubeconfig: Path | None, context: str | None) -> str:
-    return namespace or context_namespace(kubeconfig or default_kubeconfig(), context)
+    return namespace or context_namespace(kubeconfig, context)
 
 
 def _run(coro: Any) -> Any:
@@ -288,7 +289,8 @@ def run_scheduler(
         ),
     ] = None,
     kubeconfig: Annotated[
-        Path | None, typer.Option(help="Hub kubeconfig (default: in-cluster config).")
+        Path | None,
+        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
     ] = None,
     context: _Context = None,
     leader_elect: Annotated[bool, typer.Option(help="Use Lease leader election.")] = True,
@@ -309,7 +311,7 @@ def run_scheduler(
     The Lease is `cluster-inventory-placement`; the identity `$POD_NAME`, else
     `<hostname>_<pid>`. The endpoints are off unless given (the Deployment gives both).
     """
-    from cluster_inventory import kube
+    from cluster_inventory import credentials
     from cluster_inventory.integrations.placement import PlacementScheduler
     from cluster_inventory.kube.endpoints import serve_endpoints
 
@@ -325,7 +327,7 @@ def run_scheduler(
     )
 
     async def main() -> bool:
-        async with await kube.new_client(process.connection) as hub:
+        async with await credentials.hub_client(process.connection) as hub:
             scheduler = PlacementScheduler(hub, namespaces=namespace or None, workers=workers)
             async with serve_endpoints(
                 scheduler.ready,

@@ -19,7 +19,12 @@ if TYPE_CHECKING:
 
     from cluster_inventory.credentials._access import ClusterAccess, resolve_access
     from cluster_inventory.credentials._cache import CredentialCache, CredentialMetrics
-    from cluster_inventory.credentials._clients import connect, connect_access, default_cache
+    from cluster_inventory.credentials._clients import (
+        connect,
+        connect_access,
+        default_cache,
+        hub_client,
+    )
     from cluster_inventory.credentials._exec import (
         DEFAULT_EXEC_TIMEOUT,
         ExecCredential,
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
         load_provider_file,
     )
     from cluster_inventory.credentials.errors import (
+        AccessNotPublished,
         AccessProviderNotFound,
         AccessResolutionError,
         CredentialsError,
@@ -59,6 +65,7 @@ _WHERE = {
     "connect": "_clients",
     "connect_access": "_clients",
     "default_cache": "_clients",
+    "hub_client": "_clients",
     "httpx_client": "_httpx",
     "DEFAULT_EXEC_TIMEOUT": "_exec",
     "ExecCredential": "_exec",
@@ -73,6 +80,7 @@ _WHERE = {
     "ProviderConfig": "_providers",
     "load_provider_file": "_providers",
     "kubeconfig_for_profile": "_kubeconfig",
+    "AccessNotPublished": "errors",
     "AccessProviderNotFound": "errors",
     "AccessResolutionError": "errors",
     "CredentialsError": "errors",
@@ -86,6 +94,7 @@ _WHERE = {
 
 __all__ = [
     "DEFAULT_EXEC_TIMEOUT",
+    "AccessNotPublished",
     "AccessProviderNotFound",
     "AccessResolutionError",
     "CLIArgsPolicy",
@@ -111,6 +120,7 @@ __all__ = [
     "default_cache",
     "exec_info",
     "httpx_client",
+    "hub_client",
     "kubeconfig_for_profile",
     "load_provider_file",
     "parse_exec_output",

@@ -31,7 +31,11 @@ from cluster_inventory.credentials._providers import (
     ExecEnvVar,
     ProviderConfig,
 )
-from cluster_inventory.credentials.errors import AccessProviderNotFound, AccessResolutionError
+from cluster_inventory.credentials.errors import (
+    AccessNotPublished,
+    AccessProviderNotFound,
+    AccessResolutionError,
+)
 
 __all__ = ["ClusterAccess", "resolve_access"]
 
@@ -136,6 +140,7 @@ def resolve_access(
         The access settings; the provider's exec config is copied, never changed.
 
     Raises:
+        AccessNotPublished: The profile advertises no access provider yet (not joined).
         AccessProviderNotFound: No provider of the file is advertised by the profile.
         AccessResolutionError: The chosen provider has no exec config or no cluster, an
             extension payload is malformed, the CA is not base64, or the profile asks for
@@ -148,6 +153,12 @@ def resolve_access(
         p.name: p for p in (profile.status.merged_access_providers() if profile.status else [])
     }
     chosen = next((p for p in providers.providers if p.name in advertised), None)
+    if chosen is None and not advertised:
+        raise AccessNotPublished(
+            pid,
+            "status.accessProviders: none published yet (the member has not joined); "
+            "waiting for the cluster manager",
+        )
     if chosen is None:
         offered = ", ".join(sorted(advertised)) or "none"
         wanted = ", ".join(p.name for p in providers.providers) or "none"

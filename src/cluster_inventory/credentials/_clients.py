@@ -20,9 +20,13 @@ from cluster_inventory import kube
 from cluster_inventory.api import v1alpha1
 from cluster_inventory.credentials._access import ClusterAccess, resolve_access
 from cluster_inventory.credentials._cache import CredentialCache
-from cluster_inventory.credentials._providers import ProviderConfig, load_provider_file
+from cluster_inventory.credentials._providers import (
+    ProviderConfig,
+    exec_config_from_dict,
+    load_provider_file,
+)
 
-__all__ = ["connect", "connect_access", "default_cache"]
+__all__ = ["connect", "connect_access", "default_cache", "hub_client"]
 
 _default_cache: CredentialCache | None = None
 
@@ -97,3 +101,43 @@ async def connect_access(
         cache.invalidate(access, rejected)
 
     return await kube.new_client(conn, token_source=token, on_unauthorized=unauthorized)
+
+
+async def hub_client(
+    conn: kube.ClusterConnection, *, cache: CredentialCache | None = None
+) -> kube.ApiClient:
+    """A client for a connection that :func:`cluster_inventory.kube.load_connection` found.
+
+    The connection's own credentials are used (token, client certificate); an exec user
+    (kubeconfig ``users[].user.exec``) is run as client-go runs it, through the same runner
+    and cache as a member's plugin: ``KUBERNETES_EXEC_INFO`` with the cluster (and its
+    ``client.authentication.k8s.io/exec`` extension as ``spec.cluster.config``) when
+    ``provideClusterInfo`` is true, never interactive, re-run after a 401.
+
+    Args:
+        conn: The hub (or any cluster) connection.
+        cache: Credential cache to share; defaults to the process-wide one.
+
+    Returns:
+        A kubernetes_asyncio ``ApiClient``; close it with ``await client.close()``.
+
+    Raises:
+        ProviderConfigError: The exec stanza is invalid (names the kubeconfig and field).
+        ExecPluginError: The plugin failed on the first credential.
+        KubeConfigError: The TLS material or the proxy URL does not load.
+    """
+    if conn.exec_user is None:
+        return await kube.new_client(conn)
+    source = conn.name or conn.server
+    access = ClusterAccess(
+        profile=f"kubeconfig context {source}",
+        provider="kubeconfig",
+        server=conn.server,
+        ca_data=conn.ca_data,
+        tls_server_name=conn.tls_server_name,
+        insecure_skip_tls_verify=conn.insecure_skip_tls_verify,
+        proxy_url=conn.proxy_url,
+        cluster_config=conn.exec_cluster_config,
+        exec_config=exec_config_from_dict(conn.exec_user, source=source, where="user.exec"),
+    )
+    return await connect_access(access, cache=cache)

@@ -27,6 +27,7 @@ __all__ = [
     "ExecEnvVar",
     "Provider",
     "ProviderConfig",
+    "exec_config_from_dict",
     "load_provider_file",
 ]
 
@@ -249,6 +250,15 @@ def _str_list(value: Any, source: str, where: str) -> tuple[str, ...]:
         if not isinstance(item, str):
             raise ProviderConfigError(source, f"{where}[{i}]", "must be a string")
     return tuple(value)
+
+
+def exec_config_from_dict(data: Any, *, source: str, where: str) -> ExecConfig:
+    """An :class:`ExecConfig` from a kubeconfig ``users[].user.exec`` stanza (same keys).
+
+    Raises:
+        ProviderConfigError: A field is missing or invalid (names ``source`` and the field).
+    """
+    return _exec(data, source, where)
 
 
 def _exec(data: Any, source: str, where: str) -> ExecConfig:

@@ -8,6 +8,7 @@ plugin stdout is never quoted, and plugin stderr is truncated before it is.
 from __future__ import annotations
 
 __all__ = [
+    "AccessNotPublished",
     "AccessProviderNotFound",
     "AccessResolutionError",
     "CredentialsError",
@@ -53,6 +54,15 @@ class AccessResolutionError(CredentialsError):
 
 class AccessProviderNotFound(AccessResolutionError):
     """No provider of the consumer's file is advertised by the profile (KEP-4322 pkg/access)."""
+
+
+class AccessNotPublished(AccessProviderNotFound):
+    """The profile advertises no access provider at all yet: its member has not joined.
+
+    A cluster manager publishes ``status.accessProviders`` once it reaches the member, so a
+    new profile is without them for a while. That is a normal transient (wait for the next
+    update of the profile), not a misconfiguration; consumers report it as pending.
+    """
 
 
 class ExecPluginError(CredentialsError):

@@ -40,7 +40,7 @@ from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
-from cluster_inventory import kube
+from cluster_inventory import credentials, kube
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
 from cluster_inventory.kube.endpoints import default_identity, serve_endpoints
 from cluster_inventory.kube.events import record_event
@@ -58,6 +58,7 @@ __all__ = [
     "Assignment",
     "ProfileMirror",
     "RenderError",
+    "RenderPending",
     "fingerprint",
     "instance_lease_name",
     "owner_of",
@@ -92,6 +93,15 @@ class RenderError(Exception):
         self.profile = profile
         self.field = field
         self.message = message
+
+
+class RenderPending(RenderError):
+    """A profile cannot be rendered *yet*: a normal transient, not a fault.
+
+    E.g. its member has not joined, so no access provider is published. The target is not
+    written, a Normal Event (reason ``Pending``) says why, and the profile's next update
+    queues it again.
+    """
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -438,6 +448,9 @@ class ProfileMirror(QueueController):
             return None
         try:
             body = self.render(profile, name, assignment)
+        except RenderPending as exc:
+            await self._warn(profile, "Pending", "Render", str(exc), event_type="Normal")
+            return None
         except RenderError as exc:
             self._render_failed.add(name)
             self._render_failing.set(len(self._render_failed))
@@ -523,14 +536,23 @@ class ProfileMirror(QueueController):
         except (kube.NotFoundError, kube.ConflictError):
             pass  # gone already, or replaced by an object that is not ours to delete
 
-    async def _warn(self, profile: Mapping[str, Any], reason: str, action: str, note: str) -> None:
+    async def _warn(
+        self,
+        profile: Mapping[str, Any],
+        reason: str,
+        action: str,
+        note: str,
+        *,
+        event_type: str = "Warning",
+    ) -> None:
         meta = _meta(profile)
         uid = str(meta.get("uid") or "")
         dedupe = f"{uid}/{reason}/{note}"
         if self._reported.get(uid) == dedupe:
             return
         self._reported[uid] = dedupe
-        self.log.warning("%s: %s", reason, note, extra={"object": object_key(profile)})
+        level = logging.WARNING if event_type == "Warning" else logging.INFO
+        self.log.log(level, "%s: %s", reason, note, extra={"object": object_key(profile)})
         await record_event(
             self.hub,
             {
@@ -546,6 +568,7 @@ class ProfileMirror(QueueController):
             controller=self.reporting_controller,
             instance=self.identity,
             dedupe=dedupe,
+            event_type=event_type,
         )
 
     # -- lifecycle -------------------------------------------------------------------
@@ -602,7 +625,7 @@ async def run_mirror(
         KubeAPIError: A first LIST was refused.
         OSError: An endpoint address cannot be bound.
     """
-    async with await kube.new_client(hub) as client:
+    async with await credentials.hub_client(hub) as client:
         mirror = make(client)
         async with serve_endpoints(
             mirror.ready, health=health_address, metrics=metrics_address, registry=registry

@@ -31,6 +31,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.credentials import (
+    AccessNotPublished,
     AccessProviderNotFound,
     AccessResolutionError,
     ClusterAccess,
@@ -42,6 +43,7 @@ from cluster_inventory.integrations._mirror import (
     Assignment,
     ProfileMirror,
     RenderError,
+    RenderPending,
 )
 
 __all__ = [
@@ -145,7 +147,9 @@ def cluster_config(access: ClusterAccess) -> dict[str, Any]:
         ``{"execProviderConfig": {...}, "tlsClientConfig": {...}}`` in Argo CD >= 3.5's JSON
         field names (``pkg/apis/application/v1alpha1`` ``ExecProviderConfig`` and
         ``TLSClientConfig``; ``caData`` is base64 of the PEM bundle, as Go encodes
-        ``[]byte``). Never a credential: the plugin fetches one when Argo CD connects.
+        ``[]byte``), plus ``proxyUrl`` (``ClusterConfig.ProxyUrl``) when the access provider
+        has a ``proxy-url``, so Argo CD dials the member as every other consumer does. Never a
+        credential: the plugin fetches one when Argo CD connects.
     """
     exec_config = access.exec_config
     provider: dict[str, Any] = {
@@ -164,7 +168,10 @@ def cluster_config(access: ClusterAccess) -> dict[str, Any]:
         tls["serverName"] = access.tls_server_name
     if access.ca_data:
         tls["caData"] = base64.b64encode(access.ca_data).decode()
-    return {"execProviderConfig": provider, "tlsClientConfig": tls}
+    config: dict[str, Any] = {"execProviderConfig": provider, "tlsClientConfig": tls}
+    if access.proxy_url:
+        config["proxyUrl"] = access.proxy_url
+    return config
 
 
 def _field_of(message: str) -> str:
@@ -200,6 +207,7 @@ def render_cluster_secret(
         ownership label and fingerprint.
 
     Raises:
+        RenderPending: The profile advertises no access provider yet (not joined).
         RenderError: No provider of the file is advertised, the chosen access provider lacks
             a server, the CA is not base64 or not a PEM certificate, the profile asks for
             ``insecure-skip-tls-verify``, or the profile itself is malformed; the error names
@@ -209,6 +217,8 @@ def render_cluster_secret(
     pid = f"{meta.get('namespace')}/{meta.get('name')}"
     try:
         access = resolve_access(profile, providers)
+    except AccessNotPublished as exc:
+        raise RenderPending(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
     except AccessProviderNotFound as exc:
         raise RenderError(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
     except AccessResolutionError as exc:

@@ -14,6 +14,7 @@ from cluster_inventory.kube._client import (
     UnauthorizedHook,
     connection_from_in_cluster,
     connection_from_kubeconfig,
+    load_connection,
     new_client,
     ssl_context_for,
 )
@@ -125,6 +126,7 @@ __all__ = [
     "get_text",
     "known_kind",
     "list_objects",
+    "load_connection",
     "new_client",
     "parse_kind",
     "request",

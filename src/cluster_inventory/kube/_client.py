@@ -10,7 +10,6 @@ context holds the CA in memory. A client key has to pass through a file for
 
 from __future__ import annotations
 
-import base64
 import os
 import ssl
 import tempfile
@@ -20,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
 
+from cluster_inventory import kubeconfig
 from cluster_inventory.kube._k8s import ApiClient, ApiException, Configuration
 from cluster_inventory.kube._k8s import rest as _rest
 from cluster_inventory.kube.errors import KubeConfigError
@@ -32,6 +31,7 @@ __all__ = [
     "UnauthorizedHook",
     "connection_from_in_cluster",
     "connection_from_kubeconfig",
+    "load_connection",
     "new_client",
     "ssl_context_for",
 ]
@@ -40,9 +40,6 @@ __all__ = [
 TokenSource = Callable[[], Awaitable[str]]
 #: An async callable told that the server answered 401 to the token it was given.
 UnauthorizedHook = Callable[[str], Awaitable[None]]
-
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_IN_CLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +58,10 @@ class ClusterConnection:
         proxy_url: Explicit proxy; when None, ``HTTPS_PROXY``/``NO_PROXY`` apply as in client-go.
         namespace: The kubeconfig context's namespace, if any (not used for connecting).
         name: A label for errors and logs (cluster or context name).
+        exec_user: A kubeconfig exec user (``users[].user.exec``), run by
+            :func:`cluster_inventory.credentials.hub_client`; :func:`new_client` refuses it.
+        exec_cluster_config: The cluster's ``client.authentication.k8s.io/exec`` extension,
+            handed to that plugin as ``spec.cluster.config``.
     """
 
     server: str
@@ -73,59 +74,56 @@ class ClusterConnection:
     proxy_url: str | None = None
     namespace: str | None = None
     name: str = ""
+    exec_user: Mapping[str, Any] | None = field(default=None, repr=False, hash=False)
+    exec_cluster_config: Any = field(default=None, repr=False, hash=False)
 
 
-def _b64(value: str, where: str) -> bytes:
-    try:
-        return base64.b64decode(value, validate=True)
-    except (ValueError, TypeError) as exc:
-        raise KubeConfigError(f"{where} is not valid base64") from exc
-
-
-def _data_or_file(
-    entry: Mapping[str, Any], key: str, base_dir: Path | None, where: str
-) -> bytes | None:
-    data = entry.get(f"{key}-data")
-    if data:
-        return _b64(str(data), f"{where}.{key}-data")
-    path = entry.get(key)
-    if path:
-        resolved = Path(str(path))
-        if not resolved.is_absolute() and base_dir is not None:
-            resolved = base_dir / resolved
-        try:
-            return resolved.read_bytes()
-        except OSError as exc:
-            raise KubeConfigError(f"{where}.{key}: cannot read {resolved}: {exc.strerror}") from exc
-    return None
-
-
-def _named(items: Any, name: str, kind: str, source: str) -> Mapping[str, Any]:
-    if not isinstance(items, list):
-        raise KubeConfigError(f"{source}: {kind} must be a list")
-    for item in items:
-        if isinstance(item, Mapping) and item.get("name") == name:
-            body = item.get(kind[:-1])
-            if not isinstance(body, Mapping):
-                raise KubeConfigError(f"{source}: {kind}[name={name}].{kind[:-1]} is missing")
-            return body
-    raise KubeConfigError(f"{source}: no entry named {name!r} in {kind}")
+def _from_loaded(loaded: kubeconfig.Kubeconfig, *, allow_exec: bool) -> ClusterConnection:
+    if loaded.exec is not None and not allow_exec:
+        raise KubeConfigError(
+            f"{loaded.source}: users[name={loaded.user}].user.exec: not supported here; "
+            "use cluster_inventory.credentials for exec credentials"
+        )
+    exec_config = next(
+        (
+            e.get("extension")
+            for e in loaded.cluster_extensions
+            if e.get("name") == "client.authentication.k8s.io/exec"
+        ),
+        None,
+    )
+    return ClusterConnection(
+        server=loaded.server,
+        ca_data=loaded.ca_data,
+        token=loaded.token,
+        client_cert_data=loaded.client_cert_data,
+        client_key_data=loaded.client_key_data,
+        tls_server_name=loaded.tls_server_name,
+        insecure_skip_tls_verify=loaded.insecure_skip_tls_verify,
+        proxy_url=loaded.proxy_url,
+        namespace=loaded.namespace,
+        name=loaded.context or loaded.source,
+        exec_user=loaded.exec,
+        exec_cluster_config=exec_config if loaded.exec is not None else None,
+    )
 
 
 def connection_from_kubeconfig(
-    kubeconfig: str | os.PathLike[str] | Mapping[str, Any],
+    kubeconfig_source: str | os.PathLike[str] | Mapping[str, Any],
     *,
     context: str | None = None,
 ) -> ClusterConnection:
-    """Read a kubeconfig file or dict into a :class:`ClusterConnection`.
+    """Read one kubeconfig file or dict into a :class:`ClusterConnection`.
 
-    Supports CA, client certificate and key as ``*-data`` or file paths (relative to the
-    file), ``token`` and ``tokenFile``, ``tls-server-name``, ``insecure-skip-tls-verify``
-    and ``proxy-url``. Exec and auth-provider users are refused here: the exec path with
-    cluster info and caching lives in ``cluster_inventory.credentials``.
+    For a registration's or a test fleet's kubeconfig, which is one document; a process
+    finding its own hub uses :func:`load_connection` (kubectl's search rules). Supports CA,
+    client certificate and key as ``*-data`` or file paths (relative to the file),
+    ``token`` and ``tokenFile``, ``tls-server-name``, ``insecure-skip-tls-verify`` and
+    ``proxy-url``. Exec and auth-provider users are refused: the manager holds no plugin for
+    a member, and a consumer's exec path lives in ``cluster_inventory.credentials``.
 
     Args:
-        kubeconfig: A path, or an already parsed kubeconfig mapping.
+        kubeconfig_source: A path, or an already parsed kubeconfig mapping.
         context: Context to use; defaults to ``current-context``.
 
     Returns:
@@ -135,71 +133,45 @@ def connection_from_kubeconfig(
         KubeConfigError: The file is unreadable or malformed; the message names the file and
             the field.
     """
-    base_dir: Path | None = None
-    if isinstance(kubeconfig, Mapping):
-        source = "kubeconfig"
-        doc: Any = kubeconfig
-    else:
-        path = Path(kubeconfig)
-        source = str(path)
-        base_dir = path.parent
-        try:
-            doc = yaml.load(path.read_text(), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
-        except OSError as exc:
-            raise KubeConfigError(f"{source}: cannot read: {exc.strerror}") from exc
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or type(exc).__name__
-            raise KubeConfigError(f"{source}: not valid YAML{where}: {problem}") from exc
-    if not isinstance(doc, Mapping):
-        raise KubeConfigError(f"{source}: not a kubeconfig mapping")
-    ctx_name = context or doc.get("current-context")
-    if not ctx_name:
-        raise KubeConfigError(f"{source}: current-context is empty and no context was given")
-    ctx = _named(doc.get("contexts"), str(ctx_name), "contexts", source)
-    cluster_name = str(ctx.get("cluster", ""))
-    cluster = _named(doc.get("clusters"), cluster_name, "clusters", source)
-    user_name = ctx.get("user")
-    user: Mapping[str, Any] = (
-        _named(doc.get("users"), str(user_name), "users", source) if user_name else {}
-    )
-    where_c = f"{source}: clusters[name={cluster_name}].cluster"
-    where_u = f"{source}: users[name={user_name}].user"
-    server = cluster.get("server")
-    if not server:
-        raise KubeConfigError(f"{where_c}.server is missing")
-    if "exec" in user or "auth-provider" in user:
-        kind = "exec" if "exec" in user else "auth-provider"
-        raise KubeConfigError(
-            f"{where_u}.{kind}: not supported by the plain client factory; use "
-            "cluster_inventory.credentials for exec credentials"
-        )
-    token = user.get("token")
-    if not token and user.get("tokenFile"):
-        token_path = Path(str(user["tokenFile"]))
-        if not token_path.is_absolute() and base_dir is not None:
-            token_path = base_dir / token_path
-        try:
-            token = token_path.read_text().strip()
-        except OSError as exc:
-            raise KubeConfigError(f"{where_u}.tokenFile: cannot read {token_path}") from exc
-    cert = _data_or_file(user, "client-certificate", base_dir, where_u)
-    key = _data_or_file(user, "client-key", base_dir, where_u)
-    if (cert is None) != (key is None):
-        raise KubeConfigError(f"{where_u}: client-certificate and client-key must come together")
-    return ClusterConnection(
-        server=str(server),
-        ca_data=_data_or_file(cluster, "certificate-authority", base_dir, where_c),
-        token=str(token) if token else None,
-        client_cert_data=cert,
-        client_key_data=key,
-        tls_server_name=cluster.get("tls-server-name") or None,
-        insecure_skip_tls_verify=bool(cluster.get("insecure-skip-tls-verify", False)),
-        proxy_url=cluster.get("proxy-url") or None,
-        namespace=ctx.get("namespace") or None,
-        name=str(ctx_name),
-    )
+    try:
+        if isinstance(kubeconfig_source, Mapping):
+            loaded = kubeconfig.from_document(kubeconfig_source, context=context)
+        else:
+            loaded = kubeconfig.load(kubeconfig_source, context=context)
+    except kubeconfig.KubeconfigError as exc:
+        raise KubeConfigError(str(exc)) from None
+    return _from_loaded(loaded, allow_exec=False)
+
+
+def load_connection(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    context: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ClusterConnection:
+    """The hub connection kubectl would use: ``--kubeconfig``, ``$KUBECONFIG``, in-cluster, home.
+
+    The rules are :mod:`cluster_inventory.kubeconfig`'s (client-go's loading rules in
+    controller-runtime's order). An exec user is kept in ``exec_user``: build the client with
+    :func:`cluster_inventory.credentials.hub_client`, which runs the plugin.
+
+    Args:
+        path: ``--kubeconfig`` (only that file, which must exist).
+        context: ``--context``.
+        environ: The environment (default ``os.environ``).
+
+    Returns:
+        The connection details.
+
+    Raises:
+        KubeConfigError: Nothing found, or the configuration found is invalid (names the
+            file and field).
+    """
+    try:
+        loaded = kubeconfig.load(path, context=context, environ=environ)
+    except kubeconfig.KubeconfigError as exc:
+        raise KubeConfigError(str(exc)) from None
+    return _from_loaded(loaded, allow_exec=True)
 
 
 def connection_from_in_cluster() -> ClusterConnection:
@@ -208,28 +180,15 @@ def connection_from_in_cluster() -> ClusterConnection:
     Raises:
         KubeConfigError: Not running in a pod (variables or files absent).
     """
-    host = os.environ.get("KUBERNETES_SERVICE_HOST")
-    port = os.environ.get("KUBERNETES_SERVICE_PORT")
-    if not host or not port:
+    try:
+        loaded = kubeconfig.in_cluster()
+    except kubeconfig.KubeconfigError as exc:
+        raise KubeConfigError(str(exc)) from None
+    if loaded is None:
         raise KubeConfigError(
             "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set"
         )
-    try:
-        token = (_IN_CLUSTER_DIR / "token").read_text().strip()
-        ca = (_IN_CLUSTER_DIR / "ca.crt").read_bytes()
-    except OSError as exc:
-        raise KubeConfigError(f"in-cluster config: cannot read {exc.filename}") from exc
-    namespace_file = _IN_CLUSTER_DIR / "namespace"
-    namespace = namespace_file.read_text().strip() if namespace_file.exists() else None
-    if ":" in host:
-        host = f"[{host}]"
-    return ClusterConnection(
-        server=f"https://{host}:{port}",
-        ca_data=ca,
-        token=token,
-        namespace=namespace,
-        name="in-cluster",
-    )
+    return _from_loaded(loaded, allow_exec=False)
 
 
 def ssl_context_for(conn: ClusterConnection) -> ssl.SSLContext:
@@ -285,14 +244,12 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         on_unauthorized: UnauthorizedHook | None = None,
     ) -> None:
         self.server_hostname = configuration.tls_server_name
-        self.proxy = configuration.proxy
+        self.proxy, connector = proxy_connector(
+            configuration.proxy, limit=configuration.connection_pool_maxsize, ssl=ssl_context
+        )
         self.proxy_headers = configuration.proxy_headers
         self.pool_manager = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(
-                limit=configuration.connection_pool_maxsize, ssl=ssl_context
-            ),
-            trust_env=trust_env,
-            read_bufsize=2**21,
+            connector=connector, trust_env=trust_env, read_bufsize=2**21
         )
         self._token_source = token_source
         self._on_unauthorized = on_unauthorized
@@ -347,6 +304,77 @@ class _ApiClient(ApiClient):  # type: ignore[misc]
         self.client_side_validation = configuration.client_side_validation
 
 
+#: ``proxy-url`` schemes (the v1alpha2 ClusterProfile's CEL rule, client-go's transport).
+PROXY_SCHEMES = ("http", "https", "socks5")
+
+
+def proxy_connector(
+    proxy_url: str | None, *, limit: int, ssl: ssl.SSLContext
+) -> tuple[str | None, aiohttp.TCPConnector]:
+    """The aiohttp connector (and per-request proxy) that reach a server through ``proxy_url``.
+
+    As client-go's transport (``http.Transport.Proxy`` with ``golang.org/x/net/proxy``):
+    ``http``/``https`` proxies get an HTTP CONNECT tunnel from aiohttp itself (TLS to an
+    ``https`` proxy, then TLS to the server inside it), and ``socks5`` goes through
+    aiohttp-socks, which hands host names to the proxy unresolved as Go's SOCKS5 dialer does.
+    One connector serves every request of a client, so the tunnels are pooled like direct
+    connections.
+
+    Args:
+        proxy_url: The proxy, or None to connect directly.
+        limit: Connections the pool keeps open at most.
+        ssl: TLS context for the server (not for an ``https`` proxy: that uses the system
+            trust store).
+
+    Returns:
+        ``(proxy for each request or None, connector)``.
+
+    Raises:
+        KubeConfigError: The URL's scheme is none of http, https and socks5, or it has no
+            host or a bad port.
+    """
+    if not proxy_url:
+        return None, aiohttp.TCPConnector(limit=limit, ssl=ssl)
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(proxy_url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in PROXY_SCHEMES or not parts.hostname or port == -1:
+        raise KubeConfigError(
+            f"proxy-url {_redact(proxy_url)!r}: must be a URL with scheme http, https or "
+            "socks5 and a host"
+        )
+    if parts.scheme != "socks5":
+        return proxy_url, aiohttp.TCPConnector(limit=limit, ssl=ssl)
+    from aiohttp_socks import ProxyConnector, ProxyType
+
+    connector = ProxyConnector(
+        proxy_type=ProxyType.SOCKS5,
+        host=parts.hostname,
+        port=port or 1080,
+        username=parts.username,
+        password=parts.password,
+        rdns=True,
+        limit=limit,
+        ssl=ssl,
+    )
+    return None, connector
+
+
+def _redact(url: str) -> str:
+    """``url`` without a password (a proxy's user info may carry one)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def environment_proxy(server: str) -> str | None:
     """The proxy ``HTTPS_PROXY`` and ``NO_PROXY`` give for ``server``.
 
@@ -392,8 +420,15 @@ async def new_client(
         A ready ``ApiClient``.
 
     Raises:
-        KubeConfigError: The TLS material does not load.
+        KubeConfigError: The TLS material does not load, the ``proxy-url`` is not an http,
+            https or socks5 URL, or the user is an exec plugin and no ``token_source`` is
+            given.
     """
+    if conn.exec_user is not None and token_source is None:
+        raise KubeConfigError(
+            f"{conn.name or conn.server}: the user is an exec plugin; build the client with "
+            "cluster_inventory.credentials.hub_client, which runs it"
+        )
     ctx = ssl_context_for(conn)
     config = Configuration(host=conn.server.rstrip("/"))
     config.tls_server_name = conn.tls_server_name

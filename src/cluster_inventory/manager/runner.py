@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from cluster_inventory import kube
+from cluster_inventory import credentials, kube
 from cluster_inventory.kube.endpoints import (
     default_identity,
     parse_bind_address,
@@ -104,7 +104,7 @@ async def run_manager(
             source read as empty would delete every profile.
     """
     identity = identity or default_identity()
-    async with await kube.new_client(hub) as client:
+    async with await credentials.hub_client(hub) as client:
         manager = ClusterManager(client, config, identity=identity, registry=registry)
         elector = None
         if leader_elect:

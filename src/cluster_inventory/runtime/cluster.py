@@ -102,13 +102,15 @@ class SharedConnection:
 
     async def close(self) -> None:
         """Stop the informers and close the client; errors are logged, never raised."""
-        for informer in self.informers.values():
-            with contextlib.suppress(Exception):
-                await informer.stop()
         try:
-            await self.client.close()
-        except Exception as exc:  # a broken connection must not stop the disengagement
-            _log.warning("closing the client failed: %s", exc, extra={"server": self.server})
+            for informer in self.informers.values():
+                with contextlib.suppress(Exception):
+                    await informer.stop()
+        finally:  # even when cancelled meanwhile: an open client is an unclosed session
+            try:
+                await self.client.close()
+            except Exception as exc:  # a broken connection must not stop the disengagement
+                _log.warning("closing the client failed: %s", exc, extra={"server": self.server})
 
 
 class ConnectionPool:
@@ -317,7 +319,9 @@ class Cluster:
         for informer, handler in self._handlers:
             informer.remove_handler(handler)
         self._handlers.clear()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-        await self._pool.release(self.connection)
-        self._closed = True
+        try:
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+        finally:  # a cancelled close still lets go of the connection
+            await self._pool.release(self.connection)
+            self._closed = True

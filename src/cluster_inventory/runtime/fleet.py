@@ -29,6 +29,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_DECISION_KEY
 from cluster_inventory.credentials import (
+    AccessNotPublished,
     AccessResolutionError,
     ClusterAccess,
     CredentialCache,
@@ -396,8 +397,9 @@ class FleetManager(LeaderElectedRunnable):
     async def stop(self) -> None:
         """Stop gracefully (idempotent).
 
-        No new work is taken, running reconciles get the grace period to finish, every
-        cluster is disengaged (tasks cancelled, clients closed) and the profile watch stops.
+        No new work is taken, engagements under way are cancelled, running reconciles get
+        the grace period to finish, every cluster is disengaged (tasks cancelled, clients
+        closed) and the profile watch stops.
         """
         if not self._started:
             return
@@ -408,8 +410,14 @@ class FleetManager(LeaderElectedRunnable):
         # (with it among the workers every stop took the full shutdown_grace).
         await kube.cancel_and_wait(self._provider_watch)
         self._provider_watch = None
-        await asyncio.gather(*(c.stop(self._grace) for c in self._controllers))
-        await stop_workers(self._tasks, self._grace)
+        # Engagement workers are cancelled at once, not given the grace period: an engagement
+        # is the fleet's own work and safe to abort (the half-built cluster is closed), and
+        # one stuck on an unreachable member would otherwise hold the process past SIGTERM
+        # for the whole cache sync timeout. Reconciles, the user's work, get the grace.
+        await asyncio.gather(
+            stop_workers(self._tasks, 0),
+            *(c.stop(self._grace) for c in self._controllers),
+        )
         self._tasks = []
         for informer in [*self._profiles, *self._hub_watches]:
             await informer.stop()
@@ -456,7 +464,9 @@ class FleetManager(LeaderElectedRunnable):
             message = str(exc)
             if self._access_errors.get(key) != message:  # log a changed reason once
                 self._access_errors[key] = message
-                _log.warning("cannot engage: %s", message, extra={"cluster": key})
+                # Not joined yet is a normal transient (the profile's update requeues it).
+                level = logging.INFO if isinstance(exc, AccessNotPublished) else logging.WARNING
+                _log.log(level, "cannot engage: %s", message, extra={"cluster": key})
             return None
         self._access_errors.pop(key, None)
         return access
@@ -577,12 +587,14 @@ class FleetManager(LeaderElectedRunnable):
         cluster = self._clusters.pop(key, None)
         if cluster is None:
             return
-        for hook in self._on_disengage:
-            try:
-                await hook(cluster)
-            except Exception as exc:  # the cluster goes regardless
-                _log.error("disengage hook failed: %s", exc, extra={"cluster": key})
-        await cluster.close()
+        try:
+            for hook in self._on_disengage:
+                try:
+                    await hook(cluster)
+                except Exception as exc:  # the cluster goes regardless
+                    _log.error("disengage hook failed: %s", exc, extra={"cluster": key})
+        finally:  # even when a stop cancels the hook: no client may be left open
+            await cluster.close()
         self._metrics.disengagements.labels(self.name, reason).inc()
         self._metrics.engaged.labels(self.name).set(len(self._clusters))
         _log.info("disengaged (%s)", reason, extra={"cluster": key})

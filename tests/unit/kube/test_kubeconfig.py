@@ -99,9 +99,9 @@ def test_garbage_ca_is_a_config_error() -> None:
 
 
 def test_in_cluster_connection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from cluster_inventory.kube import _client
+    from cluster_inventory import kubeconfig
 
-    monkeypatch.setattr(_client, "_IN_CLUSTER_DIR", tmp_path)
+    monkeypatch.setattr(kubeconfig, "IN_CLUSTER_DIR", str(tmp_path))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     with pytest.raises(kube.KubeConfigError, match="KUBERNETES_SERVICE_HOST"):
         kube.connection_from_in_cluster()

@@ -2,17 +2,16 @@
 
 The exec plugins run once per credential fetch, and ``cluster-inventory get`` once per
 command a person types, so their start-up is the product: importing aiohttp and
-kubernetes_asyncio costs more than everything else they do. This reads a kubeconfig
-(kubectl's YAML subset by a small parser, PyYAML only for anything else, or the in-cluster
-service account), builds a TLS context with the CA kept in memory, and makes one HTTP/1.0
-GET. Exec and auth-provider users are refused: callers fall back to
-:mod:`cluster_inventory.kube`, which handles everything.
+kubernetes_asyncio costs more than everything else they do. This finds the hub with the
+project's one kubeconfig loader (:mod:`cluster_inventory.kubeconfig`: kubectl's rules, on
+the standard library), builds a TLS context with the CA kept in memory, and makes one
+HTTP/1.0 GET, through the cluster's ``proxy-url`` if it has one. Exec users are refused:
+callers fall back to :mod:`cluster_inventory.kube`, which handles everything.
 """
 
 from __future__ import annotations
 
 import binascii
-import json
 import os
 import socket
 import ssl
@@ -22,8 +21,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Hub", "HubError", "b64decode", "https_get", "quote", "read_file"]
-
-_SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
 class HubError(Exception):
@@ -66,41 +63,6 @@ def _split_server(server: str) -> tuple[str, int, str]:
     return host, port, ("/" + prefix).rstrip("/")
 
 
-def _load_document(path: str) -> Any:
-    text = read_file(path).decode()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    from cluster_inventory.credentials.plugins import _kubeconfig_yaml
-
-    try:
-        return _kubeconfig_yaml.load(text)
-    except _kubeconfig_yaml.Unsupported:
-        import yaml  # the full parser, only for kubeconfigs outside kubectl's subset
-
-        return yaml.safe_load(text)
-
-
-def _named(doc: Any, kind: str, name: str, source: str) -> dict[str, Any]:
-    for item in doc.get(kind) or ():
-        if isinstance(item, dict) and item.get("name") == name:
-            body = item.get(kind[:-1])
-            if isinstance(body, dict):
-                return body
-    raise HubError(f"{source}: no {kind[:-1]} named {name!r}")
-
-
-def _file_or_data(entry: dict[str, Any], key: str, base: str) -> bytes | None:
-    data = entry.get(f"{key}-data")
-    if data:
-        return b64decode(str(data))
-    path = entry.get(key)
-    if path:
-        return read_file(os.path.join(base, str(path)))
-    return None
-
-
 def https_get(
     host: str,
     port: int,
@@ -110,29 +72,69 @@ def https_get(
     context: ssl.SSLContext,
     server_name: str | None,
     timeout: float,
+    proxy_url: str | None = None,
 ) -> tuple[int, bytes]:
-    """One HTTP/1.0 GET over TLS; returns (status, body).
+    """One HTTP/1.0 GET over TLS, directly or through ``proxy_url``; returns (status, body).
 
     http.client would pull in the email package, a large share of this plugin's cold start;
-    HTTP/1.0 with ``Connection: close`` needs no chunked decoding or connection reuse.
+    HTTP/1.0 with ``Connection: close`` needs no chunked decoding or connection reuse. A
+    proxy (http, https or socks5, as kubectl takes ``proxy-url``) is reached through
+    python-socks, imported only then.
     """
     lines = [f"GET {path} HTTP/1.0", f"Host: {host}:{port}", "Connection: close"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     request = ("\r\n".join(lines) + "\r\n\r\n").encode()
-    with (
-        socket.create_connection((host, port), timeout) as raw,
-        context.wrap_socket(raw, server_hostname=server_name or host) as sock,
-    ):
-        sock.sendall(request)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
+    chunks = []
+    if proxy_url:
+        stream = _proxy_stream(proxy_url, host, port, timeout)
+        try:
+            tls = stream.start_tls(server_name or host, context)
+            tls.write(request)
+            while chunk := tls.read(65536):
+                chunks.append(chunk)
+        finally:
+            stream.close()
+    else:
+        with (
+            socket.create_connection((host, port), timeout) as raw,
+            context.wrap_socket(raw, server_hostname=server_name or host) as sock,
+        ):
+            sock.sendall(request)
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
     response = b"".join(chunks)
     head, _, body = response.partition(b"\r\n\r\n")
     status_line = head.split(b"\r\n", 1)[0].split()
     if len(status_line) < 2 or not status_line[1].isdigit():
         raise OSError("malformed HTTP response")
     return int(status_line[1]), body
+
+
+def _proxy_stream(proxy_url: str, host: str, port: int, timeout: float) -> Any:
+    """A python-socks stream to ``host:port`` through the proxy (a tunnel, not yet TLS)."""
+    from urllib.parse import urlsplit
+
+    from python_socks import ProxyError, ProxyType
+    from python_socks.sync.v2 import Proxy
+
+    parts = urlsplit(proxy_url)
+    kinds = {"http": ProxyType.HTTP, "https": ProxyType.HTTP, "socks5": ProxyType.SOCKS5}
+    if parts.scheme not in kinds or not parts.hostname:
+        raise HubError(f"proxy-url of scheme {parts.scheme!r}: must be http, https or socks5")
+    proxy = Proxy(
+        kinds[parts.scheme],
+        parts.hostname,
+        parts.port
+        or (1080 if parts.scheme == "socks5" else 443 if parts.scheme == "https" else 80),
+        username=parts.username,
+        password=parts.password,
+        rdns=True,  # the proxy resolves the name, as Go's SOCKS5 dialer has it do
+        proxy_ssl=ssl.create_default_context() if parts.scheme == "https" else None,
+    )
+    try:
+        return proxy.connect(host, port, timeout=timeout)
+    except ProxyError as exc:
+        raise OSError(f"proxy {parts.hostname}:{parts.port}: {exc}") from None
 
 
 class Hub:
@@ -142,78 +144,33 @@ class Hub:
         """Read the hub's address and credentials.
 
         Args:
-            opts: ``kubeconfig`` (else ``$KUBECONFIG``'s first file, else the in-cluster
-                service account) and ``context`` (else the current context).
+            opts: ``kubeconfig`` and ``context``; the hub is found by kubectl's rules
+                (``--kubeconfig``, every ``$KUBECONFIG`` path merged, in-cluster,
+                ``~/.kube/config``: :func:`cluster_inventory.kubeconfig.load`).
 
         Raises:
-            HubError: The kubeconfig is unreadable, names no usable cluster or context, or
-                uses an exec or auth-provider user (this client does not run plugins).
+            HubError: No configuration is found, it is unreadable, names no usable cluster
+                or context, or uses an exec or auth-provider user (this client does not run
+                plugins).
         """
-        self.namespace_hint: str | None = None
-        self.token: str | None = None
-        self.cert: bytes | None = None
-        self.key: bytes | None = None
-        self.tls_server_name: str | None = None
-        self.proxy_url: str | None = None
-        self.insecure = False
-        kubeconfig = opts.get("kubeconfig") or os.environ.get("KUBECONFIG", "")
-        paths = [p for p in kubeconfig.split(os.pathsep) if p]
-        if paths:
-            self._from_kubeconfig(paths[0], opts.get("context"))
-        else:
-            self._from_service_account()
+        from cluster_inventory import kubeconfig
 
-    def _from_kubeconfig(self, path: str, context: str | None) -> None:
-        source = path
         try:
-            doc = _load_document(path)
-        except OSError as exc:
-            raise HubError(f"{source}: cannot read kubeconfig: {exc.strerror}") from None
-        except Exception:  # any parser error means the same to the user
-            raise HubError(f"{source}: kubeconfig is neither JSON nor YAML") from None
-        if not isinstance(doc, dict):
-            raise HubError(f"{source}: not a kubeconfig")
-        ctx_name = context or doc.get("current-context")
-        if not ctx_name:
-            raise HubError(f"{source}: no current-context and no --context")
-        ctx = _named(doc, "contexts", ctx_name, source)
-        cluster = _named(doc, "clusters", str(ctx.get("cluster")), source)
-        user = _named(doc, "users", str(ctx.get("user")), source) if ctx.get("user") else {}
-        if not cluster.get("server"):
-            raise HubError(f"{source}: cluster {ctx.get('cluster')!r} has no server")
-        self.server = str(cluster["server"]).rstrip("/")
-        base = os.path.dirname(os.path.abspath(path))
-        try:
-            self.ca = _file_or_data(cluster, "certificate-authority", base)
-            self.cert = _file_or_data(user, "client-certificate", base)
-            self.key = _file_or_data(user, "client-key", base)
-            self.token = user.get("token")
-            if not self.token and user.get("tokenFile"):
-                self.token = read_file(os.path.join(base, str(user["tokenFile"]))).decode().strip()
-        except (OSError, ValueError) as exc:
-            raise HubError(f"{source}: cannot load TLS or token material: {exc}") from None
-        if "exec" in user or "auth-provider" in user:
-            raise HubError(f"{source}: user {ctx.get('user')!r}: exec users are not supported")
-        self.proxy_url = cluster.get("proxy-url") or None  # read for callers; not applied here
-        self.tls_server_name = cluster.get("tls-server-name")
-        self.insecure = bool(cluster.get("insecure-skip-tls-verify"))
-        self.namespace_hint = ctx.get("namespace") or None
-
-    def _from_service_account(self) -> None:
-        host = os.environ.get("KUBERNETES_SERVICE_HOST")
-        port = os.environ.get("KUBERNETES_SERVICE_PORT")
-        if not host or not port:
-            raise HubError(
-                "no hub: set --kubeconfig or KUBECONFIG, or run in a pod with a service account"
-            )
-        if ":" in host:
-            host = f"[{host}]"
-        self.server = f"https://{host}:{port}"
-        try:
-            self.token = read_file(f"{_SA_DIR}/token").decode().strip()
-            self.ca = read_file(f"{_SA_DIR}/ca.crt")
-        except OSError as exc:
-            raise HubError(f"in-cluster: cannot read {exc.filename}") from None
+            loaded = kubeconfig.load(opts.get("kubeconfig") or None, context=opts.get("context"))
+        except kubeconfig.KubeconfigError as exc:
+            raise HubError(str(exc)) from None
+        if loaded.exec is not None:
+            raise HubError(f"{loaded.source}: user {loaded.user!r}: exec users are not supported")
+        self.server: str = loaded.server.rstrip("/")
+        self.ca: bytes | None = loaded.ca_data
+        self.cert = loaded.client_cert_data
+        self.key = loaded.client_key_data
+        self.token = loaded.token
+        self.proxy_url = loaded.proxy_url
+        self.tls_server_name = loaded.tls_server_name
+        self.insecure = loaded.insecure_skip_tls_verify
+        # In a pod the plugin finds its namespace after $POD_NAMESPACE (secretreader's order).
+        self.namespace_hint = loaded.namespace if loaded.source != "in-cluster" else None
 
     def ssl_context(self) -> ssl.SSLContext:
         """A TLS context with the hub's CA (in memory) and client certificate, if any."""
@@ -260,6 +217,7 @@ class Hub:
                 context=self.ssl_context(),
                 server_name=self.tls_server_name,
                 timeout=timeout,
+                proxy_url=self.proxy_url,
             )
         except (OSError, ssl.SSLError) as exc:
             raise HubError(f"hub {self.server}: {exc}") from None

@@ -7,8 +7,9 @@ does (SPEC.md 3.1), plus ``status.expirationTimestamp`` when the Secret records 
 ``expirationTimestamp``, so that consumers refresh before the token lapses instead of after
 a 401. Namespace: ``--namespace``, else ``$CLUSTER_INVENTORY_NAMESPACE``, else the hub
 kubeconfig context's namespace, else ``$POD_NAMESPACE``, else the pod's service account
-namespace, else ``default``. Hub: ``--kubeconfig``/``$KUBECONFIG`` (first file of the list),
-else the in-cluster service account.
+namespace, else ``default``. Hub: found by kubectl's rules (``--kubeconfig``, every
+``$KUBECONFIG`` path merged, the in-cluster service account, ``~/.kube/config``), through its
+``proxy-url`` if it has one.
 
 Only the standard library is imported (a cold start is paid on every fetch); a kubeconfig
 in kubectl's YAML subset is read by a small parser, PyYAML only for anything else. Errors

@@ -5,7 +5,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_inventory.credentials.plugins import _kubeconfig_yaml
+from cluster_inventory.kubeconfig import _yaml as _kubeconfig_yaml
 
 texts = st.text(
     alphabet=string.ascii_letters + string.digits + "-_./:=+ @'\"#\\", min_size=0, max_size=40
