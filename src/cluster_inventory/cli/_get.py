@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 __all__ = [
+    "HUB_KUBECONFIG_HELP",
     "RESOURCE_TYPES",
     "context_namespace",
     "fail",
@@ -29,6 +30,10 @@ __all__ = [
     "parse_get_args",
     "run_get",
 ]
+
+
+#: ``--kubeconfig`` help of the commands that read the hub (the loading rules of kubectl).
+HUB_KUBECONFIG_HELP = "Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."
 
 
 def fail(message: str) -> NoReturn:

@@ -1,0 +1,198 @@
+"""``cluster-inventory manager run``, ``register`` and ``deregister``: the cluster manager's side.
+
+``register``/``deregister`` write and remove registration Secrets on the hub;
+``manager run`` parses flags into a :class:`~cluster_inventory.manager.ManagerConfig` and runs
+the manager as a process until SIGTERM (:func:`cluster_inventory.manager.run_manager`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail, hub_client
+from cluster_inventory.cli._process import run_until_signal
+
+__all__ = ["deregister", "manager_app", "register"]
+
+manager_app = typer.Typer(help="The cluster manager (runs on a hub).", no_args_is_help=True)
+
+
+def register(
+    name: Annotated[str, typer.Argument(help="Member name (becomes the ClusterProfile name).")],
+    kubeconfig: Annotated[
+        Path, typer.Option(help="Kubeconfig the manager uses to reach the member.")
+    ],
+    clusterset: Annotated[
+        list[str], typer.Option("--clusterset", help="Cluster set to join (repeatable).")
+    ],
+    context: Annotated[str | None, typer.Option(help="Context of the member kubeconfig.")] = None,
+    display_name: Annotated[str | None, typer.Option(help="spec.displayName.")] = None,
+    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
+    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
+    ] = "cluster-inventory-system",
+) -> None:
+    """Register a member cluster: write its registration Secret on the hub."""
+    from cluster_inventory import kube
+    from cluster_inventory.manager import RegistrationError, registration_secret
+
+    try:
+        text = kubeconfig.read_text()
+    except OSError as exc:
+        fail(f"{kubeconfig}: cannot read: {exc.strerror}")
+    try:
+        secret = registration_secret(
+            name, namespace, text, clusterset, context=context, display_name=display_name
+        )
+    except RegistrationError as exc:
+        fail(f"{kubeconfig}: {exc.field}: {exc.problem}" if "data." in exc.field else str(exc))
+
+    async def run() -> None:
+        async with await hub_client(hub_kubeconfig, hub_context) as hub:
+            try:
+                await kube.create(hub, kube.NAMESPACES, {"metadata": {"name": namespace}})
+            except kube.AlreadyExistsError:
+                pass
+            await kube.apply(hub, kube.SECRETS, secret, field_manager="cluster-inventory-cli")
+
+    try:
+        asyncio.run(run())
+    except kube.KubeError as exc:
+        fail(str(exc))
+    typer.echo(f"secret/{name} registered in {namespace} (cluster sets: {', '.join(clusterset)})")
+
+
+def deregister(
+    name: Annotated[str, typer.Argument(help="Member name.")],
+    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
+    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
+    ] = "cluster-inventory-system",
+) -> None:
+    """Deregister a member: its profiles and token Secrets are then removed by the manager."""
+    from cluster_inventory import kube
+    from cluster_inventory.manager.names import LABEL_REGISTRATION
+
+    async def run() -> None:
+        async with await hub_client(hub_kubeconfig, hub_context) as hub:
+            secret = await kube.get(hub, kube.SECRETS, name, namespace=namespace)
+            labels = (secret.get("metadata") or {}).get("labels") or {}
+            if labels.get(LABEL_REGISTRATION) != "true":
+                raise typer.BadParameter(f"Secret {namespace}/{name} is not a registration")
+            await kube.delete(hub, kube.SECRETS, name, namespace=namespace, missing_ok=False)
+
+    try:
+        asyncio.run(run())
+    except kube.NotFoundError:
+        fail(f"no registration {namespace}/{name}")
+    except (kube.KubeError, typer.BadParameter) as exc:
+        fail(str(exc))
+    typer.echo(f"secret/{name} deregistered")
+
+
+def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for value in values:
+        ns, sep, sets = value.partition("=")
+        if not sep or not ns or not sets:
+            raise typer.BadParameter(f"--inventory-namespace {value!r} is not NAMESPACE=SET[,SET]")
+        out[ns] = tuple(s for s in sets.split(",") if s)
+    return out
+
+
+@manager_app.command("run")
+def manager_run(
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    name: Annotated[str, typer.Option(help="Cluster manager name.")] = "cluster-inventory",
+    namespace: Annotated[
+        str, typer.Option(help="Hub namespace of registrations and the Lease.")
+    ] = "cluster-inventory-system",
+    member_namespace: Annotated[
+        str, typer.Option(help="Namespace on members for consumer ServiceAccounts.")
+    ] = "cluster-inventory-system",
+    inventory_namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="Fixed inventory NAMESPACE=SET[,SET] (repeatable)."),
+    ] = None,
+    inventory_namespaces_only: Annotated[
+        bool,
+        typer.Option(
+            help="Serve only the --inventory-namespace inventories, not labelled namespaces, "
+            "and read token Secrets only there (for Secret access granted per namespace)."
+        ),
+    ] = False,
+    access_provider: Annotated[str, typer.Option(help="Access provider name.")] = "secretreader",
+    token_lifetime: Annotated[float, typer.Option(help="Consumer token lifetime, s.")] = 3600,
+    probe_interval: Annotated[float, typer.Option(help="Seconds between probes.")] = 2.0,
+    workers: Annotated[int, typer.Option(help="Concurrent status reconciles.")] = 32,
+    leader_elect: Annotated[bool, typer.Option(help="Use Lease leader election.")] = True,
+    metrics_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8080",
+    health_probe_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8081",
+    log_format: Annotated[str, typer.Option(help="text or json.")] = "text",
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Registration source, repeatable, first wins a name: secrets, capi, "
+            "file:PATH (default: secrets)."
+        ),
+    ] = None,
+    capi_namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="Namespace of Cluster API Clusters (repeatable; default: all)."),
+    ] = None,
+    capi_clusterset_label: Annotated[
+        str, typer.Option(help="Label key on a Cluster naming its cluster set.")
+    ] = "cluster-inventory.dev/clusterset",
+    capi_clusterset: Annotated[
+        list[str] | None,
+        typer.Option(help="Cluster set of Clusters that name none (repeatable)."),
+    ] = None,
+) -> None:
+    """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics)."""
+    from cluster_inventory import kube
+    from cluster_inventory.cli._logging import configure_logging
+    from cluster_inventory.manager import ManagerConfig, run_manager
+    from cluster_inventory.manager.runner import parse_bind_address
+
+    configure_logging(log_format)
+    try:
+        config = ManagerConfig(
+            name=name,
+            namespace=namespace,
+            member_namespace=member_namespace,
+            inventory_namespaces=_parse_inventories(inventory_namespace or []),
+            inventory_namespaces_only=inventory_namespaces_only,
+            access_provider=access_provider,
+            token_lifetime=token_lifetime,
+            probe_interval=probe_interval,
+            workers=workers,
+            sources=tuple(source or ("secrets",)),
+            capi_namespaces=tuple(capi_namespace or ()),
+            capi_clusterset_label=capi_clusterset_label,
+            capi_clustersets=tuple(capi_clusterset or ()),
+        )
+        health = parse_bind_address(health_probe_bind_address)
+        metrics = parse_bind_address(metrics_bind_address)
+        hub = kube.load_connection(kubeconfig, context=context)
+    except (ValueError, kube.KubeError) as exc:
+        fail(str(exc))
+
+    run_until_signal(
+        lambda: run_manager(
+            hub,
+            config,
+            leader_elect=leader_elect,
+            health_address=health,
+            metrics_address=metrics,
+        )
+    )
