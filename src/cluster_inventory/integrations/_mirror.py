@@ -30,10 +30,7 @@ good target and gets a Warning Event naming the field; other profiles go on.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +39,16 @@ from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from cluster_inventory import credentials, kube
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
+from cluster_inventory.api.objects import meta as _meta
+from cluster_inventory.integrations._ownership import (
+    ANNOTATION_FINGERPRINT,
+    LABEL_MANAGED_BY,
+    fingerprint,
+    instance_lease_name,
+    owner_of,
+    validate_instance,
+)
+from cluster_inventory.integrations._ownership import matches as _matches
 from cluster_inventory.kube.endpoints import default_identity, serve_endpoints
 from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import DELETED, Informer, object_key, strip_managed_fields
@@ -66,13 +73,9 @@ __all__ = [
     "validate_instance",
 ]
 
-#: Ownership label on every object a mirror writes (value: the mirror's field manager).
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 #: Annotation naming the source profile, ``namespace/name`` (an annotation: a label value is
 #: limited to 63 bytes, a profile name is not).
 ANNOTATION_PROFILE = "cluster-inventory.dev/cluster-profile"
-#: Annotation holding :func:`fingerprint` of the rendered object.
-ANNOTATION_FINGERPRINT = "cluster-inventory.dev/fingerprint"
 #: Queue key that recomputes the plan (no target is named with a NUL byte).
 _PLAN = "\x00plan"
 _PROFILE_API_VERSION = "multicluster.x-k8s.io/v1alpha1"
@@ -115,87 +118,6 @@ class Assignment:
 
     profile: str
     display_name: str
-
-
-_INSTANCE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$")
-
-
-def validate_instance(instance: str) -> str:
-    """Check a sync instance name: it is a label value and part of a Lease name.
-
-    Args:
-        instance: The name (``--name``, or a MultiKueue config name by default).
-
-    Returns:
-        ``instance``.
-
-    Raises:
-        ValueError: Not lower-case letters, digits, ``-`` and ``.``, starting and ending
-            alphanumeric, at most 63 characters.
-    """
-    if not _INSTANCE.match(instance):
-        raise ValueError(
-            f"sync instance name {instance!r}: must be lower-case letters, digits, '-' or "
-            "'.', start and end with a letter or digit, and be at most 63 characters"
-        )
-    return instance
-
-
-def instance_lease_name(base: str, instance: str) -> str:
-    """The Lease of one sync instance: ``base`` for the default instance, else ``base-<name>``.
-
-    Instances are different controllers, so each elects its own leader.
-    """
-    return base if instance == DEFAULT_SYNC_INSTANCE else f"{base}-{instance}"
-
-
-def owner_of(obj: Mapping[str, Any], field_manager: str) -> str | None:
-    """Which instance of the sync ``field_manager`` owns ``obj`` (None: not this sync's).
-
-    An object of this sync without the instance label was written before instances
-    existed: it is reported as the default instance's.
-    """
-    labels = _meta(obj).get("labels") or {}
-    if labels.get(LABEL_MANAGED_BY) != field_manager:
-        return None
-    return str(labels.get(LABEL_SYNC_INSTANCE) or DEFAULT_SYNC_INSTANCE)
-
-
-def fingerprint(obj: Mapping[str, Any]) -> str:
-    """A digest of a rendered object (sorted-key JSON, SHA-256, 32 hex digits).
-
-    Args:
-        obj: The rendered object, without the fingerprint annotation itself.
-
-    Returns:
-        The hex digest: equal renders have equal fingerprints, so an unchanged profile
-        costs no write.
-    """
-    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta: Mapping[str, Any] = obj.get("metadata") or {}
-    return meta
-
-
-def _matches(stored: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
-    """True if ``stored`` has ``body``'s fingerprint and still holds what ``body`` sets.
-
-    The fingerprint annotation is one of ``body``'s annotations, so a changed render never
-    matches; the content check catches an edit by hand, which leaves the annotation as it
-    was. Fields of other managers (labels, annotations they added) are ignored.
-    """
-    for key in ("labels", "annotations"):
-        have = _meta(stored).get(key) or {}
-        if any(have.get(k) != v for k, v in (_meta(body).get(key) or {}).items()):
-            return False
-    return all(
-        stored.get(key) == value
-        for key, value in body.items()
-        if key not in ("metadata", "apiVersion", "kind")
-    )
 
 
 def _render_failing_gauge(registry: CollectorRegistry) -> Gauge:
