@@ -21,7 +21,6 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -35,8 +34,6 @@ from cluster_inventory.credentials import (
     CredentialCache,
     CredentialMetrics,
     ProviderConfig,
-    ProviderConfigError,
-    load_provider_file,
     resolve_access,
 )
 from cluster_inventory.kube.informer import Informer, object_key
@@ -56,6 +53,7 @@ from cluster_inventory.runtime.engagement import (
     plan_engagement,
 )
 from cluster_inventory.runtime.errors import ClusterNotEngaged, FleetError
+from cluster_inventory.runtime.provider_file import ProviderFile
 from cluster_inventory.runtime.reconciler import Controller, Reconciler
 
 __all__ = ["ClusterHook", "FleetManager", "Readiness"]
@@ -131,17 +129,20 @@ class FleetManager(LeaderElectedRunnable):
             metrics=kube.collectors_for(CredentialMetrics.create, registry)
         )
         self._engage_workers = engage_workers
-        self._poll = provider_file_poll
         self._grace = shutdown_grace
         self._clock = clock
-        self._provider_path: Path | None = None
-        self._provider_content = b""
+        self._provider_file: ProviderFile | None = None
+        self._metrics = FleetMetrics.for_registry(registry)
         if isinstance(providers, ProviderConfig):
             self._providers = providers
         else:
-            self._provider_path = Path(providers)
-            self._provider_content = self._provider_path.read_bytes()
-            self._providers = load_provider_file(self._provider_path)
+            self._provider_file = ProviderFile(
+                providers,
+                poll=provider_file_poll,
+                on_change=self.reload_providers,
+                count=lambda result: self._metrics.provider_reloads.labels(name, result).inc(),
+            )
+            self._providers = self._provider_file.config
         self._profiles = [
             Informer(
                 hub,
@@ -152,7 +153,6 @@ class FleetManager(LeaderElectedRunnable):
             )
             for namespace in (namespaces if namespaces is not None else [None])
         ]
-        self._metrics = FleetMetrics.for_registry(registry)
         self._pool = ConnectionPool(
             self._cache, on_change=self._metrics.connections.labels(name).set
         )
@@ -380,9 +380,9 @@ class FleetManager(LeaderElectedRunnable):
         ]
         for controller in self._controllers:
             controller.start()
-        if self._provider_path is not None:
+        if self._provider_file is not None:
             self._provider_watch = loop.create_task(
-                self._watch_provider_file(), name=f"{self.name} provider file watch"
+                self._provider_file.watch(), name=f"{self.name} provider file watch"
             )
 
     async def wait_synced(self) -> None:
@@ -600,28 +600,6 @@ class FleetManager(LeaderElectedRunnable):
         _log.info("disengaged (%s)", reason, extra={"cluster": key})
 
     # -- provider file ---------------------------------------------------------------
-    async def _watch_provider_file(self) -> None:
-        assert self._provider_path is not None
-        unreadable = False
-        while True:
-            await asyncio.sleep(self._poll)
-            try:
-                content = await asyncio.to_thread(self._provider_path.read_bytes)
-            except OSError as exc:
-                # Unreadable is not empty: the last good configuration stays in use.
-                if not unreadable:
-                    _log.error("cannot read the provider file; keeping the last good one: %s", exc)
-                    self._metrics.provider_reloads.labels(self.name, "unreadable").inc()
-                unreadable = True
-                continue
-            if unreadable:
-                _log.info("the provider file can be read again")
-            unreadable = False
-            if content == self._provider_content:
-                continue
-            self._provider_content = content
-            self.reload_providers()
-
     def reload_providers(self, providers: ProviderConfig | None = None) -> bool:
         """Use a new provider configuration and re-check every profile against it.
 
@@ -634,15 +612,11 @@ class FleetManager(LeaderElectedRunnable):
             False if the file was invalid (logged; the previous configuration stays).
         """
         if providers is None:
-            if self._provider_path is None:
+            if self._provider_file is None:
                 return True
-            try:
-                providers = load_provider_file(self._provider_path)
-            except ProviderConfigError as exc:
-                _log.error("provider file change ignored: %s", exc)
-                self._metrics.provider_reloads.labels(self.name, "invalid").inc()
+            providers = self._provider_file.reload()
+            if providers is None:
                 return False
-            self._metrics.provider_reloads.labels(self.name, "loaded").inc()
         self._providers = providers
         self._access_errors.clear()
         for key in self._keys():
