@@ -95,8 +95,9 @@ def _data_or_file(
             resolved = base_dir / resolved
         try:
             return resolved.read_bytes()
-        except OSError as exc:
-            raise KubeConfigError(f"{where}.{key}: cannot read {resolved}: {exc.strerror}") from exc
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            problem = getattr(exc, "strerror", None) or "not a file name"
+            raise KubeConfigError(f"{where}.{key}: cannot read {resolved}: {problem}") from exc
     return None
 
 
@@ -116,6 +117,7 @@ def connection_from_kubeconfig(
     kubeconfig: str | os.PathLike[str] | Mapping[str, Any],
     *,
     context: str | None = None,
+    inline_only: bool = False,
 ) -> ClusterConnection:
     """Read a kubeconfig file or dict into a :class:`ClusterConnection`.
 
@@ -127,6 +129,10 @@ def connection_from_kubeconfig(
     Args:
         kubeconfig: A path, or an already parsed kubeconfig mapping.
         context: Context to use; defaults to ``current-context``.
+        inline_only: Refuse file references (``tokenFile``, ``certificate-authority``,
+            ``client-certificate``, ``client-key``): a kubeconfig someone else wrote (a
+            registration Secret) must not make this process read its own files (its
+            service account token) and send them to a server of their choosing.
 
     Returns:
         The connection details, held in memory.
@@ -169,6 +175,31 @@ def connection_from_kubeconfig(
     server = cluster.get("server")
     if not server:
         raise KubeConfigError(f"{where_c}.server is missing")
+    if not isinstance(server, str) or not server.startswith(("https://", "http://")):
+        raise KubeConfigError(f"{where_c}.server must be an https:// or http:// URL")
+    for entry, where, text_field in (
+        (cluster, where_c, "tls-server-name"),
+        (cluster, where_c, "proxy-url"),
+        (user, where_u, "token"),
+        (ctx, f"{source}: contexts[name={ctx_name}].context", "namespace"),
+    ):
+        if entry.get(text_field) is not None and not isinstance(entry[text_field], str):
+            raise KubeConfigError(f"{where}.{text_field} must be a string")
+    insecure = cluster.get("insecure-skip-tls-verify", False)
+    if not isinstance(insecure, bool | None):
+        # bool("false") is True: a quoted value must not turn verification off.
+        raise KubeConfigError(f"{where_c}.insecure-skip-tls-verify must be true or false")
+    if inline_only:
+        for entry, where, file_field, inline in (
+            (cluster, where_c, "certificate-authority", "certificate-authority-data"),
+            (user, where_u, "tokenFile", "token"),
+            (user, where_u, "client-certificate", "client-certificate-data"),
+            (user, where_u, "client-key", "client-key-data"),
+        ):
+            if entry.get(file_field) and not entry.get(inline):
+                raise KubeConfigError(
+                    f"{where}.{file_field}: a file reference is not allowed here; use {inline}"
+                )
     if "exec" in user or "auth-provider" in user:
         kind = "exec" if "exec" in user else "auth-provider"
         raise KubeConfigError(
@@ -182,7 +213,7 @@ def connection_from_kubeconfig(
             token_path = base_dir / token_path
         try:
             token = token_path.read_text().strip()
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
             raise KubeConfigError(f"{where_u}.tokenFile: cannot read {token_path}") from exc
     cert = _data_or_file(user, "client-certificate", base_dir, where_u)
     key = _data_or_file(user, "client-key", base_dir, where_u)
@@ -195,7 +226,7 @@ def connection_from_kubeconfig(
         client_cert_data=cert,
         client_key_data=key,
         tls_server_name=cluster.get("tls-server-name") or None,
-        insecure_skip_tls_verify=bool(cluster.get("insecure-skip-tls-verify", False)),
+        insecure_skip_tls_verify=bool(insecure),
         proxy_url=cluster.get("proxy-url") or None,
         namespace=ctx.get("namespace") or None,
         name=str(ctx_name),
