@@ -157,6 +157,10 @@ def parse_file_registrations(
                 )
             source = f"{where} cluster {name}"
             raw_sets = entry.get("clustersets")
+            if isinstance(raw_sets, list) and not all(isinstance(s, str) for s in raw_sets):
+                raise RegistrationError(
+                    source, f"{field_base}.clustersets", "must be a list of cluster set names"
+                )
             sets_text = ",".join(raw_sets) if isinstance(raw_sets, list) else raw_sets
             sets = parse_clustersets(str(sets_text or ""), source, f"{field_base}.clustersets")
             kubeconfig = entry.get("kubeconfig")
