@@ -19,7 +19,29 @@ from hypothesis import settings
 from cluster_inventory import kube
 
 settings.register_profile("cluster-inventory", deadline=None)
+# The bad-input campaign at full strength (bench/bad_input_campaign.py), and a smoke run.
+settings.register_profile("campaign", deadline=None, max_examples=1000)
+settings.register_profile("smoke", deadline=None, max_examples=10)
 settings.load_profile("cluster-inventory")
+
+
+def pytest_addoption(parser: Any) -> None:
+    """``--campaign-report``: print the bad-input campaign's tally at the end."""
+    parser.addoption(
+        "--campaign-report",
+        action="store_true",
+        help="print what the bad-input campaign tried and what came of it (tests/bad_input.py)",
+    )
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    """Print the campaign's table when ``--campaign-report`` is given."""
+    if not config.getoption("--campaign-report"):
+        return
+    from tests.bad_input import CAMPAIGN
+
+    terminalreporter.section("bad-input campaign")
+    terminalreporter.write_line(CAMPAIGN.table())
 
 
 if os.environ.get(kube.EVENT_LOOP_ENV) == "uvloop":
