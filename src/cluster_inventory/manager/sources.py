@@ -166,12 +166,11 @@ def parse_file_registrations(
             kubeconfig = entry.get("kubeconfig")
             if not kubeconfig:
                 raise RegistrationError(source, f"{field_base}.kubeconfig", "is missing")
-            kpath = (path.parent / str(kubeconfig)).resolve()
+            kpath = path.parent / str(kubeconfig)
             try:
-                conn = kube.connection_from_kubeconfig(
-                    Path(kpath), context=entry.get("context") or None
-                )
-            except (OSError, kube.KubeConfigError) as exc:
+                kpath = kpath.resolve()
+                conn = kube.connection_from_kubeconfig(kpath, context=entry.get("context") or None)
+            except (OSError, ValueError, kube.KubeConfigError) as exc:  # ValueError: a NUL
                 raise RegistrationError(
                     source, f"{field_base}.kubeconfig", f"{kpath}: {exc}"
                 ) from None
