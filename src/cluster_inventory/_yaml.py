@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["MAX_DEPTH", "YAMLDepthError", "load", "load_all"]
+__all__ = ["MAX_DEPTH", "YAMLDepthError", "describe", "load", "load_all"]
 
 #: Deepest nesting of mappings and sequences accepted.
 MAX_DEPTH = 100
@@ -63,3 +63,23 @@ def load_all(text: str) -> list[Any]:
     """
     _check_depth(text)
     return list(yaml.load_all(text, Loader=_LOADER))
+
+
+def describe(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error: where and what, never the offending line itself.
+
+    PyYAML's own message quotes the line it stopped at, over several lines; in a Secret
+    manifest that line may be the password.
+
+    Returns:
+        E.g. ``not valid YAML at line 4, column 1: found unexpected end of stream (while
+        scanning a quoted scalar at line 3, column 13)``.
+    """
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and context_mark is not None:
+        line, column = context_mark.line + 1, context_mark.column + 1
+        problem += f" ({context} at line {line}, column {column})"
+    return f"not valid YAML{where}: {problem}"
