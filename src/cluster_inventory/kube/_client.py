@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 import yaml
 
+from cluster_inventory import _yaml
 from cluster_inventory.kube._k8s import ApiClient, ApiException, Configuration
 from cluster_inventory.kube._k8s import rest as _rest
 from cluster_inventory.kube.errors import KubeConfigError
@@ -41,7 +42,6 @@ TokenSource = Callable[[], Awaitable[str]]
 #: An async callable told that the server answered 401 to the token it was given.
 UnauthorizedHook = Callable[[str], Awaitable[None]]
 
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _IN_CLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
@@ -150,14 +150,11 @@ def connection_from_kubeconfig(
         source = str(path)
         base_dir = path.parent
         try:
-            doc = yaml.load(path.read_text(), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+            doc = _yaml.load(path.read_text())
         except OSError as exc:
             raise KubeConfigError(f"{source}: cannot read: {exc.strerror}") from exc
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or type(exc).__name__
-            raise KubeConfigError(f"{source}: not valid YAML{where}: {problem}") from exc
+            raise KubeConfigError(f"{source}: {_yaml.describe(exc)}") from exc
     if not isinstance(doc, Mapping):
         raise KubeConfigError(f"{source}: not a kubeconfig mapping")
     ctx_name = context or doc.get("current-context")
