@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import os
 import re
 import string
 from collections import Counter
@@ -23,12 +24,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from tests.strategies import cluster_profiles, dns_label
 
 #: In every generated credential; must never appear in a message, an Event or a log record.
 MARKER = "Cr3dM4rker"
+#: Multiplies every campaign test's example count (bench/bad_input_campaign.py sets it).
+SCALE_ENV = "CAMPAIGN_SCALE"
+
+
+def campaign(examples: int) -> settings:
+    """Settings of one campaign test: ``examples`` inputs times ``$CAMPAIGN_SCALE``.
+
+    Inputs are large on purpose (huge values, 100 access providers), so the health checks
+    about slow or large data are off.
+    """
+    scale = float(os.environ.get(SCALE_ENV) or 1)
+    return settings(
+        max_examples=max(1, round(examples * scale)),
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
 
 # -- the tally ------------------------------------------------------------------------
 

@@ -19,9 +19,6 @@ from hypothesis import settings
 from cluster_inventory import kube
 
 settings.register_profile("cluster-inventory", deadline=None)
-# The bad-input campaign at full strength (bench/bad_input_campaign.py), and a smoke run.
-settings.register_profile("campaign", deadline=None, max_examples=1000)
-settings.register_profile("smoke", deadline=None, max_examples=10)
 settings.load_profile("cluster-inventory")
 
 

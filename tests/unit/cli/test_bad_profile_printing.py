@@ -5,16 +5,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.cli.profiles import describe_profile, profile_row
-from tests.bad_input import check_outcome, hostile_profiles
+from tests.bad_input import campaign, check_outcome, hostile_profiles
 
 NOW = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@campaign(40)
 @given(st.one_of(hostile_profiles(), hostile_profiles(crd_valid=False)))
 def test_any_profile_prints_a_row_and_a_description(profile: dict[str, Any]) -> None:
     row = check_outcome(

@@ -6,15 +6,13 @@ import json
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.credentials import ProviderConfig, ProviderConfigError, load_provider_file
-from tests.bad_input import check_outcome, leaked, provider_file_texts, provider_files
+from tests.bad_input import campaign, check_outcome, leaked, provider_file_texts, provider_files
 
-CAMPAIGN = settings(
-    max_examples=80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+CAMPAIGN = campaign(80)
 
 
 def _field(exc: ProviderConfigError) -> str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from cluster_inventory.integrations.delivery import Manifest, ManifestError, load_manifests
-from tests.bad_input import check_outcome, manifest_texts
+from tests.bad_input import campaign, check_outcome, manifest_texts
 
 
-@settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+@campaign(80)
 @given(manifest_texts())
 def test_manifest_file_loads_or_names_file_and_field(
     tmp_path_factory: Any, case: tuple[str, list[str]]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.credentials import (
@@ -25,11 +25,9 @@ from cluster_inventory.integrations._mirror import RenderError
 from cluster_inventory.integrations.argocd import assign_cluster_secrets, render_cluster_secret
 from cluster_inventory.integrations.multikueue import MultiKueueSync, render_multikueue_cluster
 from cluster_inventory.integrations.placement.choice import Candidate, PlacementSpec, choose
-from tests.bad_input import CAMPAIGN, MARKER, check_outcome, hostile_profiles
+from tests.bad_input import CAMPAIGN, MARKER, campaign, check_outcome, hostile_profiles
 
-SETTINGS = settings(
-    max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+SETTINGS = campaign(60)
 TOKEN = f"{MARKER}env"
 
 PROVIDERS = ProviderConfig.from_dict(
@@ -91,7 +89,7 @@ def test_argocd_secret_renders_or_names_profile_and_field(profile: dict[str, Any
             base64.b64decode(value, validate=True)
 
 
-@settings(SETTINGS, max_examples=20)
+@campaign(20)
 @given(st.lists(st.one_of(hostile_profiles(), hostile_profiles(crd_valid=False)), max_size=3))
 def test_assignment_and_placement_read_any_profile(profiles: list[dict[str, Any]]) -> None:
     for target, read in (

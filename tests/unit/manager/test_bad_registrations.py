@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster_inventory.manager import Registration, RegistrationError, parse_registration_secret
@@ -22,6 +22,7 @@ from cluster_inventory.manager.registration import is_dns_label
 from cluster_inventory.manager.sources import parse_file_registrations
 from tests.bad_input import (
     broken_kubeconfigs,
+    campaign,
     check_outcome,
     clusterset_values,
     hostile_values,
@@ -33,9 +34,7 @@ from tests.bad_input import (
 )
 from tests.strategies import dns_label
 
-CAMPAIGN = settings(
-    max_examples=80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+CAMPAIGN = campaign(80)
 
 
 def _field(exc: RegistrationError) -> str:

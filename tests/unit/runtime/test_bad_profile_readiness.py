@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.runtime import control_plane_healthy, member_id
-from tests.bad_input import check_outcome, hostile_profiles
+from tests.bad_input import campaign, check_outcome, hostile_profiles
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@campaign(40)
 @given(st.one_of(hostile_profiles(), hostile_profiles(crd_valid=False)))
 def test_readiness_and_member_id_read_any_profile(profile: dict[str, Any]) -> None:
     ready = check_outcome(
