@@ -196,7 +196,11 @@ class Hub:
             raise HubError(f"{source}: user {ctx.get('user')!r}: exec users are not supported")
         self.proxy_url = cluster.get("proxy-url") or None  # read for callers; not applied here
         self.tls_server_name = cluster.get("tls-server-name")
-        self.insecure = bool(cluster.get("insecure-skip-tls-verify"))
+        insecure = cluster.get("insecure-skip-tls-verify")
+        if insecure is not None and not isinstance(insecure, bool):
+            # bool("false") is True: a quoted value must not turn verification off.
+            raise HubError(f"{source}: insecure-skip-tls-verify must be true or false")
+        self.insecure = bool(insecure)
         self.namespace_hint = ctx.get("namespace") or None
 
     def _from_service_account(self) -> None:
