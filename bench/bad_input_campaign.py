@@ -31,7 +31,7 @@ UNIT = [
     "tests/unit/runtime/test_bad_profile_readiness.py",
     "tests/unit/cli/test_bad_profile_printing.py",
 ]
-MANAGER = ["tests/integration/manager/test_bad_registrations.py"]
+MANAGER = ["tests/integration/manager/test_manager_under_bad_registrations.py"]
 
 
 def main() -> int:
