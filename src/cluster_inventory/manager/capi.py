@@ -42,6 +42,7 @@ from cluster_inventory.manager.names import (
 from cluster_inventory.manager.registration import (
     Registration,
     RegistrationError,
+    check_tls_material,
     is_dns_label,
     object_reference,
     parse_clustersets,
@@ -113,9 +114,11 @@ def parse_capi_kubeconfig(secret: Mapping[str, Any]) -> kube.ClusterConnection:
     if not isinstance(doc, Mapping):
         raise RegistrationError(source, field, "is not a kubeconfig")
     try:
-        return kube.connection_from_kubeconfig(doc, inline_only=True)
+        conn = kube.connection_from_kubeconfig(doc, inline_only=True)
     except kube.KubeConfigError as exc:
         raise RegistrationError(source, field, str(exc)) from None
+    check_tls_material(conn, source, field)  # a bad rotation keeps the last good one
+    return conn
 
 
 def cluster_registration(

@@ -34,6 +34,7 @@ __all__ = [
     "RegistrationError",
     "RegistrationSource",
     "SecretRegistrationSource",
+    "check_tls_material",
     "is_dns_label",
     "object_reference",
     "parse_clustersets",
@@ -125,7 +126,8 @@ def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
 
     Raises:
         RegistrationError: The name is not a DNS-1123 label, ``data.kubeconfig`` is missing,
-            not base64, not a kubeconfig or lacks a server, or no cluster set is named.
+            not base64, not a kubeconfig, lacks a server, names a file, holds TLS material
+            that does not load, or no cluster set is named.
     """
     meta = _string_map(secret, "metadata", "Secret (no metadata)", "metadata", strings=False)
     name = meta.get("name")
@@ -158,6 +160,7 @@ def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
         )
     except kube.KubeConfigError as exc:
         raise RegistrationError(source, field, str(exc)) from None
+    check_tls_material(conn, source, field)
     return Registration(
         name=name,
         clustersets=sets,
@@ -166,6 +169,24 @@ def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
         source=source,
         regarding=object_reference(secret),
     )
+
+
+def check_tls_material(conn: kube.ClusterConnection, source: str, field: str) -> None:
+    """Check that the CA and client certificate and key of ``conn`` load.
+
+    Checked when the registration is read, so that an edit with a key that does not load is
+    an invalid registration (its last good version stays in use) rather than a new
+    connection that fails and takes a healthy member's profiles down.
+
+    Raises:
+        RegistrationError: The CA is not a PEM bundle, or the certificate and key do not load.
+    """
+    if conn.ca_data is None and conn.client_cert_data is None:
+        return  # nothing to load: the system trust store is checked at connection time
+    try:
+        kube.ssl_context_for(conn)
+    except kube.KubeConfigError as exc:
+        raise RegistrationError(source, field, str(exc)) from None
 
 
 def _string_map(
