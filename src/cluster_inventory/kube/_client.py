@@ -195,7 +195,8 @@ def connection_from_kubeconfig(
         ):
             if entry.get(file_field) and not entry.get(inline):
                 raise KubeConfigError(
-                    f"{where}.{file_field}: a file reference is not allowed here; use {inline}"
+                    f"{where}.{file_field}: a file reference is not allowed here; use {inline} "
+                    "(kubectl config view --flatten --minify inlines the files)"
                 )
     if "exec" in user or "auth-provider" in user:
         kind = "exec" if "exec" in user else "auth-provider"
