@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from cluster_inventory import kube
+from cluster_inventory import _yaml, kube
 from cluster_inventory.manager.capi import ClusterAPISource
 from cluster_inventory.manager.config import ManagerConfig, parse_source
 from cluster_inventory.manager.registration import (
@@ -203,10 +203,12 @@ class FileRegistrationSource:
     def start(self, on_change: Callable[[], None]) -> None:
         """Read the file; a file that cannot be read is reported as one invalid entry."""
         try:
-            doc = yaml.safe_load(self.path.read_text())
+            doc = _yaml.load(self.path.read_text())
             self._good, self._bad = parse_file_registrations(doc, self.path)
-        except (OSError, yaml.YAMLError) as exc:
+        except OSError as exc:
             self._bad = [RegistrationError(f"file {self.path}", "(file)", str(exc))]
+        except yaml.YAMLError as exc:
+            self._bad = [RegistrationError(f"file {self.path}", "(file)", _yaml.describe(exc))]
         except RegistrationError as exc:
             self._bad = [exc]
         on_change()

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from cluster_inventory.manager import Registration, RegistrationError, parse_registration_secret
 from cluster_inventory.manager.capi import cluster_registration, parse_capi_kubeconfig
 from cluster_inventory.manager.registration import is_dns_label
-from cluster_inventory.manager.sources import parse_file_registrations
+from cluster_inventory.manager.sources import FileRegistrationSource, parse_file_registrations
 from tests.bad_input import (
     broken_kubeconfigs,
     campaign,
@@ -327,3 +327,25 @@ def test_capi_version_longer_than_a_property_value_names_the_field():
     with pytest.raises(RegistrationError) as info:
         cluster_registration(cluster, None, default_clustersets=("all",))
     assert info.value.field == "spec.topology.version"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # PyYAML's loader raised RecursionError out of start(): the manager did not run.
+        ("[" * 2_000 + "]" * 2_000, "nested deeper than 100 levels"),
+        # PyYAML's message spanned 7 lines and quoted the offending line.
+        ('clusters:\n- name: a\n  kubeconfig: "x\n', "not valid YAML at line 4, column 1"),
+    ],
+)
+def test_file_source_that_is_not_yaml_is_one_error_line(tmp_path, text, words):
+    path = tmp_path / "clusters.yaml"
+    path.write_text(text)
+    source = FileRegistrationSource(path)
+    source.start(lambda: None)
+    good, bad = source.snapshot()
+    assert not good
+    ((_, error),) = bad
+    assert error.field == "(file)"
+    assert words in str(error)
+    assert "\n" not in str(error)
