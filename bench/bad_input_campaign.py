@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 UNIT = [
     "tests/unit/manager/test_bad_registrations.py",
     "tests/unit/credentials/test_bad_provider_files.py",
+    "tests/unit/credentials/test_bad_exec_output.py",
     "tests/unit/integrations/test_bad_profiles.py",
     "tests/unit/integrations/test_bad_manifests.py",
     "tests/unit/runtime/test_bad_profile_readiness.py",

@@ -213,21 +213,21 @@ def kubeconfigs(draw: st.DrawFn) -> tuple[dict[str, Any], list[str]]:
     return doc, secrets
 
 
-def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def paths_in(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every path into ``doc`` (keys and indices), depth first."""
     out: list[tuple[Any, ...]] = []
     if isinstance(doc, dict):
         for key, value in doc.items():
             out.append((*prefix, key))
-            out += _paths(value, (*prefix, key))
+            out += paths_in(value, (*prefix, key))
     elif isinstance(doc, list):
         for i, value in enumerate(doc[:4]):
             out.append((*prefix, i))
-            out += _paths(value, (*prefix, i))
+            out += paths_in(value, (*prefix, i))
     return out
 
 
-def _set(doc: Any, path: tuple[Any, ...], value: Any, *, delete: bool = False) -> None:
+def set_at(doc: Any, path: tuple[Any, ...], value: Any, *, delete: bool = False) -> None:
     parent = doc
     for step in path[:-1]:
         parent = parent[step]
@@ -289,12 +289,12 @@ def broken_kubeconfigs(draw: st.DrawFn) -> tuple[Any, list[str]]:
             except (KeyError, IndexError, TypeError, AttributeError):
                 pass  # an earlier edit removed what this one changes
             continue
-        paths = _paths(doc)
+        paths = paths_in(doc)
         if not paths:
             break
         path = draw(st.sampled_from(paths))
         try:
-            _set(doc, path, draw(hostile_values), delete=how == "delete")
+            set_at(doc, path, draw(hostile_values), delete=how == "delete")
         except (KeyError, IndexError, TypeError):
             continue
     return doc, secrets
@@ -412,9 +412,11 @@ def mistyped_registration_secrets(draw: st.DrawFn) -> tuple[dict[str, Any], list
     """A registration Secret with a value of the wrong type somewhere (a decoded file)."""
     secret, secrets = draw(registration_secrets())
     paths = [
-        p for p in _paths(secret) if p[0] in ("metadata", "data") and p != ("metadata", "namespace")
+        p
+        for p in paths_in(secret)
+        if p[0] in ("metadata", "data") and p != ("metadata", "namespace")
     ]
-    _set(secret, draw(st.sampled_from(paths)), draw(hostile_values))
+    set_at(secret, draw(st.sampled_from(paths)), draw(hostile_values))
     return secret, secrets
 
 
@@ -505,14 +507,14 @@ def hostile_profiles(draw: st.DrawFn, *, crd_valid: bool = True) -> dict[str, An
             "multicluster.x-k8s.io/inventory-member-id": draw(dns_label),
         }
     if not crd_valid:
-        paths = _paths(profile)
+        paths = paths_in(profile)
         for _ in range(draw(st.integers(1, 3))):
             path = draw(st.sampled_from(paths))
             try:
-                _set(profile, path, draw(hostile_values), delete=draw(st.booleans()))
+                set_at(profile, path, draw(hostile_values), delete=draw(st.booleans()))
             except (KeyError, IndexError, TypeError):
                 pass
-            paths = _paths(profile)
+            paths = paths_in(profile)
             if not paths:
                 break
     return profile
@@ -543,7 +545,7 @@ def provider_files(draw: st.DrawFn) -> tuple[Any, list[str]]:
         ]
     }
     for _ in range(draw(st.integers(0, 3))):
-        paths = _paths(doc)
+        paths = paths_in(doc)
         if not paths:
             break
         path = draw(st.sampled_from(paths))
@@ -558,7 +560,7 @@ def provider_files(draw: st.DrawFn) -> tuple[Any, list[str]]:
                         parent.pop(path[-1])
                     )
                 continue
-            _set(doc, path, draw(hostile_values), delete=how == "delete")
+            set_at(doc, path, draw(hostile_values), delete=how == "delete")
         except (KeyError, IndexError, TypeError):
             continue
     return doc, [secret]
@@ -594,12 +596,12 @@ def manifest_texts(draw: st.DrawFn) -> tuple[str, list[str]]:
         },
     ]
     for _ in range(draw(st.integers(0, 3))):
-        paths = _paths(docs)
+        paths = paths_in(docs)
         if not paths:
             break
         path = draw(st.sampled_from(paths))
         try:
-            _set(docs, path, draw(hostile_values), delete=draw(st.booleans()))
+            set_at(docs, path, draw(hostile_values), delete=draw(st.booleans()))
         except (KeyError, IndexError, TypeError):
             continue
     text = "---\n".join(yaml.safe_dump(d, allow_unicode=True) for d in docs)
