@@ -22,6 +22,25 @@ settings.register_profile("cluster-inventory", deadline=None)
 settings.load_profile("cluster-inventory")
 
 
+def pytest_addoption(parser: Any) -> None:
+    """``--campaign-report``: print the bad-input campaign's tally at the end."""
+    parser.addoption(
+        "--campaign-report",
+        action="store_true",
+        help="print what the bad-input campaign tried and what came of it (tests/bad_input.py)",
+    )
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    """Print the campaign's table when ``--campaign-report`` is given."""
+    if not config.getoption("--campaign-report"):
+        return
+    from tests.bad_input import CAMPAIGN
+
+    terminalreporter.section("bad-input campaign")
+    terminalreporter.write_line(CAMPAIGN.table())
+
+
 if os.environ.get(kube.EVENT_LOOP_ENV) == "uvloop":
     # Defined only then: pytest-asyncio requires the hook to always return a factory.
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         ObjectMeta,
         OwnerReference,
         Time,
+        field_error,
         format_micro_time,
         format_time,
     )
@@ -87,6 +88,7 @@ _WHERE = {
     "StorableError": "_storable",
     "check_storable": "_storable",
     "crd_yaml": "_crds",
+    "field_error": "_base",
     "format_micro_time": "_base",
     "format_time": "_base",
     "load_crds": "_crds",
@@ -121,6 +123,7 @@ __all__ = [
     "StorableError",
     "check_storable",
     "crd_yaml",
+    "field_error",
     "format_micro_time",
     "format_time",
     "load_crds",

@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    ValidationError,
 )
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "OwnerReference",
     "Time",
     "TypedObject",
+    "field_error",
     "find_condition",
     "format_time",
 ]
@@ -93,6 +95,26 @@ class KubeModel(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """Return the object as JSON-ready data, with JSON names and only the fields set."""
         return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+def field_error(exc: ValidationError) -> tuple[str, str]:
+    """The first field a model refused, and why, without the value it was given.
+
+    pydantic's own message quotes the input (which may be long, or a credential) over
+    several lines; this is the part a one-line error needs.
+
+    Returns:
+        ``(field, problem)``, e.g. ``("status.accessProviders[0].cluster.server",
+        "Input should be a valid string")``; ``problem`` counts further errors.
+    """
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    if not errors:
+        return "(object)", "is not valid"
+    field = ""
+    for part in errors[0]["loc"]:
+        field += f"[{part}]" if isinstance(part, int) else (f".{part}" if field else str(part))
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return field or "(object)", f"{errors[0]['msg']}{more}"
 
 
 class OwnerReference(KubeModel):

@@ -36,16 +36,26 @@ WIDE_COLUMNS = ("JOINED", "PROPERTIES")
 
 
 def _status(profile: Mapping[str, Any]) -> Mapping[str, Any]:
-    return profile.get("status") or {}
+    return _mapping(profile.get("status"))
 
 
 def _meta(profile: Mapping[str, Any]) -> Mapping[str, Any]:
-    return profile.get("metadata") or {}
+    return _mapping(profile.get("metadata"))
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else empty: a field of another type prints as absent."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _entries(value: Any) -> list[Mapping[str, Any]]:
+    """The mappings of a list field (a profile from a file may hold anything there)."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def condition(profile: Mapping[str, Any], condition_type: str) -> Mapping[str, Any] | None:
     """Return the ``status.conditions`` entry of ``condition_type``, or None."""
-    for entry in _status(profile).get("conditions") or ():
+    for entry in _entries(_status(profile).get("conditions")):
         if entry.get("type") == condition_type:
             found: Mapping[str, Any] = entry
             return found
@@ -67,8 +77,8 @@ def _providers(profile: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     status = _status(profile)
     chosen: dict[str, Mapping[str, Any]] = {}
     for entry in [
-        *(status.get("accessProviders") or ()),
-        *(status.get("credentialProviders") or ()),
+        *_entries(status.get("accessProviders")),
+        *_entries(status.get("credentialProviders")),
     ]:
         chosen.setdefault(str(entry.get("name", "")), entry)
     return list(chosen.values())
@@ -83,7 +93,7 @@ def properties_text(profile: Mapping[str, Any]) -> str:
     """``status.properties`` as ``name=value`` pairs sorted by name, comma-separated."""
     pairs = sorted(
         (str(p.get("name", "")), str(p.get("value", "")))
-        for p in _status(profile).get("properties") or ()
+        for p in _entries(_status(profile).get("properties"))
     )
     return ",".join(f"{name}={value}" for name, value in pairs)
 
@@ -108,11 +118,11 @@ def profile_row(
     """
     meta = _meta(profile)
     status = _status(profile)
-    manager = ((profile.get("spec") or {}).get("clusterManager") or {}).get("name", "")
+    manager = _mapping(_mapping(profile.get("spec")).get("clusterManager")).get("name", "")
     row = [
         str(meta.get("name", "")),
         str(manager),
-        str((status.get("version") or {}).get("kubernetes", "")),
+        str(_mapping(status.get("version")).get("kubernetes", "")),
         _condition_status(profile, c.CONDITION_CONTROL_PLANE_HEALTHY),
         ",".join(access_provider_names(profile)),
         age(meta.get("creationTimestamp"), now),
@@ -125,7 +135,7 @@ def profile_row(
 
 
 def _pairs(values: Mapping[str, Any] | None) -> list[str]:
-    return [f"{k}={v}" for k, v in sorted((values or {}).items())] or ["<none>"]
+    return [f"{k}={v}" for k, v in sorted(_mapping(values).items())] or ["<none>"]
 
 
 def _block(lines: list[str], title: str, headers: Sequence[str], rows: list[list[str]]) -> None:
@@ -172,7 +182,7 @@ def describe_profile(
         The text, ending with a newline.
     """
     meta = _meta(profile)
-    spec = profile.get("spec") or {}
+    spec = _mapping(profile.get("spec"))
     status = _status(profile)
     lines: list[str] = []
     _fields(
@@ -186,8 +196,8 @@ def describe_profile(
             ("Kind", [str(profile.get("kind", c.CLUSTER_PROFILE_KIND))]),
             ("Created", [str(meta.get("creationTimestamp", "<unknown>"))]),
             ("Display Name", [str(spec.get("displayName") or "<none>")]),
-            ("Cluster Manager", [str((spec.get("clusterManager") or {}).get("name", "<none>"))]),
-            ("Version", [str((status.get("version") or {}).get("kubernetes") or "<none>")]),
+            ("Cluster Manager", [str(_mapping(spec.get("clusterManager")).get("name", "<none>"))]),
+            ("Version", [str(_mapping(status.get("version")).get("kubernetes") or "<none>")]),
         ],
     )
     _block(
@@ -196,7 +206,7 @@ def describe_profile(
         ("Type", "Status", "Last Transition", "Reason", "Message"),
         [
             _cells(cond, "type", "status", "lastTransitionTime", "reason", "message")
-            for cond in status.get("conditions") or ()
+            for cond in _entries(status.get("conditions"))
         ],
     )
     _block(
@@ -205,7 +215,9 @@ def describe_profile(
         ("Name", "Value", "Last Observed"),
         [
             _cells(p, "name", "value", "lastObservedTime")
-            for p in sorted(status.get("properties") or (), key=lambda p: str(p.get("name", "")))
+            for p in sorted(
+                _entries(status.get("properties")), key=lambda p: str(p.get("name", ""))
+            )
         ],
     )
     providers = _providers(profile)
@@ -215,11 +227,11 @@ def describe_profile(
         lines.append("Access Providers:")
         for provider in providers:
             name = str(provider.get("name", ""))
-            cluster = provider.get("cluster") or {}
+            cluster = _mapping(provider.get("cluster"))
             ca = str(cluster.get("certificate-authority-data") or "")
             extensions = [
                 f"{ext.get('name', '')}: {_compact(ext.get('extension'))}"
-                for ext in cluster.get("extensions") or ()
+                for ext in _entries(cluster.get("extensions"))
             ]
             _fields(
                 lines,

@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import ValidationError
+
 from cluster_inventory import kube
-from cluster_inventory.api import v1alpha1
+from cluster_inventory.api import field_error, v1alpha1
 from cluster_inventory.api.constants import (
     EXTENSION_ADDITIONAL_ARGS,
     EXTENSION_ADDITIONAL_ENVS,
@@ -123,6 +125,15 @@ def profile_id(profile: v1alpha1.ClusterProfile) -> str:
     return f"{namespace}/{name}" if namespace else name
 
 
+def _dict_id(profile: Any) -> str:
+    """``namespace/name`` of a decoded profile that may not even have metadata."""
+    meta = profile.get("metadata") if isinstance(profile, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return "<unnamed>"
+    name, namespace = meta.get("name") or "<unnamed>", meta.get("namespace")
+    return f"{namespace}/{name}" if namespace else str(name)
+
+
 def resolve_access(
     profile: v1alpha1.ClusterProfile | Mapping[str, Any],
     providers: ProviderConfig,
@@ -142,12 +153,19 @@ def resolve_access(
     Raises:
         AccessNotPublished: The profile advertises no access provider yet (not joined).
         AccessProviderNotFound: No provider of the file is advertised by the profile.
-        AccessResolutionError: The chosen provider has no exec config or no cluster, an
-            extension payload is malformed, the CA is not base64, or the profile asks for
-            ``insecure-skip-tls-verify`` without ``allow_insecure``.
+        AccessResolutionError: The profile is not a valid ClusterProfile, the chosen
+            provider has no exec config or no cluster, an extension payload is malformed, the
+            CA is not base64, or the profile asks for ``insecure-skip-tls-verify`` without
+            ``allow_insecure``. ``field`` names the field at fault.
     """
     if not isinstance(profile, v1alpha1.ClusterProfile):
-        profile = v1alpha1.ClusterProfile.from_dict(profile)
+        try:
+            profile = v1alpha1.ClusterProfile.from_dict(profile)
+        except ValidationError as exc:
+            field, problem = field_error(exc)
+            raise AccessResolutionError(
+                _dict_id(profile), f"{field}: {problem}", field=field
+            ) from None
     pid = profile_id(profile)
     advertised = {
         p.name: p for p in (profile.status.merged_access_providers() if profile.status else [])
@@ -169,23 +187,25 @@ def resolve_access(
         )
     if chosen.exec_config is None:
         raise AccessResolutionError(
-            pid, f"{providers.source}: provider {chosen.name!r} has no execConfig"
+            pid,
+            f"{providers.source}: provider {chosen.name!r} has no execConfig",
+            field=f"{providers.source}: providers[name={chosen.name}].execConfig",
         )
     cluster = advertised[chosen.name].cluster
     where = f"status.accessProviders[name={chosen.name}].cluster"
     if cluster is None or not cluster.server:
-        raise AccessResolutionError(pid, f"{where}.server is missing")
+        raise AccessResolutionError(pid, f"{where}.server is missing", field=f"{where}.server")
     try:
         ca = cluster.ca_pem()
     except ValueError:
-        raise AccessResolutionError(
-            pid, f"{where}.certificate-authority-data is not base64"
-        ) from None
+        field = f"{where}.certificate-authority-data"
+        raise AccessResolutionError(pid, f"{field} is not base64", field=field) from None
     if cluster.insecure_skip_tls_verify and not allow_insecure:
         raise AccessResolutionError(
             pid,
             f"{where}.insecure-skip-tls-verify is true; pass allow_insecure=True to accept "
             "an unverified server",
+            field=f"{where}.insecure-skip-tls-verify",
         )
     exec_config = _apply_extensions(chosen.exec_config, cluster, chosen, pid, where)
     return ClusterAccess(
@@ -213,7 +233,9 @@ def _apply_extensions(
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise AccessResolutionError(
-            pid, f"{where}.extensions: duplicate name {duplicates[0]!r} in list"
+            pid,
+            f"{where}.extensions: duplicate name {duplicates[0]!r} in list",
+            field=f"{where}.extensions",
         )
     args = list(base.args)
     env = {e.name: e.value for e in base.env}
@@ -244,7 +266,9 @@ def _extra_args(payload: Any, pid: str, where: str) -> list[str]:
         payload = payload.get("args")
     if isinstance(payload, list) and all(isinstance(a, str) for a in payload):
         return list(payload)
-    raise AccessResolutionError(pid, f"{where}.extension must be a list of strings")
+    raise AccessResolutionError(
+        pid, f"{where}.extension must be a list of strings", field=f"{where}.extension"
+    )
 
 
 def _extra_envs(payload: Any, pid: str, where: str) -> dict[str, str]:
@@ -252,4 +276,6 @@ def _extra_envs(payload: Any, pid: str, where: str) -> dict[str, str]:
         isinstance(k, str) and isinstance(v, str) for k, v in payload.items()
     ):
         return dict(payload)
-    raise AccessResolutionError(pid, f"{where}.extension must map names to string values")
+    raise AccessResolutionError(
+        pid, f"{where}.extension must map names to string values", field=f"{where}.extension"
+    )

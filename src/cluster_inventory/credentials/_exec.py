@@ -140,12 +140,16 @@ def parse_exec_output(stdout: bytes, config: ExecConfig, provider: str = "") -> 
 
     try:
         doc: Any = json.loads(stdout)
+    except RecursionError:  # nested 1,000+ deep: no ExecCredential
+        doc = None
     except (json.JSONDecodeError, UnicodeDecodeError):
         import yaml  # client-go's decoder accepts YAML too; rare, so imported late
 
+        from cluster_inventory import _yaml
+
         try:
-            doc = yaml.safe_load(stdout)
-        except yaml.YAMLError:
+            doc = _yaml.load(stdout.decode())
+        except (yaml.YAMLError, UnicodeDecodeError):
             doc = None
     if not isinstance(doc, Mapping):
         raise invalid("Decode", "stdout is not an ExecCredential object (JSON or YAML)")

@@ -157,11 +157,16 @@ def load_provider_file(path: str | os.PathLike[str]) -> ProviderConfig:
         raise ProviderConfigError(source, "", f"cannot read: {exc.strerror}") from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ProviderConfigError(source, "", "nested too deeply to be a provider file") from None
     except json.JSONDecodeError as json_exc:
-        import yaml  # JSON is the upstream format; YAML is the exception, so import it late
+        # JSON is the upstream format; YAML is the exception, so import it late.
+        import yaml
+
+        from cluster_inventory import _yaml
 
         try:
-            data = yaml.safe_load(text)
+            data = _yaml.load(text)
         except yaml.YAMLError:
             raise ProviderConfigError(
                 source,

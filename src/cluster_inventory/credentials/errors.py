@@ -45,10 +45,15 @@ class AccessResolutionError(CredentialsError):
 
     Attributes:
         profile: ``namespace/name`` of the ClusterProfile.
+        field: The profile (or provider file) field at fault, e.g.
+            ``status.accessProviders[name=secretreader].cluster.server``.
     """
 
-    def __init__(self, profile: str, message: str) -> None:
+    def __init__(
+        self, profile: str, message: str, *, field: str = "status.accessProviders"
+    ) -> None:
         self.profile = profile
+        self.field = field
         super().__init__(f"ClusterProfile {profile}: {message}")
 
 

@@ -97,8 +97,8 @@ def secret_name(namespace: str, name: str) -> str:
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta: Mapping[str, Any] = obj.get("metadata") or {}
-    return meta
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
 
 
 def assign_cluster_secrets(profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
@@ -120,7 +120,9 @@ def assign_cluster_secrets(profiles: Sequence[Mapping[str, Any]]) -> dict[str, A
     kept: list[tuple[str, str]] = []
     for profile in profiles:
         meta = _meta(profile)
-        member = (meta.get("labels") or {}).get(LABEL_INVENTORY_MEMBER_ID)
+        labels = meta.get("labels")
+        member = labels.get(LABEL_INVENTORY_MEMBER_ID) if isinstance(labels, Mapping) else None
+        member = member if isinstance(member, str) else None
         if member:
             if member in seen_members:
                 continue
@@ -174,13 +176,6 @@ def cluster_config(access: ClusterAccess) -> dict[str, Any]:
     return config
 
 
-def _field_of(message: str) -> str:
-    # resolve_access names the field first in its messages ("status.accessProviders[...]...").
-    _, _, rest = message.partition(": ")
-    head = rest.split(" ", 1)[0]
-    return head if head.startswith("status.") else "status.accessProviders"
-
-
 def render_cluster_secret(
     profile: Mapping[str, Any],
     providers: ProviderConfig,
@@ -222,10 +217,7 @@ def render_cluster_secret(
     except AccessProviderNotFound as exc:
         raise RenderError(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
     except AccessResolutionError as exc:
-        text = str(exc)
-        raise RenderError(pid, _field_of(text), text.partition(": ")[2]) from None
-    except ValueError as exc:  # pydantic's ValidationError: the profile does not parse
-        raise RenderError(pid, "status", f"not a valid ClusterProfile: {exc}") from None
+        raise RenderError(pid, exc.field, str(exc).partition(": ")[2]) from None
     if access.ca_data:
         try:
             x509.load_pem_x509_certificates(access.ca_data)

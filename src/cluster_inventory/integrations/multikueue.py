@@ -91,6 +91,11 @@ class ConfigTooLarge(ValueError):
         self.count = count
 
 
+def _meta(profile: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = profile.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
 def render_multikueue_cluster(profile: Mapping[str, Any]) -> dict[str, Any]:
     """The MultiKueueCluster for one profile of Kueue's namespace. Pure.
 
@@ -102,7 +107,7 @@ def render_multikueue_cluster(profile: Mapping[str, Any]) -> dict[str, Any]:
         ``spec.clusterSource.clusterProfileRef.name`` (exactly one source, as the CRD's CEL
         rule demands) and an annotation naming the profile.
     """
-    meta = profile.get("metadata") or {}
+    meta = _meta(profile)
     name = str(meta.get("name"))
     return {
         "apiVersion": MULTIKUEUE_CLUSTERS.api_version,
@@ -244,7 +249,7 @@ class MultiKueueSync(ProfileMirror):
         """One MultiKueueCluster per profile, named after it. Pure."""
         out = {}
         for profile in profiles:
-            meta = profile.get("metadata") or {}
+            meta = _meta(profile)
             name = str(meta.get("name"))
             out[name] = Assignment(profile=f"{meta.get('namespace')}/{name}", display_name=name)
         return out

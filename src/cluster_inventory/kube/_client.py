@@ -112,6 +112,7 @@ def connection_from_kubeconfig(
     kubeconfig_source: str | os.PathLike[str] | Mapping[str, Any],
     *,
     context: str | None = None,
+    inline_only: bool = False,
 ) -> ClusterConnection:
     """Read one kubeconfig file or dict into a :class:`ClusterConnection`.
 
@@ -125,6 +126,10 @@ def connection_from_kubeconfig(
     Args:
         kubeconfig_source: A path, or an already parsed kubeconfig mapping.
         context: Context to use; defaults to ``current-context``.
+        inline_only: Refuse file references (``tokenFile``, ``certificate-authority``,
+            ``client-certificate``, ``client-key``): a kubeconfig someone else wrote (a
+            registration Secret) must not make this process read its own files (its
+            service account token) and send them to a server of their choosing.
 
     Returns:
         The connection details, held in memory.
@@ -135,7 +140,9 @@ def connection_from_kubeconfig(
     """
     try:
         if isinstance(kubeconfig_source, Mapping):
-            loaded = kubeconfig.from_document(kubeconfig_source, context=context)
+            loaded = kubeconfig.from_document(
+                kubeconfig_source, context=context, inline_only=inline_only
+            )
         else:
             loaded = kubeconfig.load(kubeconfig_source, context=context)
     except kubeconfig.KubeconfigError as exc:

@@ -26,6 +26,11 @@ __all__ = ["record_event"]
 _log = logging.getLogger(__name__)
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` UTF-8 bytes (the API counts bytes), on a character boundary."""
+    return text.encode()[:limit].decode(errors="ignore")
+
+
 async def record_event(
     client: ApiClient,
     regarding: Mapping[str, Any],
@@ -66,11 +71,11 @@ async def record_event(
         },
         "eventTime": format_micro_time(now or dt.datetime.now(dt.UTC)),
         "reportingController": controller,
-        "reportingInstance": instance[:128],
+        "reportingInstance": _cut(instance, 128),
         "action": action,
         "reason": reason,
         "type": event_type,
-        "note": note[:1024],
+        "note": _cut(note, 1024),
         "regarding": dict(regarding),
     }
     try:

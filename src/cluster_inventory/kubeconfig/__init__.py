@@ -164,7 +164,7 @@ def _read(path: str) -> bytes:
 def _parse(text: str, source: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for JSON
         pass
     from cluster_inventory.kubeconfig import _yaml
 
@@ -174,13 +174,12 @@ def _parse(text: str, source: str) -> Any:
         pass
     import yaml  # the full parser, only for files outside kubectl's subset
 
+    from cluster_inventory import _yaml as bounded
+
     try:
-        return yaml.safe_load(text)
+        return bounded.load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise KubeconfigError(f"{source}: not valid YAML{where}: {problem}") from None
+        raise KubeconfigError(f"{source}: {bounded.describe(exc)}") from None
 
 
 def search_paths(
@@ -318,10 +317,9 @@ def _data_or_file(entry: Mapping[str, Any], key: str, base: str | None, where: s
         resolved = str(path) if base is None else str(_absolute(str(path), base))
         try:
             return _read(resolved)
-        except OSError as exc:
-            raise KubeconfigError(
-                f"{where}.{key}: cannot read {resolved}: {exc.strerror}"
-            ) from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            problem = getattr(exc, "strerror", None) or "not a file name"
+            raise KubeconfigError(f"{where}.{key}: cannot read {resolved}: {problem}") from None
     return None
 
 
@@ -331,6 +329,7 @@ def from_document(
     context: str | None = None,
     source: str = "kubeconfig",
     base_dir: str | None = None,
+    inline_only: bool = False,
 ) -> Kubeconfig:
     """The chosen context of a parsed (or merged) kubeconfig.
 
@@ -340,6 +339,8 @@ def from_document(
         source: Name of the configuration in messages.
         base_dir: Directory that relative file references are resolved against (None: as
             given; a merged document has them resolved already).
+        inline_only: Refuse file references (a kubeconfig someone else wrote must not make
+            this process read and send its own files, such as its service account token).
 
     Returns:
         The connection settings of that context.
@@ -362,6 +363,28 @@ def from_document(
     server = cluster.get("server")
     if not server:
         raise KubeconfigError(f"{where_c}.server is missing")
+    if not isinstance(server, str) or not server.startswith(("https://", "http://")):
+        raise KubeconfigError(f"{where_c}.server must be an https:// or http:// URL")
+    for entry, where, text_field in (
+        (cluster, where_c, "tls-server-name"),
+        (cluster, where_c, "proxy-url"),
+        (user, where_u, "token"),
+        (ctx, f"{source}: contexts[name={ctx_name}].context", "namespace"),
+    ):
+        if entry.get(text_field) is not None and not isinstance(entry[text_field], str):
+            raise KubeconfigError(f"{where}.{text_field} must be a string")
+    if inline_only:
+        for entry, where, file_field, inline in (
+            (cluster, where_c, "certificate-authority", "certificate-authority-data"),
+            (user, where_u, "tokenFile", "token"),
+            (user, where_u, "client-certificate", "client-certificate-data"),
+            (user, where_u, "client-key", "client-key-data"),
+        ):
+            if entry.get(file_field) and not entry.get(inline):
+                raise KubeconfigError(
+                    f"{where}.{file_field}: a file reference is not allowed here; use {inline} "
+                    "(kubectl config view --flatten --minify inlines the files)"
+                )
     if "auth-provider" in user:
         raise KubeconfigError(
             f"{where_u}.auth-provider: not supported (client-go removed the in-tree auth "
@@ -379,7 +402,7 @@ def from_document(
             token_path = str(_absolute(token_path, base_dir))
         try:
             token = _read(token_path).decode().strip()
-        except OSError:
+        except (OSError, ValueError):
             raise KubeconfigError(f"{where_u}.tokenFile: cannot read {token_path}") from None
     cert = _data_or_file(user, "client-certificate", base_dir, where_u)
     key = _data_or_file(user, "client-key", base_dir, where_u)
@@ -388,6 +411,10 @@ def from_document(
     extensions = cluster.get("extensions") or []
     if not isinstance(extensions, list):
         raise KubeconfigError(f"{where_c}.extensions must be a list")
+    insecure = cluster.get("insecure-skip-tls-verify", False)
+    if not isinstance(insecure, bool):
+        # bool("false") is True: a quoted value must not turn verification off.
+        raise KubeconfigError(f"{where_c}.insecure-skip-tls-verify must be true or false")
     return Kubeconfig(
         source=source,
         context=str(ctx_name),
@@ -396,7 +423,7 @@ def from_document(
         server=str(server),
         ca_data=_data_or_file(cluster, "certificate-authority", base_dir, where_c),
         tls_server_name=cluster.get("tls-server-name") or None,
-        insecure_skip_tls_verify=bool(cluster.get("insecure-skip-tls-verify", False)),
+        insecure_skip_tls_verify=insecure,
         proxy_url=cluster.get("proxy-url") or None,
         disable_compression=bool(cluster.get("disable-compression", False)),
         token=str(token) if token else None,

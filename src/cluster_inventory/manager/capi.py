@@ -31,8 +31,8 @@ from typing import Any
 
 import yaml
 
-from cluster_inventory import kube
-from cluster_inventory.api.constants import PROJECT_DOMAIN
+from cluster_inventory import _yaml, kube
+from cluster_inventory.api.constants import PROJECT_DOMAIN, PROPERTY_VALUE_MAX_LENGTH
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.manager.names import (
     ANNOTATION_CLUSTERSETS,
@@ -42,6 +42,7 @@ from cluster_inventory.manager.names import (
 from cluster_inventory.manager.registration import (
     Registration,
     RegistrationError,
+    check_tls_material,
     is_dns_label,
     object_reference,
     parse_clustersets,
@@ -71,8 +72,6 @@ CAPI_KUBECONFIG_KEY = "value"
 #: Property carrying the Cluster's declared version (``spec.topology.version``).
 PROPERTY_CAPI_VERSION = f"version.cluster-api.{PROJECT_DOMAIN}"
 
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 def _kubeconfig_secret_name(cluster: str) -> str:
     return f"{cluster}-kubeconfig"
@@ -101,23 +100,25 @@ def parse_capi_kubeconfig(secret: Mapping[str, Any]) -> kube.ClusterConnection:
         RegistrationError: The key is missing, not base64, not a kubeconfig, or lacks a
             server; the error names the Secret and ``data.value``.
     """
-    meta = secret.get("metadata") or {}
+    meta = _mapping(secret.get("metadata"))
     source = f"Secret {meta.get('namespace')}/{meta.get('name')}"
     field = f"data.{CAPI_KUBECONFIG_KEY}"
-    raw = (secret.get("data") or {}).get(CAPI_KUBECONFIG_KEY)
+    raw = _mapping(secret.get("data")).get(CAPI_KUBECONFIG_KEY)
     if not raw:
         raise RegistrationError(source, field, "is missing")
     try:
         text = base64.b64decode(raw, validate=True).decode()
-        doc = yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
-    except (binascii.Error, ValueError, UnicodeDecodeError, yaml.YAMLError):
+        doc = _yaml.load(text)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, yaml.YAMLError):
         raise RegistrationError(source, field, "is not a base64-encoded kubeconfig") from None
     if not isinstance(doc, Mapping):
         raise RegistrationError(source, field, "is not a kubeconfig")
     try:
-        return kube.connection_from_kubeconfig(doc)
+        conn = kube.connection_from_kubeconfig(doc, inline_only=True)
     except kube.KubeConfigError as exc:
         raise RegistrationError(source, field, str(exc)) from None
+    check_tls_material(conn, source, field)  # a bad rotation keeps the last good one
+    return conn
 
 
 def cluster_registration(
@@ -141,12 +142,12 @@ def cluster_registration(
     Raises:
         RegistrationError: The name is not a DNS-1123 label or a cluster set name is bad.
     """
-    meta = cluster.get("metadata") or {}
+    meta = _mapping(cluster.get("metadata"))
     name = str(meta.get("name") or "")
     namespace = str(meta.get("namespace") or "")
     source = f"Cluster {namespace}/{name}"
-    labels = meta.get("labels") or {}
-    annotations = meta.get("annotations") or {}
+    labels = _mapping(meta.get("labels"))
+    annotations = _mapping(meta.get("annotations"))
     if annotations.get(ANNOTATION_CLUSTERSETS):
         field = f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]"
         sets = parse_clustersets(annotations[ANNOTATION_CLUSTERSETS], source, field)
@@ -159,7 +160,13 @@ def cluster_registration(
         return None
     if not is_dns_label(name):
         raise RegistrationError(source, "metadata.name", "must be a DNS-1123 label (<= 63)")
-    version = str(((cluster.get("spec") or {}).get("topology") or {}).get("version") or "")
+    version = str(_mapping(_mapping(cluster.get("spec")).get("topology")).get("version") or "")
+    if len(version) > PROPERTY_VALUE_MAX_LENGTH:
+        # A property value past the CRD's bound would make every status write of the profile
+        # fail; Cluster API's own webhook (when installed) only allows semantic versions.
+        raise RegistrationError(
+            source, "spec.topology.version", f"longer than {PROPERTY_VALUE_MAX_LENGTH} characters"
+        )
     return Registration(
         name=name,
         clustersets=sets,
@@ -173,8 +180,13 @@ def cluster_registration(
 
 
 def _initialized(cluster: Mapping[str, Any]) -> bool:
-    init = (cluster.get("status") or {}).get("initialization") or {}
+    init = _mapping(_mapping(cluster.get("status")).get("initialization"))
     return init.get("controlPlaneInitialized") is True
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else empty (a field of another type reads as absent)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 class ClusterAPISource:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from cluster_inventory import kube
+from cluster_inventory import _yaml, kube
 from cluster_inventory.manager.names import (
     ANNOTATION_CLUSTERSETS,
     ANNOTATION_CONTEXT,
@@ -34,6 +34,7 @@ __all__ = [
     "RegistrationError",
     "RegistrationSource",
     "SecretRegistrationSource",
+    "check_tls_material",
     "is_dns_label",
     "object_reference",
     "parse_clustersets",
@@ -41,9 +42,6 @@ __all__ = [
     "registration_secret",
 ]
 
-#: libyaml's safe loader when PyYAML was built with it: ~10x faster, which 1,000
-#: registrations at start-up notice.
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -111,6 +109,8 @@ def parse_clustersets(value: str | None, source: str, field: str) -> tuple[str, 
         RegistrationError: No name is given, or one is not a DNS-1123 label; the error names
             ``source`` and ``field``.
     """
+    if value is not None and not isinstance(value, str):
+        raise RegistrationError(source, field, "must be a comma-separated string")
     sets = tuple(s.strip() for s in (value or "").split(",") if s.strip())
     if not sets:
         raise RegistrationError(source, field, "names no cluster set")
@@ -131,29 +131,31 @@ def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
 
     Raises:
         RegistrationError: The name is not a DNS-1123 label, ``data.kubeconfig`` is missing,
-            not base64, not a kubeconfig or lacks a server, or no cluster set is named.
+            not base64, not a kubeconfig, lacks a server, names a file, holds TLS material
+            that does not load, or no cluster set is named.
     """
-    meta = secret.get("metadata") or {}
-    name = str(meta.get("name") or "")
-    source = f"Secret {meta.get('namespace')}/{name}"
-    if not _DNS_LABEL.match(name):
+    meta = _string_map(secret, "metadata", "Secret (no metadata)", "metadata", strings=False)
+    name = meta.get("name")
+    source = f"Secret {meta.get('namespace')}/{name or ''}"
+    if not isinstance(name, str) or not _DNS_LABEL.match(name):
         raise RegistrationError(source, "metadata.name", "must be a DNS-1123 label (<= 63)")
     try:
-        return _parse_registration_secret(secret, name, source)
+        return _parse_registration_secret(secret, meta, name, source)
     except RegistrationError as exc:
         exc.member = name
         raise
 
 
-def _parse_registration_secret(secret: Mapping[str, Any], name: str, source: str) -> Registration:
-    meta = secret.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
+def _parse_registration_secret(
+    secret: Mapping[str, Any], meta: Mapping[str, Any], name: str, source: str
+) -> Registration:
+    annotations = _string_map(meta, "annotations", source, "metadata.annotations")
     sets = parse_clustersets(
         annotations.get(ANNOTATION_CLUSTERSETS),
         source,
         f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]",
     )
-    raw = (secret.get("data") or {}).get(KUBECONFIG_KEY)
+    raw = _string_map(secret, "data", source, "data").get(KUBECONFIG_KEY)
     field = f"data.{KUBECONFIG_KEY}"
     if not raw:
         raise RegistrationError(source, field, "is missing")
@@ -162,23 +164,65 @@ def _parse_registration_secret(secret: Mapping[str, Any], name: str, source: str
     except (binascii.Error, ValueError, UnicodeDecodeError):
         raise RegistrationError(source, field, "is not base64-encoded UTF-8 text") from None
     try:
-        doc = yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+        doc = _yaml.load(text)
     except yaml.YAMLError:
-        raise RegistrationError(source, field, "is not YAML") from None
+        raise RegistrationError(source, field, "is not YAML (or nests too deeply)") from None
     if not isinstance(doc, Mapping):
         raise RegistrationError(source, field, "is not a kubeconfig")
     try:
-        conn = kube.connection_from_kubeconfig(doc, context=annotations.get(ANNOTATION_CONTEXT))
+        conn = kube.connection_from_kubeconfig(
+            doc, context=annotations.get(ANNOTATION_CONTEXT), inline_only=True
+        )
     except kube.KubeConfigError as exc:
         raise RegistrationError(source, field, str(exc)) from None
+    check_tls_material(conn, source, field)
     return Registration(
         name=name,
         clustersets=sets,
         connection=conn,
-        display_name=str(annotations.get(ANNOTATION_DISPLAY_NAME) or name),
+        display_name=annotations.get(ANNOTATION_DISPLAY_NAME) or name,
         source=source,
         regarding=object_reference(secret),
     )
+
+
+def check_tls_material(conn: kube.ClusterConnection, source: str, field: str) -> None:
+    """Check that the CA and client certificate and key of ``conn`` load.
+
+    Checked when the registration is read, so that an edit with a key that does not load is
+    an invalid registration (its last good version stays in use) rather than a new
+    connection that fails and takes a healthy member's profiles down.
+
+    Raises:
+        RegistrationError: The CA is not a PEM bundle, or the certificate and key do not load.
+    """
+    if conn.ca_data is None and conn.client_cert_data is None:
+        return  # nothing to load: the system trust store is checked at connection time
+    try:
+        kube.ssl_context_for(conn)
+    except kube.KubeConfigError as exc:
+        raise RegistrationError(source, field, str(exc)) from None
+
+
+def _string_map(
+    obj: Mapping[str, Any], key: str, source: str, field: str, *, strings: bool = True
+) -> Mapping[str, Any]:
+    """``obj[key]`` as a mapping ({} if absent), its values strings unless ``strings`` is off.
+
+    The API server keeps annotations and Secret data as strings; a decoded file may not.
+
+    Raises:
+        RegistrationError: It is not a mapping, or a value is not a string.
+    """
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or (
+        strings and not all(isinstance(v, str) for v in value.values())
+    ):
+        what = "a map of strings" if strings else "a mapping"
+        raise RegistrationError(source, field, f"must be {what}")
+    return value
 
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:

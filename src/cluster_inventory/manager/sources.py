@@ -17,8 +17,7 @@ from typing import Any
 
 import yaml
 
-from cluster_inventory import kube
-from cluster_inventory.api.yamltext import describe_yaml_error
+from cluster_inventory import _yaml, kube
 from cluster_inventory.manager.capi import ClusterAPISource
 from cluster_inventory.manager.config import ManagerConfig, parse_source
 from cluster_inventory.manager.registration import (
@@ -184,15 +183,20 @@ def _file_entry(
     entry: Mapping[str, Any], name: str, path: Path, source: str, field_base: str
 ) -> Registration:
     raw_sets = entry.get("clustersets")
-    sets_text = ",".join(map(str, raw_sets)) if isinstance(raw_sets, list) else raw_sets
+    if isinstance(raw_sets, list) and not all(isinstance(s, str) for s in raw_sets):
+        raise RegistrationError(
+            source, f"{field_base}.clustersets", "must be a list of cluster set names"
+        )
+    sets_text = ",".join(raw_sets) if isinstance(raw_sets, list) else raw_sets
     sets = parse_clustersets(str(sets_text or ""), source, f"{field_base}.clustersets")
     kubeconfig = entry.get("kubeconfig")
     if not kubeconfig:
         raise RegistrationError(source, f"{field_base}.kubeconfig", "is missing")
-    kpath = (path.parent / str(kubeconfig)).resolve()
+    kpath = path.parent / str(kubeconfig)
     try:
-        conn = kube.connection_from_kubeconfig(Path(kpath), context=entry.get("context") or None)
-    except (OSError, kube.KubeConfigError) as exc:
+        kpath = kpath.resolve()
+        conn = kube.connection_from_kubeconfig(kpath, context=entry.get("context") or None)
+    except (OSError, ValueError, kube.KubeConfigError) as exc:  # ValueError: a NUL
         raise RegistrationError(source, f"{field_base}.kubeconfig", f"{kpath}: {exc}") from None
     return Registration(
         name=name,
@@ -228,9 +232,9 @@ class FileRegistrationSource:
             self._error = kube.SourceUnavailableError(where, exc.strerror or str(exc))
         else:
             try:
-                self._good, self._bad = parse_file_registrations(yaml.safe_load(text), self.path)
+                self._good, self._bad = parse_file_registrations(_yaml.load(text), self.path)
             except yaml.YAMLError as exc:
-                self._error = kube.SourceUnavailableError(where, describe_yaml_error(exc))
+                self._error = kube.SourceUnavailableError(where, _yaml.describe(exc))
             except RegistrationError as exc:
                 self._error = kube.SourceUnavailableError(where, f"{exc.field}: {exc.problem}")
         on_change()

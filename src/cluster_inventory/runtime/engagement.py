@@ -44,17 +44,22 @@ def control_plane_healthy(profile: Mapping[str, Any]) -> bool:
     This is multicluster-runtime's default (PEERS.md section 3). Any callable taking the
     profile as a decoded dict and returning a bool can replace it.
     """
-    for condition in (profile.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == CONDITION_CONTROL_PLANE_HEALTHY:
+    conditions = _mapping(profile.get("status")).get("conditions")
+    for condition in conditions if isinstance(conditions, list) else ():
+        if _mapping(condition).get("type") == CONDITION_CONTROL_PLANE_HEALTHY:
             return bool(condition.get("status") == "True")
     return False
 
 
 def member_id(profile: Mapping[str, Any]) -> str | None:
     """The ``multicluster.x-k8s.io/inventory-member-id`` label, or None if absent or empty."""
-    labels = (profile.get("metadata") or {}).get("labels") or {}
-    value = labels.get(LABEL_INVENTORY_MEMBER_ID)
-    return str(value) if value else None
+    value = _mapping(_mapping(profile.get("metadata")).get("labels")).get(LABEL_INVENTORY_MEMBER_ID)
+    return value if isinstance(value, str) and value else None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else empty: a field of another type reads as absent."""
+    return value if isinstance(value, Mapping) else {}
 
 
 @dataclass(frozen=True, kw_only=True)

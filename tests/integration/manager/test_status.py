@@ -254,21 +254,45 @@ async def test_unreachable_server_and_wrong_ca_become_conditions(harness: Harnes
     )
 
 
-async def test_registration_whose_key_does_not_load_says_so(harness: Harness) -> None:
+async def test_registration_whose_key_does_not_load_is_invalid_and_keeps_the_last_good(
+    harness: Harness,
+) -> None:
     h = harness
     ns = await h.inventory("prod", "prod")
     await h.register("alpha", h.member(0), ["prod"])
+    await eventually(
+        lambda: _condition_is(h, ns, "alpha", "ControlPlaneHealthy", "True"), what="alpha healthy"
+    )
     broken = h.member(0).kubeconfig()
     broken["users"][0]["user"]["client-key-data"] = base64.b64encode(b"not a key").decode()
-    await h.register("badkey", h.member(0), ["prod"], kubeconfig=yaml.safe_dump(broken))
-    cond = await eventually(
-        lambda: _condition_is(
-            h, ns, "badkey", "ControlPlaneHealthy", "False", "RegistrationInvalid"
-        ),
-        what="invalid registration condition",
-    )
-    assert "client certificate and key do not load" in cond["message"]
-    await eventually(
-        lambda: _condition_is(h, ns, "alpha", "ControlPlaneHealthy", "True"),
-        what="alpha carries on",
-    )
+    text = base64.b64encode(yaml.safe_dump(broken).encode()).decode()
+    for name in ("badkey", "alpha"):  # a new registration, and an edit of a good one
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "cluster-inventory.dev/registration",
+            "metadata": {
+                "name": name,
+                "namespace": h.namespace,
+                "labels": {"cluster-inventory.dev/registration": "true"},
+                "annotations": {"cluster-inventory.dev/clustersets": "prod"},
+            },
+            "data": {"kubeconfig": text},
+        }
+        await kube.apply(h.hub_client, kube.SECRETS, secret, field_manager="test")
+
+    async def events(name: str) -> list[dict]:
+        listed = await kube.list_objects(h.hub_client, kube.EVENTS, namespace=h.namespace)
+        return [
+            e
+            for e in listed["items"]
+            if e["regarding"]["name"] == name and e["reason"] == "InvalidRegistration"
+        ]
+
+    for name in ("badkey", "alpha"):
+        (event,) = await eventually(lambda n=name: events(n), what=f"event for {name}")
+        assert f"Secret {h.namespace}/{name}: data.kubeconfig:" in event["note"]
+        assert "client certificate and key do not load" in event["note"]
+    # No profile for the new one; the edited one keeps its last good registration.
+    assert await h.profile_names(ns) == {"alpha"}
+    assert await _condition_is(h, ns, "alpha", "ControlPlaneHealthy", "True")

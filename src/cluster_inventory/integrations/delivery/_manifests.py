@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from cluster_inventory.api.yamltext import describe_yaml_error
+from cluster_inventory import _yaml
 
 CRD_KIND = "CustomResourceDefinition"
 
@@ -19,7 +19,17 @@ _SUFFIXES = (".yaml", ".yml", ".json")
 
 
 class ManifestError(ValueError):
-    """A manifest cannot be read; the message names the file, the document and the field."""
+    """A manifest cannot be read; the message names the file, the document and the field.
+
+    Attributes:
+        source: The file and document, e.g. ``app.yaml#2`` (``-`` is standard input).
+        field: The field at fault (``kind``, ``metadata.name``), or ``(file)``/``(document)``.
+    """
+
+    def __init__(self, source: str, problem: str, *, field: str = "(document)") -> None:
+        super().__init__(f"{source}: {problem}")
+        self.source = source
+        self.field = field
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,18 +72,18 @@ class Manifest:
 
 def _documents(text: str, source: str) -> list[tuple[str, Any]]:
     try:
-        docs = list(yaml.safe_load_all(text))
+        docs = _yaml.load_all(text)
     except yaml.YAMLError as exc:
-        raise ManifestError(f"{source}: {describe_yaml_error(exc)}") from None
+        raise ManifestError(source, _yaml.describe(exc), field="(file)") from None
     return [(f"{source}#{i}", doc) for i, doc in enumerate(docs, start=1) if doc is not None]
 
 
 def _manifest(where: str, doc: Any) -> list[Manifest]:
     if not isinstance(doc, dict):
-        raise ManifestError(f"{where}: a manifest must be a mapping, not {type(doc).__name__}")
+        raise ManifestError(where, f"a manifest must be a mapping, not {type(doc).__name__}")
     for key in ("apiVersion", "kind"):
         if not isinstance(doc.get(key), str) or not doc[key]:
-            raise ManifestError(f"{where}: {key} is missing")
+            raise ManifestError(where, f"{key} is missing", field=key)
     if doc["kind"].endswith("List") and isinstance(doc.get("items"), list):
         out = []
         for i, item in enumerate(doc["items"]):
@@ -82,7 +92,13 @@ def _manifest(where: str, doc: Any) -> list[Manifest]:
     meta = doc.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
         raise ManifestError(
-            f"{where}: {doc['kind']} has no metadata.name (generateName cannot be applied)"
+            where,
+            f"{doc['kind']} has no metadata.name (generateName cannot be applied)",
+            field="metadata.name",
+        )
+    if meta.get("namespace") is not None and not isinstance(meta["namespace"], str):
+        raise ManifestError(
+            where, "metadata.namespace must be a string", field="metadata.namespace"
         )
     return [Manifest(obj=doc, source=where)]
 
@@ -116,18 +132,20 @@ def load_manifests(paths: Sequence[str | Path], *, stdin: TextIO | None = None) 
         elif path.exists():
             files = [path]
         else:
-            raise ManifestError(f"{path}: no such file or directory")
+            raise ManifestError(str(path), "no such file or directory", field="(file)")
         for file in files:
             try:
                 text = file.read_text()
             except (OSError, UnicodeDecodeError) as exc:
-                raise ManifestError(f"{file}: cannot read: {exc}") from None
+                raise ManifestError(str(file), f"cannot read: {exc}", field="(file)") from None
             out += [m for w, d in _documents(text, str(file)) for m in _manifest(w, d)]
     seen: dict[tuple[str, str, str | None, str], str] = {}
     for m in out:
         key = (m.group, m.kind, m.namespace, m.name)
         if key in seen:
-            raise ManifestError(f"{m.source}: {m.ref()} is also defined in {seen[key]}")
+            raise ManifestError(
+                m.source, f"{m.ref()} is also defined in {seen[key]}", field="metadata.name"
+            )
         seen[key] = m.source
     return out
 

@@ -85,24 +85,35 @@ class Candidate:
     @classmethod
     def from_profile(cls, profile: Mapping[str, Any]) -> Candidate:
         """Read a ClusterProfile (decoded dict, any served version)."""
-        meta = profile.get("metadata") or {}
-        status = profile.get("status") or {}
+        meta = _mapping(profile.get("metadata"))
+        status = _mapping(profile.get("status"))
         healthy = any(
-            c.get("type") == CONDITION_CONTROL_PLANE_HEALTHY and c.get("status") == "True"
-            for c in status.get("conditions") or ()
+            _mapping(c).get("type") == CONDITION_CONTROL_PLANE_HEALTHY
+            and _mapping(c).get("status") == "True"
+            for c in _list(status.get("conditions"))
         )
         properties = {
             str(p["name"]): str(p.get("value", ""))
-            for p in status.get("properties") or ()
+            for p in _list(status.get("properties"))
             if isinstance(p, Mapping) and p.get("name")
         }
         return cls(
             ref=ClusterRef(str(meta.get("namespace") or ""), str(meta.get("name"))),
-            labels={str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
+            labels={str(k): str(v) for k, v in _mapping(meta.get("labels")).items()},
             properties=properties,
             healthy=healthy,
             leaving=bool(meta.get("deletionTimestamp")),
         )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else empty: a field of another type reads as absent."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a list, else empty."""
+    return value if isinstance(value, list) else []
 
 
 @dataclass(frozen=True, kw_only=True)
