@@ -141,7 +141,7 @@ async def test_bad_registrations_never_touch_good_members(harness: Harness, capl
         bad: list[tuple[str, RegistrationError]] = []
         markers: list[str] = []
         per_field: dict[str, int] = {}
-        drawn = _draw(registration_secrets(namespace=h.namespace), BATCH * 4)
+        drawn = _draw(registration_secrets(namespace=h.namespace), BATCH * 8)
         for i, (secret, secrets) in enumerate([*_found_before(h.namespace), *drawn]):
             dotted = "." in secret["metadata"]["name"]
             name = f"bad.{i}" if dotted else f"bad-{i}"
