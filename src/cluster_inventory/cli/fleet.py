@@ -153,6 +153,17 @@ def fleet_up(
         cp.name: {"server": cp.server, "kubeconfig": str(cp.kubeconfig_path)}
         for cp in fleet.clusters
     }
+    stop = False
+
+    def _on_signal(signum: int, frame: object) -> None:
+        nonlocal stop
+        stop = True
+
+    if not keep:
+        # Before the table is printed: whoever reads it may signal at once, and a signal
+        # between the table and the handlers would leave the control planes running.
+        signal.signal(signal.SIGTERM, _on_signal)
+        signal.signal(signal.SIGINT, _on_signal)
     _stderr().print(f"fleet ready in {time.monotonic() - started:.1f} s")
     _print_fleet(state, fleet.hub.name)
     if keep:
@@ -160,19 +171,11 @@ def fleet_up(
         typer.echo("stop it with: cluster-inventory fleet down")
         return
     _stderr().print("press Ctrl-C to stop")
-    stop = False
-
-    def _on_signal(signum: int, frame: object) -> None:
-        nonlocal stop
-        stop = True
-
-    signal.signal(signal.SIGTERM, _on_signal)
     try:
         while not stop:
             time.sleep(0.2)
-    except KeyboardInterrupt:
-        pass
-    asyncio.run(fleet.stop())
+    finally:
+        asyncio.run(fleet.stop())
 
 
 def demo(
