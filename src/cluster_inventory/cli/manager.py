@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from cluster_inventory.api import objects
 from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail, hub_client
 from cluster_inventory.cli._process import run_until_signal
 
@@ -82,7 +83,7 @@ def deregister(
     async def run() -> None:
         async with await hub_client(hub_kubeconfig, hub_context) as hub:
             secret = await kube.get(hub, kube.SECRETS, name, namespace=namespace)
-            labels = (secret.get("metadata") or {}).get("labels") or {}
+            labels = objects.labels_of(secret)
             if labels.get(LABEL_REGISTRATION) != "true":
                 raise typer.BadParameter(f"Secret {namespace}/{name} is not a registration")
             await kube.delete(hub, kube.SECRETS, name, namespace=namespace, missing_ok=False)

@@ -320,8 +320,8 @@ class FleetDelivery:
         self._label = {LABEL_DELIVERY: field_manager[:63]}
         crd_kinds = {
             (
-                str((m.obj.get("spec") or {}).get("group")),
-                str(((m.obj.get("spec") or {}).get("names") or {}).get("kind")),
+                str(objects.spec(m.obj).get("group")),
+                str((objects.spec(m.obj).get("names") or {}).get("kind")),
             )
             for m in self.manifests
             if m.kind == CRD_KIND

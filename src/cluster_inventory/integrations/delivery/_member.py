@@ -397,7 +397,7 @@ def member_apply(
     crd_kinds = set()
     for m in manifests:
         if m.kind == CRD_KIND:
-            spec = m.obj.get("spec") or {}
+            spec = objects.spec(m.obj)
             crd_kinds.add((str(spec.get("group")), str((spec.get("names") or {}).get("kind"))))
     return MemberApply(
         client,

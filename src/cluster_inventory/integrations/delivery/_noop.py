@@ -92,7 +92,7 @@ def apply_is_noop(stored: Mapping[str, Any], body: Mapping[str, Any], field_mana
     if entry is None:
         # A body that sets no field (a bare ServiceAccount) leaves no entry behind: there is
         # nothing to set and nothing owned to remove.
-        bare = set(wanted) <= {"metadata"} and set(wanted.get("metadata") or {}) <= {
+        bare = set(wanted) <= {"metadata"} and set(objects.meta(wanted)) <= {
             "name",
             "namespace",
         }
