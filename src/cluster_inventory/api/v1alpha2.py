@@ -1,7 +1,7 @@
 """``multicluster.x-k8s.io/v1alpha2``: the next ClusterProfile shape (upstream v0.2.0).
 
 Upstream ``main`` serves v1alpha2 beside v1alpha1 (still the storage version; no conversion
-webhook). Differences from v1alpha1 (SPEC.md 1.8): no ``credentialProviders``; an access
+webhook). Differences from v1alpha1 (``docs/crds.md``): no ``credentialProviders``; an access
 provider's ``cluster`` is required and is an API-owned type without ``certificate-authority``;
 names and URLs have length limits; extension names are unique. The pinned release v0.1.3 does
 not serve this version yet, so its CRD is not shipped; these models let a consumer read

@@ -1,15 +1,15 @@
-"""Running a long-lived controller command until SIGTERM, the way every ``... run``/``sync`` does.
+"""Running a long-lived command as a :class:`~cluster_inventory.controller.Manager`.
 
-SIGTERM and SIGINT cancel the controller's task (it stops its workers and releases its
-Lease on the way out); a lost Lease, a refused first LIST or an address already in use end
-the command with one line on stderr and exit code 1, so the supervisor restarts it.
+Every ``... run``/``sync`` command and ``apply --watch`` resolves its flags with
+:func:`hub_process`, adds its controllers to ``process.manager()`` and calls
+:func:`run_until_signal`. The Manager handles SIGTERM and SIGINT (it stops its runnables and
+releases its Lease on the way out); a lost Lease, a refused first LIST or an address already
+in use end the command with one line on stderr and exit code 1, so the supervisor restarts it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import signal
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from cluster_inventory.cli._get import fail
 
 if TYPE_CHECKING:
     from cluster_inventory import kube
+    from cluster_inventory.controller import Manager
     from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 
 __all__ = ["HubProcess", "hub_process", "run_until_signal"]
@@ -33,12 +34,20 @@ class HubProcess:
         health: (host, port) of ``/healthz`` and ``/readyz``, or None.
         metrics: (host, port) of ``/metrics``, or None.
         lease: Leader-election settings, or None without election.
+        identity: This replica's identity (``$POD_NAME``, else ``<hostname>_<pid>``).
     """
 
     connection: kube.ClusterConnection
     health: tuple[str, int] | None
     metrics: tuple[str, int] | None
     lease: LeaderElectionConfig | None
+    identity: str
+
+    def manager(self) -> Manager:
+        """A :class:`~cluster_inventory.controller.Manager` with these settings (no runnables)."""
+        from cluster_inventory.controller import Manager
+
+        return Manager(self.connection, lease=self.lease, health=self.health, metrics=self.metrics)
 
 
 def hub_process(
@@ -71,21 +80,20 @@ def hub_process(
         connection = kube.load_connection(kubeconfig, context=context)
     except (ValueError, kube.KubeError) as exc:
         fail(str(exc))
+    identity = default_identity()
     lease = (
-        LeaderElectionConfig(
-            namespace=lease_namespace, name=lease_name, identity=default_identity()
-        )
+        LeaderElectionConfig(namespace=lease_namespace, name=lease_name, identity=identity)
         if leader_elect
         else None
     )
-    return HubProcess(connection, health, metrics, lease)
+    return HubProcess(connection, health, metrics, lease, identity)
 
 
-def run_until_signal(main: Callable[[], Awaitable[bool]]) -> None:
-    """Run ``main()`` on :func:`cluster_inventory.kube.run` until it returns or a signal.
+def run_until_signal(manager: Manager) -> None:
+    """Run ``manager`` on :func:`cluster_inventory.kube.run` until SIGTERM/SIGINT or an end.
 
     Args:
-        main: The controller; returns True when leadership was lost.
+        manager: The process, with its runnables added.
 
     Raises:
         typer.Exit: Exit code 1 after printing the error (KubeError, OSError) or
@@ -93,16 +101,8 @@ def run_until_signal(main: Callable[[], Awaitable[bool]]) -> None:
     """
     from cluster_inventory import kube
 
-    async def supervised() -> bool:
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        return await main()
-
     try:
-        lost = kube.run(supervised())
+        lost = kube.run(manager.run(handle_signals=True))
     except asyncio.CancelledError:
         lost = False
     except (kube.KubeError, OSError) as exc:

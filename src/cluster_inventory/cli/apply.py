@@ -6,7 +6,6 @@ imported when the command runs.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections import Counter
 from pathlib import Path
@@ -76,11 +75,17 @@ def _watch(
     kubeconfig: Path | None,
     context: str | None,
 ) -> None:
-    """``apply --watch``: a :class:`FleetDelivery` on a fleet manager until SIGINT/SIGTERM."""
-    import signal
+    """``apply --watch``: a :class:`FleetDelivery` on a fleet manager until SIGINT/SIGTERM.
+
+    A :class:`~cluster_inventory.controller.Manager` without leader election or endpoints
+    (one person's terminal, not a Deployment) running the runtime's fleet manager.
+    """
     import sys
 
     from cluster_inventory import kube
+    from cluster_inventory.api import objects
+    from cluster_inventory.cli._process import run_until_signal
+    from cluster_inventory.controller import Manager
     from cluster_inventory.integrations.delivery import FleetDelivery
     from cluster_inventory.runtime import FleetManager, control_plane_healthy
 
@@ -91,40 +96,33 @@ def _watch(
         sys.stdout.flush()
 
     def readiness(p: Any) -> bool:
-        return bool((p.get("metadata") or {}).get("name") == profile and control_plane_healthy(p))
+        return bool(objects.meta(p).get("name") == profile and control_plane_healthy(p))
 
-    async def main() -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        async with await hub_client(kubeconfig, context) as hub:
-            options: dict[str, Any] = {"namespaces": [namespace]}
-            if selector is not None:
-                options["label_selector"] = selector
-            if placement is not None:
-                options["placement"] = (namespace, placement)
-            if profile is not None:
-                options["readiness"] = readiness
-            fleet = FleetManager(hub, providers, **options)
-            FleetDelivery(
-                fleet,
-                manifests,
-                field_manager=field_manager,
-                default_namespace=default_namespace,
-                resync=resync,
-                on_report=report,
-            )
-            await fleet.run()
+    def fleet_delivery(hub: kube.ApiClient) -> FleetManager:
+        options: dict[str, Any] = {"namespaces": [namespace]}
+        if selector is not None:
+            options["label_selector"] = selector
+        if placement is not None:
+            options["placement"] = (namespace, placement)
+        if profile is not None:
+            options["readiness"] = readiness
+        fleet = FleetManager(hub, providers, **options)
+        FleetDelivery(
+            fleet,
+            manifests,
+            field_manager=field_manager,
+            default_namespace=default_namespace,
+            resync=resync,
+            on_report=report,
+        )
+        return fleet
 
-    typer.echo("watching; Ctrl-C stops (nothing is deleted from the members)", err=True)
     try:
-        asyncio.run(main())
-    except asyncio.CancelledError:
-        pass
+        connection = kube.load_connection(kubeconfig, context=context)
     except kube.KubeError as exc:
         fail(str(exc))
+    typer.echo("watching; Ctrl-C stops (nothing is deleted from the members)", err=True)
+    run_until_signal(Manager(connection).add(fleet_delivery))
 
 
 def apply_cmd(

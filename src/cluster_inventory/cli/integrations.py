@@ -106,8 +106,6 @@ def _run_sync(
     health_probe_bind_address: str,
     log_format: str,
 ) -> None:
-    from cluster_inventory.integrations._mirror import run_mirror
-
     process = hub_process(
         kubeconfig=kubeconfig,
         context=context,
@@ -118,15 +116,7 @@ def _run_sync(
         lease_name=lease_name,
         leader_elect=leader_elect,
     )
-    run_until_signal(
-        lambda: run_mirror(
-            process.connection,
-            make,
-            lease=process.lease,
-            health_address=process.health,
-            metrics_address=process.metrics,
-        )
-    )
+    run_until_signal(process.manager().add(make))
 
 
 @argocd_app.command("sync")

@@ -15,7 +15,7 @@ import typer
 
 from cluster_inventory.api import objects
 from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail, hub_client
-from cluster_inventory.cli._process import run_until_signal
+from cluster_inventory.cli._process import hub_process, run_until_signal
 
 __all__ = ["deregister", "manager_app", "register"]
 
@@ -160,12 +160,9 @@ def manager_run(
     ] = None,
 ) -> None:
     """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics)."""
-    from cluster_inventory import kube
-    from cluster_inventory.cli._logging import configure_logging
-    from cluster_inventory.manager import ManagerConfig, run_manager
-    from cluster_inventory.manager.runner import parse_bind_address
+    from cluster_inventory.manager import ClusterManager, ManagerConfig
+    from cluster_inventory.manager.runner import lease_name
 
-    configure_logging(log_format)
     try:
         config = ManagerConfig(
             name=name,
@@ -182,18 +179,18 @@ def manager_run(
             capi_clusterset_label=capi_clusterset_label,
             capi_clustersets=tuple(capi_clusterset or ()),
         )
-        health = parse_bind_address(health_probe_bind_address)
-        metrics = parse_bind_address(metrics_bind_address)
-        hub = kube.load_connection(kubeconfig, context=context)
-    except (ValueError, kube.KubeError) as exc:
+    except ValueError as exc:
         fail(str(exc))
-
-    run_until_signal(
-        lambda: run_manager(
-            hub,
-            config,
-            leader_elect=leader_elect,
-            health_address=health,
-            metrics_address=metrics,
-        )
+    process = hub_process(
+        kubeconfig=kubeconfig,
+        context=context,
+        health_probe_bind_address=health_probe_bind_address,
+        metrics_bind_address=metrics_bind_address,
+        log_format=log_format,
+        lease_namespace=namespace,
+        lease_name=lease_name(name),
+        leader_elect=leader_elect,
     )
+    manager = process.manager()
+    manager.add(lambda hub: ClusterManager(hub, config, identity=process.identity))
+    run_until_signal(manager)

@@ -311,9 +311,7 @@ def run_scheduler(
     The Lease is `cluster-inventory-placement`; the identity `$POD_NAME`, else
     `<hostname>_<pid>`. The endpoints are off unless given (the Deployment gives both).
     """
-    from cluster_inventory import credentials
     from cluster_inventory.integrations.placement import PlacementScheduler
-    from cluster_inventory.kube.endpoints import serve_endpoints
 
     process = hub_process(
         kubeconfig=kubeconfig,
@@ -326,15 +324,6 @@ def run_scheduler(
         leader_elect=leader_elect,
     )
 
-    async def main() -> bool:
-        async with await credentials.hub_client(process.connection) as hub:
-            scheduler = PlacementScheduler(hub, namespaces=namespace or None, workers=workers)
-            async with serve_endpoints(
-                scheduler.ready,
-                health=process.health,
-                metrics=process.metrics,
-                registry=scheduler.registry,
-            ):
-                return await scheduler.run(leader_election=process.lease)
-
-    run_until_signal(main)
+    manager = process.manager()
+    manager.add(lambda hub: PlacementScheduler(hub, namespaces=namespace or None, workers=workers))
+    run_until_signal(manager)

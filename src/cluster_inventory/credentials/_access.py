@@ -1,6 +1,6 @@
 """Access resolution: from a ClusterProfile and the consumer's provider file to access settings.
 
-Pure and synchronous. Follows ``pkg/access`` (SPEC.md 2.3-2.5): the first provider in file
+Pure and synchronous. Follows ``pkg/access`` (KEP-5339): the first provider in file
 order that the profile advertises wins, ``accessProviders`` wins over the deprecated
 ``credentialProviders``, the ``client.authentication.k8s.io/exec`` extension becomes the
 plugin's ``spec.cluster.config``, and the additional-args/-envs extensions apply only under

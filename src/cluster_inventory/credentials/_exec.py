@@ -1,6 +1,6 @@
 """The ExecCredential runner: run a credential plugin once and validate what it prints.
 
-Follows client-go's exec authenticator (``plugin/pkg/client/auth/exec``, SPEC.md 4.2-4.3):
+Follows client-go's exec authenticator (``plugin/pkg/client/auth/exec``):
 the child gets the parent environment, then the exec config's ``env``, then
 ``KUBERNETES_EXEC_INFO``; interactive mode is always ``Never`` (stdin is /dev/null); stdout
 must decode (JSON or YAML) to an ExecCredential of the configured version carrying a token or
@@ -129,7 +129,7 @@ async def run_exec_plugin(
 
 
 def parse_exec_output(stdout: bytes, config: ExecConfig, provider: str = "") -> ExecCredential:
-    """Validate a plugin's stdout as client-go does (SPEC.md 4.3).
+    """Validate a plugin's stdout as client-go's exec authenticator does.
 
     Raises:
         ExecCredentialInvalid: With ``reason`` saying which check failed.

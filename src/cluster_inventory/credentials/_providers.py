@@ -1,6 +1,6 @@
 """The consumer's provider file: which exec plugin serves which access provider.
 
-The format is upstream's (``sigs.k8s.io/cluster-inventory-api/pkg/access``, SPEC.md 2.1):
+The format is upstream's (``sigs.k8s.io/cluster-inventory-api/pkg/access``, KEP-5339):
 ``{"providers": [{"name", "execConfig", "profileSourcedCLIArgsPolicy",
 "profileSourcedEnvVarsPolicy"}]}``. Like Go's ``encoding/json``, keys match case-insensitively;
 unlike it, an unknown key or a bad value is an error naming the file and the field at load

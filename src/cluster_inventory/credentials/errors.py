@@ -125,7 +125,7 @@ class ExecPluginTimeout(ExecPluginError):
 
 
 class ExecCredentialInvalid(ExecPluginError):
-    """The plugin's stdout is not a valid ExecCredential (client-go's checks, SPEC.md 4.3).
+    """The plugin's stdout is not a valid ExecCredential (client-go's exec checks).
 
     Attributes:
         reason: A short machine-readable reason: ``Decode``, ``APIVersion``, ``Kind``,

@@ -29,6 +29,7 @@ good target and gets a Warning Event naming the field; other profiles go on.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -37,9 +38,10 @@ from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
-from cluster_inventory import credentials, kube
+from cluster_inventory import kube
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
 from cluster_inventory.api.objects import meta as _meta
+from cluster_inventory.controller import Controller, Manager, Result
 from cluster_inventory.integrations._ownership import (
     ANNOTATION_FINGERPRINT,
     LABEL_MANAGED_BY,
@@ -49,13 +51,10 @@ from cluster_inventory.integrations._ownership import (
     validate_instance,
 )
 from cluster_inventory.integrations._ownership import matches as _matches
-from cluster_inventory.kube.endpoints import default_identity, serve_endpoints
+from cluster_inventory.kube.endpoints import default_identity
 from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import DELETED, Informer, object_key, strip_managed_fields
-from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
-from cluster_inventory.kube.reconcile import Result
-from cluster_inventory.kube.runnable import QueueController
-from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
+from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 
 __all__ = [
     "ANNOTATION_FINGERPRINT",
@@ -131,7 +130,7 @@ def _render_failing_gauge(registry: CollectorRegistry) -> Gauge:
     )
 
 
-class ProfileMirror(QueueController):
+class ProfileMirror(Controller[str], abc.ABC):
     """Keep one target object per assigned ClusterProfile (the shared controller loop).
 
     Subclasses set :attr:`resource`, :attr:`target_namespace`, :attr:`field_manager` and
@@ -175,20 +174,24 @@ class ProfileMirror(QueueController):
         identity: str | None = None,
         instance: str = DEFAULT_SYNC_INSTANCE,
     ) -> None:
-        if workers < 1:
-            raise ValueError("workers must be >= 1")
         if not namespaces:
             raise ValueError("at least one inventory namespace is needed")
         self.instance = validate_instance(instance)
+        self.log = logging.getLogger(f"cluster_inventory.integrations.{self.controller}")
+        super().__init__(
+            self.controller,
+            self.reconcile,
+            workers=workers,
+            registry=registry,
+            describe=self.describe,
+            log=self.log,
+        )
         self.hub = hub
         self.namespaces = tuple(dict.fromkeys(namespaces))
-        self.registry = registry
         self.identity = identity or default_identity()
         self.writes = 0
         self.reconciles = 0
         self.synced = asyncio.Event()
-        self.workers = workers
-        self.log = logging.getLogger(f"cluster_inventory.integrations.{self.controller}")
         self._profiles = [
             Informer(
                 hub,
@@ -208,12 +211,10 @@ class ProfileMirror(QueueController):
             name=f"{self.controller} {self.resource.kind}",
             transform=strip_managed_fields,
         )
+        # Targets first, then profiles: nothing is judged on half-listed caches.
+        self.watch(self._targets, self._target_changed)
         for informer in self._profiles:
-            informer.add_handler(self._on_profile)
-        self._targets.add_handler(self._on_target)
-        self.queue: WorkQueue[str] = WorkQueue(
-            self.controller, metrics=kube.collectors_for(WorkQueueMetrics, registry)
-        )
+            self.watch(informer, self._profile_changed)
         #: Targets whose profile last failed to render (their last good target stays).
         self._render_failed: set[str] = set()
         self._render_failing = kube.collectors_for(_render_failing_gauge, registry).labels(
@@ -226,8 +227,6 @@ class ProfileMirror(QueueController):
         self._by_profile: dict[str, str] = {}
         self._stale = True
         self._reported: dict[str, str] = {}
-        #: The leader elector while :meth:`run` runs with leader election.
-        self.elector: LeaderElector | None = None
 
     def ownership_labels(self) -> dict[str, str]:
         """The labels every object this instance writes carries."""
@@ -250,6 +249,7 @@ class ProfileMirror(QueueController):
         )
 
     # -- to implement -----------------------------------------------------------------
+    @abc.abstractmethod
     def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
         """Map target names to the profiles they are rendered from (pure).
 
@@ -257,8 +257,8 @@ class ProfileMirror(QueueController):
             profiles: Every profile of the inventory namespaces, in namespace order then
                 name order.
         """
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def render(
         self, profile: Mapping[str, Any], name: str, assignment: Assignment
     ) -> dict[str, Any]:
@@ -271,7 +271,6 @@ class ProfileMirror(QueueController):
         Raises:
             RenderError: The profile cannot be rendered (names the field).
         """
-        raise NotImplementedError
 
     def plan_changed(self) -> None:
         """Called after the plan changed (hook for objects that list every target)."""
@@ -284,8 +283,10 @@ class ProfileMirror(QueueController):
         return sorted(n for n in self._plan if self._targets.get(self._target_key(n)) is not None)
 
     # -- events ----------------------------------------------------------------------
-    def _on_profile(self, event: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
-        key = object_key(profile)
+    def _profile_changed(
+        self, event: str, profile: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[str]:
+        keys = []
         if (
             event == DELETED
             or old is None
@@ -293,15 +294,18 @@ class ProfileMirror(QueueController):
         ):
             # A profile came, went or was relabelled: who gets which target may change.
             self._stale = True
-            self.queue.add(_PLAN)
-        target = self._by_profile.get(key)
+            keys.append(_PLAN)
+        target = self._by_profile.get(object_key(profile))
         if target is not None:
-            self.queue.add(target)
+            keys.append(target)
+        return keys
 
-    def _on_target(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        self.queue.add(str(_meta(obj).get("name")))
+    def _target_changed(
+        self, event: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[str]:
         if event == DELETED or old is None:
             self.targets_changed()
+        return [str(_meta(obj).get("name"))]
 
     def profiles(self) -> list[dict[str, Any]]:
         """Every cached profile, in namespace order then name order."""
@@ -494,10 +498,6 @@ class ProfileMirror(QueueController):
         )
 
     # -- lifecycle -------------------------------------------------------------------
-    def informers(self) -> list[Informer]:
-        """Targets first, then profiles (nothing is judged on half-listed caches)."""
-        return [self._targets, *self._profiles]
-
     def describe(self, key: str) -> dict[str, str]:
         """Log fields of one reconcile."""
         return {self.resource.kind: key.lstrip("\x00")}
@@ -511,12 +511,6 @@ class ProfileMirror(QueueController):
         await super().wait_synced()
         self.synced.set()
 
-    def ready(self) -> bool:
-        """``/readyz``: a standby waiting on the Lease, or the leader with synced caches."""
-        if self.elector is not None and not self.elector.is_leader:
-            return True
-        return self.synced.is_set()
-
 
 async def run_mirror(
     hub: kube.ClusterConnection,
@@ -528,7 +522,7 @@ async def run_mirror(
     registry: CollectorRegistry = REGISTRY,
     started: Callable[[], Awaitable[None] | None] | None = None,
 ) -> bool:
-    """Run one mirror replica as a process: endpoints, leader election, until cancelled.
+    """Run one mirror replica as a process: a :class:`~cluster_inventory.controller.Manager`.
 
     Args:
         hub: Hub connection.
@@ -544,16 +538,10 @@ async def run_mirror(
 
     Raises:
         KubeConfigError: The hub TLS material does not load.
-        KubeAPIError: A first LIST was refused.
+        SourceUnavailableError: A first LIST was refused (before the Lease is taken).
         OSError: An endpoint address cannot be bound.
     """
-    async with await credentials.hub_client(hub) as client:
-        mirror = make(client)
-        async with serve_endpoints(
-            mirror.ready, health=health_address, metrics=metrics_address, registry=registry
-        ):
-            if started is not None:
-                result = started()
-                if result is not None:
-                    await result
-            return await mirror.run(leader_election=lease)
+    manager = Manager(
+        hub, lease=lease, health=health_address, metrics=metrics_address, registry=registry
+    )
+    return await manager.add(make).run(started=started)

@@ -23,6 +23,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
+from cluster_inventory.controller import Result
 from cluster_inventory.credentials import ProviderConfig
 from cluster_inventory.integrations._mirror import (
     ANNOTATION_FINGERPRINT,
@@ -33,7 +34,6 @@ from cluster_inventory.integrations._mirror import (
     fingerprint,
 )
 from cluster_inventory.kube.events import record_event
-from cluster_inventory.kube.reconcile import Result
 
 __all__ = [
     "DEFAULT_NAMESPACE",

@@ -45,7 +45,7 @@ RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
 
 @dataclass(frozen=True)
 class ReconcileMetrics:
-    """controller-runtime's per-controller reconcile metrics (ECOSYSTEM.md section 6).
+    """controller-runtime's per-controller reconcile metrics (``pkg/internal/controller/metrics``).
 
     The names, labels and buckets are controller-runtime's, so its dashboards work for the
     cluster manager and for the multicluster runtime alike. Both share one set per registry.

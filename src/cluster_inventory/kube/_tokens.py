@@ -1,7 +1,7 @@
 """Short-lived ServiceAccount tokens from the TokenRequest API (``authentication.k8s.io/v1``).
 
 Bound tokens expire on their own and die with their ServiceAccount, which makes them the
-member credential the cluster manager hands to consumers (DESIGN.md flow 4).
+member credential the cluster manager hands to consumers (``docs/manager.md``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """An asyncio informer: list, then watch, keeping a local store and calling handlers.
 
-client-go's reflector semantics (ECOSYSTEM.md section 2): LIST in pages (``limit`` +
+client-go's reflector semantics (``k8s.io/client-go/tools/cache``): LIST in pages (``limit`` +
 ``continue``) and remember the list's ``resourceVersion``; WATCH from it with
 ``allowWatchBookmarks`` and a server-side ``timeoutSeconds`` (chosen at random between 5
 and 10 minutes); follow ``resourceVersion`` through every event including BOOKMARK; on

@@ -1,4 +1,4 @@
-"""manager: the cluster manager on a hub (DESIGN.md flows 1-4).
+"""manager: the cluster manager on a hub (``docs/manager.md``).
 
 Member registrations (:mod:`.registration`: Secrets; :mod:`.capi`: Cluster API
 Clusters; :mod:`.sources`: a static file and several sources at once) become

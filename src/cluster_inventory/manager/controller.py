@@ -1,7 +1,7 @@
 """The cluster manager: registrations in, ClusterProfiles with true status out.
 
 Level-based: every event only queues a key (``placement`` or a profile), and each
-reconcile reads the informers' current state and converges (DESIGN.md flows 1-4):
+reconcile reads the informers' current state and converges (``docs/manager.md``):
 
 - *placement* computes the desired profiles (:mod:`.placement`), creates and deletes
   profiles of this manager, starts and stops member connections;
@@ -35,8 +35,8 @@ from cluster_inventory.api.constants import (
     SECRET_TOKEN_KEY,
     V1ALPHA1,
 )
+from cluster_inventory.controller import Result, Workers
 from cluster_inventory.kube.informer import Informer
-from cluster_inventory.kube.reconcile import Result, reconcile_loop
 from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
@@ -100,6 +100,7 @@ class ClusterManager:
         self.source = source or build_source(hub, config)
         self.now = now
         self.identity = identity
+        self.registry = registry
         self.metrics = ManagerMetrics.for_registry(registry)
         self.reports = ManagerReports(hub, self.metrics, identity=identity, now=now)
         self.namespaces = Informer(hub, kube.NAMESPACES, name="hub Namespaces")
@@ -172,29 +173,33 @@ class ClusterManager:
         Raises:
             SourceUnavailableError: See :meth:`prepare`; nothing was written.
         """
-        workers: list[asyncio.Task[None]] = []
+        workers = [
+            self._workers(self.queue, self._reconcile_main, _CONTROLLER, self.config.workers),
+            self._workers(
+                self.token_queue,
+                self.reconcile_token,
+                f"{_CONTROLLER}-tokens",
+                max(1, self.config.workers // 4),
+            ),
+        ]
         try:
             await self.prepare()
             self.queue.add(PLACEMENT)
-            self.metrics.reconcile.start(_CONTROLLER, self.config.workers)
-            workers = [
-                asyncio.get_running_loop().create_task(
-                    self._worker(self.queue, self._reconcile_main), name=f"worker {i}"
-                )
-                for i in range(self.config.workers)
-            ] + [
-                asyncio.get_running_loop().create_task(
-                    self._worker(self.token_queue, self.reconcile_token), name=f"token worker {i}"
-                )
-                for i in range(max(1, self.config.workers // 4))
-            ]
+            for pool in workers:
+                pool.start()
             self.synced.set()
-            await asyncio.gather(*workers)
+            await asyncio.gather(*(pool.wait() for pool in workers))
         finally:
-            self.queue.shut_down()
-            self.token_queue.shut_down()
-            await kube.cancel_and_wait(*workers)
+            await asyncio.gather(*(pool.stop() for pool in workers))
             await self.close()
+
+    def ready(self) -> bool:
+        """``/readyz``: the sources and caches have been read and the workers run."""
+        return self.synced.is_set()
+
+    async def stop(self) -> None:
+        """Stop what :meth:`prepare` started (the Manager's way out); see :meth:`close`."""
+        await self.close()
 
     async def close(self) -> None:
         """Stop the source, the caches and every member connection (idempotent)."""
@@ -239,20 +244,25 @@ class ClusterManager:
             return await self.reconcile_placement()
         return await self.reconcile_profile(key)
 
-    def _worker(
-        self, queue: WorkQueue[Any], reconcile: Callable[[Any], Coroutine[Any, Any, float | None]]
-    ) -> Coroutine[Any, Any, None]:
-        """One worker of the shared reconcile loop; ``reconcile`` returns a requeue delay."""
+    def _workers(
+        self,
+        queue: WorkQueue[Any],
+        reconcile: Callable[[Any], Coroutine[Any, Any, float | None]],
+        controller: str,
+        count: int,
+    ) -> Workers[Any]:
+        """Workers of one queue; ``reconcile`` returns a requeue delay in seconds, or None."""
 
         async def as_result(key: Any) -> Result | None:
             delay = await reconcile(key)
             return None if delay is None else Result(requeue_after=delay)
 
-        return reconcile_loop(
+        return Workers(
             queue,
             as_result,
-            controller=_CONTROLLER,
-            metrics=self.metrics.reconcile,
+            controller=controller,
+            count=count,
+            registry=self.registry,
             describe=lambda key: {"object": str(key)},
             log=_log,
         )

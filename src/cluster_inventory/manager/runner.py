@@ -10,24 +10,18 @@ CLI) stops the reconcilers and releases the Lease so a standby takes over at onc
 from __future__ import annotations
 
 import asyncio
-import logging
-from dataclasses import dataclass
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from cluster_inventory import credentials, kube
-from cluster_inventory.kube.endpoints import (
-    default_identity,
-    parse_bind_address,
-    serve_endpoints,
-)
-from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
+from cluster_inventory import kube
+from cluster_inventory.controller import Manager
+from cluster_inventory.kube.endpoints import default_identity, parse_bind_address
+from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.controller import ClusterManager
 
 __all__ = [
     "LEASE_NAME",
-    "ManagerProcess",
     "default_identity",
     "lease_name",
     "parse_bind_address",
@@ -49,24 +43,6 @@ def lease_name(manager_name: str) -> str:
     return LEASE_NAME if manager_name == _DEFAULT_NAME else f"{LEASE_NAME}-{manager_name}"
 
 
-_log = logging.getLogger("cluster_inventory.manager")
-
-
-@dataclass
-class ManagerProcess:
-    """State shared with the HTTP endpoints."""
-
-    manager: ClusterManager
-    elector: LeaderElector | None
-    started: bool = False
-
-    def ready(self) -> bool:
-        """Ready: a standby waiting on the Lease, or the leader with synced informers."""
-        if self.elector is not None and not self.elector.is_leader:
-            return self.started
-        return self.manager.synced.is_set()
-
-
 async def run_manager(
     hub: kube.ClusterConnection,
     config: ManagerConfig,
@@ -78,8 +54,11 @@ async def run_manager(
     lease: LeaderElectionConfig | None = None,
     registry: CollectorRegistry = REGISTRY,
     started: asyncio.Event | None = None,
+    handle_signals: bool = False,
 ) -> bool:
     """Run one manager replica until cancelled or until it loses leadership.
+
+    A :class:`~cluster_inventory.controller.Manager` running a :class:`ClusterManager`.
 
     Args:
         hub: Hub connection.
@@ -92,6 +71,7 @@ async def run_manager(
             timings).
         registry: Prometheus registry for metrics.
         started: Set once the endpoints are up.
+        handle_signals: Stop on SIGTERM and SIGINT (the CLI's process).
 
     Returns:
         True if leadership was lost (exit and let the supervisor restart the process, as
@@ -104,33 +84,18 @@ async def run_manager(
             source read as empty would delete every profile.
     """
     identity = identity or default_identity()
-    async with await credentials.hub_client(hub) as client:
-        manager = ClusterManager(client, config, identity=identity, registry=registry)
-        elector = None
-        if leader_elect:
-            elector = LeaderElector(
-                client,
-                lease
-                or LeaderElectionConfig(
-                    namespace=config.namespace, name=lease_name(config.name), identity=identity
-                ),
-                registry=registry,
-            )
-        process = ManagerProcess(manager, elector)
-        async with serve_endpoints(
-            process.ready, health=health_address, metrics=metrics_address, registry=registry
-        ):
-            process.started = True
-            if started is not None:
-                started.set()
-            try:
-                await manager.prepare()
-                if elector is None:
-                    await manager.run()
-                    return False
-                lost = await elector.run(manager.run)
-            finally:
-                await manager.close()
-            if lost:
-                _log.error("leadership lost; stopping", extra={"object": identity})
-            return lost
+    if leader_elect and lease is None:
+        lease = LeaderElectionConfig(
+            namespace=config.namespace, name=lease_name(config.name), identity=identity
+        )
+    manager = Manager(
+        hub,
+        lease=lease if leader_elect else None,
+        health=health_address,
+        metrics=metrics_address,
+        registry=registry,
+    )
+    manager.add(lambda client: ClusterManager(client, config, identity=identity, registry=registry))
+    return await manager.run(
+        handle_signals=handle_signals, started=started.set if started is not None else None
+    )

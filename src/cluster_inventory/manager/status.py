@@ -1,6 +1,6 @@
 """What a profile's status should say, given what was observed of its member. Pure.
 
-Follows KEP-4322 *Status* and DESIGN.md flow 3: ``version.kubernetes`` from ``/version``;
+Follows KEP-4322 *Status* (``docs/manager.md``): ``version.kubernetes`` from ``/version``;
 ``ControlPlaneHealthy`` from ``/readyz`` (reason and message name the failing check);
 ``Joined`` from whether the registration credential works; ``properties`` mirrored from the
 member's ClusterProperty objects with name and value kept exactly. A transient failure never

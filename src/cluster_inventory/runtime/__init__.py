@@ -22,7 +22,7 @@ See ``docs/runtime.md`` for the engagement rules, the metrics and a worked examp
 
 from __future__ import annotations
 
-from cluster_inventory.kube.reconcile import TerminalError
+from cluster_inventory.controller import TerminalError
 from cluster_inventory.runtime.cluster import Cluster, SharedConnection, WatchSpec
 from cluster_inventory.runtime.decisions import DecisionSet, group_decisions, read_decisions
 from cluster_inventory.runtime.engagement import (

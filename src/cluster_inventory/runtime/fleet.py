@@ -27,6 +27,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_DECISION_KEY
+from cluster_inventory.controller import LeaderElectedRunnable, Result, reconcile_loop, stop_workers
 from cluster_inventory.credentials import (
     AccessNotPublished,
     AccessResolutionError,
@@ -38,8 +39,6 @@ from cluster_inventory.credentials import (
 )
 from cluster_inventory.kube.informer import Informer, object_key
 from cluster_inventory.kube.leaderelection import LeaderElector
-from cluster_inventory.kube.reconcile import Result, reconcile_loop, stop_workers
-from cluster_inventory.kube.runnable import LeaderElectedRunnable
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.runtime.cluster import Cluster, ConnectionPool, WatchSpec

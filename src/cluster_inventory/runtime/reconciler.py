@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.kube.reconcile import (
+from cluster_inventory.controller.reconcile import (
     RequestDropped,
     Result,
     reconcile_loop,

@@ -1,6 +1,6 @@
 """Find or build the control-plane binaries: etcd, kube-apiserver, kube-controller-manager, kubectl.
 
-Lookup follows envtest's contract (ECOSYSTEM.md section 3): ``TEST_ASSET_<NAME>`` first
+Lookup follows envtest's contract (``pkg/envtest``): ``TEST_ASSET_<NAME>`` first
 (``TEST_ASSET_KUBE_APISERVER``), then ``$KUBEBUILDER_ASSETS/<name>``, then our own cache
 ``~/.cache/cluster-inventory/assets/<versions>/``. Release tarballs cannot be downloaded here,
 so :func:`install_assets` compiles the binaries from the ``k8s.io/kubernetes`` and

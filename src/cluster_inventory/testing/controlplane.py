@@ -1,6 +1,6 @@
 """One real Kubernetes control plane on loopback: etcd + kube-apiserver (+ controller-manager).
 
-Flags, certificate layout and readiness follow envtest (ECOSYSTEM.md section 3) so that what
+Flags, certificate layout and readiness follow envtest (``pkg/envtest``) so that what
 passes here behaves as it would under controller-runtime's test harness: RBAC authorization,
 client-certificate authentication from a separate client CA, a service-account signing key
 so the TokenRequest API works, and the ServiceAccount admission plugin off (no controller
@@ -8,7 +8,7 @@ creates default ServiceAccounts unless kube-controller-manager is asked for).
 
 A bare apiserver does not aggregate the ``admin``/``edit``/``view`` ClusterRoles, collect
 garbage or finish namespace deletion; pass ``controllers=`` to run kube-controller-manager
-with just the controllers a test needs (ASSETS.md).
+with just the controllers a test needs (``docs/testing.md``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.kube.reconcile import reconcile_loop
+from cluster_inventory.controller import reconcile_loop
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime import Request, Result, TerminalError
 from cluster_inventory.runtime.cluster import WatchSpec

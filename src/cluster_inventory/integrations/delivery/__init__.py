@@ -1,6 +1,6 @@
 """Fleet delivery: server-side apply a set of manifests to every member an inventory selects.
 
-What the Knative Operator does for one member (PEERS.md section 6), for a selection of
+What the Knative Operator does for one member (its manifest install), for a selection of
 members: the targets are ClusterProfiles (one by name, by label selector, or the clusters a
 PlacementDecision names), each member is reached through the consumer's provider file and
 exec plugin (KEP-5339, :func:`cluster_inventory.credentials.connect`), and the set is

@@ -1,6 +1,6 @@
 """From a choice to PlacementDecision slices, and what to write to get there. Pure.
 
-KEP-5313's output rules (SPEC.md section 6): at most 100 ``decisions`` per slice; every
+KEP-5313's output rules: at most 100 ``decisions`` per slice; every
 slice carries ``multicluster.x-k8s.io/decision-key`` (the same on all) and
 ``decision-index`` (from 0), and here also ``placement-key`` and ``decision-revision``
 (a digest of the whole set, so a consumer can tell slices of one revision from a mix);

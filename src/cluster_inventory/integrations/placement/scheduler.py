@@ -30,6 +30,7 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api._base import format_time
 from cluster_inventory.api.constants import LABEL_DECISION_KEY
+from cluster_inventory.controller import Controller, Result
 from cluster_inventory.integrations.placement.choice import (
     Candidate,
     Choice,
@@ -49,10 +50,6 @@ from cluster_inventory.integrations.placement.decisions import (
 )
 from cluster_inventory.integrations.placement.selectors import SelectorError
 from cluster_inventory.kube.informer import DELETED, Informer, object_key
-from cluster_inventory.kube.leaderelection import LeaderElector
-from cluster_inventory.kube.reconcile import Result
-from cluster_inventory.kube.runnable import QueueController
-from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 
 __all__ = ["FIELD_MANAGER", "PLACEMENTS", "PlacementScheduler", "placement_status"]
 
@@ -169,7 +166,7 @@ def _owner_names(decision: Mapping[str, Any]) -> set[str]:
     return names
 
 
-class PlacementScheduler(QueueController):
+class PlacementScheduler(Controller[str]):
     """Schedule every ``Placement`` of the watched namespaces into PlacementDecisions.
 
     Args:
@@ -198,16 +195,11 @@ class PlacementScheduler(QueueController):
         registry: CollectorRegistry = REGISTRY,
         name: str = "placement",
     ) -> None:
-        if workers < 1:
-            raise ValueError("workers must be >= 1")
+        super().__init__(name, self.reconcile, workers=workers, registry=registry, log=_log)
         self.hub = hub
         self.scheduler_name = scheduler_name
-        self.registry = registry
         self.writes = 0
         self.reconciles = 0
-        self.workers = workers
-        self.controller = _CONTROLLER
-        self.log = _log
         self._max = max_per_slice
         scopes = list(namespaces) if namespaces is not None else [None]
         self._placements = [
@@ -225,36 +217,33 @@ class PlacementScheduler(QueueController):
         for informer in [*self._placements, *self._profiles, *self._decisions]:
             informer.add_indexer("namespace", by_namespace)
         for informer in self._placements:
-            informer.add_handler(lambda _, obj, __: self.queue.add(object_key(obj)))
+            self.watch(informer, lambda _, obj, __: [object_key(obj)])
         for informer in self._profiles:
-            informer.add_handler(self._on_profile)
+            self.watch(informer, self._placements_of_profile)
         for informer in self._decisions:
-            informer.add_handler(self._on_decision)
-        self.queue: WorkQueue[str] = WorkQueue(
-            f"{name}-scheduler", metrics=kube.collectors_for(WorkQueueMetrics, registry)
-        )
-        #: The leader elector while :meth:`run` runs with leader election.
-        self.elector: LeaderElector | None = None
+            self.watch(informer, self._placements_of_decision)
 
     # -- events ----------------------------------------------------------------------
     def _all(self, informers: list[Informer], namespace: str) -> list[dict[str, Any]]:
         return [o for informer in informers for o in informer.by_index("namespace", namespace)]
 
-    def _on_profile(self, event: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
+    def _placements_of_profile(
+        self, event: str, profile: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[str]:
         if (
             event != DELETED
             and old is not None
             and Candidate.from_profile(old) == Candidate.from_profile(profile)
         ):
-            return  # nothing a placement reads changed
+            return []  # nothing a placement reads changed
         namespace = str(objects.meta(profile).get("namespace"))
-        for placement in self._all(self._placements, namespace):
-            self.queue.add(object_key(placement))
+        return [object_key(p) for p in self._all(self._placements, namespace)]
 
-    def _on_decision(self, _: str, decision: dict[str, Any], __: dict[str, Any] | None) -> None:
+    def _placements_of_decision(
+        self, _: str, decision: dict[str, Any], __: dict[str, Any] | None
+    ) -> list[str]:
         namespace = str(objects.meta(decision).get("namespace"))
-        for name in _owner_names(decision):
-            self.queue.add(f"{namespace}/{name}")
+        return [f"{namespace}/{name}" for name in _owner_names(decision)]
 
     # -- reconcile -------------------------------------------------------------------
     def _get(self, informers: list[Informer], key: str) -> dict[str, Any] | None:

@@ -1,7 +1,9 @@
-"""One reconcile worker for every controller: outcomes, backoff and metrics.
+"""The one reconcile worker pool of every controller: outcomes, backoff and metrics.
 
-controller-runtime's semantics over a client-go :class:`~cluster_inventory.kube.workqueue.WorkQueue`
-(shared by the cluster manager and the multicluster runtime):
+controller-runtime's semantics (``pkg/reconcile``, ``pkg/internal/controller``) over a client-go
+:class:`~cluster_inventory.kube.workqueue.WorkQueue`. :class:`Workers` is the only place in the
+product that starts reconcile workers (the cluster manager, the runtime's engage queue and
+per-cluster controllers, the hub controllers):
 
 - ``None`` or ``Result()``: done; the key's backoff is reset.
 - ``Result(requeue_after=s)``: reconcile again after ``s`` seconds.
@@ -18,7 +20,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Generic, TypeVar
+
+from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory.kube._metrics import ReconcileMetrics
 from cluster_inventory.kube.errors import KubeError
@@ -28,12 +32,13 @@ __all__ = [
     "RequestDropped",
     "Result",
     "TerminalError",
+    "Workers",
     "reconcile_loop",
     "stop_workers",
 ]
 
 K = TypeVar("K", bound=Hashable)
-_log = logging.getLogger("cluster_inventory.kube.reconcile")
+_log = logging.getLogger("cluster_inventory.controller")
 
 
 class TerminalError(Exception):
@@ -151,3 +156,91 @@ async def stop_workers(workers: list[asyncio.Task[None]], grace: float) -> None:
     for task in pending:
         task.cancel()
     await asyncio.gather(*workers, return_exceptions=True)
+
+
+class Workers(Generic[K]):
+    """``count`` reconcile workers draining one queue.
+
+    controller-runtime starts ``MaxConcurrentReconciles`` goroutines per controller; these are
+    their counterpart.
+
+    Each worker first awaits ``before`` (typically "every cache has listed once": a decision
+    over half-listed caches would write, and later undo, a wrong answer), then runs
+    :func:`reconcile_loop` until the queue is shut down.
+
+    Args:
+        queue: Where keys come from.
+        reconcile: ``async (key) -> Result | None``.
+        controller: The ``controller`` label of the metrics and the tasks' names.
+        count: How many workers (>= 1).
+        registry: Prometheus registry of the reconcile metrics.
+        describe: Log fields of a key (default ``{"key": str(key)}``).
+        log: Where failures are logged.
+        before: Awaited by each worker before its first key (None: start at once).
+
+    Raises:
+        ValueError: ``count`` is less than 1.
+    """
+
+    def __init__(
+        self,
+        queue: WorkQueue[K],
+        reconcile: Callable[[K], Awaitable[Result | None]],
+        *,
+        controller: str,
+        count: int = 1,
+        registry: CollectorRegistry = REGISTRY,
+        describe: Callable[[K], dict[str, str]] | None = None,
+        log: logging.Logger = _log,
+        before: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        if count < 1:
+            raise ValueError(f"{controller}: workers must be >= 1, not {count}")
+        self.queue = queue
+        self.count = count
+        self.controller = controller
+        self._reconcile = reconcile
+        self._metrics = ReconcileMetrics.for_registry(registry)
+        self._describe = describe or (lambda key: {"key": str(key)})
+        self._log = log
+        self._before = before
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return bool(self._tasks)
+
+    def start(self) -> None:
+        """Start the workers (idempotent); sets ``controller_runtime_max_concurrent_reconciles``."""
+        if self._tasks:
+            return
+        self._metrics.start(self.controller, self.count)
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._work(), name=f"{self.controller} worker {i}")
+            for i in range(self.count)
+        ]
+
+    async def _work(self) -> None:
+        if self._before is not None:
+            await self._before()
+        await reconcile_loop(
+            self.queue,
+            self._reconcile,
+            controller=self.controller,
+            metrics=self._metrics,
+            describe=self._describe,
+            log=self._log,
+        )
+
+    async def wait(self) -> None:
+        """Wait until every worker has ended; the first worker's failure is raised."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks)
+
+    async def stop(self, grace: float = 0.0) -> None:
+        """Shut the queue down, give running reconciles ``grace`` seconds, cancel the rest."""
+        tasks, self._tasks = self._tasks, []
+        self.queue.shut_down()
+        await stop_workers(tasks, grace)

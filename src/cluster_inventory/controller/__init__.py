@@ -1,0 +1,40 @@
+"""The controller layer: one typed Controller and one process Manager.
+
+controller-runtime's ``pkg/reconcile``, ``pkg/controller`` and ``pkg/manager`` in this
+project's terms, above ``kube`` (client-go's part: client, informer, work queue, Lease,
+events) and below every long-running component (the cluster manager, the runtime, the syncs,
+the placement scheduler, delivery):
+
+- :class:`Result`, :class:`TerminalError`, :class:`RequestDropped`: what a reconcile returns.
+- :class:`Workers`: the one place reconcile workers start (backoff, metrics).
+- :class:`Controller`: caches with map functions feeding one typed work queue.
+- :class:`Manager` and :class:`Runnable`: a process (hub client, leader election, probes,
+  metrics, signals) running controllers.
+
+See ``docs/architecture.md`` for the picture.
+"""
+
+from cluster_inventory.controller.controller import Controller, MapFunc
+from cluster_inventory.controller.manager import LeaderElectedRunnable, Manager, Runnable
+from cluster_inventory.controller.reconcile import (
+    RequestDropped,
+    Result,
+    TerminalError,
+    Workers,
+    reconcile_loop,
+    stop_workers,
+)
+
+__all__ = [
+    "Controller",
+    "LeaderElectedRunnable",
+    "Manager",
+    "MapFunc",
+    "RequestDropped",
+    "Result",
+    "Runnable",
+    "TerminalError",
+    "Workers",
+    "reconcile_loop",
+    "stop_workers",
+]
