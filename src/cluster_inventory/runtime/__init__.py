@@ -1,9 +1,11 @@
 """runtime: a multicluster controller runtime for Python controller authors.
 
-A :class:`FleetManager` watches ClusterProfiles on the hub, engages each member cluster when
-its profile is ready (pluggable readiness, default ``ControlPlaneHealthy=True``), reaches it
-through the consumer's provider file and exec plugin (:mod:`cluster_inventory.credentials`),
-and runs reconcilers registered per kind on every engaged cluster::
+A :class:`FleetManager` runs reconcilers registered per kind on every member cluster its
+cluster provider engages. The default provider, :class:`ClusterProfileProvider`
+(:mod:`~cluster_inventory.runtime.providers`), watches ClusterProfiles on the hub, engages
+each member cluster when its profile is ready (pluggable readiness, default
+``ControlPlaneHealthy=True``) and reaches it through the consumer's provider file and exec
+plugin (:mod:`cluster_inventory.credentials`)::
 
     fleet = FleetManager(hub, "provider.json", namespaces=["team-a"])
 
@@ -14,6 +16,8 @@ and runs reconcilers registered per kind on every engaged cluster::
 
     await fleet.run()
 
+Another source of clusters only has to satisfy the :class:`ClusterProvider` Protocol
+(engaging through :class:`ClusterAware`): ``FleetManager(hub, provider=...)``.
 ``FleetManager(..., placement=(namespace, decision_key))`` engages only the clusters a
 PlacementDecision names (:func:`read_decisions` reads one the same way).
 
@@ -36,14 +40,19 @@ from cluster_inventory.runtime.engagement import (
 )
 from cluster_inventory.runtime.errors import CacheNotWatched, ClusterNotEngaged, FleetError
 from cluster_inventory.runtime.fleet import ClusterHook, FleetManager, Readiness
+from cluster_inventory.runtime.provider import ClusterAware, ClusterProvider
+from cluster_inventory.runtime.providers import ClusterProfileProvider
 from cluster_inventory.runtime.reconciler import Controller, Reconciler, Request, Result
 
 __all__ = [
     "Action",
     "CacheNotWatched",
     "Cluster",
+    "ClusterAware",
     "ClusterHook",
     "ClusterNotEngaged",
+    "ClusterProfileProvider",
+    "ClusterProvider",
     "Controller",
     "DecisionSet",
     "EngagementPolicy",

@@ -1,8 +1,9 @@
 """Which ClusterProfiles to engage: pure decisions over plain data.
 
-The fleet manager (:mod:`cluster_inventory.runtime.fleet`) observes a profile, asks
-:func:`plan_engagement` what to do, and does it. Keeping the decision pure lets every branch
-be tested without a server, and makes the rules easy to read in one place:
+The ClusterProfile provider (:mod:`cluster_inventory.runtime.providers.clusterprofile`)
+observes a profile, asks :func:`plan_engagement` what to do, and does it. Keeping the
+decision pure lets every branch be tested without a server, and makes the rules easy to read
+in one place:
 
 - Readiness is judged on every change of the profile and re-checked periodically while it is
   false, also for a cluster already engaged (multicluster-runtime keeps an engaged cluster
@@ -22,10 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cluster_inventory.api.constants import (
-    CONDITION_CONTROL_PLANE_HEALTHY,
-    LABEL_INVENTORY_MEMBER_ID,
-)
+from cluster_inventory.api.views import ProfileView
 
 __all__ = [
     "Action",
@@ -41,25 +39,17 @@ __all__ = [
 def control_plane_healthy(profile: Mapping[str, Any]) -> bool:
     """Default readiness: the profile's ``ControlPlaneHealthy`` condition is ``True``.
 
-    This is multicluster-runtime's default (PEERS.md section 3). Any callable taking the
-    profile as a decoded dict and returning a bool can replace it.
+    This is the default of multicluster-runtime's cluster-inventory-api provider. Any
+    callable taking the profile as a decoded dict and returning a bool can replace it. Read
+    through :class:`~cluster_inventory.api.views.ProfileView`: a malformed profile is not
+    ready.
     """
-    conditions = _mapping(profile.get("status")).get("conditions")
-    for condition in conditions if isinstance(conditions, list) else ():
-        if _mapping(condition).get("type") == CONDITION_CONTROL_PLANE_HEALTHY:
-            return bool(condition.get("status") == "True")
-    return False
+    return ProfileView.of(profile).healthy
 
 
 def member_id(profile: Mapping[str, Any]) -> str | None:
     """The ``multicluster.x-k8s.io/inventory-member-id`` label, or None if absent or empty."""
-    value = _mapping(_mapping(profile.get("metadata")).get("labels")).get(LABEL_INVENTORY_MEMBER_ID)
-    return value if isinstance(value, str) and value else None
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    """``value`` if it is a mapping, else empty: a field of another type reads as absent."""
-    return value if isinstance(value, Mapping) else {}
+    return ProfileView.of(profile).member_id
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,7 +5,7 @@ as in controller-runtime: it reads what is there (the cluster's cache, the hub) 
 whatever event woke it. Its controller feeds it from one work queue shared by every engaged
 cluster (client-go semantics: no duplicate keys, one worker per key at a time, per-key
 backoff 5 ms to 1000 s with an overall 10/s bucket). Outcomes, backoff and metrics are those
-of :func:`cluster_inventory.kube.reconcile.reconcile_loop` (controller-runtime's): a result
+of :class:`cluster_inventory.controller.Workers` (controller-runtime's): a result
 asks for a requeue, an exception is retried with backoff, a ``TerminalError`` is not.
 
 A reconcile runs as a task of its cluster, so disengaging the cluster cancels it.
@@ -21,12 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.controller.reconcile import (
-    RequestDropped,
-    Result,
-    reconcile_loop,
-    stop_workers,
-)
+from cluster_inventory.controller.reconcile import RequestDropped, Result, Workers
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime.cluster import Cluster, WatchSpec
 
@@ -100,7 +95,15 @@ class Controller:
         self.queue: WorkQueue[Request] = WorkQueue(
             name, metrics=kube.collectors_for(WorkQueueMetrics, registry)
         )
-        self._workers: list[asyncio.Task[None]] = []
+        self._workers = Workers(
+            self.queue,
+            self._reconcile,
+            controller=name,
+            count=max_concurrent_reconciles,
+            registry=registry,
+            describe=self._describe,
+            log=_log,
+        )
 
     def enqueue(self, request: Request) -> None:
         """Queue one request (coalesced with a waiting equal one)."""
@@ -151,28 +154,11 @@ class Controller:
 
     def start(self) -> None:
         """Start the workers."""
-        self._metrics.start(self.name, self.max_concurrent_reconciles)
-        loop = asyncio.get_running_loop()
-        self._workers = [
-            loop.create_task(
-                reconcile_loop(
-                    self.queue,
-                    self._reconcile,
-                    controller=self.name,
-                    metrics=self._metrics,
-                    describe=self._describe,
-                    log=_log,
-                ),
-                name=f"{self.name} worker {i}",
-            )
-            for i in range(self.max_concurrent_reconciles)
-        ]
+        self._workers.start()
 
     def _describe(self, request: Request) -> dict[str, str]:
         return {"controller": self.name, "cluster": request.cluster, "object": request.key}
 
     async def stop(self, grace: float) -> None:
         """Stop taking requests; let running reconciles finish for ``grace`` seconds."""
-        self.queue.shut_down()
-        await stop_workers(self._workers, grace)
-        self._workers = []
+        await self._workers.stop(grace)

@@ -1,0 +1,451 @@
+"""The ClusterProfile provider: which member clusters to engage, found on the hub.
+
+What multicluster-runtime's cluster-inventory-api provider does for Go, without its weak
+spots (docs/runtime.md, "Compared with multicluster-runtime's provider"): readiness is
+re-checked and an unhealthy cluster can be disengaged by policy; a cluster is rebuilt only when
+its access inputs (the profile's access provider or this consumer's provider file) change,
+not on every status update; profiles naming one member from several inventories can be
+engaged once; engagement runs on several workers, so one unreachable member does not stall
+the others.
+
+Flow: an informer watches ClusterProfiles on the hub; each change queues the profile's key
+(controller ``clusterprofile``); a worker reads the profile once through
+:class:`~cluster_inventory.api.views.ProfileView`, asks
+:func:`~cluster_inventory.runtime.engagement.plan_engagement` what to do and tells the
+fleet manager (a :class:`~cluster_inventory.runtime.provider.ClusterAware`) to engage,
+rebuild or disengage. Building clusters and running reconcilers is the fleet manager's part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.api.constants import LABEL_DECISION_KEY
+from cluster_inventory.api.views import ProfileView
+from cluster_inventory.controller import Result, Workers
+from cluster_inventory.credentials import (
+    AccessNotPublished,
+    AccessResolutionError,
+    ClusterAccess,
+    ProviderConfig,
+    resolve_access,
+)
+from cluster_inventory.kube.informer import Informer, object_key
+from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
+from cluster_inventory.runtime._metrics import FleetMetrics
+from cluster_inventory.runtime.decisions import group_decisions
+from cluster_inventory.runtime.engagement import (
+    Action,
+    EngagementPolicy,
+    control_plane_healthy,
+    group_holder,
+    member_id,
+    plan_engagement,
+)
+from cluster_inventory.runtime.errors import FleetError
+from cluster_inventory.runtime.providers.provider_file import ProviderFile
+
+if TYPE_CHECKING:
+    from cluster_inventory.runtime.cluster import Cluster
+    from cluster_inventory.runtime.provider import ClusterAware
+
+__all__ = ["ClusterProfileOptions", "ClusterProfileProvider", "Readiness"]
+
+#: ``(profile as a decoded dict) -> bool``.
+Readiness = Callable[[Mapping[str, Any]], bool]
+
+ENGAGEMENT_CONTROLLER = "clusterprofile"
+_MEMBER_INDEX = "member-id"
+_log = logging.getLogger("cluster_inventory.runtime")
+
+
+class ClusterProfileOptions(TypedDict, total=False):
+    """The keyword options of :class:`ClusterProfileProvider` that a fleet manager passes on.
+
+    :class:`~cluster_inventory.runtime.FleetManager` accepts them so that
+    ``FleetManager(hub, "providers.json", namespaces=[...])`` builds this provider itself.
+    """
+
+    namespaces: Sequence[str] | None
+    label_selector: str | None
+    placement: tuple[str, str] | None
+    readiness: Readiness
+    allow_insecure: bool
+    engage_workers: int
+    provider_file_poll: float
+    clock: Callable[[], float]
+
+
+class ClusterProfileProvider:
+    """Engage a cluster for each ready ClusterProfile on the hub; disengage it when it goes.
+
+    Satisfies :class:`~cluster_inventory.runtime.provider.ClusterProvider`.
+
+    Args:
+        hub: API client of the hub (the caller closes it).
+        providers: This consumer's provider file (KEP-5339), loaded or as a path. A path is
+            re-read when its content changes; an invalid new version is logged and the
+            previous one kept.
+        namespaces: Inventory namespaces to watch; None for all.
+        label_selector: Only profiles matching this label selector.
+        placement: ``(namespace, decision_key)``: engage only the clusters that the
+            PlacementDecision slices of that key name (read as one set, grouped by revision,
+            :func:`~cluster_inventory.runtime.decisions.group_decisions`); a cluster the
+            decision drops is disengaged at once. While the slices are being rewritten the
+            previous set stays. The named profiles must be in ``namespaces``.
+        readiness: When a profile may be engaged (default: ``ControlPlaneHealthy=True``).
+        policy: Disengagement, re-check and deduplication settings.
+        allow_insecure: Honour ``insecure-skip-tls-verify`` on profiles.
+        engage_workers: Profiles processed at once (engaging is I/O: plugin, LISTs).
+        provider_file_poll: Seconds between checks of the provider file for changes.
+        name: Name of the fleet it feeds (metrics label ``fleet``, queue name, logs).
+        registry: Prometheus registry for every metric.
+        clock: Monotonic clock in seconds (ill-health periods).
+
+    Raises:
+        ProviderConfigError: The provider file is invalid (at construction).
+        ValueError: ``engage_workers`` is below 1.
+    """
+
+    def __init__(
+        self,
+        hub: kube.ApiClient,
+        providers: ProviderConfig | str | os.PathLike[str],
+        *,
+        namespaces: Sequence[str] | None = None,
+        label_selector: str | None = None,
+        placement: tuple[str, str] | None = None,
+        readiness: Readiness = control_plane_healthy,
+        policy: EngagementPolicy | None = None,
+        allow_insecure: bool = False,
+        engage_workers: int = 16,
+        provider_file_poll: float = 2.0,
+        name: str = "fleet",
+        registry: CollectorRegistry = REGISTRY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if engage_workers < 1:
+            raise ValueError("engage_workers must be >= 1")
+        self.hub = hub
+        self.name = name
+        self.readiness = readiness
+        self.policy = policy or EngagementPolicy()
+        self._allow_insecure = allow_insecure
+        self._engage_workers = engage_workers
+        self._clock = clock
+        self._metrics = FleetMetrics.for_registry(registry)
+        self._provider_file: ProviderFile | None = None
+        if isinstance(providers, ProviderConfig):
+            self._providers = providers
+        else:
+            self._provider_file = ProviderFile(
+                providers,
+                poll=provider_file_poll,
+                on_change=self.reload_providers,
+                count=lambda result: self._metrics.provider_reloads.labels(name, result).inc(),
+            )
+            self._providers = self._provider_file.config
+        #: The ClusterProfile informers, one per watched namespace (or one for all).
+        self.informers = [
+            Informer(
+                hub,
+                kube.CLUSTER_PROFILES,
+                namespace=namespace,
+                label_selector=label_selector,
+                name=f"{name} ClusterProfile" + (f" in {namespace}" if namespace else ""),
+            )
+            for namespace in (namespaces if namespaces is not None else [None])
+        ]
+        for informer in self.informers:
+            informer.add_indexer(_MEMBER_INDEX, lambda p: [m] if (m := member_id(p)) else [])
+            informer.add_handler(self._on_profile)
+        #: The engagement work queue (``<name>-clusterprofile``), keyed by ``namespace/name``.
+        self.queue: WorkQueue[str] = WorkQueue(
+            f"{name}-{ENGAGEMENT_CONTROLLER}",
+            metrics=kube.collectors_for(WorkQueueMetrics, registry),
+        )
+        self._workers = Workers(
+            self.queue,
+            self._reconcile_profile,
+            controller=ENGAGEMENT_CONTROLLER,
+            count=self._engage_workers,
+            registry=registry,
+            describe=lambda key: {"fleet": self.name, "cluster": key},
+            log=_log,
+        )
+        self._fleet: ClusterAware | None = None
+        #: Clusters this provider engaged, by key.
+        self._engaged: dict[str, Cluster] = {}
+        #: Keys being engaged right now (they hold their member id like engaged ones).
+        self._engaging: set[str] = set()
+        self._unhealthy_since: dict[str, float] = {}
+        self._access_errors: dict[str, str] = {}
+        self._provider_watch: asyncio.Task[None] | None = None
+        self._started = False
+        self._stopped = False
+        #: Clusters the placement names (None: no placement restriction).
+        self.placed: frozenset[str] | None = None
+        self._decisions: Informer | None = None
+        if placement is not None:
+            self.placed = frozenset()
+            self._placement = placement
+            self._decisions = Informer(
+                hub,
+                kube.PLACEMENT_DECISIONS,
+                namespace=placement[0],
+                label_selector=f"{LABEL_DECISION_KEY}={placement[1]}",
+                name=f"{name} hub {kube.PLACEMENT_DECISIONS.kind}",
+            )
+            self._decisions.add_handler(lambda _, __, ___: self._on_decision())
+
+    @property
+    def providers(self) -> ProviderConfig:
+        """The provider configuration in use."""
+        return self._providers
+
+    def _hub_informers(self) -> list[Informer]:
+        return [*([self._decisions] if self._decisions else []), *self.informers]
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def start(self, fleet: ClusterAware) -> None:
+        """Start watching profiles, the engagement workers and the provider file poll.
+
+        Args:
+            fleet: Where to engage and disengage clusters (the fleet manager).
+
+        Raises:
+            FleetError: The provider was stopped before (make a new one, as a process that
+                lost its Lease restarts).
+        """
+        if self._started:
+            return
+        if self._stopped:
+            raise FleetError(f"fleet {self.name}: the ClusterProfile provider was stopped")
+        self._started = True
+        self._fleet = fleet
+        loop = asyncio.get_running_loop()
+        try:  # read profiles through v1alpha2 where the hub serves it (KEP-4322, upstream main)
+            resource = await kube.cluster_profiles_resource(self.hub)
+        except kube.KubeError as exc:
+            resource = kube.CLUSTER_PROFILES  # always served; the informers retry the hub
+            _log.warning("cannot discover ClusterProfile versions (%s); reading v1alpha1", exc)
+        for informer in self.informers:
+            informer.resource = resource
+        for informer in self._hub_informers():
+            informer.start()
+        self._workers.start()
+        if self._provider_file is not None:
+            self._provider_watch = loop.create_task(
+                self._provider_file.watch(), name=f"{self.name} provider file watch"
+            )
+
+    async def wait_synced(self) -> None:
+        """Wait until the hub's profiles (and placement decisions) have been listed once.
+
+        Raises:
+            KubeAPIError: The first LIST was refused (401, 403, 404: CRD not installed).
+        """
+        for informer in self._hub_informers():
+            await informer.wait_synced()
+
+    async def stop(self) -> None:
+        """Stop taking work, cancel engagements under way, stop the watches (idempotent).
+
+        Engaged clusters stay engaged: the fleet manager disengages them after this.
+        """
+        if not self._started:
+            return
+        self._started = False
+        self._stopped = True
+        # The file poll is no reconcile: it never ends by itself, so it gets no grace period
+        # (with it among the workers every stop took the full shutdown_grace).
+        await kube.cancel_and_wait(self._provider_watch)
+        self._provider_watch = None
+        # Engagement workers are cancelled at once, not given the grace period: an engagement
+        # is the fleet's own work and safe to abort (the half-built cluster is closed), and
+        # one stuck on an unreachable member would otherwise hold the process past SIGTERM
+        # for the whole cache sync timeout. Reconciles, the user's work, get the grace.
+        await self._workers.stop(0)
+        for informer in self._hub_informers():
+            await informer.stop()
+
+    # -- events ----------------------------------------------------------------------
+    def _on_decision(self) -> None:
+        assert self._decisions is not None
+        namespace, key = self._placement
+        found = group_decisions(self._decisions.items(), key, namespace=namespace)
+        if found.found and not found.complete:
+            return  # slices being rewritten: keep acting on the previous set
+        placed = frozenset(found.clusters)
+        previous = self.placed or frozenset()
+        if placed == previous:
+            return
+        self.placed = placed
+        for name in sorted(placed ^ previous):
+            self.queue.add(name)
+
+    def _on_profile(self, _: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
+        key = object_key(profile)
+        self.queue.add(key)
+        engaged = self._engaged.get(key)
+        if engaged is not None:
+            engaged.profile = profile
+        if self.policy.dedupe_by_member_id:
+            for mid in {member_id(profile), member_id(old) if old else None} - {None}:
+                for sibling in self._group(str(mid)):
+                    self.queue.add(sibling)
+
+    # -- decisions over the caches -----------------------------------------------------
+    def _profile(self, key: str) -> dict[str, Any] | None:
+        for informer in self.informers:
+            found = informer.get(key)
+            if found is not None:
+                return found
+        return None
+
+    def _group(self, mid: str) -> set[str]:
+        keys = {object_key(p) for inf in self.informers for p in inf.by_index(_MEMBER_INDEX, mid)}
+        keys.update(name for name, c in self._engaged.items() if c.member_id == mid)
+        return keys
+
+    def _ready(self, key: str, profile: Mapping[str, Any]) -> bool:
+        if self.placed is not None and key not in self.placed:
+            return False
+        try:
+            return bool(self.readiness(profile))
+        except Exception as exc:  # a faulty readiness function fails this profile only
+            _log.error("readiness check raised: %s", exc, extra={"cluster": key}, exc_info=True)
+            return False
+
+    def _resolve(self, key: str, profile: Mapping[str, Any]) -> ClusterAccess | None:
+        try:
+            access = resolve_access(profile, self._providers, allow_insecure=self._allow_insecure)
+        except AccessResolutionError as exc:
+            message = str(exc)
+            if self._access_errors.get(key) != message:  # log a changed reason once
+                self._access_errors[key] = message
+                # Not joined yet is a normal transient (the profile's update requeues it).
+                level = logging.INFO if isinstance(exc, AccessNotPublished) else logging.WARNING
+                _log.log(level, "cannot engage: %s", message, extra={"cluster": key})
+            return None
+        self._access_errors.pop(key, None)
+        return access
+
+    def _holder(self, key: str, mid: str | None) -> bool:
+        if mid is None or not self.policy.dedupe_by_member_id:
+            return True
+        group = self._group(mid)
+        eligible = [
+            k
+            for k in group
+            if (p := self._profile(k)) is not None
+            and self._ready(k, p)
+            and self._resolve(k, p) is not None
+        ]
+        holder = group_holder(
+            engaged=[k for k in group if k in self._engaged or k in self._engaging],
+            eligible=eligible,
+        )
+        return holder in (None, key)
+
+    # -- the engagement reconcile ------------------------------------------------------
+    async def _reconcile_profile(self, key: str) -> Result | None:
+        profile = self._profile(key)
+        engaged = self._engaged.get(key)
+        unplaced = self.placed is not None and key not in self.placed
+        if profile is None or unplaced:
+            self._unhealthy_since.pop(key, None)
+            self._access_errors.pop(key, None)
+            if engaged is not None:
+                await self._disengage(key, "deleted" if profile is None else "not-placed")
+                self._requeue_siblings(engaged.member_id)
+            return None
+        if engaged is not None:  # level-based: also an update seen while it was engaging
+            engaged.profile = profile
+        view = ProfileView.of(profile)
+        ready = self._ready(key, profile)
+        if ready or engaged is None:
+            self._unhealthy_since.pop(key, None)
+        elif key not in self._unhealthy_since:
+            self._unhealthy_since[key] = self._clock()
+        access = self._resolve(key, profile) if ready else None
+        plan = plan_engagement(
+            exists=True,
+            engaged=engaged is not None,
+            ready=ready,
+            holder=self._holder(key, view.member_id),
+            access_ok=access is not None,
+            same_access=engaged is not None and engaged.access == access,
+            unhealthy_for=self._clock() - self._unhealthy_since.get(key, self._clock()),
+            policy=self.policy,
+        )
+        if plan.action is Action.DISENGAGE or plan.action is Action.REBUILD:
+            await self._disengage(key, plan.reason)
+            self._unhealthy_since.pop(key, None)
+            if plan.action is Action.DISENGAGE and engaged is not None:
+                self._requeue_siblings(engaged.member_id)
+        if (plan.action is Action.ENGAGE or plan.action is Action.REBUILD) and access is not None:
+            await self._engage(key, profile, view.member_id, access)
+        if plan.recheck_after is not None:
+            return Result(requeue_after=plan.recheck_after)
+        return None
+
+    def _requeue_siblings(self, mid: str | None) -> None:
+        if mid is not None and self.policy.dedupe_by_member_id:
+            for sibling in self._group(mid):
+                self.queue.add(sibling)
+
+    async def _engage(
+        self, key: str, profile: dict[str, Any], mid: str | None, access: ClusterAccess
+    ) -> None:
+        assert self._fleet is not None
+        # Marked before the first await: the member-id holder decision of a sibling that
+        # runs meanwhile must see this engagement.
+        self._engaging.add(key)
+        try:
+            self._engaged[key] = await self._fleet.engage(
+                key, access, profile=profile, member_id=mid
+            )
+        finally:
+            self._engaging.discard(key)
+
+    async def _disengage(self, key: str, reason: str) -> None:
+        assert self._fleet is not None
+        if self._engaged.pop(key, None) is not None:
+            await self._fleet.disengage(key, reason)
+
+    # -- provider file ---------------------------------------------------------------
+    def reload_providers(self, providers: ProviderConfig | None = None) -> bool:
+        """Use a new provider configuration and re-check every profile against it.
+
+        Clusters whose resolved access changes are rebuilt; the others keep their client.
+
+        Args:
+            providers: The new configuration; None re-reads the provider file.
+
+        Returns:
+            False if the file was invalid (logged; the previous configuration stays).
+        """
+        if providers is None:
+            if self._provider_file is None:
+                return True
+            providers = self._provider_file.reload()
+            if providers is None:
+                return False
+        self._providers = providers
+        self._access_errors.clear()
+        for key in self._keys():
+            self.queue.add(key)
+        return True
+
+    def _keys(self) -> Iterable[str]:
+        keys = {k for informer in self.informers for k in informer.keys()}
+        return sorted(keys | set(self._engaged))
