@@ -51,19 +51,22 @@ class HubProcess:
 
 
 def hub_process(
-    *,
     kubeconfig: Path | None,
     context: str | None,
-    health_probe_bind_address: str,
-    metrics_bind_address: str,
+    *,
+    endpoints: tuple[str, str],
     log_format: str,
-    lease_namespace: str,
-    lease_name: str,
-    leader_elect: bool,
+    lease: tuple[str, str] | None,
 ) -> HubProcess:
     """Configure logging and resolve the flags every ``... run``/``sync`` command shares.
 
-    The Lease identity is ``$POD_NAME``, else ``<hostname>_<pid>`` (client-go's).
+    Args:
+        kubeconfig: ``--kubeconfig`` (None: kubectl's rules).
+        context: ``--context``.
+        endpoints: ``--health-probe-bind-address`` and ``--metrics-bind-address``.
+        log_format: ``--log-format`` (text or json).
+        lease: (namespace, name) of the Lease, or None with ``--no-leader-elect``. The
+            identity is ``$POD_NAME``, else ``<hostname>_<pid>`` (client-go's).
 
     Raises:
         typer.Exit: Exit code 1 with one line naming the bad address or kubeconfig.
@@ -75,18 +78,17 @@ def hub_process(
 
     configure_logging(log_format)
     try:
-        health = parse_bind_address(health_probe_bind_address)
-        metrics = parse_bind_address(metrics_bind_address)
+        health, metrics = (parse_bind_address(address) for address in endpoints)
         connection = kube.load_connection(kubeconfig, context=context)
     except (ValueError, kube.KubeError) as exc:
         fail(str(exc))
     identity = default_identity()
-    lease = (
-        LeaderElectionConfig(namespace=lease_namespace, name=lease_name, identity=identity)
-        if leader_elect
+    election = (
+        LeaderElectionConfig(namespace=lease[0], name=lease[1], identity=identity)
+        if lease is not None
         else None
     )
-    return HubProcess(connection, health, metrics, lease, identity)
+    return HubProcess(connection, health, metrics, election, identity)
 
 
 def run_until_signal(manager: Manager) -> None:

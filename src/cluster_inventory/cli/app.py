@@ -17,13 +17,13 @@ import typer
 from cluster_inventory import __version__
 from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._get import (
-    HUB_KUBECONFIG_HELP,
     context_namespace,
     fail,
     hub_client,
     hub_kubeconfig_pin,
 )
 from cluster_inventory.cli._help import DESCRIPTION
+from cluster_inventory.cli._options import HubContext, HubKubeconfig
 from cluster_inventory.cli.apply import apply_cmd
 from cluster_inventory.cli.fleet import demo, fleet_app, testing_app
 from cluster_inventory.cli.integrations import argocd_app, multikueue_app
@@ -148,8 +148,8 @@ _InventoryNamespace = Annotated[
 def kubeconfig_cmd(
     profile: Annotated[str, typer.Argument(help="ClusterProfile name.")],
     namespace: _InventoryNamespace = None,
-    kubeconfig: Annotated[Path | None, typer.Option(help="Hub kubeconfig.")] = None,
-    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    kubeconfig: HubKubeconfig = None,
+    context: HubContext = None,
     provider: Annotated[str, typer.Option(help="Access provider to use.")] = "secretreader",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here (mode 0600), not stdout.")
@@ -224,8 +224,8 @@ def get_cmd(
             "jsonpath=..., go-template=..., custom-columns=... (run by kubectl).",
         ),
     ] = None,
-    kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    kubeconfig: HubKubeconfig = None,
+    context: HubContext = None,
 ) -> None:
     """List ClusterProfiles or PlacementDecisions on the hub, or show one.
 
@@ -269,8 +269,8 @@ def conformance_cmd(
     report_dir: Annotated[
         Path | None, typer.Option(help="Also write report.yaml and report.html there.")
     ] = None,
-    kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    kubeconfig: HubKubeconfig = None,
+    context: HubContext = None,
 ) -> None:
     """Check an inventory against the Cluster Inventory API's Required and Optional rules.
 
@@ -316,8 +316,8 @@ def conformance_cmd(
 def describe_cmd(
     name: Annotated[str, typer.Argument(help="ClusterProfile name.")],
     namespace: _InventoryNamespace = None,
-    kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    kubeconfig: HubKubeconfig = None,
+    context: HubContext = None,
 ) -> None:
     """Show one ClusterProfile in full: conditions, properties, access providers, Events."""
     from cluster_inventory import kube

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory.cli._get import context_namespace, fail, hub_client
+from cluster_inventory.cli._options import HubContext, HubKubeconfig
 from cluster_inventory.cli._table import format_table
 
 __all__ = ["PROVIDER_FILE_ENV", "apply_cmd", "render_results"]
@@ -200,11 +201,8 @@ def apply_cmd(
         float, typer.Option(min=1, help="With --watch: seconds between full re-applies.")
     ] = 300.0,
     output: Annotated[str | None, typer.Option("--output", "-o", help="wide or json.")] = None,
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
-    ] = None,
-    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    kubeconfig: HubKubeconfig = None,
+    context: HubContext = None,
 ) -> None:
     """Server-side apply manifests to every member cluster an inventory selects.
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE
+from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._get import context_namespace, fail, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 
@@ -32,11 +32,6 @@ multikueue_app = typer.Typer(
     no_args_is_help=True,
 )
 
-_Kubeconfig = Annotated[
-    Path | None,
-    typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
-]
-_Context = Annotated[str | None, typer.Option(help="Hub kubeconfig context.")]
 _ProviderFile = Annotated[
     Path,
     typer.Option(
@@ -48,11 +43,7 @@ _ProviderFile = Annotated[
 _Selector = Annotated[
     str | None, typer.Option("--selector", "-l", help="Only profiles with these labels.")
 ]
-_LeaderElect = Annotated[bool, typer.Option(help="Use Lease leader election.")]
 _Workers = Annotated[int, typer.Option(min=1, help="Objects reconciled at once.")]
-_Metrics = Annotated[str, typer.Option(help="[host]:port of /metrics, or 0.")]
-_Health = Annotated[str, typer.Option(help="[host]:port of /healthz and /readyz, or 0.")]
-_LogFormat = Annotated[str, typer.Option(help="text or json.")]
 _Output = Annotated[str, typer.Option("--output", "-o", help="yaml or json.")]
 _Name = Annotated[
     str | None,
@@ -94,31 +85,6 @@ def _providers(path: Path) -> Any:
         fail(str(exc))
 
 
-def _run_sync(
-    make: Callable[[Any], Any],
-    *,
-    kubeconfig: Path | None,
-    context: str | None,
-    lease_namespace: str,
-    lease_name: str,
-    leader_elect: bool,
-    metrics_bind_address: str,
-    health_probe_bind_address: str,
-    log_format: str,
-) -> None:
-    process = hub_process(
-        kubeconfig=kubeconfig,
-        context=context,
-        health_probe_bind_address=health_probe_bind_address,
-        metrics_bind_address=metrics_bind_address,
-        log_format=log_format,
-        lease_namespace=lease_namespace,
-        lease_name=lease_name,
-        leader_elect=leader_elect,
-    )
-    run_until_signal(process.manager().add(make))
-
-
 @argocd_app.command("sync")
 def argocd_sync(
     provider_file: _ProviderFile,
@@ -134,16 +100,16 @@ def argocd_sync(
         str, typer.Option(help="Argo CD's namespace (it reads cluster Secrets only there).")
     ] = "argocd",
     selector: _Selector = None,
-    kubeconfig: _Kubeconfig = None,
-    context: _Context = None,
-    leader_elect: _LeaderElect = True,
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
+    leader_elect: opt.LeaderElect = True,
     lease_namespace: Annotated[
         str | None, typer.Option(help="Namespace of the Lease (default: Argo CD's).")
     ] = None,
     workers: _Workers = 4,
-    metrics_bind_address: _Metrics = ":8080",
-    health_probe_bind_address: _Health = ":8081",
-    log_format: _LogFormat = "text",
+    metrics_bind_address: opt.MetricsAddress = ":8080",
+    health_probe_bind_address: opt.HealthAddress = ":8081",
+    log_format: opt.LogFormat = "text",
     name: _Name = None,
 ) -> None:
     """Keep one Argo CD cluster Secret per ClusterProfile until SIGTERM.
@@ -155,25 +121,24 @@ def argocd_sync(
 
     instance = _instance(name or DEFAULT_SYNC_INSTANCE)
     providers = _providers(provider_file)
-    _run_sync(
-        lambda hub: ArgoCDSync(
-            hub,
-            providers,
-            namespaces=namespace,
-            argocd_namespace=argocd_namespace,
-            label_selector=selector,
-            workers=workers,
-            instance=instance,
-        ),
-        kubeconfig=kubeconfig,
-        context=context,
-        lease_namespace=lease_namespace or argocd_namespace,
-        lease_name=instance_lease_name(LEASE_NAME, instance),
-        leader_elect=leader_elect,
-        metrics_bind_address=metrics_bind_address,
-        health_probe_bind_address=health_probe_bind_address,
+    lease = (lease_namespace or argocd_namespace, instance_lease_name(LEASE_NAME, instance))
+    process = hub_process(
+        kubeconfig,
+        context,
+        endpoints=(health_probe_bind_address, metrics_bind_address),
         log_format=log_format,
+        lease=lease if leader_elect else None,
     )
+    sync = lambda hub: ArgoCDSync(  # noqa: E731
+        hub,
+        providers,
+        namespaces=namespace,
+        argocd_namespace=argocd_namespace,
+        label_selector=selector,
+        workers=workers,
+        instance=instance,
+    )
+    run_until_signal(process.manager().add(sync))
 
 
 @argocd_app.command("render")
@@ -189,11 +154,8 @@ def argocd_render(
     decoded: Annotated[
         bool, typer.Option(help="Show data as readable stringData (not what is written).")
     ] = False,
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
-    ] = None,
-    context: _Context = None,
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
 ) -> None:
     """Print the Argo CD cluster Secret PROFILE yields (nothing is written).
 
@@ -238,16 +200,16 @@ def multikueue_sync(
         typer.Option(help="Also keep a MultiKueueConfig of this name listing every cluster."),
     ] = None,
     selector: _Selector = None,
-    kubeconfig: _Kubeconfig = None,
-    context: _Context = None,
-    leader_elect: _LeaderElect = True,
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
+    leader_elect: opt.LeaderElect = True,
     lease_namespace: Annotated[
         str | None, typer.Option(help="Namespace of the Lease (default: Kueue's).")
     ] = None,
     workers: _Workers = 4,
-    metrics_bind_address: _Metrics = ":8080",
-    health_probe_bind_address: _Health = ":8081",
-    log_format: _LogFormat = "text",
+    metrics_bind_address: opt.MetricsAddress = ":8080",
+    health_probe_bind_address: opt.HealthAddress = ":8081",
+    log_format: opt.LogFormat = "text",
     name: _Name = None,
 ) -> None:
     """Keep one MultiKueueCluster per ClusterProfile of Kueue's namespace until SIGTERM.
@@ -259,24 +221,23 @@ def multikueue_sync(
     from cluster_inventory.integrations.multikueue import LEASE_NAME, MultiKueueSync
 
     instance = _instance(name or config_name or DEFAULT_SYNC_INSTANCE)
-    _run_sync(
-        lambda hub: MultiKueueSync(
-            hub,
-            kueue_namespace=kueue_namespace,
-            label_selector=selector,
-            config_name=config_name,
-            workers=workers,
-            instance=instance,
-        ),
-        kubeconfig=kubeconfig,
-        context=context,
-        lease_namespace=lease_namespace or kueue_namespace,
-        lease_name=instance_lease_name(LEASE_NAME, instance),
-        leader_elect=leader_elect,
-        metrics_bind_address=metrics_bind_address,
-        health_probe_bind_address=health_probe_bind_address,
+    lease = (lease_namespace or kueue_namespace, instance_lease_name(LEASE_NAME, instance))
+    process = hub_process(
+        kubeconfig,
+        context,
+        endpoints=(health_probe_bind_address, metrics_bind_address),
         log_format=log_format,
+        lease=lease if leader_elect else None,
     )
+    sync = lambda hub: MultiKueueSync(  # noqa: E731
+        hub,
+        kueue_namespace=kueue_namespace,
+        label_selector=selector,
+        config_name=config_name,
+        workers=workers,
+        instance=instance,
+    )
+    run_until_signal(process.manager().add(sync))
 
 
 @multikueue_app.command("config")

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from cluster_inventory.api import objects
+from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 
@@ -109,11 +110,8 @@ def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
 
 @manager_app.command("run")
 def manager_run(
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
-    ] = None,
-    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
     name: Annotated[str, typer.Option(help="Cluster manager name.")] = "cluster-inventory",
     namespace: Annotated[
         str, typer.Option(help="Hub namespace of registrations and the Lease.")
@@ -136,10 +134,10 @@ def manager_run(
     token_lifetime: Annotated[float, typer.Option(help="Consumer token lifetime, s.")] = 3600,
     probe_interval: Annotated[float, typer.Option(help="Seconds between probes.")] = 2.0,
     workers: Annotated[int, typer.Option(help="Concurrent status reconciles.")] = 32,
-    leader_elect: Annotated[bool, typer.Option(help="Use Lease leader election.")] = True,
-    metrics_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8080",
-    health_probe_bind_address: Annotated[str, typer.Option(help="[host]:port or 0.")] = ":8081",
-    log_format: Annotated[str, typer.Option(help="text or json.")] = "text",
+    leader_elect: opt.LeaderElect = True,
+    metrics_bind_address: opt.MetricsAddress = ":8080",
+    health_probe_bind_address: opt.HealthAddress = ":8081",
+    log_format: opt.LogFormat = "text",
     source: Annotated[
         list[str] | None,
         typer.Option(
@@ -182,14 +180,11 @@ def manager_run(
     except ValueError as exc:
         fail(str(exc))
     process = hub_process(
-        kubeconfig=kubeconfig,
-        context=context,
-        health_probe_bind_address=health_probe_bind_address,
-        metrics_bind_address=metrics_bind_address,
+        kubeconfig,
+        context,
+        endpoints=(health_probe_bind_address, metrics_bind_address),
         log_format=log_format,
-        lease_namespace=namespace,
-        lease_name=lease_name(name),
-        leader_elect=leader_elect,
+        lease=(namespace, lease_name(name)) if leader_elect else None,
     )
     manager = process.manager()
     manager.add(lambda hub: ClusterManager(hub, config, identity=process.identity))

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._get import context_namespace, fail, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli._table import age, format_table
@@ -25,11 +26,6 @@ placement_app = typer.Typer(
 )
 _CLI_MANAGER = "cluster-inventory-cli"
 
-_Kubeconfig = Annotated[
-    Path | None,
-    typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
-]
-_Context = Annotated[str | None, typer.Option(help="Hub kubeconfig context.")]
 _Namespace = Annotated[
     str | None,
     typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
@@ -86,8 +82,8 @@ def create(
         str | None, typer.Option(help="placement-key label value (default: the name).")
     ] = None,
     namespace: _Namespace = None,
-    kubeconfig: _Kubeconfig = None,
-    context: _Context = None,
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
 ) -> None:
     """Create or update a Placement (server-side apply); the scheduler publishes its decisions."""
     from cluster_inventory import kube
@@ -133,8 +129,8 @@ def get(
     name: Annotated[str | None, typer.Argument(help="Placement name (default: all).")] = None,
     namespace: _Namespace = None,
     output: _Output = None,
-    kubeconfig: _Kubeconfig = None,
-    context: _Context = None,
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
 ) -> None:
     """List Placements: requested and selected clusters, the Satisfied condition, slices."""
     from cluster_inventory import kube
@@ -193,8 +189,8 @@ def decisions(
     ],
     namespace: _Namespace = None,
     output: _Output = None,
-    kubeconfig: _Kubeconfig = None,
-    context: _Context = None,
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
 ) -> None:
     """Show the clusters of one decision, read from all of its PlacementDecision slices.
 
@@ -263,8 +259,8 @@ def decisions(
 def delete(
     name: Annotated[str, typer.Argument(help="Placement name.")],
     namespace: _Namespace = None,
-    kubeconfig: _Kubeconfig = None,
-    context: _Context = None,
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
 ) -> None:
     """Delete a Placement; the scheduler then deletes its PlacementDecisions."""
     from cluster_inventory import kube
@@ -288,23 +284,16 @@ def run_scheduler(
             "--namespace", "-n", help="Inventory namespace to serve (repeatable; default: all)."
         ),
     ] = None,
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(help="Hub kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
-    ] = None,
-    context: _Context = None,
-    leader_elect: Annotated[bool, typer.Option(help="Use Lease leader election.")] = True,
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
+    leader_elect: opt.LeaderElect = True,
     lease_namespace: Annotated[
         str, typer.Option(help="Namespace of the Lease on the hub.")
     ] = "cluster-inventory-system",
     workers: Annotated[int, typer.Option(min=1, help="Placements reconciled at once.")] = 4,
-    metrics_bind_address: Annotated[
-        str, typer.Option(help="[host]:port of /metrics, or 0 for none.")
-    ] = "0",
-    health_probe_bind_address: Annotated[
-        str, typer.Option(help="[host]:port of /healthz and /readyz, or 0 for none.")
-    ] = "0",
-    log_format: Annotated[str, typer.Option(help="text or json.")] = "text",
+    metrics_bind_address: opt.MetricsAddress = "0",
+    health_probe_bind_address: opt.HealthAddress = "0",
+    log_format: opt.LogFormat = "text",
 ) -> None:
     """Run the placement scheduler on the hub until SIGTERM (deploy/placement/ runs it).
 
@@ -314,14 +303,11 @@ def run_scheduler(
     from cluster_inventory.integrations.placement import PlacementScheduler
 
     process = hub_process(
-        kubeconfig=kubeconfig,
-        context=context,
-        health_probe_bind_address=health_probe_bind_address,
-        metrics_bind_address=metrics_bind_address,
+        kubeconfig,
+        context,
+        endpoints=(health_probe_bind_address, metrics_bind_address),
         log_format=log_format,
-        lease_namespace=lease_namespace,
-        lease_name="cluster-inventory-placement",
-        leader_elect=leader_elect,
+        lease=(lease_namespace, "cluster-inventory-placement") if leader_elect else None,
     )
 
     manager = process.manager()

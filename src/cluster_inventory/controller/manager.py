@@ -24,6 +24,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol, Self, runtime_checkable
 
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -73,6 +74,7 @@ class Runnable(Protocol):
 RunnableFactory = Callable[[kube.ApiClient], Runnable]
 
 
+@dataclass(eq=False)
 class Manager:
     """Runs runnables in one process: hub client, Lease, ``/healthz`` ``/readyz`` ``/metrics``.
 
@@ -91,26 +93,17 @@ class Manager:
         runnables: What runs, once the hub client is open (factories are called then).
     """
 
-    def __init__(
-        self,
-        hub: kube.ClusterConnection | kube.ApiClient,
-        *,
-        lease: LeaderElectionConfig | None = None,
-        health: tuple[str, int] | None = None,
-        metrics: tuple[str, int] | None = None,
-        registry: CollectorRegistry = REGISTRY,
-        graceful_shutdown: float = 4.0,
-    ) -> None:
-        self._hub = hub
-        self.lease = lease
-        self.health = health
-        self.metrics = metrics
-        self.registry = registry
-        self.graceful_shutdown = graceful_shutdown
-        self.elector: LeaderElector | None = None
-        self.runnables: list[Runnable] = []
-        self._pending: list[Runnable | RunnableFactory] = []
-        self._started = False
+    hub: kube.ClusterConnection | kube.ApiClient
+    _: KW_ONLY
+    lease: LeaderElectionConfig | None = None
+    health: tuple[str, int] | None = None
+    metrics: tuple[str, int] | None = None
+    registry: CollectorRegistry = REGISTRY
+    graceful_shutdown: float = 4.0
+    elector: LeaderElector | None = field(default=None, init=False)
+    runnables: list[Runnable] = field(default_factory=list, init=False)
+    _pending: list[Runnable | RunnableFactory] = field(default_factory=list, init=False)
+    _started: bool = field(default=False, init=False)
 
     def add(self, runnable: Runnable | RunnableFactory) -> Self:
         """Add a runnable, or a factory called with the hub client when :meth:`run` opens it.
@@ -131,11 +124,11 @@ class Manager:
 
     @contextlib.asynccontextmanager
     async def _client(self) -> AsyncIterator[kube.ApiClient]:
-        if isinstance(self._hub, kube.ClusterConnection):
-            async with await credentials.hub_client(self._hub) as client:
+        if isinstance(self.hub, kube.ClusterConnection):
+            async with await credentials.hub_client(self.hub) as client:
                 yield client
         else:
-            yield self._hub
+            yield self.hub
 
     async def run(
         self,

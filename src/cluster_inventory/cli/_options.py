@@ -1,0 +1,39 @@
+"""The options every hub command shares, written once (typer ``Annotated`` aliases).
+
+A parameter's name gives the flag (``kubeconfig`` -> ``--kubeconfig``); its default stays in
+the command's signature, since defaults differ (the manager serves ``:8080`` by default, the
+placement scheduler nothing).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP
+
+__all__ = [
+    "HealthAddress",
+    "HubContext",
+    "HubKubeconfig",
+    "LeaderElect",
+    "LogFormat",
+    "MetricsAddress",
+]
+
+#: ``--kubeconfig``: the hub's kubeconfig, found by kubectl's rules when absent.
+HubKubeconfig = Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)]
+#: ``--context``: a context of the hub's kubeconfig.
+HubContext = Annotated[str | None, typer.Option(help="Hub kubeconfig context.")]
+#: ``--leader-elect/--no-leader-elect``.
+LeaderElect = Annotated[bool, typer.Option(help="Use Lease leader election.")]
+#: ``--metrics-bind-address``.
+MetricsAddress = Annotated[str, typer.Option(help="[host]:port of /metrics, or 0 for none.")]
+#: ``--health-probe-bind-address``.
+HealthAddress = Annotated[
+    str, typer.Option(help="[host]:port of /healthz and /readyz, or 0 for none.")
+]
+#: ``--log-format``.
+LogFormat = Annotated[str, typer.Option(help="text or json.")]
