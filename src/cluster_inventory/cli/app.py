@@ -321,6 +321,7 @@ def describe_cmd(
 ) -> None:
     """Show one ClusterProfile in full: conditions, properties, access providers, Events."""
     from cluster_inventory import kube
+    from cluster_inventory.api import objects
     from cluster_inventory.cli.profiles import describe_profile
 
     path = kubeconfig
@@ -332,7 +333,7 @@ def describe_cmd(
             profile = await kube.get(client, resource, name, namespace=ns)
             # The server picks the Events about this profile, as kubectl describe asks it to.
             about = {"regarding.kind": kube.CLUSTER_PROFILES.kind, "regarding.name": name}
-            uid = (profile.get("metadata") or {}).get("uid")
+            uid = objects.meta(profile).get("uid")
             if uid:  # not those of an earlier profile of the same name
                 about["regarding.uid"] = uid
             selector = ",".join(f"{key}={value}" for key, value in about.items())

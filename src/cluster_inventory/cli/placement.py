@@ -148,8 +148,11 @@ def get(
             return list(listed.get("items") or ())
 
     items = _run(fetch())
+    from cluster_inventory.api import objects
+    from cluster_inventory.kube.informer import strip_managed_fields
+
     for item in items:
-        (item.get("metadata") or {}).pop("managedFields", None)
+        strip_managed_fields(item)
     if output in ("json", "yaml"):
         doc = items[0] if name else {"apiVersion": "v1", "kind": "List", "items": items}
         _dump(doc, output)
@@ -162,17 +165,17 @@ def get(
         headers += ["message"]
     rows = []
     for item in items:
-        spec, status = item.get("spec") or {}, item.get("status") or {}
+        spec, status = objects.spec(item), objects.status(item)
         conditions = {c.get("type"): c for c in status.get("conditions") or ()}
         satisfied = conditions.get("Satisfied") or conditions.get("Scheduled") or {}
         requested = spec.get("numberOfClusters")
         row = [
-            item["metadata"]["name"],
+            str(objects.meta(item).get("name")),
             "all" if requested is None else str(requested),
             str(status.get("numberOfSelectedClusters", "")),
             str(satisfied.get("status", "")),
             ",".join(status.get("decisions") or ()),
-            age(item["metadata"].get("creationTimestamp")),
+            age(objects.meta(item).get("creationTimestamp")),
         ]
         if output == "wide":
             scheduled = conditions.get("Scheduled") or {}
@@ -198,6 +201,7 @@ def decisions(
     multicluster.x-k8s.io/decision-revision as a consumer should.
     """
     from cluster_inventory import kube
+    from cluster_inventory.api import objects
     from cluster_inventory.api.constants import LABEL_DECISION_INDEX, LABEL_DECISION_KEY
     from cluster_inventory.runtime.decisions import group_decisions
 
@@ -233,11 +237,11 @@ def decisions(
         return
     if not found.found:
         fail(f"no PlacementDecision with decision-key {decision_key} in {ns}")
-    by_name = {i["metadata"]["name"]: i for i in items}
+    by_name = {objects.meta(i).get("name"): i for i in items}
     rows = []
     for slice_name in found.slices:
         item = by_name[slice_name]
-        index = (item["metadata"].get("labels") or {}).get(LABEL_DECISION_INDEX, "")
+        index = objects.labels_of(item).get(LABEL_DECISION_INDEX, "")
         for d in item.get("decisions") or ():
             ref = d.get("clusterProfileRef") or {}
             row = [f"{ref.get('namespace') or ns}/{ref.get('name')}", slice_name, index]

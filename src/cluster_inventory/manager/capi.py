@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from cluster_inventory import _yaml, kube
+from cluster_inventory.api import objects
 from cluster_inventory.api.constants import PROJECT_DOMAIN, PROPERTY_VALUE_MAX_LENGTH
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.manager.names import (
@@ -80,7 +81,7 @@ def _kubeconfig_secret_name(cluster: str) -> str:
 def _strip_unused_data(secret: dict[str, Any]) -> dict[str, Any]:
     """Keep data only of kubeconfig Secrets (CA, etcd keys never cached); no managedFields."""
     strip_managed_fields(secret)
-    name = str((secret.get("metadata") or {}).get("name") or "")
+    name = str(objects.meta(secret).get("name") or "")
     if name.endswith("-kubeconfig") or "data" not in secret:
         return secret
     return {k: v for k, v in secret.items() if k not in ("data", "stringData")}
@@ -298,7 +299,7 @@ class ClusterAPISource:
     def _connection(
         self, cluster: Mapping[str, Any]
     ) -> tuple[kube.ClusterConnection | None, RegistrationError | None]:
-        meta = cluster.get("metadata") or {}
+        meta = objects.meta(cluster)
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
         secret = self._secret(namespace, name)
         if secret is None:
@@ -308,7 +309,7 @@ class ClusterAPISource:
                 f"Secret {namespace}/{_kubeconfig_secret_name(name)} "
                 f"(type {CAPI_SECRET_TYPE}) does not exist",
             )
-        smeta = secret.get("metadata") or {}
+        smeta = objects.meta(secret)
         uid, rv = str(smeta.get("uid")), str(smeta.get("resourceVersion"))
         cached = self._parsed.get(uid)
         if cached is None or cached[0] != rv:
@@ -335,10 +336,10 @@ class ClusterAPISource:
         seen_clusters: set[str] = set()
         clusters = sorted(
             (c for informer in self.clusters for c in informer.items()),
-            key=lambda c: (c["metadata"].get("namespace", ""), c["metadata"].get("name", "")),
+            key=lambda c: (objects.meta(c).get("namespace", ""), objects.meta(c).get("name", "")),
         )
         for cluster in clusters:
-            meta = cluster.get("metadata") or {}
+            meta = objects.meta(cluster)
             if meta.get("deletionTimestamp"):
                 continue  # being deleted: its profiles go now
             uid = str(meta.get("uid"))
@@ -364,7 +365,7 @@ class ClusterAPISource:
             del self._last_good[uid]
         for uid in [u for u in self._built if u not in seen_clusters]:
             del self._built[uid]
-        live = {str((s.get("metadata") or {}).get("uid")) for i in self.secrets for s in i.items()}
+        live = {str(objects.meta(s).get("uid")) for i in self.secrets for s in i.items()}
         for uid in [u for u in self._parsed if u not in live]:
             del self._parsed[uid]
         return good, bad
@@ -373,9 +374,9 @@ class ClusterAPISource:
         self, cluster: dict[str, Any], uid: str, bad: list[tuple[dict[str, Any], RegistrationError]]
     ) -> Registration | None:
         """``_registration``, rebuilt only when the Cluster, its Secret or last good changed."""
-        meta = cluster.get("metadata") or {}
+        meta = objects.meta(cluster)
         secret = self._secret(str(meta.get("namespace")), str(meta.get("name")))
-        smeta = (secret or {}).get("metadata") or {}
+        smeta = objects.meta(secret or {})
         inputs = (
             str(meta.get("resourceVersion")),
             str(smeta.get("uid")),
