@@ -1,6 +1,6 @@
 """Keep one ConfigMap of the hub in sync on every engaged member cluster.
 
-The controller is :class:`cluster_inventory.integrations.configmap_sync.ConfigMapSync` (read
+The controller is :class:`cluster_inventory.runtime.configmap_sync.ConfigMapSync` (read
 it: about 80 lines on :mod:`cluster_inventory.runtime`); this program wires it up:
 
 - the fleet manager engages every ready ClusterProfile of the inventory namespace(s) and
@@ -31,8 +31,8 @@ import logging
 import signal
 
 from cluster_inventory import credentials, kube
-from cluster_inventory.integrations.configmap_sync import ConfigMapSync
 from cluster_inventory.runtime import FleetManager
+from cluster_inventory.runtime.configmap_sync import ConfigMapSync
 
 __all__ = ["ConfigMapSync", "main"]
 

@@ -7,6 +7,7 @@ be used inside a running event loop; use ``async with`` there.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 from types import TracebackType
 from typing import Self
@@ -14,16 +15,16 @@ from typing import Self
 __all__ = ["StartStop"]
 
 
-class StartStop:
-    """Mixin: subclasses implement ``async start()`` and ``async stop()``."""
+class StartStop(abc.ABC):
+    """Base: subclasses implement ``async start()`` and ``async stop()``."""
 
+    @abc.abstractmethod
     async def start(self) -> None:
         """Start; on failure, clean up what was started and raise."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     async def stop(self) -> None:
         """Stop everything and release resources."""
-        raise NotImplementedError
 
     async def __aenter__(self) -> Self:
         await self.start()

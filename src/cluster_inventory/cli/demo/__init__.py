@@ -11,7 +11,7 @@ clusters (real etcd and kube-apiserver processes on loopback, from
 4. run the cluster manager (``cluster-inventory manager run``, a separate process) and wait
    until every ClusterProfile reports a healthy control plane, its version, its properties and
    an access provider;
-5. run the runtime example (:class:`~cluster_inventory.integrations.configmap_sync.ConfigMapSync`)
+5. run the runtime example (:class:`~cluster_inventory.runtime.configmap_sync.ConfigMapSync`)
    as a consumer: it copies a hub ConfigMap to every member of the first inventory;
 6. act as that consumer, a hub ServiceAccount whose Role covers only its own inventory
    namespace: load a provider file, reach each member through ``cluster-inventory-secretreader``

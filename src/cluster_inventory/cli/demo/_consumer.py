@@ -76,8 +76,8 @@ async def consume(
 ) -> None:
     """Run the runtime example as the consumer, then reach each member through the plugin."""
     from cluster_inventory import credentials
-    from cluster_inventory.integrations.configmap_sync import ConfigMapSync
     from cluster_inventory.runtime import FleetManager
+    from cluster_inventory.runtime.configmap_sync import ConfigMapSync
 
     data = {"color": "blue", "owner": "platform-team"}
     runtime: FleetManager | None = None

@@ -1,8 +1,8 @@
 """Keep one hub ConfigMap in sync on every engaged member cluster.
 
-:class:`ConfigMapSync` is a small multicluster controller built on
-:mod:`cluster_inventory.runtime`, shipped so that ``cluster-inventory demo`` and
-``examples/fleet_configmap_sync.py`` run the same code:
+:class:`ConfigMapSync` is the runtime's example controller, built only on the runtime's public
+API (``docs/runtime.md``). ``examples/fleet_configmap_sync.py`` runs it as a process; it
+ships in the package because ``cluster-inventory demo`` runs it as the demo's consumer:
 
 - a reconciler for ``v1/ConfigMap`` in the target namespace of each member writes the hub's
   data there with server-side apply, and deletes the copy if the hub's ConfigMap is gone;
@@ -20,14 +20,10 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.runtime import (
-    Cluster,
-    Controller,
-    FleetManager,
-    Request,
-    Result,
-    TerminalError,
-)
+from cluster_inventory.controller import TerminalError
+from cluster_inventory.runtime.cluster import Cluster
+from cluster_inventory.runtime.fleet import FleetManager
+from cluster_inventory.runtime.reconciler import Controller, Request, Result
 
 __all__ = ["FIELD_MANAGER", "ORIGIN", "ConfigMapSync"]
 
