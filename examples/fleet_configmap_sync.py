@@ -28,9 +28,9 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import signal
 
-from cluster_inventory import credentials, kube
+from cluster_inventory import kube
+from cluster_inventory.controller import Manager
 from cluster_inventory.runtime import FleetManager
 from cluster_inventory.runtime.configmap_sync import ConfigMapSync
 
@@ -52,14 +52,17 @@ async def main(argv: list[str] | None = None) -> None:
         parser.error("--source must be NAMESPACE/NAME")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     connection = kube.load_connection(args.hub_kubeconfig, context=args.hub_context)
-    async with await credentials.hub_client(connection) as hub:
-        fleet = FleetManager(hub, args.provider_file, namespaces=args.namespaces)
-        ConfigMapSync(fleet, source_namespace, name, args.target_namespace)
-        task = asyncio.get_running_loop().create_task(fleet.run())
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            asyncio.get_running_loop().add_signal_handler(sig, task.cancel)
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+
+    def fleet(hub: kube.ApiClient) -> FleetManager:
+        made = FleetManager(hub, args.provider_file, namespaces=args.namespaces)
+        ConfigMapSync(made, source_namespace, name, args.target_namespace)
+        return made
+
+    # One process Manager (cluster_inventory.controller): the hub client, SIGINT/SIGTERM,
+    # and, given lease=LeaderElectionConfig(...), health=... and metrics=..., a Lease and
+    # the /healthz, /readyz and /metrics endpoints.
+    with contextlib.suppress(asyncio.CancelledError):
+        await Manager(connection).add(fleet).run(handle_signals=True)
 
 
 if __name__ == "__main__":
