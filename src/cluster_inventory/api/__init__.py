@@ -34,7 +34,6 @@ if TYPE_CHECKING:
         Time,
         field_error,
         format_micro_time,
-        format_time,
     )
     from cluster_inventory.api._crds import crd_yaml, load_crds
     from cluster_inventory.api._storable import StorableError, check_storable
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
         Property,
         Version,
     )
+    from cluster_inventory.api.views import format_time
 
 _WHERE = {
     "AccessProvider": "v1alpha1",
@@ -90,7 +90,7 @@ _WHERE = {
     "crd_yaml": "_crds",
     "field_error": "_base",
     "format_micro_time": "_base",
-    "format_time": "_base",
+    "format_time": "views",
     "load_crds": "_crds",
 }
 _MODULES = ("v1alpha1", "v1alpha2")

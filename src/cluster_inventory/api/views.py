@@ -56,12 +56,14 @@ def format_time(value: dt.datetime) -> str:
     """``value`` as the API server writes a ``metav1.Time``: RFC 3339 in UTC, whole seconds.
 
     Args:
-        value: An aware datetime (as :func:`parse_time` returns).
+        value: A datetime; a naive one is taken to be UTC.
 
     Returns:
         E.g. ``2026-11-25T13:00:00Z``; the inverse of :func:`parse_time` for what the API
         server stores (``metav1.Time`` keeps no fraction of a second).
     """
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
     return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
