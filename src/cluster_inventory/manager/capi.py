@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from cluster_inventory import _yaml, kube
+from cluster_inventory.api import objects
 from cluster_inventory.api.constants import PROJECT_DOMAIN, PROPERTY_VALUE_MAX_LENGTH
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.manager.names import (
@@ -80,7 +81,7 @@ def _kubeconfig_secret_name(cluster: str) -> str:
 def _strip_unused_data(secret: dict[str, Any]) -> dict[str, Any]:
     """Keep data only of kubeconfig Secrets (CA, etcd keys never cached); no managedFields."""
     strip_managed_fields(secret)
-    name = str((secret.get("metadata") or {}).get("name") or "")
+    name = str(objects.meta(secret).get("name") or "")
     if name.endswith("-kubeconfig") or "data" not in secret:
         return secret
     return {k: v for k, v in secret.items() if k not in ("data", "stringData")}
@@ -100,7 +101,7 @@ def parse_capi_kubeconfig(secret: Mapping[str, Any]) -> kube.ClusterConnection:
         RegistrationError: The key is missing, not base64, not a kubeconfig, or lacks a
             server; the error names the Secret and ``data.value``.
     """
-    meta = _mapping(secret.get("metadata"))
+    meta = objects.meta(secret)
     source = f"Secret {meta.get('namespace')}/{meta.get('name')}"
     field = f"data.{CAPI_KUBECONFIG_KEY}"
     raw = _mapping(secret.get("data")).get(CAPI_KUBECONFIG_KEY)
@@ -142,12 +143,12 @@ def cluster_registration(
     Raises:
         RegistrationError: The name is not a DNS-1123 label or a cluster set name is bad.
     """
-    meta = _mapping(cluster.get("metadata"))
+    meta = objects.meta(cluster)
     name = str(meta.get("name") or "")
     namespace = str(meta.get("namespace") or "")
     source = f"Cluster {namespace}/{name}"
-    labels = _mapping(meta.get("labels"))
-    annotations = _mapping(meta.get("annotations"))
+    labels = objects.labels_of(cluster)
+    annotations = objects.annotations_of(cluster)
     if annotations.get(ANNOTATION_CLUSTERSETS):
         field = f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]"
         sets = parse_clustersets(annotations[ANNOTATION_CLUSTERSETS], source, field)
@@ -160,7 +161,7 @@ def cluster_registration(
         return None
     if not is_dns_label(name):
         raise RegistrationError(source, "metadata.name", "must be a DNS-1123 label (<= 63)")
-    version = str(_mapping(_mapping(cluster.get("spec")).get("topology")).get("version") or "")
+    version = str(_mapping(objects.spec(cluster).get("topology")).get("version") or "")
     if len(version) > PROPERTY_VALUE_MAX_LENGTH:
         # A property value past the CRD's bound would make every status write of the profile
         # fail; Cluster API's own webhook (when installed) only allows semantic versions.
@@ -180,7 +181,7 @@ def cluster_registration(
 
 
 def _initialized(cluster: Mapping[str, Any]) -> bool:
-    init = _mapping(_mapping(cluster.get("status")).get("initialization"))
+    init = _mapping(objects.status(cluster).get("initialization"))
     return init.get("controlPlaneInitialized") is True
 
 
@@ -298,7 +299,7 @@ class ClusterAPISource:
     def _connection(
         self, cluster: Mapping[str, Any]
     ) -> tuple[kube.ClusterConnection | None, RegistrationError | None]:
-        meta = cluster.get("metadata") or {}
+        meta = objects.meta(cluster)
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
         secret = self._secret(namespace, name)
         if secret is None:
@@ -308,7 +309,7 @@ class ClusterAPISource:
                 f"Secret {namespace}/{_kubeconfig_secret_name(name)} "
                 f"(type {CAPI_SECRET_TYPE}) does not exist",
             )
-        smeta = secret.get("metadata") or {}
+        smeta = objects.meta(secret)
         uid, rv = str(smeta.get("uid")), str(smeta.get("resourceVersion"))
         cached = self._parsed.get(uid)
         if cached is None or cached[0] != rv:
@@ -335,10 +336,10 @@ class ClusterAPISource:
         seen_clusters: set[str] = set()
         clusters = sorted(
             (c for informer in self.clusters for c in informer.items()),
-            key=lambda c: (c["metadata"].get("namespace", ""), c["metadata"].get("name", "")),
+            key=lambda c: (objects.meta(c).get("namespace", ""), objects.meta(c).get("name", "")),
         )
         for cluster in clusters:
-            meta = cluster.get("metadata") or {}
+            meta = objects.meta(cluster)
             if meta.get("deletionTimestamp"):
                 continue  # being deleted: its profiles go now
             uid = str(meta.get("uid"))
@@ -364,7 +365,7 @@ class ClusterAPISource:
             del self._last_good[uid]
         for uid in [u for u in self._built if u not in seen_clusters]:
             del self._built[uid]
-        live = {str((s.get("metadata") or {}).get("uid")) for i in self.secrets for s in i.items()}
+        live = {str(objects.meta(s).get("uid")) for i in self.secrets for s in i.items()}
         for uid in [u for u in self._parsed if u not in live]:
             del self._parsed[uid]
         return good, bad
@@ -373,9 +374,9 @@ class ClusterAPISource:
         self, cluster: dict[str, Any], uid: str, bad: list[tuple[dict[str, Any], RegistrationError]]
     ) -> Registration | None:
         """``_registration``, rebuilt only when the Cluster, its Secret or last good changed."""
-        meta = cluster.get("metadata") or {}
+        meta = objects.meta(cluster)
         secret = self._secret(str(meta.get("namespace")), str(meta.get("name")))
-        smeta = (secret or {}).get("metadata") or {}
+        smeta = objects.meta(secret or {})
         inputs = (
             str(meta.get("resourceVersion")),
             str(smeta.get("uid")),

@@ -294,10 +294,7 @@ class ClusterManager:
         desired = desired_profiles(registrations, invs, member_ids)
         for dup in duplicate_members(registrations, invs, member_ids):
             await self.reports.duplicate(dup, registrations[dup.registration])
-        existing = {
-            ProfileKey(o["metadata"]["namespace"], o["metadata"]["name"])
-            for o in self.profiles.items()
-        }
+        existing = {ProfileKey(*key.split("/", 1)) for key in self.profiles.keys()}
         todo = plan(desired, existing, invs)
         self.reports.held([k for k in todo.delete if held is None or k.name in held])
         deletions = [k for k in todo.delete if held is not None and k.name not in held]

@@ -315,7 +315,7 @@ class MemberConnection:
             client, kube.CLUSTER_ROLE_BINDINGS, label_selector=f"{LABEL_INVENTORY}={inventory}"
         )
         for binding in bindings.get("items") or ():
-            name = binding["metadata"]["name"]
+            name = str(objects.meta(binding).get("name"))
             if name.startswith(f"{sa}:") and name != f"{sa}:{role}":
                 await kube.delete(client, kube.CLUSTER_ROLE_BINDINGS, name)
 
@@ -333,7 +333,7 @@ class MemberConnection:
                 label_selector=f"{LABEL_INVENTORY}={inventory}",
             )
             for binding in bindings.get("items") or ():
-                name = binding["metadata"]["name"]
+                name = str(objects.meta(binding).get("name"))
                 # Another cluster manager serving the same inventory on this member has its
                 # own ServiceAccount and bindings: only ours (named after our account) go.
                 if name.startswith(f"{sa}:"):

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import yaml
 
 from cluster_inventory import _yaml, kube
+from cluster_inventory.api import objects
 from cluster_inventory.manager.names import (
     ANNOTATION_CLUSTERSETS,
     ANNOTATION_CONTEXT,
@@ -227,7 +228,7 @@ def _string_map(
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
     """``{apiVersion, kind, namespace, name, uid}`` of an API object (an Event's ``regarding``)."""
-    meta = obj.get("metadata") or {}
+    meta = objects.meta(obj)
     ref = {
         "apiVersion": str(obj.get("apiVersion") or "v1"),
         "kind": str(obj.get("kind") or "Secret"),
@@ -370,7 +371,7 @@ class SecretRegistrationSource:
         bad: list[tuple[dict[str, Any], RegistrationError]] = []
         seen: set[str] = set()
         for secret in self.informer.items():
-            meta = secret.get("metadata") or {}
+            meta = objects.meta(secret)
             uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
             seen.add(uid)
             cached = self._cache.get(uid)

@@ -346,7 +346,7 @@ class FleetDelivery:
     def _manifests(self) -> list[Manifest]:
         out = []
         for m in self.manifests:
-            meta = m.obj["metadata"]
+            meta = m.meta
             labels = {**(meta.get("labels") or {}), **self._label}
             out.append(
                 Manifest(obj={**m.obj, "metadata": {**meta, "labels": labels}}, source=m.source)

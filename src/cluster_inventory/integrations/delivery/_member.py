@@ -150,7 +150,7 @@ class MemberApply:
     def body(
         self, m: Manifest, resource: kube.Resource, applyset: ApplySet | None
     ) -> dict[str, Any]:
-        meta = dict(m.obj["metadata"])
+        meta = dict(m.meta)
         if resource.namespaced:
             meta["namespace"] = m.namespace or self.default_namespace
         else:
@@ -207,9 +207,7 @@ class MemberApply:
             except kube.KubeError:
                 return
             self.stored[path] = {
-                str(item["metadata"].get("name")): item
-                for item in listed.get("items") or ()
-                if item.get("metadata")
+                str(objects.meta(item).get("name")): item for item in listed.get("items") or ()
             }
 
         await asyncio.gather(
@@ -229,7 +227,7 @@ class MemberApply:
             self.refused(m.source, m.ref(), m.namespace or "", exc)
             return
         body = self.body(m, resource, applyset)
-        ns = str(body["metadata"].get("namespace") or "")
+        ns = str(objects.meta(body).get("namespace") or "")
         listed = self.stored.get(resource.path(ns or None))
         try:
             async with self.gate:
@@ -263,9 +261,8 @@ class MemberApply:
         elif self.dry_run:
             action = "unchanged" if comparable(stored) == comparable(current) else "configured"
         else:
-            same = stored["metadata"].get("resourceVersion") == current["metadata"].get(
-                "resourceVersion"
-            )
+            version = objects.meta(stored).get("resourceVersion")
+            same = version == objects.meta(current).get("resourceVersion")
             action = "unchanged" if same else "configured"
         self.row(m.source, m.ref(), ns, action, "server dry run" if self.dry_run else "")
 
