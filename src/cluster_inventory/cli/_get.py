@@ -296,7 +296,9 @@ def run_get(
         except kube.KubeError as exc:
             fail(str(exc))
     for profile in profiles:  # as kubectl without --show-managed-fields
-        (profile.get("metadata") or {}).pop("managedFields", None)
+        meta = profile.get("metadata")
+        if isinstance(meta, dict):
+            meta.pop("managedFields", None)
     if kind in ("json", "yaml"):
         _print_without_kubectl(kind, profiles[0] if name else _list_object(profiles))
     elif not profiles:
