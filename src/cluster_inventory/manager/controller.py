@@ -336,10 +336,7 @@ class ClusterManager:
         for conn in conns:
             member = MemberConnection(
                 conn,
-                member_namespace=self.config.member_namespace,
-                manager_name=self.config.name,
-                probe_interval=self.config.probe_interval,
-                probe_timeout=self.config.probe_timeout,
+                config=self.config,
                 on_change=functools.partial(self._member_changed, conn),
                 now=self.now,
             )
