@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cluster_inventory.api import objects
+from cluster_inventory.api.objects import ObjectKey
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.integrations.placement.selectors import (
     Requirement,
@@ -54,15 +55,8 @@ EXCLUSION_REASONS = (
 )
 
 
-@dataclass(frozen=True, order=True)
-class ClusterRef:
-    """A ClusterProfile's place on the hub; orders by namespace, then name."""
-
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}"
+#: A ClusterProfile's place on the hub; orders by namespace, then name.
+ClusterRef = ObjectKey
 
 
 @dataclass(frozen=True, kw_only=True)
