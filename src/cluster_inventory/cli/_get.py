@@ -18,6 +18,7 @@ from cluster_inventory.cli._table import format_table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any, NoReturn
 
 __all__ = [
@@ -304,28 +305,25 @@ def run_get(
     elif not profiles:
         where = "" if ns is None else f" in {ns} namespace"
         sys.stderr.write(f"No resources found{where}.\n")
-    elif plural == "placementdecisions":
-        from cluster_inventory.cli.decisions import (
-            DECISION_COLUMNS,
-            DECISION_WIDE_COLUMNS,
-            decision_row,
-        )
-
-        wide = kind == "wide"
-        headers = [*DECISION_COLUMNS, *(DECISION_WIDE_COLUMNS if wide else ())]
-        if ns is None:
-            headers.insert(0, "NAMESPACE")
-        rows = [decision_row(d, wide=wide, namespace=ns is None) for d in profiles]
-        sys.stdout.write(format_table(headers, rows))
     else:
-        from cluster_inventory.cli.profiles import PROFILE_COLUMNS, WIDE_COLUMNS, profile_row
-
+        columns, wide_columns, row = _printer(plural)
         wide = kind == "wide"
-        headers = [*PROFILE_COLUMNS, *(WIDE_COLUMNS if wide else ())]
+        headers = [*columns, *(wide_columns if wide else ())]
         if ns is None:
             headers.insert(0, "NAMESPACE")
-        rows = [profile_row(p, wide=wide, namespace=ns is None) for p in profiles]
+        rows = [row(o, wide=wide, namespace=ns is None) for o in profiles]
         sys.stdout.write(format_table(headers, rows))
+
+
+def _printer(plural: str) -> tuple[Sequence[str], Sequence[str], Callable[..., list[str]]]:
+    """The columns, the ``-o wide`` columns and the row function of ``plural``'s table."""
+    if plural == "placementdecisions":
+        from cluster_inventory.cli import decisions
+
+        return decisions.DECISION_COLUMNS, decisions.DECISION_WIDE_COLUMNS, decisions.decision_row
+    from cluster_inventory.cli import profiles
+
+    return profiles.PROFILE_COLUMNS, profiles.WIDE_COLUMNS, profiles.profile_row
 
 
 def _fetch_fast(

@@ -417,6 +417,25 @@ class ClusterManager:
             await member.forget_inventory(key.namespace)
 
     # -- one profile -----------------------------------------------------------------
+    def _target(
+        self, key: ProfileKey
+    ) -> tuple[Registration, Inventory, dict[str, Any] | None, MemberConnection | None] | None:
+        """What a reconcile of ``key`` works on, or None when the profile is not ours to keep.
+
+        Its registration and inventory, the stored profile and the member connection (either
+        of the last two None while it does not exist yet).
+        """
+        entry = self.desired.get(key)
+        if entry is None or key in self._conflicts:
+            return None
+        reg, inv = entry
+        return (
+            reg,
+            inv,
+            self.profiles.get(str(key)),
+            self.members.get(connection_key(reg.connection)),
+        )
+
     async def reconcile_profile(self, key: ProfileKey) -> float | None:
         """Apply one profile's labels and status if they changed; queue its token Secret.
 
@@ -427,12 +446,10 @@ class ClusterManager:
         Raises:
             KubeAPIError: A write to the hub or the member failed (the key is retried).
         """
-        entry = self.desired.get(key)
-        if entry is None or key in self._conflicts:
+        target = self._target(key)
+        if target is None:
             return None
-        reg, _ = entry
-        current = self.profiles.get(str(key))
-        member = self.members.get(connection_key(reg.connection))
+        reg, _, current, member = target
         if current is None or member is None:
             return 1.0
         obs = member.observation
@@ -511,12 +528,10 @@ class ClusterManager:
         Raises:
             KubeAPIError: Minting on the member or writing the Secret failed (retried).
         """
-        entry = self.desired.get(key)
-        if entry is None or key in self._conflicts:
+        target = self._target(key)
+        if target is None:
             return None
-        reg, inv = entry
-        current = self.profiles.get(str(key))
-        member = self.members.get(connection_key(reg.connection))
+        _, inv, current, member = target
         if current is None or member is None or member.observation.joined.status != "True":
             return None
         token = await member.token_for(
