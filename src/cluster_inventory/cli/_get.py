@@ -365,29 +365,31 @@ def _fetch_fast(
         return None
     if hub.proxy_url:
         return None
+
+    def get(path: str) -> Any:
+        """The JSON at ``path``, or None on any error (the full client will report it)."""
+        try:
+            status, body = hub.get_json(path, user_agent="cluster-inventory")
+        except HubError:
+            return None
+        return json.loads(body) if status == 200 else None
+
     ns = None if all_namespaces else (namespace or hub.namespace_hint or "default")
     version = "v1alpha1"
     if plural == "clusterprofiles":
-        try:
-            status, body = hub.get_json(GROUP_PATH, user_agent="cluster-inventory")
-        except HubError:
+        group = get(GROUP_PATH)
+        if group is None:
             return None
-        if status != 200:
-            return None
-        version = preferred_version(json.loads(body))
+        version = preferred_version(group)
     url = f"{GROUP_PATH}/{version}"
     url += f"/namespaces/{quote(ns)}/{plural}" if ns else f"/{plural}"
     if name:
         url += "/" + quote(name)
     elif selector:
         url += "?labelSelector=" + quote(selector)
-    try:
-        status, body = hub.get_json(url, user_agent="cluster-inventory")
-    except HubError:
+    doc = get(url)
+    if doc is None:
         return None
-    if status != 200:
-        return None
-    doc = json.loads(body)
     items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
     for item in items:  # a LIST drops them from items; kubectl puts them back
         item.setdefault("apiVersion", f"multicluster.x-k8s.io/{version}")
