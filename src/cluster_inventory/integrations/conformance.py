@@ -197,13 +197,18 @@ def _ca_holds_a_key(cluster: Mapping[str, Any]) -> bool:
         return False
 
 
+def _stored(p: ProfileView, field_name: str) -> list[Mapping[str, Any]]:
+    """``status.<field_name>`` as stored (duplicates too): rules judge what the view hides."""
+    value = objects.status(p.raw).get(field_name)
+    return [e for e in value if isinstance(e, Mapping)] if isinstance(value, list) else []
+
+
 def _providers(p: ProfileView) -> list[tuple[str, Mapping[str, Any]]]:
     """Every stored access provider with its place (both lists, duplicates too)."""
-    status = objects.status(p.raw)
     return [
         (f"status.{field_name}[{i}]", provider)
         for field_name in ("accessProviders", "credentialProviders")
-        for i, provider in enumerate(status.get(field_name) or ())
+        for i, provider in enumerate(_stored(p, field_name))
     ]
 
 
@@ -238,7 +243,7 @@ def _providers_secret_free(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
 
 
 def _properties_within_limits(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
-    props = objects.status(p.raw).get("properties") or ()
+    props = _stored(p, "properties")
     if not props:
         return None, ""
     names = Counter(str(x.get("name", "")) for x in props)
@@ -254,7 +259,7 @@ def _properties_within_limits(p: ProfileView, _: Sequence[ProfileView]) -> Verdi
 
 
 def _actionable_conditions(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
-    conds = objects.status(p.raw).get("conditions") or ()
+    conds = _stored(p, "conditions")
     if not conds:
         return None, ""
     bare = [str(c.get("type")) for c in conds if not c.get("reason") or not c.get("message")]
