@@ -13,16 +13,13 @@ this package costs no model building: the CLI and the exec plugins read constant
 
 from __future__ import annotations
 
-import importlib
-
+from cluster_inventory._lazy import lazy_exports
 from cluster_inventory.api import constants
 from cluster_inventory.api.constants import *  # noqa: F403
 from cluster_inventory.api.constants import __all__ as _constants
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from cluster_inventory.api import v1alpha1, v1alpha2
     from cluster_inventory.api._base import (
         Condition,
@@ -34,7 +31,6 @@ if TYPE_CHECKING:
         Time,
         field_error,
         format_micro_time,
-        format_time,
     )
     from cluster_inventory.api._crds import crd_yaml, load_crds
     from cluster_inventory.api._storable import StorableError, check_storable
@@ -59,6 +55,7 @@ if TYPE_CHECKING:
         Property,
         Version,
     )
+    from cluster_inventory.api.views import format_time
 
 _WHERE = {
     "AccessProvider": "v1alpha1",
@@ -90,7 +87,7 @@ _WHERE = {
     "crd_yaml": "_crds",
     "field_error": "_base",
     "format_micro_time": "_base",
-    "format_time": "_base",
+    "format_time": "views",
     "load_crds": "_crds",
 }
 _MODULES = ("v1alpha1", "v1alpha2")
@@ -134,18 +131,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MODULES:
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE, *_MODULES])
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, _MODULES)

@@ -19,6 +19,8 @@ from pydantic import (
     ValidationError,
 )
 
+from cluster_inventory.api.views import format_time
+
 __all__ = [
     "Condition",
     "ConditionStatus",
@@ -32,18 +34,7 @@ __all__ = [
     "TypedObject",
     "field_error",
     "find_condition",
-    "format_time",
 ]
-
-
-def format_time(value: dt.datetime) -> str:
-    """Format ``value`` as Kubernetes ``metav1.Time`` does: UTC, seconds, ``Z``.
-
-    A naive datetime is taken to be UTC.
-    """
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_micro_time(value: dt.datetime) -> str:

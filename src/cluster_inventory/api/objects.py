@@ -10,11 +10,26 @@ use them). ClusterProfiles have a richer view, :class:`cluster_inventory.api.vie
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["annotations_of", "labels_of", "meta", "spec", "status"]
+__all__ = ["ObjectKey", "annotations_of", "labels_of", "meta", "spec", "status"]
 
 _EMPTY: Mapping[str, Any] = {}
+
+
+@dataclass(frozen=True, order=True)
+class ObjectKey:
+    """Where a namespaced object lives (client-go's ``types.NamespacedName``).
+
+    Orders by namespace, then name; prints as ``namespace/name``, the informer's key.
+    """
+
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 def _part(obj: Any, key: str) -> Mapping[str, Any]:

@@ -28,7 +28,7 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
 )
 
-__all__ = ["ConditionView", "ProfileView", "parse_time"]
+__all__ = ["ConditionView", "ProfileView", "format_time", "parse_time"]
 
 
 def parse_time(value: Any) -> dt.datetime | None:
@@ -50,6 +50,21 @@ def parse_time(value: Any) -> dt.datetime | None:
     if parsed.tzinfo is None:
         return None
     return parsed.astimezone(dt.UTC)
+
+
+def format_time(value: dt.datetime) -> str:
+    """``value`` as the API server writes a ``metav1.Time``: RFC 3339 in UTC, whole seconds.
+
+    Args:
+        value: A datetime; a naive one is taken to be UTC.
+
+    Returns:
+        E.g. ``2026-11-25T13:00:00Z``; the inverse of :func:`parse_time` for what the API
+        server stores (``metav1.Time`` keeps no fraction of a second).
+    """
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -107,6 +122,7 @@ class ProfileView:
         uid: ``metadata.uid`` ("" before it is stored).
         resource_version: ``metadata.resourceVersion``.
         labels: ``metadata.labels`` (string values only).
+        annotations: ``metadata.annotations`` (string values only).
         member_id: The ``multicluster.x-k8s.io/inventory-member-id`` label, None if unset.
         cluster_manager: ``spec.clusterManager.name``.
         manager_label: The ``x-k8s.io/cluster-manager`` label.
@@ -115,9 +131,13 @@ class ProfileView:
         created: ``metadata.creationTimestamp``.
         conditions: ``status.conditions`` by type (the first of a type wins).
         version: ``status.version.kubernetes``.
-        properties: ``status.properties`` as name to value, in stored order.
+        properties: ``status.properties`` as name to value, in stored order (the first of
+            a name wins).
+        properties_observed: ``lastObservedTime`` of those properties that carry a valid one.
         access_providers: The merged access providers (see the module docstring), each the
             stored mapping, one per name.
+        deprecated_providers: The names in :attr:`access_providers` that come from the
+            deprecated ``credentialProviders`` list only (a printer lists them last).
         raw: The object as given.
     """
 
@@ -126,6 +146,7 @@ class ProfileView:
     uid: str = ""
     resource_version: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
     member_id: str | None = None
     cluster_manager: str = ""
     manager_label: str = ""
@@ -135,7 +156,9 @@ class ProfileView:
     conditions: Mapping[str, ConditionView] = field(default_factory=dict)
     version: str = ""
     properties: Mapping[str, str] = field(default_factory=dict)
+    properties_observed: Mapping[str, dt.datetime] = field(default_factory=dict)
     access_providers: tuple[Mapping[str, Any], ...] = ()
+    deprecated_providers: frozenset[str] = frozenset()
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -164,10 +187,14 @@ class ProfileView:
                 observed_generation=generation if type(generation) is int else None,
             )
         properties: dict[str, str] = {}
+        observed: dict[str, dt.datetime] = {}
         for entry in _entries(status.get("properties")):
             name = _text(entry.get("name"))
             if name and name not in properties:
                 properties[name] = _text(entry.get("value"))
+                when = parse_time(entry.get("lastObservedTime"))
+                if when is not None:
+                    observed[name] = when
         current: dict[str, Mapping[str, Any]] = {}
         for p in _entries(status.get("accessProviders")):
             name = _text(p.get("name"))
@@ -184,6 +211,7 @@ class ProfileView:
             uid=_text(meta.get("uid")),
             resource_version=_text(meta.get("resourceVersion")),
             labels=labels,
+            annotations=_strings(meta.get("annotations")),
             member_id=labels.get(LABEL_INVENTORY_MEMBER_ID) or None,
             cluster_manager=_text(_mapping(spec.get("clusterManager")).get("name")),
             manager_label=labels.get(LABEL_CLUSTER_MANAGER, ""),
@@ -193,7 +221,9 @@ class ProfileView:
             conditions=conditions,
             version=_text(_mapping(status.get("version")).get("kubernetes")),
             properties=properties,
+            properties_observed=observed,
             access_providers=(*legacy.values(), *current.values()),
+            deprecated_providers=frozenset(legacy),
             raw=profile,
         )
 

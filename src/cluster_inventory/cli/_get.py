@@ -18,6 +18,7 @@ from cluster_inventory.cli._table import format_table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any, NoReturn
 
 __all__ = [
@@ -296,34 +297,33 @@ def run_get(
         except kube.KubeError as exc:
             fail(str(exc))
     for profile in profiles:  # as kubectl without --show-managed-fields
-        (profile.get("metadata") or {}).pop("managedFields", None)
+        meta = profile.get("metadata")
+        if isinstance(meta, dict):
+            meta.pop("managedFields", None)
     if kind in ("json", "yaml"):
         _print_without_kubectl(kind, profiles[0] if name else _list_object(profiles))
     elif not profiles:
         where = "" if ns is None else f" in {ns} namespace"
         sys.stderr.write(f"No resources found{where}.\n")
-    elif plural == "placementdecisions":
-        from cluster_inventory.cli.decisions import (
-            DECISION_COLUMNS,
-            DECISION_WIDE_COLUMNS,
-            decision_row,
-        )
-
-        wide = kind == "wide"
-        headers = [*DECISION_COLUMNS, *(DECISION_WIDE_COLUMNS if wide else ())]
-        if ns is None:
-            headers.insert(0, "NAMESPACE")
-        rows = [decision_row(d, wide=wide, namespace=ns is None) for d in profiles]
-        sys.stdout.write(format_table(headers, rows))
     else:
-        from cluster_inventory.cli.profiles import PROFILE_COLUMNS, WIDE_COLUMNS, profile_row
-
+        columns, wide_columns, row = _printer(plural)
         wide = kind == "wide"
-        headers = [*PROFILE_COLUMNS, *(WIDE_COLUMNS if wide else ())]
+        headers = [*columns, *(wide_columns if wide else ())]
         if ns is None:
             headers.insert(0, "NAMESPACE")
-        rows = [profile_row(p, wide=wide, namespace=ns is None) for p in profiles]
+        rows = [row(o, wide=wide, namespace=ns is None) for o in profiles]
         sys.stdout.write(format_table(headers, rows))
+
+
+def _printer(plural: str) -> tuple[Sequence[str], Sequence[str], Callable[..., list[str]]]:
+    """The columns, the ``-o wide`` columns and the row function of ``plural``'s table."""
+    if plural == "placementdecisions":
+        from cluster_inventory.cli import decisions
+
+        return decisions.DECISION_COLUMNS, decisions.DECISION_WIDE_COLUMNS, decisions.decision_row
+    from cluster_inventory.cli import profiles
+
+    return profiles.PROFILE_COLUMNS, profiles.WIDE_COLUMNS, profiles.profile_row
 
 
 def _fetch_fast(
@@ -365,29 +365,31 @@ def _fetch_fast(
         return None
     if hub.proxy_url:
         return None
+
+    def get(path: str) -> Any:
+        """The JSON at ``path``, or None on any error (the full client will report it)."""
+        try:
+            status, body = hub.get_json(path, user_agent="cluster-inventory")
+        except HubError:
+            return None
+        return json.loads(body) if status == 200 else None
+
     ns = None if all_namespaces else (namespace or hub.namespace_hint or "default")
     version = "v1alpha1"
     if plural == "clusterprofiles":
-        try:
-            status, body = hub.get_json(GROUP_PATH, user_agent="cluster-inventory")
-        except HubError:
+        group = get(GROUP_PATH)
+        if group is None:
             return None
-        if status != 200:
-            return None
-        version = preferred_version(json.loads(body))
+        version = preferred_version(group)
     url = f"{GROUP_PATH}/{version}"
     url += f"/namespaces/{quote(ns)}/{plural}" if ns else f"/{plural}"
     if name:
         url += "/" + quote(name)
     elif selector:
         url += "?labelSelector=" + quote(selector)
-    try:
-        status, body = hub.get_json(url, user_agent="cluster-inventory")
-    except HubError:
+    doc = get(url)
+    if doc is None:
         return None
-    if status != 200:
-        return None
-    doc = json.loads(body)
     items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
     for item in items:  # a LIST drops them from items; kubectl puts them back
         item.setdefault("apiVersion", f"multicluster.x-k8s.io/{version}")

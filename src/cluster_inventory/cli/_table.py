@@ -147,7 +147,7 @@ def _parse_rfc3339(text: str) -> datetime | None:
         return None
 
 
-def age(timestamp: str | None, now: datetime | None = None) -> str:
+def age(timestamp: str | datetime | None, now: datetime | None = None) -> str:
     """Render the AGE of an object from its ``creationTimestamp``, as kubectl does.
 
     kubectl's ``translateTimestampSince`` prints ``<unknown>`` for a zero time and otherwise
@@ -156,16 +156,20 @@ def age(timestamp: str | None, now: datetime | None = None) -> str:
     Args:
         timestamp: An RFC 3339 date-time such as ``"2026-11-23T10:00:00Z"`` (fractions and
             numeric offsets accepted); ``None``, ``""``, Go's zero time
-            ``"0001-01-01T00:00:00Z"`` or anything unparsable gives ``<unknown>``.
+            ``"0001-01-01T00:00:00Z"`` or anything unparsable gives ``<unknown>``. An aware
+            datetime (a :class:`~cluster_inventory.api.views.ProfileView` time) is taken as is.
         now: The clock; defaults to the current time. A naive datetime is taken as UTC.
 
     Returns:
         E.g. ``"5m30s"``, ``"<invalid>"`` for a timestamp more than a second in the future,
         or ``"<unknown>"``.
     """
-    if not isinstance(timestamp, str):
+    if isinstance(timestamp, datetime):
+        created: datetime | None = timestamp
+    elif isinstance(timestamp, str):
+        created = _parse_rfc3339(timestamp)
+    else:
         return "<unknown>"
-    created = _parse_rfc3339(timestamp)
     if created is None or created == _GO_ZERO_TIME:
         return "<unknown>"
     current = now if now is not None else datetime.now(UTC)

@@ -1,7 +1,8 @@
 """How ClusterProfiles print: table rows for ``get`` and the text of ``describe``.
 
-Pure functions of decoded objects (dicts as the API server returns them) and a clock, so the
-shapes are unit-tested without a server and the golden tests only pin them down.
+Pure functions of decoded objects (dicts as the API server returns them, read through one
+:class:`~cluster_inventory.api.views.ProfileView` each) and a clock, so the shapes are
+unit-tested without a server and the golden tests only pin them down.
 
 The upstream CRD declares no printer columns, so ``kubectl get clusterprofiles`` shows only
 NAME and AGE. ``kubectl inventory get`` shows what a reader of an inventory asks first: which
@@ -17,13 +18,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cluster_inventory.api import constants as c
+from cluster_inventory.api import objects
+from cluster_inventory.api.views import ProfileView, format_time
 from cluster_inventory.cli._table import age
 
 __all__ = [
     "PROFILE_COLUMNS",
     "WIDE_COLUMNS",
     "access_provider_names",
-    "condition",
     "describe_profile",
     "profile_row",
     "properties_text",
@@ -35,12 +37,8 @@ PROFILE_COLUMNS = ("NAME", "MANAGER", "VERSION", "HEALTHY", "ACCESS PROVIDERS", 
 WIDE_COLUMNS = ("JOINED", "PROPERTIES")
 
 
-def _status(profile: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(profile.get("status"))
-
-
-def _meta(profile: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(profile.get("metadata"))
+def _view(profile: Mapping[str, Any] | ProfileView) -> ProfileView:
+    return profile if isinstance(profile, ProfileView) else ProfileView.of(profile)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -53,49 +51,32 @@ def _entries(value: Any) -> list[Mapping[str, Any]]:
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
-def condition(profile: Mapping[str, Any], condition_type: str) -> Mapping[str, Any] | None:
-    """Return the ``status.conditions`` entry of ``condition_type``, or None."""
-    for entry in _entries(_status(profile).get("conditions")):
-        if entry.get("type") == condition_type:
-            found: Mapping[str, Any] = entry
-            return found
-    return None
+def _providers(view: ProfileView) -> list[Mapping[str, Any]]:
+    """The merged access providers, those of ``accessProviders`` first.
 
-
-def _condition_status(profile: Mapping[str, Any], condition_type: str) -> str:
-    found = condition(profile, condition_type)
-    return str(found.get("status", "")) if found else ""
-
-
-def _providers(profile: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """``status.accessProviders`` then the deprecated ``credentialProviders``, one per name.
-
-    Both lists count, and on a name clash the ``accessProviders`` entry wins, as in upstream's
-    ``pkg/access`` (:meth:`ClusterProfileStatus.merged_access_providers` for typed profiles;
-    here the listed order is kept and malformed entries still print).
+    The set is ``pkg/access``'s (:attr:`ProfileView.access_providers`); a printer lists the
+    current list before the deprecated ``credentialProviders`` one, each in stored order.
     """
-    status = _status(profile)
-    chosen: dict[str, Mapping[str, Any]] = {}
-    for entry in [
-        *_entries(status.get("accessProviders")),
-        *_entries(status.get("credentialProviders")),
-    ]:
-        chosen.setdefault(str(entry.get("name", "")), entry)
-    return list(chosen.values())
+    deprecated = view.deprecated_providers
+    return sorted(view.access_providers, key=lambda p: p.get("name") in deprecated)
 
 
-def access_provider_names(profile: Mapping[str, Any]) -> list[str]:
-    """Names of :func:`_providers` (access providers, then deprecated credential providers)."""
-    return [str(entry["name"]) for entry in _providers(profile) if entry.get("name")]
+def access_provider_names(profile: Mapping[str, Any] | ProfileView) -> list[str]:
+    """Names of the profile's access providers, then of its deprecated credential providers.
+
+    Args:
+        profile: A decoded ClusterProfile, or its view.
+    """
+    return [str(p["name"]) for p in _providers(_view(profile))]
 
 
-def properties_text(profile: Mapping[str, Any]) -> str:
-    """``status.properties`` as ``name=value`` pairs sorted by name, comma-separated."""
-    pairs = sorted(
-        (str(p.get("name", "")), str(p.get("value", "")))
-        for p in _entries(_status(profile).get("properties"))
-    )
-    return ",".join(f"{name}={value}" for name, value in pairs)
+def properties_text(profile: Mapping[str, Any] | ProfileView) -> str:
+    """``status.properties`` as ``name=value`` pairs sorted by name, comma-separated.
+
+    Args:
+        profile: A decoded ClusterProfile, or its view.
+    """
+    return ",".join(f"{k}={v}" for k, v in sorted(_view(profile).properties.items()))
 
 
 def profile_row(
@@ -116,26 +97,28 @@ def profile_row(
     Returns:
         Cells as strings; an empty cell is printed ``<none>`` by the table printer.
     """
-    meta = _meta(profile)
-    status = _status(profile)
-    manager = _mapping(_mapping(profile.get("spec")).get("clusterManager")).get("name", "")
+    view = ProfileView.of(profile)
     row = [
-        str(meta.get("name", "")),
-        str(manager),
-        str(_mapping(status.get("version")).get("kubernetes", "")),
-        _condition_status(profile, c.CONDITION_CONTROL_PLANE_HEALTHY),
-        ",".join(access_provider_names(profile)),
-        age(meta.get("creationTimestamp"), now),
+        view.name,
+        view.cluster_manager,
+        view.version,
+        view.condition_status(c.CONDITION_CONTROL_PLANE_HEALTHY),
+        ",".join(access_provider_names(view)),
+        age(view.created, now),
     ]
     if wide:
-        row += [_condition_status(profile, c.CONDITION_JOINED), properties_text(profile)]
+        row += [view.condition_status(c.CONDITION_JOINED), properties_text(view)]
     if namespace:
-        row.insert(0, str(meta.get("namespace", "")))
+        row.insert(0, view.namespace)
     return row
 
 
-def _pairs(values: Mapping[str, Any] | None) -> list[str]:
-    return [f"{k}={v}" for k, v in sorted(_mapping(values).items())] or ["<none>"]
+def _pairs(values: Mapping[str, str]) -> list[str]:
+    return [f"{k}={v}" for k, v in sorted(values.items())] or ["<none>"]
+
+
+def _time(value: dt.datetime | None) -> str:
+    return format_time(value) if value is not None else ""
 
 
 def _block(lines: list[str], title: str, headers: Sequence[str], rows: list[list[str]]) -> None:
@@ -181,23 +164,21 @@ def describe_profile(
     Returns:
         The text, ending with a newline.
     """
-    meta = _meta(profile)
-    spec = _mapping(profile.get("spec"))
-    status = _status(profile)
+    view = ProfileView.of(profile)
     lines: list[str] = []
     _fields(
         lines,
         [
-            ("Name", [str(meta.get("name", ""))]),
-            ("Namespace", [str(meta.get("namespace", ""))]),
-            ("Labels", _pairs(meta.get("labels"))),
-            ("Annotations", _pairs(meta.get("annotations"))),
+            ("Name", [view.name]),
+            ("Namespace", [view.namespace]),
+            ("Labels", _pairs(view.labels)),
+            ("Annotations", _pairs(view.annotations)),
             ("API Version", [str(profile.get("apiVersion", ""))]),
             ("Kind", [str(profile.get("kind", c.CLUSTER_PROFILE_KIND))]),
-            ("Created", [str(meta.get("creationTimestamp", "<unknown>"))]),
-            ("Display Name", [str(spec.get("displayName") or "<none>")]),
-            ("Cluster Manager", [str(_mapping(spec.get("clusterManager")).get("name", "<none>"))]),
-            ("Version", [str(_mapping(status.get("version")).get("kubernetes") or "<none>")]),
+            ("Created", [format_time(view.created) if view.created else "<unknown>"]),
+            ("Display Name", [view.display_name or "<none>"]),
+            ("Cluster Manager", [view.cluster_manager or "<none>"]),
+            ("Version", [view.version or "<none>"]),
         ],
     )
     _block(
@@ -205,8 +186,8 @@ def describe_profile(
         "Conditions",
         ("Type", "Status", "Last Transition", "Reason", "Message"),
         [
-            _cells(cond, "type", "status", "lastTransitionTime", "reason", "message")
-            for cond in _entries(status.get("conditions"))
+            [cond.type, cond.status, _time(cond.last_transition), cond.reason, cond.message]
+            for cond in view.conditions.values()
         ],
     )
     _block(
@@ -214,13 +195,11 @@ def describe_profile(
         "Properties",
         ("Name", "Value", "Last Observed"),
         [
-            _cells(p, "name", "value", "lastObservedTime")
-            for p in sorted(
-                _entries(status.get("properties")), key=lambda p: str(p.get("name", ""))
-            )
+            [name, value, _time(view.properties_observed.get(name))]
+            for name, value in sorted(view.properties.items())
         ],
     )
-    providers = _providers(profile)
+    providers = _providers(view)
     if not providers:
         lines.append("Access Providers:  <none>")
     else:
@@ -252,9 +231,7 @@ def describe_profile(
             [
                 str(ev.get("type", "")),
                 str(ev.get("reason", "")),
-                age(
-                    ev.get("eventTime") or (ev.get("metadata") or {}).get("creationTimestamp"), now
-                ),
+                age(ev.get("eventTime") or objects.meta(ev).get("creationTimestamp"), now),
                 str(ev.get("reportingController", "")),
                 str(ev.get("note", "")),
             ]
@@ -262,11 +239,6 @@ def describe_profile(
         ],
     )
     return "\n".join(lines) + "\n"
-
-
-def _cells(entry: Mapping[str, Any], *keys: str) -> list[str]:
-    """The values of ``keys`` in ``entry`` as text, "" for a missing one."""
-    return [str(entry.get(key, "")) for key in keys]
 
 
 def _compact(value: Any) -> str:

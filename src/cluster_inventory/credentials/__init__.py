@@ -11,12 +11,10 @@ under this package and must start without importing pydantic or kubernetes_async
 
 from __future__ import annotations
 
-import importlib
+from cluster_inventory._lazy import lazy_exports
 
 TYPE_CHECKING = False  # the typing module would slow the plugins' cold start
 if TYPE_CHECKING:
-    from typing import Any
-
     from cluster_inventory.credentials._access import ClusterAccess, resolve_access
     from cluster_inventory.credentials._cache import CredentialCache, CredentialMetrics
     from cluster_inventory.credentials._clients import (
@@ -129,14 +127,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

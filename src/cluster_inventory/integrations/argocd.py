@@ -29,7 +29,8 @@ from cryptography import x509
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE
+from cluster_inventory.api.views import ProfileView
 from cluster_inventory.credentials import (
     AccessNotPublished,
     AccessProviderNotFound,
@@ -96,11 +97,6 @@ def secret_name(namespace: str, name: str) -> str:
     return f"{full[: _MAX_NAME - 11].rstrip('.-')}-{digest}"
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
 def assign_cluster_secrets(profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
     """Which profile each Argo CD cluster Secret is rendered from. Pure.
 
@@ -118,16 +114,12 @@ def assign_cluster_secrets(profiles: Sequence[Mapping[str, Any]]) -> dict[str, A
     """
     seen_members: set[str] = set()
     kept: list[tuple[str, str]] = []
-    for profile in profiles:
-        meta = _meta(profile)
-        labels = meta.get("labels")
-        member = labels.get(LABEL_INVENTORY_MEMBER_ID) if isinstance(labels, Mapping) else None
-        member = member if isinstance(member, str) else None
-        if member:
-            if member in seen_members:
+    for view in map(ProfileView.of, profiles):
+        if view.member_id:
+            if view.member_id in seen_members:
                 continue
-            seen_members.add(member)
-        kept.append((str(meta.get("namespace")), str(meta.get("name"))))
+            seen_members.add(view.member_id)
+        kept.append((view.namespace, view.name))
     counts: dict[str, int] = {}
     for _, name in kept:
         counts[name] = counts.get(name, 0) + 1
@@ -208,8 +200,8 @@ def render_cluster_secret(
             ``insecure-skip-tls-verify``, or the profile itself is malformed; the error names
             the profile and the field.
     """
-    meta = _meta(profile)
-    pid = f"{meta.get('namespace')}/{meta.get('name')}"
+    view = ProfileView.of(profile)
+    pid = view.key
     try:
         access = resolve_access(profile, providers)
     except AccessNotPublished as exc:
@@ -229,14 +221,13 @@ def render_cluster_secret(
                 "does not hold a PEM certificate",
             ) from None
     config = cluster_config(access)
-    profile_name = str(meta.get("name"))
     labels = {
-        **(meta.get("labels") or {}),
+        **view.labels,
         LABEL_SECRET_TYPE: "cluster",
-        LABEL_PROFILE_NAMESPACE: str(meta.get("namespace")),
+        LABEL_PROFILE_NAMESPACE: view.namespace,
     }
     data = {
-        "name": display_name or profile_name,
+        "name": display_name or view.name,
         "server": access.server,
         "config": json.dumps(config, sort_keys=True, separators=(",", ":")),
     }
@@ -244,7 +235,7 @@ def render_cluster_secret(
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {
-            "name": name or secret_name(str(meta.get("namespace")), profile_name),
+            "name": name or secret_name(view.namespace, view.name),
             "namespace": namespace,
             "labels": labels,
             "annotations": {ANNOTATION_PROFILE: pid, ANNOTATION_ACCESS_PROVIDER: access.provider},

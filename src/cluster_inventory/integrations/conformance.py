@@ -36,6 +36,7 @@ from cluster_inventory.api.constants import (
     LABEL_CLUSTER_MANAGER,
     LABEL_INVENTORY_MEMBER_ID,
 )
+from cluster_inventory.api.views import ProfileView
 
 __all__ = [
     "CHECKS",
@@ -112,75 +113,60 @@ class Check:
         group: ``Required`` or ``Optional``.
         desc: What the rule says.
         ref: Where it comes from.
-        per_profile: The verdict for one profile; None for the two API-level checks.
+        per_profile: The verdict for one profile, given every profile under test; None for
+            the two API-level checks. Rules about what a profile stores read ``view.raw``.
     """
 
     group: str
     desc: str
     ref: str
-    per_profile: Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]]], Verdict] | None = field(
+    per_profile: Callable[[ProfileView, Sequence[ProfileView]], Verdict] | None = field(
         default=None
     )
 
 
-def _meta(p: Mapping[str, Any]) -> Mapping[str, Any]:
-    return objects.meta(p)
-
-
-def _labels(p: Mapping[str, Any]) -> Mapping[str, str]:
-    return _meta(p).get("labels") or {}
-
-
-def _status(p: Mapping[str, Any]) -> Mapping[str, Any]:
-    return objects.status(p)
-
-
-def _manager_label(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
-    label = _labels(p).get(LABEL_CLUSTER_MANAGER)
-    spec = (objects.spec(p).get("clusterManager") or {}).get("name")
+def _manager_label(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
+    label, spec = p.manager_label, p.cluster_manager
     if label == spec and label:
         return True, ""
     return False, f"label {LABEL_CLUSTER_MANAGER}={label!r} but spec.clusterManager.name={spec!r}"
 
 
-def _member_id_non_empty(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
-    if LABEL_INVENTORY_MEMBER_ID not in _labels(p):
+def _member_id_non_empty(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
+    if LABEL_INVENTORY_MEMBER_ID not in p.labels:
         return None, ""
-    if _labels(p)[LABEL_INVENTORY_MEMBER_ID]:
+    if p.member_id:
         return True, ""
     return False, f"label {LABEL_INVENTORY_MEMBER_ID} is empty"
 
 
-def _member_id_set(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
-    if _labels(p).get(LABEL_INVENTORY_MEMBER_ID):
+def _member_id_set(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
+    if p.member_id:
         return True, ""
     return False, f"label {LABEL_INVENTORY_MEMBER_ID} is missing or empty"
 
 
-def _member_id_unique(p: Mapping[str, Any], every: Sequence[Mapping[str, Any]]) -> Verdict:
-    mine = _labels(p).get(LABEL_INVENTORY_MEMBER_ID)
-    if not mine:
+def _member_id_unique(p: ProfileView, every: Sequence[ProfileView]) -> Verdict:
+    if not p.member_id:
         return None, ""
     others = sorted(
-        _meta(o).get("name", "")
+        o.name
         for o in every
-        if o is not p
-        and _meta(o).get("namespace") == _meta(p).get("namespace")
-        and _labels(o).get(LABEL_INVENTORY_MEMBER_ID) == mine
+        if o is not p and o.namespace == p.namespace and o.member_id == p.member_id
     )
     if not others:
         return True, ""
-    return False, f"member id {mine} is also on {', '.join(others)}"
+    return False, f"member id {p.member_id} is also on {', '.join(others)}"
 
 
-def _conditions_present(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
-    types = {c.get("type") for c in _status(p).get("conditions") or ()}
-    missing = [t for t in (CONDITION_CONTROL_PLANE_HEALTHY, CONDITION_JOINED) if t not in types]
+def _conditions_present(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
+    wanted = (CONDITION_CONTROL_PLANE_HEALTHY, CONDITION_JOINED)
+    missing = [t for t in wanted if p.condition(t) is None]
     return (False, f"no {' and no '.join(missing)} condition") if missing else (True, "")
 
 
-def _version_set(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
-    if (_status(p).get("version") or {}).get("kubernetes"):
+def _version_set(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
+    if p.version:
         return True, ""
     return False, "status.version.kubernetes is empty"
 
@@ -211,18 +197,24 @@ def _ca_holds_a_key(cluster: Mapping[str, Any]) -> bool:
         return False
 
 
-def _providers(p: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    status = _status(p)
+def _stored(p: ProfileView, field_name: str) -> list[Mapping[str, Any]]:
+    """``status.<field_name>`` as stored (duplicates too): rules judge what the view hides."""
+    value = objects.status(p.raw).get(field_name)
+    return [e for e in value if isinstance(e, Mapping)] if isinstance(value, list) else []
+
+
+def _providers(p: ProfileView) -> list[tuple[str, Mapping[str, Any]]]:
+    """Every stored access provider with its place (both lists, duplicates too)."""
     return [
         (f"status.{field_name}[{i}]", provider)
         for field_name in ("accessProviders", "credentialProviders")
-        for i, provider in enumerate(status.get(field_name) or ())
+        for i, provider in enumerate(_stored(p, field_name))
     ]
 
 
-def _no_credentials(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
-    body = {k: v for k, v in p.items() if k != "metadata"}
-    meta = {k: _meta(p).get(k) for k in ("labels", "annotations")}
+def _no_credentials(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
+    body = {k: v for k, v in p.raw.items() if k != "metadata"}
+    meta = {"labels": objects.labels_of(p.raw), "annotations": objects.annotations_of(p.raw)}
     found = list(dict.fromkeys([*_secret_paths(body, ""), *_secret_paths(meta, ".metadata")]))
     found += [
         f"{where}.cluster.certificate-authority-data"
@@ -234,7 +226,7 @@ def _no_credentials(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Ver
     return True, ""
 
 
-def _providers_secret_free(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
+def _providers_secret_free(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
     providers = _providers(p)
     if not providers:
         return None, ""
@@ -250,8 +242,8 @@ def _providers_secret_free(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]])
     return True, ""
 
 
-def _properties_within_limits(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
-    props = _status(p).get("properties") or ()
+def _properties_within_limits(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
+    props = _stored(p, "properties")
     if not props:
         return None, ""
     names = Counter(str(x.get("name", "")) for x in props)
@@ -266,8 +258,8 @@ def _properties_within_limits(p: Mapping[str, Any], _: Sequence[Mapping[str, Any
     return True, ""
 
 
-def _actionable_conditions(p: Mapping[str, Any], _: Sequence[Mapping[str, Any]]) -> Verdict:
-    conds = _status(p).get("conditions") or ()
+def _actionable_conditions(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
+    conds = _stored(p, "conditions")
     if not conds:
         return None, ""
     bare = [str(c.get("type")) for c in conds if not c.get("reason") or not c.get("message")]
@@ -357,6 +349,7 @@ def evaluate(served: Served, profiles: Sequence[Mapping[str, Any]]) -> dict[str,
         ``{"Required": [...], "Optional": [...]}`` in :data:`CHECKS` order.
     """
     groups: dict[str, list[TestResult]] = {"Required": [], "Optional": []}
+    views = [ProfileView.of(p) for p in profiles]
     for check in CHECKS:
         if check.desc == _SERVED:
             ok = served.served and served.namespaced and served.listable
@@ -379,12 +372,8 @@ def evaluate(served: Served, profiles: Sequence[Mapping[str, Any]]) -> dict[str,
             )
         else:
             assert check.per_profile is not None
-            verdicts = [(p, *check.per_profile(p, profiles)) for p in profiles]
-            failures = [
-                f"{_meta(p).get('namespace')}/{_meta(p).get('name')}: {why}"
-                for p, ok, why in verdicts
-                if ok is False
-            ]
+            verdicts = [(p, *check.per_profile(p, views)) for p in views]
+            failures = [f"{p.key}: {why}" for p, ok, why in verdicts if ok is False]
             result = TestResult(
                 desc=check.desc,
                 ref=check.ref,
@@ -553,11 +542,7 @@ async def run(client: Any, namespace: str, cluster_manager: str | None = None) -
             ) from None
         profiles = list(listed.get("items") or ())
     if cluster_manager:
-        profiles = [
-            p
-            for p in profiles
-            if (objects.spec(p).get("clusterManager") or {}).get("name") == cluster_manager
-        ]
+        profiles = [p for p in profiles if ProfileView.of(p).cluster_manager == cluster_manager]
     return report(evaluate(served, profiles), namespace=namespace, cluster_manager=cluster_manager)
 
 

@@ -22,7 +22,9 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
+from cluster_inventory.api.views import ProfileView
 from cluster_inventory.controller import Result
 from cluster_inventory.credentials import ProviderConfig
 from cluster_inventory.integrations._mirror import (
@@ -91,11 +93,6 @@ class ConfigTooLarge(ValueError):
         self.count = count
 
 
-def _meta(profile: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = profile.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
 def render_multikueue_cluster(profile: Mapping[str, Any]) -> dict[str, Any]:
     """The MultiKueueCluster for one profile of Kueue's namespace. Pure.
 
@@ -107,16 +104,12 @@ def render_multikueue_cluster(profile: Mapping[str, Any]) -> dict[str, Any]:
         ``spec.clusterSource.clusterProfileRef.name`` (exactly one source, as the CRD's CEL
         rule demands) and an annotation naming the profile.
     """
-    meta = _meta(profile)
-    name = str(meta.get("name"))
+    view = ProfileView.of(profile)
     return {
         "apiVersion": MULTIKUEUE_CLUSTERS.api_version,
         "kind": MULTIKUEUE_CLUSTERS.kind,
-        "metadata": {
-            "name": name,
-            "annotations": {ANNOTATION_PROFILE: f"{meta.get('namespace')}/{name}"},
-        },
-        "spec": {"clusterSource": {"clusterProfileRef": {"name": name}}},
+        "metadata": {"name": view.name, "annotations": {ANNOTATION_PROFILE: view.key}},
+        "spec": {"clusterSource": {"clusterProfileRef": {"name": view.name}}},
     }
 
 
@@ -142,16 +135,17 @@ def render_multikueue_config(
         raise ConfigTooLarge(name, len(names))
     if not names:
         raise ValueError(f"MultiKueueConfig {name}: spec.clusters needs at least one cluster")
-    body: dict[str, Any] = {
+    meta: dict[str, Any] = {
+        "name": name,
+        "labels": {LABEL_MANAGED_BY: FIELD_MANAGER, LABEL_SYNC_INSTANCE: instance},
+    }
+    body = {
         "apiVersion": MULTIKUEUE_CONFIGS.api_version,
         "kind": MULTIKUEUE_CONFIGS.kind,
-        "metadata": {
-            "name": name,
-            "labels": {LABEL_MANAGED_BY: FIELD_MANAGER, LABEL_SYNC_INSTANCE: instance},
-        },
+        "metadata": meta,
         "spec": {"clusters": names},
     }
-    body["metadata"]["annotations"] = {ANNOTATION_FINGERPRINT: fingerprint(body)}
+    meta["annotations"] = {ANNOTATION_FINGERPRINT: fingerprint(body)}
     return body
 
 
@@ -247,12 +241,8 @@ class MultiKueueSync(ProfileMirror):
 
     def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
         """One MultiKueueCluster per profile, named after it. Pure."""
-        out = {}
-        for profile in profiles:
-            meta = _meta(profile)
-            name = str(meta.get("name"))
-            out[name] = Assignment(profile=f"{meta.get('namespace')}/{name}", display_name=name)
-        return out
+        views = map(ProfileView.of, profiles)
+        return {v.name: Assignment(profile=v.key, display_name=v.name) for v in views}
 
     def render(
         self, profile: Mapping[str, Any], name: str, assignment: Assignment
@@ -301,11 +291,8 @@ class MultiKueueSync(ProfileMirror):
         except ConfigTooLarge as exc:
             await self._report_config(str(exc))
             return None
-        annotations = ((stored or {}).get("metadata") or {}).get("annotations") or {}
-        if (
-            annotations.get(ANNOTATION_FINGERPRINT)
-            == body["metadata"]["annotations"][ANNOTATION_FINGERPRINT]
-        ):
+        current = objects.annotations_of(stored or {}).get(ANNOTATION_FINGERPRINT)
+        if current == objects.annotations_of(body)[ANNOTATION_FINGERPRINT]:
             return None
         self.writes += 1
         await kube.apply(self.hub, MULTIKUEUE_CONFIGS, body, field_manager=FIELD_MANAGER)

@@ -8,6 +8,7 @@ dicts, pydantic models and these types, so a move to another client library stay
 
 from __future__ import annotations
 
+from cluster_inventory.kube import errors, resources
 from cluster_inventory.kube._client import (
     ClusterConnection,
     TokenSource,
@@ -40,77 +41,19 @@ from cluster_inventory.kube._resources import (
 )
 from cluster_inventory.kube._tasks import cancel_and_wait
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
-from cluster_inventory.kube.errors import (
-    AlreadyExistsError,
-    CertificateError,
-    ConflictError,
-    ForbiddenError,
-    GoneError,
-    InvalidError,
-    KindNotFoundError,
-    KubeAPIError,
-    KubeConfigError,
-    KubeError,
-    NotFoundError,
-    ServerUnavailableError,
-    SourceUnavailableError,
-    UnauthorizedError,
-)
-from cluster_inventory.kube.resources import (
-    CLUSTER_PROFILES,
-    CLUSTER_PROPERTIES,
-    CLUSTER_ROLE_BINDINGS,
-    CLUSTER_ROLES,
-    CONFIG_MAPS,
-    CUSTOM_RESOURCE_DEFINITIONS,
-    EVENTS,
-    LEASES,
-    NAMESPACES,
-    PLACEMENT_DECISIONS,
-    ROLE_BINDINGS,
-    ROLES,
-    SECRETS,
-    SERVICE_ACCOUNTS,
-)
+from cluster_inventory.kube.errors import *  # noqa: F403 - listed once, in errors.__all__
+from cluster_inventory.kube.resources import *  # noqa: F403 - listed once, in resources.__all__
 
 __all__ = [
-    "CLUSTER_PROFILES",
-    "CLUSTER_PROPERTIES",
-    "CLUSTER_ROLES",
-    "CLUSTER_ROLE_BINDINGS",
-    "CONFIG_MAPS",
-    "CUSTOM_RESOURCE_DEFINITIONS",
-    "EVENTS",
     "EVENT_LOOP_ENV",
-    "LEASES",
-    "NAMESPACES",
-    "PLACEMENT_DECISIONS",
     "RECONCILE_RESULTS",
-    "ROLES",
-    "ROLE_BINDINGS",
-    "SECRETS",
-    "SERVICE_ACCOUNTS",
-    "AlreadyExistsError",
     "ApiClient",
     "CRDNotEstablishedError",
-    "CertificateError",
     "ClusterConnection",
-    "ConflictError",
-    "ForbiddenError",
-    "GoneError",
-    "InvalidError",
-    "KindNotFoundError",
-    "KubeAPIError",
-    "KubeConfigError",
-    "KubeError",
-    "NotFoundError",
     "ReconcileMetrics",
     "Resource",
-    "ServerUnavailableError",
     "ServiceAccountToken",
-    "SourceUnavailableError",
     "TokenSource",
-    "UnauthorizedError",
     "UnauthorizedHook",
     "apply",
     "cancel_and_wait",
@@ -134,4 +77,6 @@ __all__ = [
     "resolve_kind",
     "run",
     "ssl_context_for",
+    *errors.__all__,
+    *resources.__all__,
 ]

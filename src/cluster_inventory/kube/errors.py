@@ -73,8 +73,11 @@ class StatusCause:
     message: str
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class KubeAPIError(KubeError):
     """The API server refused a request.
+
+    Constructed with keywords only; ``str()`` is ``[target: ]message (status reason)``.
 
     Attributes:
         status: HTTP status code (e.g. 422).
@@ -84,22 +87,15 @@ class KubeAPIError(KubeError):
         target: What we were acting on, e.g. ``ClusterProfile team-a/c1``.
     """
 
-    def __init__(
-        self,
-        *,
-        status: int,
-        reason: str,
-        message: str,
-        causes: tuple[StatusCause, ...] = (),
-        target: str = "",
-    ) -> None:
-        self.status = status
-        self.reason = reason
-        self.message = message
-        self.causes = causes
-        self.target = target
-        prefix = f"{target}: " if target else ""
-        super().__init__(f"{prefix}{message} ({status} {reason})")
+    status: int
+    reason: str
+    message: str
+    causes: tuple[StatusCause, ...] = ()
+    target: str = ""
+
+    def __post_init__(self) -> None:
+        prefix = f"{self.target}: " if self.target else ""
+        super().__init__(f"{prefix}{self.message} ({self.status} {self.reason})")
 
 
 class UnauthorizedError(KubeAPIError):

@@ -107,10 +107,16 @@ class Informer:
         self.client = client
         self.resource = resource
         self.namespace = namespace
-        self.label_selector = label_selector
-        self.field_selector = field_selector
-        self.page_size = page_size
         self.name = name or resource.kind
+        # One collection: its path, its name in errors and its selectors, for LIST and WATCH.
+        self._path = resource.path(namespace)
+        self._target = resource.describe(namespace, None)
+        self._selectors: dict[str, str | int | bool] = {
+            key: value
+            for key, value in (("labelSelector", label_selector), ("fieldSelector", field_selector))
+            if value
+        }
+        self._page_size = page_size
         self._sleep = sleep
         self._resync_period = resync_period
         self._transform = transform
@@ -271,29 +277,15 @@ class Informer:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def _query(self) -> dict[str, str | int | bool]:
-        query: dict[str, str | int | bool] = {}
-        if self.label_selector:
-            query["labelSelector"] = self.label_selector
-        if self.field_selector:
-            query["fieldSelector"] = self.field_selector
-        return query
-
     async def _list(self) -> None:
         items: dict[str, dict[str, Any]] = {}
         cont = ""
         rv = ""
         while True:
-            query = {**self._query(), "limit": self.page_size}
+            query = {**self._selectors, "limit": self._page_size}
             if cont:
                 query["continue"] = cont
-            page = await request(
-                self.client,
-                "GET",
-                self.resource.path(self.namespace),
-                query=query,
-                target=self.resource.describe(self.namespace, None),
-            )
+            page = await request(self.client, "GET", self._path, query=query, target=self._target)
             kind = self.resource.kind
             for item in page.get("items") or ():
                 item.setdefault("apiVersion", self.resource.api_version)
@@ -316,14 +308,14 @@ class Informer:
     async def _watch(self) -> None:
         timeout = random.randint(300, 600)  # noqa: S311 - spreading reconnects, not security
         query = {
-            **self._query(),
+            **self._selectors,
             "watch": "true",
             "allowWatchBookmarks": "true",
             "resourceVersion": self._rv,
             "timeoutSeconds": timeout,
         }
         response = await self.client.call_api(
-            self.resource.path(self.namespace),
+            self._path,
             "GET",
             query_params=list(query.items()),
             header_params={"Accept": "application/json"},
@@ -338,7 +330,7 @@ class Informer:
                     response.status,
                     body.decode(errors="replace"),
                     http_reason=response.reason or "",
-                    target=self.resource.describe(self.namespace, None),
+                    target=self._target,
                 )
             self._set_failure(None)
             async for line in response.content:
@@ -348,9 +340,7 @@ class Informer:
                 kind, obj = event.get("type"), event.get("object") or {}
                 if kind == "ERROR":
                     status = obj.get("code") or 500
-                    raise error_from_status(
-                        status, json.dumps(obj), target=self.resource.describe(self.namespace, None)
-                    )
+                    raise error_from_status(status, json.dumps(obj), target=self._target)
                 rv = (obj.get("metadata") or {}).get("resourceVersion")
                 if kind == "BOOKMARK":
                     if rv:

@@ -101,7 +101,7 @@ def parse_capi_kubeconfig(secret: Mapping[str, Any]) -> kube.ClusterConnection:
         RegistrationError: The key is missing, not base64, not a kubeconfig, or lacks a
             server; the error names the Secret and ``data.value``.
     """
-    meta = _mapping(secret.get("metadata"))
+    meta = objects.meta(secret)
     source = f"Secret {meta.get('namespace')}/{meta.get('name')}"
     field = f"data.{CAPI_KUBECONFIG_KEY}"
     raw = _mapping(secret.get("data")).get(CAPI_KUBECONFIG_KEY)
@@ -143,12 +143,12 @@ def cluster_registration(
     Raises:
         RegistrationError: The name is not a DNS-1123 label or a cluster set name is bad.
     """
-    meta = _mapping(cluster.get("metadata"))
+    meta = objects.meta(cluster)
     name = str(meta.get("name") or "")
     namespace = str(meta.get("namespace") or "")
     source = f"Cluster {namespace}/{name}"
-    labels = _mapping(meta.get("labels"))
-    annotations = _mapping(meta.get("annotations"))
+    labels = objects.labels_of(cluster)
+    annotations = objects.annotations_of(cluster)
     if annotations.get(ANNOTATION_CLUSTERSETS):
         field = f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]"
         sets = parse_clustersets(annotations[ANNOTATION_CLUSTERSETS], source, field)
@@ -161,7 +161,7 @@ def cluster_registration(
         return None
     if not is_dns_label(name):
         raise RegistrationError(source, "metadata.name", "must be a DNS-1123 label (<= 63)")
-    version = str(_mapping(_mapping(cluster.get("spec")).get("topology")).get("version") or "")
+    version = str(_mapping(objects.spec(cluster).get("topology")).get("version") or "")
     if len(version) > PROPERTY_VALUE_MAX_LENGTH:
         # A property value past the CRD's bound would make every status write of the profile
         # fail; Cluster API's own webhook (when installed) only allows semantic versions.
@@ -181,7 +181,7 @@ def cluster_registration(
 
 
 def _initialized(cluster: Mapping[str, Any]) -> bool:
-    init = _mapping(_mapping(cluster.get("status")).get("initialization"))
+    init = _mapping(objects.status(cluster).get("initialization"))
     return init.get("controlPlaneInitialized") is True
 
 

@@ -304,10 +304,7 @@ class ClusterManager:
         desired = desired_profiles(registrations, invs, member_ids)
         for dup in duplicate_members(registrations, invs, member_ids):
             await self.reports.duplicate(dup, registrations[dup.registration])
-        existing = {
-            ProfileKey(o["metadata"]["namespace"], o["metadata"]["name"])
-            for o in self.profiles.items()
-        }
+        existing = {ProfileKey(*key.split("/", 1)) for key in self.profiles.keys()}
         todo = plan(desired, existing, invs)
         self.reports.held([k for k in todo.delete if held is None or k.name in held])
         deletions = [k for k in todo.delete if held is not None and k.name not in held]
@@ -349,10 +346,7 @@ class ClusterManager:
         for conn in conns:
             member = MemberConnection(
                 conn,
-                member_namespace=self.config.member_namespace,
-                manager_name=self.config.name,
-                probe_interval=self.config.probe_interval,
-                probe_timeout=self.config.probe_timeout,
+                config=self.config,
                 on_change=functools.partial(self._member_changed, conn),
                 now=self.now,
             )
@@ -433,6 +427,25 @@ class ClusterManager:
             await member.forget_inventory(key.namespace)
 
     # -- one profile -----------------------------------------------------------------
+    def _target(
+        self, key: ProfileKey
+    ) -> tuple[Registration, Inventory, dict[str, Any] | None, MemberConnection | None] | None:
+        """What a reconcile of ``key`` works on, or None when the profile is not ours to keep.
+
+        Its registration and inventory, the stored profile and the member connection (either
+        of the last two None while it does not exist yet).
+        """
+        entry = self.desired.get(key)
+        if entry is None or key in self._conflicts:
+            return None
+        reg, inv = entry
+        return (
+            reg,
+            inv,
+            self.profiles.get(str(key)),
+            self.members.get(connection_key(reg.connection)),
+        )
+
     async def reconcile_profile(self, key: ProfileKey) -> float | None:
         """Apply one profile's labels and status if they changed; queue its token Secret.
 
@@ -443,12 +456,10 @@ class ClusterManager:
         Raises:
             KubeAPIError: A write to the hub or the member failed (the key is retried).
         """
-        entry = self.desired.get(key)
-        if entry is None or key in self._conflicts:
+        target = self._target(key)
+        if target is None:
             return None
-        reg, _ = entry
-        current = self.profiles.get(str(key))
-        member = self.members.get(connection_key(reg.connection))
+        reg, _, current, member = target
         if current is None or member is None:
             return 1.0
         obs = member.observation
@@ -527,12 +538,10 @@ class ClusterManager:
         Raises:
             KubeAPIError: Minting on the member or writing the Secret failed (retried).
         """
-        entry = self.desired.get(key)
-        if entry is None or key in self._conflicts:
+        target = self._target(key)
+        if target is None:
             return None
-        reg, inv = entry
-        current = self.profiles.get(str(key))
-        member = self.members.get(connection_key(reg.connection))
+        _, inv, current, member = target
         if current is None or member is None or member.observation.joined.status != "True":
             return None
         token = await member.token_for(

@@ -29,6 +29,7 @@ from typing import Any
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.kube.informer import Informer
+from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_INVENTORY
 from cluster_inventory.manager.status import (
     ConditionState,
@@ -70,10 +71,9 @@ class MemberConnection:
 
     Args:
         connection: How to reach the member (the registration credential).
-        member_namespace: Namespace on the member for consumer ServiceAccounts.
-        manager_name: Prefix of ServiceAccount names and value of their labels.
-        probe_interval: Seconds between probes.
-        probe_timeout: Seconds a probe may take.
+        config: The manager's settings: its name (prefix of ServiceAccount names and value
+            of their labels), ``member_namespace`` (where consumer ServiceAccounts live on
+            the member), ``probe_interval`` and ``probe_timeout`` (seconds).
         on_change: Called (no arguments) when the observation changes.
         now: Wall clock (token rotation).
     """
@@ -82,18 +82,12 @@ class MemberConnection:
         self,
         connection: kube.ClusterConnection,
         *,
-        member_namespace: str,
-        manager_name: str,
-        probe_interval: float,
-        probe_timeout: float,
+        config: ManagerConfig,
         on_change: Callable[[], None],
         now: Callable[[], dt.datetime] = _utcnow,
     ) -> None:
         self.connection = connection
-        self.member_namespace = member_namespace
-        self.manager_name = manager_name
-        self.probe_interval = probe_interval
-        self.probe_timeout = probe_timeout
+        self.config = config
         self.on_change = on_change
         self.now = now
         self.observation = Observation()
@@ -201,7 +195,7 @@ class MemberConnection:
         """
         assert self._client is not None
         self.probes += 1
-        client, timeout = self._client, self.probe_timeout
+        client, timeout = self._client, self.config.probe_timeout
         try:
             status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
         except kube.KubeError as exc:
@@ -244,7 +238,7 @@ class MemberConnection:
         # The caller runs probe_safely(); this loop keeps the cadence from there.
         started = time.monotonic()
         while True:
-            await asyncio.sleep(max(0.0, self.probe_interval - (time.monotonic() - started)))
+            await asyncio.sleep(max(0.0, self.config.probe_interval - (time.monotonic() - started)))
             started = time.monotonic()
             await self.probe_safely()
 
@@ -274,18 +268,18 @@ class MemberConnection:
             due = self.rotation_due(inventory, role, fraction)
             if due is not None and self.now() < due:
                 return self._tokens[key][0]
-            sa = service_account_name(inventory, self.manager_name)
+            sa = service_account_name(inventory, self.config.name)
             await self._ensure_account(sa, inventory, role)
             minted = await kube.request_service_account_token(
-                self._client, self.member_namespace, sa, expiration_seconds=int(lifetime)
+                self._client, self.config.member_namespace, sa, expiration_seconds=int(lifetime)
             )
             self._tokens[key] = (minted, self.now())
             return minted
 
     async def _ensure_account(self, sa: str, inventory: str, role: str) -> None:
         assert self._client is not None
-        client, ns = self._client, self.member_namespace
-        labels = {LABEL_INVENTORY: inventory, "app.kubernetes.io/managed-by": self.manager_name}
+        client, ns = self._client, self.config.member_namespace
+        labels = {LABEL_INVENTORY: inventory, "app.kubernetes.io/managed-by": self.config.name}
         try:
             await kube.create(client, kube.NAMESPACES, {"metadata": {"name": ns}})
         except kube.AlreadyExistsError:
@@ -315,7 +309,7 @@ class MemberConnection:
             client, kube.CLUSTER_ROLE_BINDINGS, label_selector=f"{LABEL_INVENTORY}={inventory}"
         )
         for binding in bindings.get("items") or ():
-            name = binding["metadata"]["name"]
+            name = str(objects.meta(binding).get("name"))
             if name.startswith(f"{sa}:") and name != f"{sa}:{role}":
                 await kube.delete(client, kube.CLUSTER_ROLE_BINDINGS, name)
 
@@ -325,7 +319,7 @@ class MemberConnection:
             return
         for key in [k for k in self._tokens if k[0] == inventory]:
             self._tokens.pop(key, None)
-        sa = service_account_name(inventory, self.manager_name)
+        sa = service_account_name(inventory, self.config.name)
         try:
             bindings = await kube.list_objects(
                 self._client,
@@ -333,13 +327,13 @@ class MemberConnection:
                 label_selector=f"{LABEL_INVENTORY}={inventory}",
             )
             for binding in bindings.get("items") or ():
-                name = binding["metadata"]["name"]
+                name = str(objects.meta(binding).get("name"))
                 # Another cluster manager serving the same inventory on this member has its
                 # own ServiceAccount and bindings: only ours (named after our account) go.
                 if name.startswith(f"{sa}:"):
                     await kube.delete(self._client, kube.CLUSTER_ROLE_BINDINGS, name)
             await kube.delete(
-                self._client, kube.SERVICE_ACCOUNTS, sa, namespace=self.member_namespace
+                self._client, kube.SERVICE_ACCOUNTS, sa, namespace=self.config.member_namespace
             )
         except kube.KubeError as exc:
             _log.warning(

@@ -16,6 +16,7 @@ from typing import Any
 
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
+from cluster_inventory.api.objects import ObjectKey
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.manager.registration import Registration, RegistrationError
 
@@ -33,15 +34,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, order=True)
-class ProfileKey:
-    """Where a profile lives: hub namespace and name."""
-
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}"
+#: Where a profile lives: hub namespace and name.
+ProfileKey = ObjectKey
 
 
 @dataclass(frozen=True, kw_only=True)

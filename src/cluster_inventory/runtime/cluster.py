@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from cluster_inventory import kube
@@ -161,6 +161,7 @@ class ConnectionPool:
         await conn.close()
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class Cluster:
     """One engaged member cluster, as reconcilers see it.
 
@@ -170,32 +171,28 @@ class Cluster:
         member_id: The ``inventory-member-id`` label, if any.
         access: How it is reached (server, CA, plugin); holds no credential.
         connection: The client and caches, shared with clusters of the same access.
-        client: Authenticated API client for the member (credentials from the exec plugin,
-            renewed before expiry and after a 401); shared, never close it yourself.
+        pool: The pool the connection came from; :meth:`close` gives it back.
     """
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        profile: dict[str, Any],
-        member_id: str | None,
-        access: ClusterAccess,
-        connection: SharedConnection,
-        pool: ConnectionPool,
-    ) -> None:
-        self.name = name
-        self.profile = profile
-        self.member_id = member_id
-        self.access = access
-        self.connection = connection
-        self.client = connection.client
-        self._pool = pool
-        self._informers: dict[WatchSpec, Informer] = {}
-        self._handlers: list[tuple[Informer, EventHandler]] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._closing = False
-        self._closed = False
+    name: str
+    profile: dict[str, Any]
+    member_id: str | None
+    access: ClusterAccess
+    connection: SharedConnection
+    pool: ConnectionPool
+    _informers: dict[WatchSpec, Informer] = field(default_factory=dict, init=False)
+    _handlers: list[tuple[Informer, EventHandler]] = field(default_factory=list, init=False)
+    _tasks: set[asyncio.Task[Any]] = field(default_factory=set, init=False)
+    _closing: bool = field(default=False, init=False)
+    _closed: bool = field(default=False, init=False)
+
+    @property
+    def client(self) -> kube.ApiClient:
+        """Authenticated API client for the member; shared, never close it yourself.
+
+        Its credentials come from the exec plugin, renewed before expiry and after a 401.
+        """
+        return self.connection.client
 
     def __repr__(self) -> str:
         return f"Cluster({self.name!r}, server={self.access.server!r})"
@@ -323,5 +320,5 @@ class Cluster:
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
         finally:  # a cancelled close still lets go of the connection
-            await self._pool.release(self.connection)
+            await self.pool.release(self.connection)
             self._closed = True

@@ -22,7 +22,15 @@ from pathlib import Path
 
 from cluster_inventory.testing.versions import MIN_GO_VERSION
 
-__all__ = ["GoBuildError", "GoModuleBuild", "GoNotFoundError", "cache_root", "go_env"]
+__all__ = [
+    "GoBuildError",
+    "GoModuleBuild",
+    "GoNotFoundError",
+    "build_once",
+    "cache_root",
+    "go_env",
+    "is_executable",
+]
 
 Progress = Callable[[str], None]
 
@@ -214,3 +222,50 @@ class GoModuleBuild:
                 env,
                 progress,
             )
+
+
+def is_executable(path: Path) -> bool:
+    """``path`` is a file this process may run."""
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def build_once(
+    build: GoModuleBuild,
+    binary: str,
+    target: Path,
+    *,
+    lock: Path,
+    work: Path,
+    progress: Progress | None = None,
+) -> Path:
+    """Build ``binary`` of ``build`` into ``target`` unless a concurrent caller just did.
+
+    Callers serialise on ``lock`` (a file lock, so across processes too); the binary appears
+    at ``target`` only once complete (built in ``work``, then renamed).
+
+    Args:
+        build: The module and packages to build.
+        binary: The name of the binary in ``build.packages`` to install.
+        target: Where the binary goes.
+        lock: The lock file.
+        work: Scratch directory (removed afterwards).
+        progress: Called with short status lines while building.
+
+    Returns:
+        ``target``.
+
+    Raises:
+        GoNotFoundError: ``go`` is absent or too old.
+        GoBuildError: The build failed.
+    """
+    with build_lock(lock):
+        if is_executable(target):
+            return target
+        staging = work / "bin"
+        build.build(staging, work / "module", progress)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / binary, target)
+        shutil.rmtree(work, ignore_errors=True)
+        if progress:
+            progress(f"{binary} built into {target}")
+        return target

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster_inventory import api, kube
+from cluster_inventory.api import objects
 from cluster_inventory.testing._lifecycle import StartStop
 from cluster_inventory.testing._process import ManagedProcess
 from cluster_inventory.testing.controlplane import (
@@ -151,7 +152,7 @@ class Fleet(StartStop):
             await self.etcd.start()
             await asyncio.gather(*(cp.start() for cp in self.clusters))
             crds = api.load_crds()
-            property_crds = [c for c in crds if c["spec"]["group"] == api.ABOUT_GROUP]
+            property_crds = [c for c in crds if objects.spec(c).get("group") == api.ABOUT_GROUP]
             async with await self.hub.client() as hub:
                 await kube.ensure_crds(hub, crds)
             for cp in self.members.values():

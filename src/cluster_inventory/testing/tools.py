@@ -10,12 +10,16 @@ from their Go modules (pinned in :mod:`cluster_inventory.testing.versions`) into
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from cluster_inventory.testing._gobuild import GoModuleBuild, build_lock, cache_root
+from cluster_inventory.testing._gobuild import (
+    GoModuleBuild,
+    build_once,
+    cache_root,
+    is_executable,
+)
 from cluster_inventory.testing.assets import AssetNotFoundError
 from cluster_inventory.testing.versions import HELM_VERSION, KUBERNETES_VERSION, PROMETHEUS_VERSION
 
@@ -119,17 +123,13 @@ def install_tool(name: str, *, progress: Callable[[str], None] | None = None) ->
         GoBuildError: The build failed (the message carries the failing command's output).
     """
     target = _tool_path(name)
-    if target.is_file():
+    if is_executable(target):
         return target
-    with build_lock(cache_root() / "tools" / f".{name}.lock"):
-        if target.is_file():
-            return target
-        work = cache_root() / "build" / f"tool-{name}"
-        staging = work / "bin"
-        TOOLS[name]().build(staging, work / "module", progress)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / name, target)
-        shutil.rmtree(work, ignore_errors=True)
-        if progress:
-            progress(f"{name} built into {target}")
-        return target
+    return build_once(
+        TOOLS[name](),
+        name,
+        target,
+        lock=cache_root() / "tools" / f".{name}.lock",
+        work=cache_root() / "build" / f"tool-{name}",
+        progress=progress,
+    )

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from cluster_inventory.api import objects
 from cluster_inventory.testing._gobuild import GoBuildError, go_env
 from cluster_inventory.testing.versions import CLUSTER_API_VERSION, KUEUE_VERSION
 
@@ -143,7 +144,7 @@ def upstream_crd(name: str, *, progress: Callable[[str], None] | None = None) ->
         )
     path = go_module_dir(where.module, where.version, progress=progress) / where.path
     doc = yaml.load(path.read_text(), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
-    if not isinstance(doc, dict) or (doc.get("metadata") or {}).get("name") != name:
+    if not isinstance(doc, dict) or objects.meta(doc).get("name") != name:
         raise ValueError(f"{where!r} does not hold the CRD {name}")
     return doc
 

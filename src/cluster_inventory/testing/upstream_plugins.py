@@ -11,12 +11,16 @@ once.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from cluster_inventory.testing._gobuild import GoModuleBuild, build_lock, cache_root
+from cluster_inventory.testing._gobuild import (
+    GoModuleBuild,
+    build_once,
+    cache_root,
+    is_executable,
+)
 from cluster_inventory.testing.versions import CLUSTER_INVENTORY_API_VERSION
 
 __all__ = ["UPSTREAM_PLUGINS", "UPSTREAM_PLUGIN_DIR_ENV", "upstream_plugin"]
@@ -37,10 +41,6 @@ UPSTREAM_PLUGIN_DIR_ENV = "CLUSTER_INVENTORY_UPSTREAM_PLUGIN_DIR"
 
 def _plugins_dir() -> Path:
     return cache_root() / "plugins" / f"cluster-inventory-api-{CLUSTER_INVENTORY_API_VERSION}"
-
-
-def _is_executable(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
 
 
 def upstream_plugin(
@@ -77,28 +77,22 @@ def upstream_plugin(
     override = os.environ.get(UPSTREAM_PLUGIN_DIR_ENV)
     if override:
         path = Path(override) / binary
-        if not _is_executable(path):
+        if not is_executable(path):
             raise FileNotFoundError(
                 f"{UPSTREAM_PLUGIN_DIR_ENV}={override} holds no executable {binary}"
             )
         return path
 
     target = _plugins_dir() / binary
-    if _is_executable(target):
+    if is_executable(target):
         return target
-    with build_lock(cache_root() / "plugins" / ".build.lock"):
-        if _is_executable(target):
-            return target
-        work = cache_root() / "build" / f"cluster-inventory-api-{name}"
-        staging = work / "bin"
+    return build_once(
         GoModuleBuild(
-            module=_MODULE,
-            version=CLUSTER_INVENTORY_API_VERSION,
-            packages={binary: package},
-        ).build(staging, work / "module", progress)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / binary, target)
-        shutil.rmtree(work, ignore_errors=True)
-        if progress:
-            progress(f"{binary} built into {target}")
-        return target
+            module=_MODULE, version=CLUSTER_INVENTORY_API_VERSION, packages={binary: package}
+        ),
+        binary,
+        target,
+        lock=cache_root() / "plugins" / ".build.lock",
+        work=cache_root() / "build" / f"cluster-inventory-api-{name}",
+        progress=progress,
+    )

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.api import v1alpha1
-from cluster_inventory.api.views import ProfileView, parse_time
+from cluster_inventory.api.views import ProfileView, format_time, parse_time
 from tests.strategies import cluster_profiles
 
 PROFILE: dict[str, Any] = {
@@ -40,7 +40,10 @@ PROFILE: dict[str, Any] = {
             {"type": "Joined", "status": "False", "lastTransitionTime": "yesterday"},
         ],
         "version": {"kubernetes": "v1.36.3"},
-        "properties": [{"name": "region", "value": "eu"}, {"name": "region", "value": "us"}],
+        "properties": [
+            {"name": "region", "value": "eu", "lastObservedTime": "2026-11-25T10:02:00Z"},
+            {"name": "region", "value": "us"},
+        ],
         "credentialProviders": [{"name": "old"}, {"name": "shared", "cluster": {"server": "x"}}],
         "accessProviders": [{"name": "shared", "cluster": {"server": "y"}}, {"name": "new"}],
     },
@@ -66,9 +69,11 @@ def test_every_field_is_read_once_in_one_merge_order() -> None:
     assert joined is not None and joined.last_transition is None
     assert view.condition_status("Absent") == ""
     assert view.properties == {"region": "eu"}
+    assert view.properties_observed == {"region": dt.datetime(2026, 11, 25, 10, 2, tzinfo=dt.UTC)}
     # pkg/access: both lists count, accessProviders wins a name; legacy entries come first.
     assert view.access_provider_names == ["old", "shared", "new"]
     assert view.access_provider("shared") == {"name": "shared", "cluster": {"server": "y"}}
+    assert view.deprecated_providers == {"old"}
     # The typed model (which refuses the malformed parts) merges in the same order.
     valid = {**PROFILE, "metadata": {"name": "c1"}, "status": {
         k: v for k, v in PROFILE["status"].items() if k != "conditions"
@@ -76,6 +81,26 @@ def test_every_field_is_read_once_in_one_merge_order() -> None:
     typed = v1alpha1.ClusterProfile.from_dict(valid).status
     assert typed is not None
     assert [p.name for p in typed.merged_access_providers()] == view.access_provider_names
+
+
+def test_annotations_and_observed_times_keep_only_what_is_well_formed() -> None:
+    doc = {
+        "metadata": {"annotations": {"note": "hi", "count": 2}},
+        "status": {"properties": [{"name": "zone", "value": "a", "lastObservedTime": "later"}]},
+    }
+    view = ProfileView.of(doc)
+    assert view.annotations == {"note": "hi"}
+    assert view.properties == {"zone": "a"} and view.properties_observed == {}
+    assert ProfileView.of(PROFILE).annotations == {}
+
+
+def test_times_format_back_as_the_api_server_writes_them() -> None:
+    text = "2026-11-25T13:00:00Z"
+    parsed = parse_time(text)
+    assert parsed is not None and format_time(parsed) == text
+    assert format_time(
+        dt.datetime(2026, 11, 25, 14, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    ) == ("2026-11-25T13:00:00Z")
 
 
 def test_times_parse_as_the_api_server_writes_them() -> None:

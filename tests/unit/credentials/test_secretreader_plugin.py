@@ -23,6 +23,14 @@ def info(cluster=None, api_version="client.authentication.k8s.io/v1"):
         ({"KUBERNETES_EXEC_INFO": info(api_version="v9")}, "expected an ExecCredential"),
         ({"KUBERNETES_EXEC_INFO": info()}, "spec.cluster.server is missing"),
         (
+            {
+                "KUBERNETES_EXEC_INFO": json.dumps(
+                    {**json.loads(info()), "spec": ["not", "a", "map"]}
+                )
+            },
+            "spec.cluster.server is missing",
+        ),
+        (
             {"KUBERNETES_EXEC_INFO": info({"server": "https://x"})},
             "missing ExecCredential.Spec.Cluster.Config",
         ),

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import yaml
 
 from cluster_inventory import api, kube
+from cluster_inventory.api import objects
+from cluster_inventory.api.views import ProfileView
 from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.demo._plan import (
@@ -95,7 +97,7 @@ async def consume(
             config = credentials.load_provider_file(providers)
             listed = await kube.list_objects(me, kube.CLUSTER_PROFILES, namespace)
             for profile in listed["items"]:
-                name = profile["metadata"]["name"]
+                name = ProfileView.of(profile).name
                 async with await credentials.connect(profile, config) as member:
                     copy = await poll(
                         functools.partial(_configmap, member),
@@ -103,7 +105,7 @@ async def consume(
                         functools.partial(_not_copied, name),
                     )
                     spaces = await kube.list_objects(member, kube.NAMESPACES)
-                names = ",".join(n["metadata"]["name"] for n in spaces["items"])
+                names = ",".join(str(objects.meta(n).get("name")) for n in spaces["items"])
                 shown = ",".join(f"{k}={v}" for k, v in sorted(copy.items()))
                 rows.append([f"{namespace}/{name}", names, shown])
                 demo.outcome.reached.append(name)

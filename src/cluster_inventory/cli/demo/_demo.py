@@ -16,6 +16,7 @@ from rich.progress import TaskID
 
 from cluster_inventory import api, kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.views import ProfileView
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.demo._consumer import consume, make_consumer
 from cluster_inventory.cli.demo._display import Display
@@ -36,7 +37,7 @@ from cluster_inventory.cli.demo._plan import (
     poll,
     register_one,
 )
-from cluster_inventory.cli.profiles import access_provider_names, condition, properties_text
+from cluster_inventory.cli.profiles import access_provider_names, properties_text
 from cluster_inventory.testing import DEFAULT_CONTROLLERS, Fleet, ManagedProcess
 
 __all__ = ["Demo", "profile_table"]
@@ -230,9 +231,9 @@ class Demo:
             for inv in INVENTORIES:
                 listed = await kube.list_objects(hub, kube.CLUSTER_PROFILES, inv.namespace)
                 secrets = await kube.list_objects(hub, kube.SECRETS, inv.namespace)
-                tokens = {s["metadata"]["name"] for s in secrets["items"]}
+                tokens = {str(objects.meta(s).get("name")) for s in secrets["items"]}
                 for item in listed["items"]:
-                    found[(inv.namespace, item["metadata"]["name"])] = (item, tokens)
+                    found[(inv.namespace, ProfileView.of(item).name)] = (item, tokens)
             problems = []
             for key in expected:
                 entry = found.get(key)
@@ -254,11 +255,7 @@ class Demo:
     def summary(self) -> str:
         """One paragraph on what the run showed."""
         o = self.outcome
-        healthy = sum(
-            1
-            for p in o.profiles
-            if (condition(p, api.CONDITION_CONTROL_PLANE_HEALTHY) or {}).get("status") == "True"
-        )
+        healthy = sum(1 for p in o.profiles if ProfileView.of(p).healthy)
         lines = [
             f"summary: {len(self.members)} members, {len(INVENTORIES)} inventories, "
             f"{len(o.profiles)} ClusterProfiles ready {o.ready_after:.1f} s after the manager "
@@ -299,15 +296,13 @@ class Demo:
 def profile_table(profiles: list[dict[str, Any]]) -> str:
     """The demo's profile table: namespace, name, version, healthy, properties, provider."""
     rows = []
-    for p in profiles:
-        meta = p["metadata"]
-        cond = condition(p, api.CONDITION_CONTROL_PLANE_HEALTHY) or {}
+    for p in map(ProfileView.of, profiles):
         rows.append(
             [
-                meta["namespace"],
-                meta["name"],
-                str((objects.status(p).get("version") or {}).get("kubernetes", "")),
-                str(cond.get("status", "")),
+                p.namespace,
+                p.name,
+                p.version,
+                p.condition_status(api.CONDITION_CONTROL_PLANE_HEALTHY),
                 properties_text(p),
                 ",".join(access_provider_names(p)),
             ]
@@ -318,18 +313,17 @@ def profile_table(profiles: list[dict[str, Any]]) -> str:
 
 def _not_ready(profile: dict[str, Any], tokens: set[str]) -> str:
     """Why a profile is not yet what the demo needs, or "" when it is."""
-    status = objects.status(profile)
+    view = ProfileView.of(profile)
     for wanted in (api.CONDITION_CONTROL_PLANE_HEALTHY, api.CONDITION_JOINED):
-        cond = condition(profile, wanted) or {}
-        if cond.get("status") != "True":
-            return f"{wanted} is {cond.get('status', 'not reported')}"
-    if not (status.get("version") or {}).get("kubernetes"):
+        cond = view.condition(wanted)
+        if cond is None or not cond.true:
+            return f"{wanted} is {cond.status if cond else 'not reported'}"
+    if not view.version:
         return "no version yet"
-    names = {p.get("name") for p in status.get("properties") or ()}
-    if not {PROPERTY_REGION, PROPERTY_ACCOUNT_ID} <= names:
+    if not {PROPERTY_REGION, PROPERTY_ACCOUNT_ID} <= view.properties.keys():
         return "properties not mirrored yet"
-    if not access_provider_names(profile):
+    if not view.access_providers:
         return "no access provider yet"
-    if profile["metadata"]["name"] not in tokens:
+    if view.name not in tokens:
         return "no token Secret yet"
     return ""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.demo._plan import FIELD_MANAGER, INVENTORIES, poll, register_one
 
@@ -35,13 +36,11 @@ async def consumers_served(
             hub, kube.SECRETS, argo_ns, label_selector="argocd.argoproj.io/secret-type=cluster"
         )
         by_profile = {
-            (s["metadata"].get("annotations") or {}).get(
-                "cluster-inventory.dev/cluster-profile", ""
-            ): s
+            objects.annotations_of(s).get("cluster-inventory.dev/cluster-profile", ""): s
             for s in secrets["items"]
         }
         mkcs = {
-            m["metadata"]["name"]: m
+            objects.meta(m).get("name"): m
             for m in (await kube.list_objects(hub, MULTIKUEUE_CLUSTERS))["items"]
         }
         shown = {key.partition("/")[2] for key in by_profile if key.startswith(namespace)}
@@ -52,14 +51,14 @@ async def consumers_served(
             secret = by_profile[f"{namespace}/{name}"]
             data = {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
             command = json.loads(data["config"])["execProviderConfig"]["command"]
-            mkc = mkcs[name]["spec"]["clusterSource"]["clusterProfileRef"]["name"]
+            ref = objects.spec(mkcs[name]).get("clusterSource", {}).get("clusterProfileRef", {})
             rows.append(
                 [
                     f"{namespace}/{name}",
-                    secret["metadata"]["name"],
+                    str(objects.meta(secret).get("name")),
                     data["server"],
                     Path(command).name,
-                    f"{name} -> profile {mkc}",
+                    f"{name} -> profile {ref.get('name')}",
                 ]
             )
         return rows

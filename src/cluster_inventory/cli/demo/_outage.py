@@ -8,8 +8,8 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar
 
 from cluster_inventory import api, kube
+from cluster_inventory.api.views import ProfileView
 from cluster_inventory.cli.demo._plan import poll
-from cluster_inventory.cli.profiles import condition
 
 if TYPE_CHECKING:
     from cluster_inventory.cli.demo._demo import Demo
@@ -79,11 +79,11 @@ async def _wait_health(
         reasons = set()
         for namespace, name in keys:
             profile = await kube.get(hub, kube.CLUSTER_PROFILES, name, namespace=namespace)
-            cond = condition(profile, api.CONDITION_CONTROL_PLANE_HEALTHY) or {}
-            seen = f"{namespace}/{name}: ControlPlaneHealthy={cond.get('status', 'absent')}"
-            if cond.get("status") != wanted:
+            cond = ProfileView.of(profile).condition(api.CONDITION_CONTROL_PLANE_HEALTHY)
+            seen = f"{namespace}/{name}: ControlPlaneHealthy={cond.status if cond else 'absent'}"
+            if cond is None or cond.status != wanted:
                 return None
-            reasons.add(str(cond.get("reason", "")))
+            reasons.add(cond.reason)
         return ",".join(sorted(reasons))
 
     reason = await poll(flipped, demo.ready_timeout, lambda: seen)

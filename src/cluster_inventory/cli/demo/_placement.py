@@ -46,7 +46,7 @@ async def place_and_apply(
             await kube.apply(hub, PLACEMENTS, body, field_manager=FIELD_MANAGER)
             placed = await poll(decided, demo.ready_timeout, lambda: "no decision yet")
         decision = await read_decisions(me, namespace, name)  # as a consumer reads it
-    status = placed["status"]
+    status = objects.status(placed)
     left = "; ".join(
         f"{e['reason']}: {','.join(e.get('clusters') or ())}" for e in status.get("excluded") or ()
     )

@@ -134,7 +134,8 @@ def run(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> str:
         raise PluginError(
             f"KUBERNETES_EXEC_INFO: expected an ExecCredential of {' or '.join(_API_VERSIONS)}"
         )
-    cluster = (info.get("spec") or {}).get("cluster")
+    spec = info.get("spec")
+    cluster = spec.get("cluster") if isinstance(spec, dict) else None
     if not isinstance(cluster, dict) or not str(cluster.get("server") or "").strip():
         raise PluginError(
             "spec.cluster.server is missing in KUBERNETES_EXEC_INFO (set provideClusterInfo: true)"

@@ -29,16 +29,8 @@ precondition). A member where any apply failed is not pruned.
 
 from __future__ import annotations
 
-from cluster_inventory.integrations.delivery._applyset import (
-    APPLYSET_GROUP_KINDS,
-    APPLYSET_ID_LABEL,
-    APPLYSET_NAMESPACES,
-    APPLYSET_PART_OF,
-    APPLYSET_TOOLING,
-    FIELD_MANAGER,
-    TOOLING,
-    ApplySet,
-)
+from cluster_inventory.integrations.delivery import _applyset
+from cluster_inventory.integrations.delivery._applyset import *  # noqa: F403 - its __all__
 from cluster_inventory.integrations.delivery._fleet import (
     LABEL_DELIVERY,
     FleetDelivery,
@@ -55,6 +47,7 @@ from cluster_inventory.integrations.delivery._manifests import (
 )
 from cluster_inventory.integrations.delivery._member import (
     Action,
+    ApplyOptions,
     DeliveryError,
     ObjectResult,
     apply_to_member,
@@ -62,16 +55,9 @@ from cluster_inventory.integrations.delivery._member import (
 from cluster_inventory.integrations.delivery._noop import apply_is_noop
 
 __all__ = [
-    "APPLYSET_GROUP_KINDS",
-    "APPLYSET_ID_LABEL",
-    "APPLYSET_NAMESPACES",
-    "APPLYSET_PART_OF",
-    "APPLYSET_TOOLING",
-    "FIELD_MANAGER",
     "LABEL_DELIVERY",
-    "TOOLING",
     "Action",
-    "ApplySet",
+    "ApplyOptions",
     "DeliveryError",
     "FleetDelivery",
     "Manifest",
@@ -85,4 +71,5 @@ __all__ = [
     "load_manifests",
     "results_json",
     "select_profiles",
+    *_applyset.__all__,
 ]

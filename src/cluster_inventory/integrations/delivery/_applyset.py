@@ -8,6 +8,17 @@ from dataclasses import dataclass
 
 from cluster_inventory import __version__
 
+__all__ = [
+    "APPLYSET_GROUP_KINDS",
+    "APPLYSET_ID_LABEL",
+    "APPLYSET_NAMESPACES",
+    "APPLYSET_PART_OF",
+    "APPLYSET_TOOLING",
+    "FIELD_MANAGER",
+    "TOOLING",
+    "ApplySet",
+]
+
 #: Default field manager of ``cluster-inventory apply``.
 FIELD_MANAGER = "cluster-inventory-apply"
 

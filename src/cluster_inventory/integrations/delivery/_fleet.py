@@ -21,14 +21,16 @@ from cluster_inventory.credentials import (
     resolve_access,
 )
 from cluster_inventory.integrations.delivery._applyset import FIELD_MANAGER, ApplySet
-from cluster_inventory.integrations.delivery._manifests import CRD_KIND, Manifest
+from cluster_inventory.integrations.delivery._manifests import Manifest
 from cluster_inventory.integrations.delivery._member import (
     PER_MEMBER_REQUESTS,
+    ApplyOptions,
     DeliveryError,
     MemberApply,
     ObjectResult,
     api_message,
     apply_member,
+    crd_kinds,
     member_apply,
 )
 from cluster_inventory.kube.informer import object_key
@@ -95,7 +97,10 @@ async def _deliver_one(
     manifests: Sequence[Manifest],
     clients: _SharedClients,
     timeout: float,
-    options: Mapping[str, Any],
+    options: ApplyOptions,
+    *,
+    applyset: ApplySet | None,
+    parallel: int,
 ) -> list[ObjectResult]:
     cluster = object_key(profile)
     server = _server(profile)
@@ -105,13 +110,17 @@ async def _deliver_one(
         done = member or member_apply(None, manifests, cluster=cluster, server=server)
         return done.failing(manifests, message)
 
-    applyset = options.get("applyset")
-    settings = {k: v for k, v in options.items() if k != "applyset"}
     try:
         async with asyncio.timeout(timeout):
             client, kinds = await clients.get(profile)
             member = member_apply(
-                client, manifests, cluster=cluster, server=server, kinds=kinds, **settings
+                client,
+                manifests,
+                cluster=cluster,
+                server=server,
+                options=options,
+                parallel=parallel,
+                kinds=kinds,
             )
             await apply_member(member, manifests, applyset)
             return member.results(manifests)
@@ -177,21 +186,22 @@ async def deliver(
             ]
     clients = _SharedClients(providers, cache)
     gate = asyncio.Semaphore(concurrency)
-    options = {
-        "field_manager": field_manager,
-        "dry_run": dry_run,
-        "force_conflicts": force_conflicts,
-        "default_namespace": default_namespace,
-        "applyset": applyset,
-        "skip_unchanged": skip_unchanged,
-        "parallel": max(
-            2, min(PER_MEMBER_REQUESTS, _IN_FLIGHT // max(1, min(concurrency, len(profiles))))
-        ),
-    }
+    options = ApplyOptions(
+        field_manager=field_manager,
+        dry_run=dry_run,
+        force_conflicts=force_conflicts,
+        default_namespace=default_namespace,
+        skip_unchanged=skip_unchanged,
+    )
+    parallel = max(
+        2, min(PER_MEMBER_REQUESTS, _IN_FLIGHT // max(1, min(concurrency, len(profiles))))
+    )
 
     async def one(profile: Mapping[str, Any]) -> list[ObjectResult]:
         async with gate:
-            return await _deliver_one(profile, manifests, clients, timeout, options)
+            return await _deliver_one(
+                profile, manifests, clients, timeout, options, applyset=applyset, parallel=parallel
+            )
 
     try:
         per_member = await asyncio.gather(*(one(p) for p in profiles))
@@ -318,17 +328,14 @@ class FleetDelivery:
         self.on_report = on_report
         self.state: dict[str, dict[str, ObjectResult]] = {}
         self._label = {LABEL_DELIVERY: field_manager[:63]}
-        crd_kinds = {
-            (
-                str(objects.spec(m.obj).get("group")),
-                str((objects.spec(m.obj).get("names") or {}).get("kind")),
-            )
-            for m in self.manifests
-            if m.kind == CRD_KIND
-        }
+        # A member's objects are ours to keep: take their fields back from any other manager.
+        self._options = ApplyOptions(
+            field_manager=field_manager, force_conflicts=True, default_namespace=default_namespace
+        )
+        defined = crd_kinds(self.manifests)
         watched: dict[tuple[str, str | None], list[Manifest]] = {}
         for m in self.manifests:
-            if (m.group, m.kind) not in crd_kinds:
+            if (m.group, m.kind) not in defined:
                 watched.setdefault((f"{m.api_version}/{m.kind}", m.namespace), []).append(m)
         for i, ((kind, namespace), group) in enumerate(sorted(watched.items(), key=str)):
             wanted = {(m.namespace or "", m.name): m for m in group}
@@ -346,7 +353,7 @@ class FleetDelivery:
     def _manifests(self) -> list[Manifest]:
         out = []
         for m in self.manifests:
-            meta = m.obj["metadata"]
+            meta = m.meta
             labels = {**(meta.get("labels") or {}), **self._label}
             out.append(
                 Manifest(obj={**m.obj, "metadata": {**meta, "labels": labels}}, source=m.source)
@@ -375,9 +382,7 @@ class FleetDelivery:
                 self.manifests,
                 cluster=cluster.name,
                 server=cluster.access.server,
-                field_manager=self.field_manager,
-                force_conflicts=True,
-                default_namespace=self.default_namespace,
+                options=self._options,
             )
             await apply_member(member, self._manifests(), None)
             self._record(cluster.name, member.results(self.manifests))
@@ -394,9 +399,7 @@ class FleetDelivery:
                 [labelled],
                 cluster=cluster.name,
                 server=cluster.access.server,
-                field_manager=self.field_manager,
-                force_conflicts=True,
-                default_namespace=self.default_namespace,
+                options=self._options,
             )
             await member.apply(labelled, None)
             rows = member.results([labelled])

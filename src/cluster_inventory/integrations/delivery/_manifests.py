@@ -55,14 +55,20 @@ class Manifest:
         return self.api_version.rpartition("/")[0]
 
     @property
+    def meta(self) -> dict[str, Any]:
+        """``metadata`` (a mapping with a ``name``: :func:`load_manifests` checked it)."""
+        meta: dict[str, Any] = self.obj["metadata"]
+        return meta
+
+    @property
     def name(self) -> str:
         """``metadata.name``."""
-        return str(self.obj["metadata"]["name"])
+        return str(self.meta["name"])
 
     @property
     def namespace(self) -> str | None:
         """``metadata.namespace`` as written, or None."""
-        return self.obj["metadata"].get("namespace") or None
+        return self.meta.get("namespace") or None
 
     def ref(self) -> str:
         """The ``kind[.group]/name`` kubectl prints, e.g. ``deployment.apps/web``."""

@@ -6,8 +6,8 @@ import asyncio
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cluster_inventory import kube
@@ -82,41 +82,68 @@ def api_message(exc: kube.KubeAPIError) -> str:
     return f"{exc.message} ({exc.status} {exc.reason})" if exc.status else exc.message
 
 
-class MemberApply:
-    """One member's apply: kind resolution cache, row bookkeeping, the request gate."""
+@dataclass(frozen=True, kw_only=True)
+class ApplyOptions:
+    """How a pass applies: the ``kubectl apply --server-side`` settings it mirrors.
 
-    def __init__(
-        self,
-        client: kube.ApiClient,
-        cluster: str,
-        server: str,
-        *,
-        field_manager: str,
-        dry_run: bool,
-        force_conflicts: bool,
-        default_namespace: str,
-        crd_kinds: set[tuple[str, str]],
-        parallel: int = PER_MEMBER_REQUESTS,
-        kinds: dict[str, kube.Resource] | None = None,
-        skip_unchanged: bool = True,
-    ) -> None:
-        self.client = client
-        self.cluster = cluster
-        self.server = server
-        self.field_manager = field_manager
-        self.dry_run = dry_run
-        self.force = force_conflicts
-        self.skip_unchanged = skip_unchanged
-        self.default_namespace = default_namespace
-        self.crd_kinds = crd_kinds
-        self.gate = asyncio.Semaphore(parallel)
-        #: Kinds resolved on this member's API server (shared by clients of one server).
-        self.kinds: dict[str, kube.Resource] = {} if kinds is None else kinds
-        #: (collection path) -> {name: stored object}, read by :meth:`read_phase`.
-        self.stored: dict[str, dict[str, dict[str, Any]]] = {}
-        self.rows: dict[str, ObjectResult] = {}
-        #: Set once the member did not answer: later objects fail at once with this message.
-        self.unreachable = ""
+    Attributes:
+        field_manager: Server-side apply field manager.
+        dry_run: ``dryRun=All``: nothing is stored or deleted.
+        force_conflicts: Take fields that another manager owns (kubectl's
+            ``--force-conflicts``); otherwise such a conflict fails the object.
+        default_namespace: Namespace of namespaced objects that name none.
+        skip_unchanged: Send no apply for an object it could not change
+            (:func:`apply_is_noop`); False sends every apply, as kubectl does.
+    """
+
+    field_manager: str = FIELD_MANAGER
+    dry_run: bool = False
+    force_conflicts: bool = False
+    default_namespace: str = "default"
+    skip_unchanged: bool = True
+
+
+def crd_kinds(manifests: Iterable[Manifest]) -> set[tuple[str, str]]:
+    """``(group, kind)`` of each kind that a CustomResourceDefinition in ``manifests`` defines."""
+    out = set()
+    for m in manifests:
+        if m.kind == CRD_KIND:
+            spec = objects.spec(m.obj)
+            out.add((str(spec.get("group")), str((spec.get("names") or {}).get("kind"))))
+    return out
+
+
+def _gate() -> asyncio.Semaphore:
+    return asyncio.Semaphore(PER_MEMBER_REQUESTS)
+
+
+@dataclass(kw_only=True, eq=False)
+class MemberApply:
+    """One member's apply: kind resolution cache, row bookkeeping, the request gate.
+
+    Attributes:
+        client: The member's API client.
+        cluster: The member's name in results (``namespace/name`` of its profile).
+        server: Its API server URL, for results.
+        options: How to apply.
+        crd_kinds: Kinds the set's CRDs define (waited for until served).
+        gate: Bounds this member's requests in flight.
+        kinds: Kinds resolved on this member's API server (shared by clients of one server).
+        stored: (collection path) -> {name: stored object}, read by :meth:`read_phase`.
+        rows: One result per object key.
+        unreachable: Set once the member did not answer: later objects fail at once with it.
+    """
+
+    client: kube.ApiClient
+    cluster: str
+    server: str = ""
+    options: ApplyOptions = field(default_factory=ApplyOptions)
+    crd_kinds: set[tuple[str, str]] = field(default_factory=set)
+    gate: asyncio.Semaphore = field(default_factory=_gate)
+    kinds: dict[str, kube.Resource] = field(default_factory=dict)
+    stored: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    rows: dict[str, ObjectResult] = field(default_factory=dict)
+    unreachable: str = ""
 
     def row(self, key: str, obj: str, namespace: str, action: Action, message: str = "") -> None:
         self.rows[key] = ObjectResult(
@@ -139,7 +166,7 @@ class MemberApply:
                 break
             except kube.KindNotFoundError:
                 # A CRD applied a moment ago is served once Established.
-                if (m.group, m.kind) not in self.crd_kinds or self.dry_run:
+                if (m.group, m.kind) not in self.crd_kinds or self.options.dry_run:
                     raise
                 if time.monotonic() > waited:
                     raise
@@ -150,9 +177,9 @@ class MemberApply:
     def body(
         self, m: Manifest, resource: kube.Resource, applyset: ApplySet | None
     ) -> dict[str, Any]:
-        meta = dict(m.obj["metadata"])
+        meta = dict(m.meta)
         if resource.namespaced:
-            meta["namespace"] = m.namespace or self.default_namespace
+            meta["namespace"] = m.namespace or self.options.default_namespace
         else:
             meta.pop("namespace", None)
         if applyset is not None:
@@ -186,7 +213,7 @@ class MemberApply:
         collection that cannot be listed (RBAC that grants ``get`` but not ``list``, a kind
         not served yet) is left to a GET per object, as is everything under dry run.
         """
-        if self.dry_run or self.unreachable:
+        if self.options.dry_run or self.unreachable:
             return
         groups: dict[str, tuple[kube.Resource, str]] = {}
         counts: Counter[str] = Counter()
@@ -195,7 +222,7 @@ class MemberApply:
                 resource = await self.resource(m)
             except kube.KubeError:
                 continue  # apply() reports it
-            ns = (m.namespace or self.default_namespace) if resource.namespaced else ""
+            ns = (m.namespace or self.options.default_namespace) if resource.namespaced else ""
             path = resource.path(ns or None)
             groups[path] = (resource, ns)
             counts[path] += 1
@@ -207,9 +234,7 @@ class MemberApply:
             except kube.KubeError:
                 return
             self.stored[path] = {
-                str(item["metadata"].get("name")): item
-                for item in listed.get("items") or ()
-                if item.get("metadata")
+                str(objects.meta(item).get("name")): item for item in listed.get("items") or ()
             }
 
         await asyncio.gather(
@@ -229,7 +254,7 @@ class MemberApply:
             self.refused(m.source, m.ref(), m.namespace or "", exc)
             return
         body = self.body(m, resource, applyset)
-        ns = str(body["metadata"].get("namespace") or "")
+        ns = str(objects.meta(body).get("namespace") or "")
         listed = self.stored.get(resource.path(ns or None))
         try:
             async with self.gate:
@@ -241,9 +266,9 @@ class MemberApply:
                         current = await kube.get(self.client, resource, m.name, ns or None)
                 if (
                     current is not None
-                    and self.skip_unchanged
-                    and not self.dry_run
-                    and apply_is_noop(current, body, self.field_manager)
+                    and self.options.skip_unchanged
+                    and not self.options.dry_run
+                    and apply_is_noop(current, body, self.options.field_manager)
                 ):
                     self.row(m.source, m.ref(), ns, "unchanged")
                     return
@@ -251,23 +276,22 @@ class MemberApply:
                     self.client,
                     resource,
                     body,
-                    field_manager=self.field_manager,
-                    force=self.force,
-                    dry_run=self.dry_run,
+                    field_manager=self.options.field_manager,
+                    force=self.options.force_conflicts,
+                    dry_run=self.options.dry_run,
                 )
         except kube.KubeAPIError as exc:
             self.refused(m.source, m.ref(), ns, exc)
             return
         if current is None:
             action: Action = "created"
-        elif self.dry_run:
+        elif self.options.dry_run:
             action = "unchanged" if comparable(stored) == comparable(current) else "configured"
         else:
-            same = stored["metadata"].get("resourceVersion") == current["metadata"].get(
-                "resourceVersion"
-            )
+            version = objects.meta(stored).get("resourceVersion")
+            same = version == objects.meta(current).get("resourceVersion")
             action = "unchanged" if same else "configured"
-        self.row(m.source, m.ref(), ns, action, "server dry run" if self.dry_run else "")
+        self.row(m.source, m.ref(), ns, action, "server dry run" if self.options.dry_run else "")
 
 
 async def _resource_of_group_kind(client: kube.ApiClient, group_kind: str) -> kube.Resource:
@@ -328,7 +352,11 @@ async def _write_parent(
         }
     }
     await kube.apply(
-        member.client, kube.CONFIG_MAPS, body, field_manager=member.field_manager, force=True
+        member.client,
+        kube.CONFIG_MAPS,
+        body,
+        field_manager=member.options.field_manager,
+        force=True,
     )
 
 
@@ -357,7 +385,7 @@ async def _prune(
                 group = f".{resource.group}" if resource.group else ""
                 ref = f"{resource.kind.lower()}{group}/{name}"
                 key = f"prune {object_key(obj)} {resource.kind}"
-                if member.dry_run:
+                if member.options.dry_run:
                     member.row(key, ref, namespace, "pruned", "server dry run: would be deleted")
                     continue
                 body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
@@ -385,32 +413,19 @@ def member_apply(
     *,
     cluster: str,
     server: str = "",
-    field_manager: str = FIELD_MANAGER,
-    dry_run: bool = False,
-    force_conflicts: bool = False,
-    default_namespace: str = "default",
+    options: ApplyOptions | None = None,
     parallel: int = PER_MEMBER_REQUESTS,
     kinds: dict[str, kube.Resource] | None = None,
-    skip_unchanged: bool = True,
 ) -> MemberApply:
     """The per-member state of one apply pass (client, limits, kinds the set defines)."""
-    crd_kinds = set()
-    for m in manifests:
-        if m.kind == CRD_KIND:
-            spec = objects.spec(m.obj)
-            crd_kinds.add((str(spec.get("group")), str((spec.get("names") or {}).get("kind"))))
     return MemberApply(
-        client,
-        cluster,
-        server,
-        field_manager=field_manager,
-        dry_run=dry_run,
-        force_conflicts=force_conflicts,
-        default_namespace=default_namespace,
-        crd_kinds=crd_kinds,
-        parallel=parallel,
-        kinds=kinds,
-        skip_unchanged=skip_unchanged,
+        client=client,
+        cluster=cluster,
+        server=server,
+        options=options or ApplyOptions(),
+        crd_kinds=crd_kinds(manifests),
+        gate=asyncio.Semaphore(parallel),
+        kinds={} if kinds is None else kinds,
     )
 
 
@@ -418,7 +433,7 @@ async def apply_member(
     member: MemberApply, manifests: Sequence[Manifest], applyset: ApplySet | None
 ) -> None:
     """Apply ``manifests`` to one member in phases, then prune the ApplySet if given."""
-    default_namespace = member.default_namespace
+    default_namespace = member.options.default_namespace
     group_kinds = {_group_kind(m) for m in manifests}
     namespaces = {
         m.namespace or default_namespace for m in manifests if m.kind not in (CRD_KIND, "Namespace")
@@ -427,7 +442,9 @@ async def apply_member(
     old_namespaces: set[str] = set()
     if applyset is not None:
         old_kinds, old_namespaces = await _parent(member, applyset)
-        if not member.dry_run:  # record the union first: an interrupted run still prunes later
+        if (
+            not member.options.dry_run
+        ):  # record the union first: an interrupted run still prunes later
             await _write_parent(
                 member, applyset, old_kinds | group_kinds, old_namespaces | namespaces
             )
@@ -443,7 +460,7 @@ async def apply_member(
             ns = (m.namespace or default_namespace) if resource.namespaced else ""
             keep.add((resource.group, resource.kind, ns, m.name))
     await _prune(member, applyset, old_kinds | group_kinds, old_namespaces | namespaces, keep)
-    if not member.dry_run and not any(r.failed for r in member.rows.values()):
+    if not member.options.dry_run and not any(r.failed for r in member.rows.values()):
         await _write_parent(member, applyset, group_kinds, namespaces)
 
 
@@ -453,12 +470,8 @@ async def apply_to_member(
     *,
     cluster: str,
     server: str = "",
-    field_manager: str = FIELD_MANAGER,
-    dry_run: bool = False,
-    force_conflicts: bool = False,
-    default_namespace: str = "default",
+    options: ApplyOptions | None = None,
     applyset: ApplySet | None = None,
-    skip_unchanged: bool = True,
 ) -> list[ObjectResult]:
     """Apply ``manifests`` to one member in phases; one result per object (and per pruned one).
 
@@ -467,14 +480,9 @@ async def apply_to_member(
         manifests: What to apply.
         cluster: The member's name in results (``namespace/name`` of its profile).
         server: Its API server URL, for results.
-        field_manager: Server-side apply field manager.
-        dry_run: ``dryRun=All``: nothing is stored or deleted.
-        force_conflicts: Take fields that another manager owns (kubectl's
-            ``--force-conflicts``); otherwise such a conflict fails the object.
-        default_namespace: Namespace of namespaced objects that name none.
+        options: How to apply (field manager, dry run, conflicts, default namespace, no-op
+            skipping); default :class:`ApplyOptions`.
         applyset: Prune objects of this ApplySet that are no longer in ``manifests``.
-        skip_unchanged: Send no apply for an object it could not change
-            (:func:`apply_is_noop`); False sends every apply, as kubectl does.
 
     Returns:
         Results in apply order, pruned objects last. An unreachable member fails every row
@@ -484,16 +492,6 @@ async def apply_to_member(
         KubeAPIError: Reading or writing the ApplySet parent was refused.
         DeliveryError: The ApplySet parent belongs to another tool.
     """
-    member = member_apply(
-        client,
-        manifests,
-        cluster=cluster,
-        server=server,
-        field_manager=field_manager,
-        dry_run=dry_run,
-        force_conflicts=force_conflicts,
-        default_namespace=default_namespace,
-        skip_unchanged=skip_unchanged,
-    )
+    member = member_apply(client, manifests, cluster=cluster, server=server, options=options)
     await apply_member(member, manifests, applyset)
     return member.results(manifests)

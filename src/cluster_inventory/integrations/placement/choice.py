@@ -25,7 +25,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cluster_inventory.api.constants import CONDITION_CONTROL_PLANE_HEALTHY
+from cluster_inventory.api import objects
+from cluster_inventory.api.objects import ObjectKey
+from cluster_inventory.api.views import ProfileView
 from cluster_inventory.integrations.placement.selectors import (
     Requirement,
     SelectorError,
@@ -53,15 +55,8 @@ EXCLUSION_REASONS = (
 )
 
 
-@dataclass(frozen=True, order=True)
-class ClusterRef:
-    """A ClusterProfile's place on the hub; orders by namespace, then name."""
-
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}"
+#: A ClusterProfile's place on the hub; orders by namespace, then name.
+ClusterRef = ObjectKey
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,37 +78,16 @@ class Candidate:
     leaving: bool = False
 
     @classmethod
-    def from_profile(cls, profile: Mapping[str, Any]) -> Candidate:
-        """Read a ClusterProfile (decoded dict, any served version)."""
-        meta = _mapping(profile.get("metadata"))
-        status = _mapping(profile.get("status"))
-        healthy = any(
-            _mapping(c).get("type") == CONDITION_CONTROL_PLANE_HEALTHY
-            and _mapping(c).get("status") == "True"
-            for c in _list(status.get("conditions"))
-        )
-        properties = {
-            str(p["name"]): str(p.get("value", ""))
-            for p in _list(status.get("properties"))
-            if isinstance(p, Mapping) and p.get("name")
-        }
+    def from_profile(cls, profile: Mapping[str, Any] | ProfileView) -> Candidate:
+        """Read a ClusterProfile (decoded dict of any served version, or its view)."""
+        view = profile if isinstance(profile, ProfileView) else ProfileView.of(profile)
         return cls(
-            ref=ClusterRef(str(meta.get("namespace") or ""), str(meta.get("name"))),
-            labels={str(k): str(v) for k, v in _mapping(meta.get("labels")).items()},
-            properties=properties,
-            healthy=healthy,
-            leaving=bool(meta.get("deletionTimestamp")),
+            ref=ClusterRef(view.namespace, view.name),
+            labels=view.labels,
+            properties=view.properties,
+            healthy=view.healthy,
+            leaving=view.deleting,
         )
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    """``value`` if it is a mapping, else empty: a field of another type reads as absent."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    """``value`` if it is a list, else empty."""
-    return value if isinstance(value, list) else []
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -259,9 +233,9 @@ def spec_from_object(placement: Mapping[str, Any]) -> PlacementSpec:
     Raises:
         SelectorError: A field is malformed; the message names the object and the field.
     """
-    meta = placement.get("metadata") or {}
+    meta = objects.meta(placement)
     name = f"Placement {meta.get('namespace')}/{meta.get('name')}"
-    spec = placement.get("spec") or {}
+    spec = objects.spec(placement)
     try:
         count = spec.get("numberOfClusters")
         if count is not None and (isinstance(count, bool) or not isinstance(count, int)):

@@ -185,7 +185,7 @@ class WritePlan:
 
 
 def _same(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    smeta, wmeta = objects.meta(stored), wanted["metadata"]
+    smeta, wmeta = objects.meta(stored), objects.meta(wanted)
     labels = smeta.get("labels") or {}
     annotations = smeta.get("annotations") or {}
     owners = smeta.get("ownerReferences") or []
@@ -223,14 +223,15 @@ def plan_writes(
     by_name = {str(objects.meta(s).get("name")): s for s in stored}
     if not wanted:
         return WritePlan(apply=(), delete=(), conflicts=())
-    key = wanted[0]["metadata"]["labels"][LABEL_DECISION_KEY]
-    names = {w["metadata"]["name"] for w in wanted}
+    key = objects.labels_of(wanted[0])[LABEL_DECISION_KEY]
+    names = {objects.meta(w)["name"] for w in wanted}
     to_apply: list[dict[str, Any]] = []
     conflicts: list[str] = []
     for slice_ in wanted:
-        current = by_name.get(slice_["metadata"]["name"])
+        name = objects.meta(slice_)["name"]
+        current = by_name.get(name)
         if current is not None and current.get("schedulerName") != scheduler_name:
-            conflicts.append(slice_["metadata"]["name"])
+            conflicts.append(name)
         elif current is None or not _same(current, slice_):
             to_apply.append(dict(slice_))
     surplus = []

@@ -28,8 +28,8 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.api._base import format_time
 from cluster_inventory.api.constants import LABEL_DECISION_KEY
+from cluster_inventory.api.views import format_time
 from cluster_inventory.controller import Controller, Result
 from cluster_inventory.integrations.placement.choice import (
     Candidate,
@@ -298,7 +298,7 @@ class PlacementScheduler(Controller[str]):
             placement, choice, scheduler_name=self.scheduler_name, max_per_slice=self._max
         )
         plan = plan_writes(wanted, stored, placement_uid=uid, scheduler_name=self.scheduler_name)
-        names = [w["metadata"]["name"] for w in wanted]
+        names = [objects.meta(w)["name"] for w in wanted]
         if plan.conflicts:
             message = (
                 f"PlacementDecision {', '.join(plan.conflicts)} in {namespace} belongs to "
