@@ -34,7 +34,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
@@ -53,7 +53,13 @@ from cluster_inventory.integrations._ownership import (
 from cluster_inventory.integrations._ownership import matches as _matches
 from cluster_inventory.kube.endpoints import default_identity
 from cluster_inventory.kube.events import record_event
-from cluster_inventory.kube.informer import DELETED, Informer, object_key, strip_managed_fields
+from cluster_inventory.kube.informer import (
+    DELETED,
+    Informer,
+    lookup,
+    object_key,
+    strip_managed_fields,
+)
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 
 __all__ = [
@@ -62,6 +68,7 @@ __all__ = [
     "LABEL_MANAGED_BY",
     "LABEL_SYNC_INSTANCE",
     "Assignment",
+    "MirrorOptions",
     "ProfileMirror",
     "RenderError",
     "RenderPending",
@@ -128,6 +135,16 @@ def _render_failing_gauge(registry: CollectorRegistry) -> Gauge:
         ["controller"],
         registry=registry,
     )
+
+
+class MirrorOptions(TypedDict, total=False):
+    """The settings every sync passes on to :class:`ProfileMirror` (see its arguments)."""
+
+    label_selector: str | None
+    workers: int
+    registry: CollectorRegistry
+    identity: str | None
+    instance: str
 
 
 class ProfileMirror(Controller[str], abc.ABC):
@@ -315,11 +332,7 @@ class ProfileMirror(Controller[str], abc.ABC):
         return out
 
     def _profile(self, key: str) -> dict[str, Any] | None:
-        for informer in self._profiles:
-            found = informer.get(key)
-            if found is not None:
-                return found
-        return None
+        return lookup(self._profiles, key)
 
     def _refresh_plan(self) -> None:
         if not self._stale:

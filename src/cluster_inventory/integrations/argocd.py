@@ -23,13 +23,11 @@ import base64
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from cryptography import x509
-from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.credentials import (
     AccessNotPublished,
@@ -42,6 +40,7 @@ from cluster_inventory.credentials import (
 from cluster_inventory.integrations._mirror import (
     ANNOTATION_PROFILE,
     Assignment,
+    MirrorOptions,
     ProfileMirror,
     RenderError,
     RenderPending,
@@ -255,12 +254,9 @@ class ArgoCDSync(ProfileMirror):
         namespaces: Inventory namespaces, in preference order (member-id dedupe keeps the
             profile of the first).
         argocd_namespace: Argo CD's namespace (where the Secrets go).
-        label_selector: Only profiles matching this selector.
-        workers: Secrets reconciled at once.
-        registry: Prometheus registry (controller-runtime's metric names).
-        identity: Replica identity.
-        instance: This sync's name: its Secrets carry it and it never updates or deletes
-            another instance's.
+        **options: :class:`MirrorOptions` (label selector, workers, registry, identity, and
+            ``instance``: this sync's name; its Secrets carry it and it never updates or
+            deletes another instance's).
     """
 
     resource = kube.SECRETS
@@ -275,23 +271,11 @@ class ArgoCDSync(ProfileMirror):
         *,
         namespaces: Sequence[str],
         argocd_namespace: str = DEFAULT_NAMESPACE,
-        label_selector: str | None = None,
-        workers: int = 4,
-        registry: CollectorRegistry = REGISTRY,
-        identity: str | None = None,
-        instance: str = DEFAULT_SYNC_INSTANCE,
+        **options: Unpack[MirrorOptions],
     ) -> None:
         self.providers = providers
         self.target_namespace = argocd_namespace
-        super().__init__(
-            hub,
-            namespaces=namespaces,
-            label_selector=label_selector,
-            workers=workers,
-            registry=registry,
-            identity=identity,
-            instance=instance,
-        )
+        super().__init__(hub, namespaces=namespaces, **options)
 
     def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
         """See :func:`assign_cluster_secrets`."""

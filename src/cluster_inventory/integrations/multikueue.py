@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from prometheus_client import REGISTRY, CollectorRegistry
+from typing import Any, Unpack
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
@@ -32,6 +30,7 @@ from cluster_inventory.integrations._mirror import (
     ANNOTATION_PROFILE,
     LABEL_MANAGED_BY,
     Assignment,
+    MirrorOptions,
     ProfileMirror,
     fingerprint,
 )
@@ -197,16 +196,13 @@ class MultiKueueSync(ProfileMirror):
     Args:
         hub: API client of the hub (where Kueue runs; the caller closes it).
         kueue_namespace: Kueue's namespace: the only one whose profiles Kueue reads.
-        label_selector: Only profiles matching this selector.
         config_name: Also keep a MultiKueueConfig of this name listing every cluster
             (None: none).
-        workers: Objects reconciled at once.
-        registry: Prometheus registry (controller-runtime's metric names).
-        identity: Replica identity.
-        instance: This sync's name: its MultiKueueClusters and MultiKueueConfig carry it,
-            and it never updates or deletes another instance's (two syncs with different
-            configs over disjoint profiles each keep their own). The CLI defaults it to the
-            config name.
+        **options: :class:`MirrorOptions` (label selector, workers, registry, identity, and
+            ``instance``: this sync's name; its MultiKueueClusters and MultiKueueConfig carry
+            it, and it never updates or deletes another instance's, so two syncs with
+            different configs over disjoint profiles each keep their own; the CLI defaults
+            it to the config name).
     """
 
     resource = MULTIKUEUE_CLUSTERS
@@ -220,24 +216,12 @@ class MultiKueueSync(ProfileMirror):
         hub: kube.ApiClient,
         *,
         kueue_namespace: str = DEFAULT_NAMESPACE,
-        label_selector: str | None = None,
         config_name: str | None = None,
-        workers: int = 4,
-        registry: CollectorRegistry = REGISTRY,
-        identity: str | None = None,
-        instance: str = DEFAULT_SYNC_INSTANCE,
+        **options: Unpack[MirrorOptions],
     ) -> None:
         self.kueue_namespace = kueue_namespace
         self.config_name = config_name
-        super().__init__(
-            hub,
-            namespaces=[kueue_namespace],
-            label_selector=label_selector,
-            workers=workers,
-            registry=registry,
-            identity=identity,
-            instance=instance,
-        )
+        super().__init__(hub, namespaces=[kueue_namespace], **options)
 
     def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
         """One MultiKueueCluster per profile, named after it. Pure."""

@@ -28,7 +28,12 @@ from cluster_inventory.kube._discovery import (
 )
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._loop import EVENT_LOOP_ENV, event_loop_factory, run
-from cluster_inventory.kube._metrics import RECONCILE_RESULTS, ReconcileMetrics, collectors_for
+from cluster_inventory.kube._metrics import (
+    RECONCILE_RESULTS,
+    PerRegistry,
+    ReconcileMetrics,
+    collectors_for,
+)
 from cluster_inventory.kube._resources import (
     Resource,
     apply,
@@ -50,6 +55,7 @@ __all__ = [
     "ApiClient",
     "CRDNotEstablishedError",
     "ClusterConnection",
+    "PerRegistry",
     "ReconcileMetrics",
     "Resource",
     "ServiceAccountToken",

@@ -8,14 +8,15 @@ with labels such as the queue name).
 
 from __future__ import annotations
 
+import abc
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["RECONCILE_RESULTS", "ReconcileMetrics", "collectors_for"]
+__all__ = ["RECONCILE_RESULTS", "PerRegistry", "ReconcileMetrics", "collectors_for"]
 
 T = TypeVar("T")
 # Keyed by the registry object itself (weakly): an id() could be reused by a new registry.
@@ -33,6 +34,20 @@ def collectors_for(
     return found
 
 
+class PerRegistry(abc.ABC):
+    """Base of a set of collectors built once per registry (see :func:`collectors_for`)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def create(cls, registry: CollectorRegistry) -> Self:
+        """Register the collectors in ``registry`` (call :meth:`for_registry` instead)."""
+
+    @classmethod
+    def for_registry(cls, registry: CollectorRegistry = REGISTRY) -> Self:
+        """The collectors registered in ``registry`` (created on first use)."""
+        return collectors_for(cls.create, registry)
+
+
 #: controller-runtime's reconcile-time buckets (seconds).
 _RECONCILE_BUCKETS = (
     0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
@@ -44,7 +59,7 @@ RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
 
 
 @dataclass(frozen=True)
-class ReconcileMetrics:
+class ReconcileMetrics(PerRegistry):
     """controller-runtime's per-controller reconcile metrics (``pkg/internal/controller/metrics``).
 
     The names, labels and buckets are controller-runtime's, so its dashboards work for the
@@ -103,11 +118,6 @@ class ReconcileMetrics:
                 "Number of currently used workers per controller",
             ),
         )
-
-    @classmethod
-    def for_registry(cls, registry: CollectorRegistry = REGISTRY) -> ReconcileMetrics:
-        """The collectors registered in ``registry`` (created on first use)."""
-        return collectors_for(cls.create, registry)
 
     def start(self, controller: str, max_concurrent: int) -> None:
         """Set every counter of ``controller`` to zero so ``rate()`` works from the start."""

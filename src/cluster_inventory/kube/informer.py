@@ -35,6 +35,7 @@ __all__ = [
     "MODIFIED",
     "EventHandler",
     "Informer",
+    "lookup",
     "object_key",
     "strip_managed_fields",
 ]
@@ -66,6 +67,18 @@ def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace")
     return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+
+def lookup(informers: Iterable[Informer], key: str) -> dict[str, Any] | None:
+    """The object ``key`` (``namespace/name``) from the first of ``informers`` that holds it.
+
+    For one kind watched as several informers (one per namespace or selector).
+    """
+    for informer in informers:
+        found = informer.get(key)
+        if found is not None:
+            return found
+    return None
 
 
 class Informer:

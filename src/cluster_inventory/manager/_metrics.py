@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from cluster_inventory import kube
 
@@ -12,7 +12,7 @@ __all__ = ["ManagerMetrics"]
 
 
 @dataclass(frozen=True)
-class ManagerMetrics:
+class ManagerMetrics(kube.PerRegistry):
     """Collectors; one set per registry (several managers in one process share them)."""
 
     reconcile: kube.ReconcileMetrics
@@ -57,8 +57,3 @@ class ManagerMetrics:
                 registry=registry,
             ),
         )
-
-    @classmethod
-    def for_registry(cls, registry: CollectorRegistry = REGISTRY) -> ManagerMetrics:
-        """The collectors registered in ``registry`` (created on first use)."""
-        return kube.collectors_for(cls.create, registry)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from cluster_inventory import kube
 
@@ -12,7 +12,7 @@ __all__ = ["FleetMetrics"]
 
 
 @dataclass(frozen=True)
-class FleetMetrics:
+class FleetMetrics(kube.PerRegistry):
     """Engaged-cluster gauges and engagement counters, labelled by fleet name."""
 
     engaged: Gauge
@@ -65,8 +65,3 @@ class FleetMetrics:
                 registry=registry,
             ),
         )
-
-    @classmethod
-    def for_registry(cls, registry: CollectorRegistry = REGISTRY) -> FleetMetrics:
-        """The collectors registered in ``registry`` (created on first use)."""
-        return kube.collectors_for(cls.create, registry)

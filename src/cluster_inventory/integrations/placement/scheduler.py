@@ -49,7 +49,7 @@ from cluster_inventory.integrations.placement.decisions import (
     render_slices,
 )
 from cluster_inventory.integrations.placement.selectors import SelectorError
-from cluster_inventory.kube.informer import DELETED, Informer, object_key
+from cluster_inventory.kube.informer import DELETED, Informer, lookup, object_key
 
 __all__ = ["FIELD_MANAGER", "PLACEMENTS", "PlacementScheduler", "placement_status"]
 
@@ -246,13 +246,6 @@ class PlacementScheduler(Controller[str]):
         return [f"{namespace}/{name}" for name in _owner_names(decision)]
 
     # -- reconcile -------------------------------------------------------------------
-    def _get(self, informers: list[Informer], key: str) -> dict[str, Any] | None:
-        for informer in informers:
-            found = informer.get(key)
-            if found is not None:
-                return found
-        return None
-
     async def reconcile(self, key: str) -> Result | None:
         """Bring the decisions and status of placement ``key`` (``namespace/name``) in line.
 
@@ -266,7 +259,7 @@ class PlacementScheduler(Controller[str]):
 
     async def _reconcile(self, key: str) -> Result | None:
         namespace, _, name = key.partition("/")
-        placement = self._get(self._placements, key)
+        placement = lookup(self._placements, key)
         stored = self._all(self._decisions, namespace)
         if placement is None:
             await self._delete_slices(namespace, name, stored)

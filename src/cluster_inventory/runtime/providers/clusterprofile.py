@@ -38,7 +38,7 @@ from cluster_inventory.credentials import (
     ProviderConfig,
     resolve_access,
 )
-from cluster_inventory.kube.informer import Informer, object_key
+from cluster_inventory.kube.informer import Informer, lookup, object_key
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.runtime.decisions import group_decisions
@@ -305,11 +305,7 @@ class ClusterProfileProvider:
 
     # -- decisions over the caches -----------------------------------------------------
     def _profile(self, key: str) -> dict[str, Any] | None:
-        for informer in self.informers:
-            found = informer.get(key)
-            if found is not None:
-                return found
-        return None
+        return lookup(self.informers, key)
 
     def _group(self, mid: str) -> set[str]:
         keys = {object_key(p) for inf in self.informers for p in inf.by_index(_MEMBER_INDEX, mid)}
