@@ -52,8 +52,8 @@ async def child(hub_kubeconfig: str, providers: str, workers: str) -> None:
     from prometheus_client import CollectorRegistry
 
     from cluster_inventory.credentials import load_provider_file
-    from cluster_inventory.integrations.argocd import ArgoCDSync
-    from cluster_inventory.integrations.multikueue import MultiKueueSync
+    from cluster_inventory.integrations.sync.argocd import ArgoCDSync
+    from cluster_inventory.integrations.sync.multikueue import MultiKueueSync
 
     async with await kube.new_client(kube.connection_from_kubeconfig(hub_kubeconfig)) as hub:
         registry = CollectorRegistry()
@@ -149,8 +149,8 @@ class Seen:
 
 async def run(n: int, samples: int, workers: int) -> dict:
     from cluster_inventory.credentials import load_provider_file
-    from cluster_inventory.integrations.argocd import render_cluster_secret
-    from cluster_inventory.integrations.multikueue import (
+    from cluster_inventory.integrations.sync.argocd import render_cluster_secret
+    from cluster_inventory.integrations.sync.multikueue import (
         MULTIKUEUE_CLUSTERS,
         render_multikueue_cluster,
     )

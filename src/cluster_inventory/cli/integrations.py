@@ -57,7 +57,7 @@ _Name = Annotated[
 
 
 def _instance(name: str) -> str:
-    from cluster_inventory.integrations._mirror import validate_instance
+    from cluster_inventory.integrations.sync._mirror import validate_instance
 
     try:
         return validate_instance(name)
@@ -116,8 +116,8 @@ def argocd_sync(
 
     --name defaults to "default".
     """
-    from cluster_inventory.integrations._mirror import instance_lease_name
-    from cluster_inventory.integrations.argocd import LEASE_NAME, ArgoCDSync
+    from cluster_inventory.integrations.sync._mirror import instance_lease_name
+    from cluster_inventory.integrations.sync.argocd import LEASE_NAME, ArgoCDSync
 
     instance = _instance(name or DEFAULT_SYNC_INSTANCE)
     providers = _providers(provider_file)
@@ -163,8 +163,8 @@ def argocd_render(
     inventory it serves holds the same name.
     """
     from cluster_inventory import kube
-    from cluster_inventory.integrations._mirror import RenderError
-    from cluster_inventory.integrations.argocd import render_cluster_secret
+    from cluster_inventory.integrations.sync._mirror import RenderError
+    from cluster_inventory.integrations.sync.argocd import render_cluster_secret
 
     providers = _providers(provider_file)
     ns = namespace or context_namespace(kubeconfig, context)
@@ -217,8 +217,8 @@ def multikueue_sync(
     --name defaults to --config-name when given, else "default": two syncs with different
     configs each keep only their own MultiKueueClusters.
     """
-    from cluster_inventory.integrations._mirror import instance_lease_name
-    from cluster_inventory.integrations.multikueue import LEASE_NAME, MultiKueueSync
+    from cluster_inventory.integrations.sync._mirror import instance_lease_name
+    from cluster_inventory.integrations.sync.multikueue import LEASE_NAME, MultiKueueSync
 
     instance = _instance(name or config_name or DEFAULT_SYNC_INSTANCE)
     lease = (lease_namespace or kueue_namespace, instance_lease_name(LEASE_NAME, instance))
@@ -247,6 +247,6 @@ def multikueue_config(
     output: _Output = "yaml",
 ) -> None:
     """Print the Kueue Configuration fragment for the provider file's plugins."""
-    from cluster_inventory.integrations.multikueue import kueue_configuration
+    from cluster_inventory.integrations.sync.multikueue import kueue_configuration
 
     _dump(kueue_configuration(_providers(provider_file), namespace=kueue_namespace), output)

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.credentials._cache import CredentialMetrics
-from cluster_inventory.integrations._mirror import _render_failing_gauge
+from cluster_inventory.integrations.sync._mirror import _render_failing_gauge
 from cluster_inventory.kube.leaderelection import _leader_gauge
 from cluster_inventory.kube.workqueue import WorkQueueMetrics
 from cluster_inventory.manager._metrics import ManagerMetrics

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.api.constants import EXTENSION_EXEC
 from cluster_inventory.credentials import load_provider_file
-from cluster_inventory.integrations.argocd import ArgoCDSync
+from cluster_inventory.integrations.sync.argocd import ArgoCDSync
 from tests.integration.runtime.conftest import Inventory
 from tests.waiting import eventually
 

@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.credentials import load_provider_file
-from cluster_inventory.integrations.argocd import ArgoCDSync
+from cluster_inventory.integrations.sync.argocd import ArgoCDSync
 from cluster_inventory.testing.argocd_check import argocd_check
 from tests.integration.credentials.conftest import PLUGIN
 from tests.integration.runtime.conftest import Inventory

@@ -20,8 +20,8 @@ from cluster_inventory.credentials import (
     connect_access,
     load_provider_file,
 )
-from cluster_inventory.integrations._mirror import ANNOTATION_FINGERPRINT, LABEL_MANAGED_BY
-from cluster_inventory.integrations.argocd import FIELD_MANAGER, ArgoCDSync
+from cluster_inventory.integrations.sync._mirror import ANNOTATION_FINGERPRINT, LABEL_MANAGED_BY
+from cluster_inventory.integrations.sync.argocd import FIELD_MANAGER, ArgoCDSync
 from tests.integration.credentials.conftest import PLUGIN
 from tests.integration.runtime.conftest import Inventory
 from tests.waiting import eventually

@@ -23,9 +23,9 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_SYNC_INSTANCE
 from cluster_inventory.credentials import load_provider_file
-from cluster_inventory.integrations._mirror import LABEL_MANAGED_BY
-from cluster_inventory.integrations.argocd import ArgoCDSync
-from cluster_inventory.integrations.multikueue import (
+from cluster_inventory.integrations.sync._mirror import LABEL_MANAGED_BY
+from cluster_inventory.integrations.sync.argocd import ArgoCDSync
+from cluster_inventory.integrations.sync.multikueue import (
     FIELD_MANAGER,
     MULTIKUEUE_CLUSTERS,
     MULTIKUEUE_CONFIGS,

@@ -10,8 +10,8 @@ import pytest
 
 from cluster_inventory.api.constants import EXTENSION_EXEC, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.credentials import ProviderConfig
-from cluster_inventory.integrations._mirror import ANNOTATION_PROFILE, RenderError, fingerprint
-from cluster_inventory.integrations.argocd import (
+from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE, RenderError, fingerprint
+from cluster_inventory.integrations.sync.argocd import (
     ANNOTATION_ACCESS_PROVIDER,
     LABEL_PROFILE_NAMESPACE,
     LABEL_SECRET_TYPE,

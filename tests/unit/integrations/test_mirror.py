@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cluster_inventory.integrations._mirror import _matches, fingerprint
+from cluster_inventory.integrations.sync._mirror import _matches, fingerprint
 
 BODY = {
     "apiVersion": "v1",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cluster_inventory.credentials import ProviderConfig
-from cluster_inventory.integrations.multikueue import (
+from cluster_inventory.integrations.sync.multikueue import (
     ConfigTooLarge,
     kueue_configuration,
     render_multikueue_cluster,

@@ -6,13 +6,13 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory.api.constants import LABEL_SYNC_INSTANCE
-from cluster_inventory.integrations._mirror import (
+from cluster_inventory.integrations.sync._mirror import (
     LABEL_MANAGED_BY,
     instance_lease_name,
     owner_of,
     validate_instance,
 )
-from cluster_inventory.integrations.multikueue import (
+from cluster_inventory.integrations.sync.multikueue import (
     FIELD_MANAGER,
     MultiKueueSync,
     render_multikueue_config,

@@ -20,8 +20,8 @@ clusters (real etcd and kube-apiserver processes on loopback, from
    and the placement scheduler writing PlacementDecisions); as the consumer, apply a small
    manifest set to that placement (``cluster-inventory apply --placement``'s code);
 8. keep Argo CD cluster Secrets and Kueue MultiKueueClusters from the first inventory's
-   profiles (:mod:`~cluster_inventory.integrations.argocd`,
-   :mod:`~cluster_inventory.integrations.multikueue`; the first inventory stands in for
+   profiles (:mod:`~cluster_inventory.integrations.sync.argocd`,
+   :mod:`~cluster_inventory.integrations.sync.multikueue`; the first inventory stands in for
    Kueue's namespace), then take one member out of that inventory and watch both go, and
    come back when it returns;
 9. stop one member's API server, watch ``ControlPlaneHealthy`` turn False, start it again and

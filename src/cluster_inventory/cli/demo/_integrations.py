@@ -23,8 +23,8 @@ async def consumers_served(
 ) -> None:
     """Keep Argo CD Secrets and MultiKueueClusters; take a member out and put it back."""
     from cluster_inventory.credentials import load_provider_file
-    from cluster_inventory.integrations.argocd import ArgoCDSync
-    from cluster_inventory.integrations.multikueue import MULTIKUEUE_CLUSTERS, MultiKueueSync
+    from cluster_inventory.integrations.sync.argocd import ArgoCDSync
+    from cluster_inventory.integrations.sync.multikueue import MULTIKUEUE_CLUSTERS, MultiKueueSync
     from cluster_inventory.testing.upstream_crds import kueue_crds
 
     argo_ns = "argocd"

@@ -14,7 +14,7 @@ sharing an ``inventory-member-id`` across inventories yield one Secret; ``data.n
 profile name, or ``<namespace>-<name>`` when two inventories hold the name) and
 :func:`render_cluster_secret` (the Secret, from the profile and the consumer's provider file,
 chosen as :func:`~cluster_inventory.credentials.resolve_access` chooses). The controller,
-:class:`ArgoCDSync`, is a :class:`~cluster_inventory.integrations._mirror.ProfileMirror`.
+:class:`ArgoCDSync`, is a :class:`~cluster_inventory.integrations.sync._mirror.ProfileMirror`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from cluster_inventory.credentials import (
     ProviderConfig,
     resolve_access,
 )
-from cluster_inventory.integrations._mirror import (
+from cluster_inventory.integrations.sync._mirror import (
     ANNOTATION_PROFILE,
     Assignment,
     MirrorOptions,

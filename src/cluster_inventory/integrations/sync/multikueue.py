@@ -25,7 +25,7 @@ from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_IN
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.controller import Result
 from cluster_inventory.credentials import ProviderConfig
-from cluster_inventory.integrations._mirror import (
+from cluster_inventory.integrations.sync._mirror import (
     ANNOTATION_FINGERPRINT,
     ANNOTATION_PROFILE,
     LABEL_MANAGED_BY,
@@ -71,7 +71,7 @@ FEATURE_GATE = "MultiKueueClusterProfile"
 #: Kueue's bound on ``MultiKueueConfig.spec.clusters`` (``maxItems`` in its CRD).
 MAX_CONFIG_CLUSTERS = 20
 _CONFIG_KEY = "\x00config"
-_log = logging.getLogger("cluster_inventory.integrations.multikueue")
+_log = logging.getLogger("cluster_inventory.integrations.sync.multikueue")
 
 
 class ConfigTooLarge(ValueError):

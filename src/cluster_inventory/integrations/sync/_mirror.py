@@ -42,7 +42,7 @@ from cluster_inventory import kube
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
 from cluster_inventory.api.objects import meta as _meta
 from cluster_inventory.controller import Controller, Manager, Result
-from cluster_inventory.integrations._ownership import (
+from cluster_inventory.integrations.sync._ownership import (
     ANNOTATION_FINGERPRINT,
     LABEL_MANAGED_BY,
     fingerprint,
@@ -50,7 +50,7 @@ from cluster_inventory.integrations._ownership import (
     owner_of,
     validate_instance,
 )
-from cluster_inventory.integrations._ownership import matches as _matches
+from cluster_inventory.integrations.sync._ownership import matches as _matches
 from cluster_inventory.kube.endpoints import default_identity
 from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import (

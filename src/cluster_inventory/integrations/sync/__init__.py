@@ -1,0 +1,13 @@
+"""Syncs: one object per ClusterProfile, kept for a consumer that does not read profiles.
+
+- :mod:`.argocd`: Argo CD cluster Secrets (Argo CD >= 3.5 exec providers;
+  ``cluster-inventory argocd sync``).
+- :mod:`.multikueue`: Kueue MultiKueueClusters and a MultiKueueConfig
+  (``cluster-inventory multikueue sync|config``).
+- :mod:`._mirror`: the loop both are (a :class:`~cluster_inventory.controller.Controller`
+  with a pure ``assign`` and ``render``), and :mod:`._ownership`: the labels, instances and
+  fingerprints that keep each instance to its own objects.
+
+The submodules are imported by name (``from cluster_inventory.integrations.sync.argocd
+import ArgoCDSync``), so importing one sync does not load the other.
+"""
