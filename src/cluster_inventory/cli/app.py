@@ -25,6 +25,7 @@ from cluster_inventory.cli._get import (
 from cluster_inventory.cli._help import DESCRIPTION
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
 from cluster_inventory.cli.apply import apply_cmd
+from cluster_inventory.cli.dashboard import dashboard_cmd
 from cluster_inventory.cli.fleet import demo, fleet_app, testing_app
 from cluster_inventory.cli.integrations import argocd_app, multikueue_app
 from cluster_inventory.cli.manager import deregister, manager_app, register
@@ -51,6 +52,7 @@ app.command("apply")(apply_cmd)
 app.command()(register)
 app.command()(deregister)
 app.command()(demo)
+app.command("dashboard")(dashboard_cmd)
 
 
 def _stderr() -> Any:

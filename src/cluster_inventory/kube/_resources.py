@@ -94,6 +94,7 @@ async def request(
     content_type: str = "application/json",
     target: str = "",
     timeout: float = DEFAULT_TIMEOUT,
+    accept: str = "application/json",
 ) -> Any:
     """Send one request and return the decoded JSON body.
 
@@ -106,6 +107,7 @@ async def request(
         content_type: Request content type.
         target: What the call acts on, for error messages.
         timeout: Total request timeout in seconds (a silent server must not hang a caller).
+        accept: The ``Accept`` header (the informer asks for ``PartialObjectMetadataList``).
 
     Returns:
         The decoded JSON response (dict), or None for an empty body.
@@ -130,7 +132,7 @@ async def request(
             path,
             method,
             query_params=params,
-            header_params={"Content-Type": content_type, "Accept": "application/json"},
+            header_params={"Content-Type": content_type, "Accept": accept},
             body=payload,
             auth_settings=["BearerToken"],
             response_types_map=_OBJECT_RESPONSES,

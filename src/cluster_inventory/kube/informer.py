@@ -46,6 +46,10 @@ DELETED = "DELETED"
 
 #: ``(event_type, new_or_deleted_object, old_object_or_None)``.
 EventHandler = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
+# The server's metadata-only forms (``meta.k8s.io/v1`` PartialObjectMetadata), as client-go's
+# metadata informer asks: a Secret's data never leaves the server.
+_METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+_METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 _log = logging.getLogger(__name__)
 
 
@@ -98,6 +102,9 @@ class Informer:
             (client-go's ``SetTransform``), e.g. :func:`strip_managed_fields` to keep a large
             cache small. Must be pure and keep ``metadata.name``, ``namespace`` and
             ``resourceVersion``.
+        metadata_only: Ask for ``PartialObjectMetadata`` only (client-go's metadata
+            informer): objects hold ``metadata`` and nothing else, e.g. Secrets read for
+            their labels and annotations without their data.
 
     Raises from :meth:`wait_synced`: KubeAPIError if the first LIST was refused for good
     (401, 403, 404); transient errors are retried.
@@ -116,6 +123,7 @@ class Informer:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         resync_period: float | None = None,
         transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        metadata_only: bool = False,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -133,6 +141,8 @@ class Informer:
         self._sleep = sleep
         self._resync_period = resync_period
         self._transform = transform
+        self._list_accept = _METADATA_LIST_ACCEPT if metadata_only else "application/json"
+        self._watch_accept = _METADATA_WATCH_ACCEPT if metadata_only else "application/json"
         self._store: dict[str, dict[str, Any]] = {}
         self._handlers: list[EventHandler] = []
         self._synced = asyncio.Event()
@@ -298,7 +308,14 @@ class Informer:
             query = {**self._selectors, "limit": self._page_size}
             if cont:
                 query["continue"] = cont
-            page = await request(self.client, "GET", self._path, query=query, target=self._target)
+            page = await request(
+                self.client,
+                "GET",
+                self._path,
+                query=query,
+                target=self._target,
+                accept=self._list_accept,
+            )
             kind = self.resource.kind
             for item in page.get("items") or ():
                 item.setdefault("apiVersion", self.resource.api_version)
@@ -331,7 +348,7 @@ class Informer:
             self._path,
             "GET",
             query_params=list(query.items()),
-            header_params={"Accept": "application/json"},
+            header_params={"Accept": self._watch_accept},
             auth_settings=["BearerToken"],
             _preload_content=False,
             _request_timeout=aiohttp.ClientTimeout(total=None, connect=30, sock_read=timeout + 30),

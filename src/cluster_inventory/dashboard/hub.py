@@ -1,0 +1,258 @@
+"""The hub's state as the dashboard sees it: informers, one change counter, one overview.
+
+:class:`HubState` keeps an :class:`~cluster_inventory.kube.Informer` per source (client-go's
+list and watch, so a change on the hub reaches the page within a watch event's latency, not
+a poll period): ClusterProfiles, Placements and PlacementDecisions of the watched inventory
+namespaces (every namespace by default), the *metadata* of the Argo CD cluster Secrets our
+sync writes (``PartialObjectMetadata``: their data never leaves the API server), and our
+MultiKueueClusters. Every event bumps :attr:`HubState.generation` and wakes the waiters of
+:meth:`HubState.changed`; the :class:`~cluster_inventory.dashboard.overview.Overview` is
+built at most once per generation, when a page asks for it, and each profile is decoded once
+per resourceVersion into a :class:`~cluster_inventory.api.views.ProfileView`.
+
+Profiles are required: a hub that refuses them fails :meth:`HubState.start`. The other
+sources are optional: one the viewer may not read (403) or that the hub does not serve (404,
+no Kueue) is shown as unavailable, with the reason, and not retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from cluster_inventory import kube
+from cluster_inventory.api.views import ProfileView
+from cluster_inventory.dashboard.overview import Overview, build
+from cluster_inventory.integrations import argocd, multikueue
+from cluster_inventory.integrations._mirror import LABEL_MANAGED_BY
+from cluster_inventory.integrations.placement import PLACEMENTS
+from cluster_inventory.kube.informer import Informer, object_key, strip_managed_fields
+
+__all__ = ["HubState", "Source"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Source:
+    """One watched collection.
+
+    Attributes:
+        name: What the page calls it (``ClusterProfiles``, ``Argo CD Secrets``, ...).
+        informers: Its informers (one per namespace, or one for all).
+        state: ``syncing``, ``ok`` or ``unavailable``.
+        reason: Why it is unavailable, or why reading it fails now ("" when it works).
+    """
+
+    name: str
+    informers: list[Informer]
+    state: str = "syncing"
+    reason: str = ""
+
+    def items(self) -> list[dict[str, Any]]:
+        """Every cached object (none unless synced)."""
+        if self.state != "ok":
+            return []
+        return [obj for informer in self.informers for obj in informer.items()]
+
+    @property
+    def failure(self) -> str:
+        """Why reading fails right now (the cache keeps the last good view), or ""."""
+        return next((i.failure for i in self.informers if i.failure), "")
+
+
+class HubState:
+    """Watch the hub and serve :class:`Overview` snapshots of it.
+
+    Args:
+        client: An API client for the hub (the viewer's kubeconfig or a ServiceAccount).
+        namespaces: Inventory namespaces to watch; empty for every namespace.
+        argocd_namespace: Where the Argo CD sync writes cluster Secrets.
+    """
+
+    def __init__(
+        self,
+        client: kube.ApiClient,
+        namespaces: Sequence[str] = (),
+        *,
+        argocd_namespace: str = argocd.DEFAULT_NAMESPACE,
+    ) -> None:
+        self.client = client
+        self.namespaces = tuple(dict.fromkeys(namespaces))
+        self.argocd_namespace = argocd_namespace
+        self.generation = 0
+        self.sources: dict[str, Source] = {}
+        self.v1alpha2_served = True
+        self._wake = asyncio.Event()
+        self._views: dict[str, tuple[str, ProfileView]] = {}
+        self._overview: tuple[int, Overview] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- change notification -----------------------------------------------------------
+    def _bump(self, *_: object) -> None:
+        self.generation += 1
+        wake, self._wake = self._wake, asyncio.Event()
+        wake.set()
+
+    async def changed(self, since: int) -> int:
+        """Wait until :attr:`generation` is past ``since``; return the new generation."""
+        while self.generation <= since:
+            await self._wake.wait()
+        return self.generation
+
+    # -- sources -----------------------------------------------------------------------
+    def _informers(
+        self, resource: kube.Resource, namespaces: Sequence[str | None], **options: Any
+    ) -> list[Informer]:
+        informers = [
+            Informer(
+                self.client,
+                resource,
+                namespace=ns,
+                name=f"dashboard {resource.kind} {ns or 'all namespaces'}",
+                **options,
+            )
+            for ns in namespaces
+        ]
+        for informer in informers:
+            informer.add_handler(self._bump)
+            informer.add_health_handler(self._bump)
+        return informers
+
+    async def start(self) -> None:
+        """Start every informer; return once the profiles are listed.
+
+        Raises:
+            KubeAPIError: The hub refused to list ClusterProfiles (e.g. 403: the reader has
+                no ``list`` on ``clusterprofiles``).
+            KubeError: The hub could not be reached for discovery.
+        """
+        profiles = await kube.cluster_profiles_resource(self.client)
+        self.v1alpha2_served = profiles.version == "v1alpha2"
+        scoped: list[str | None] = list(self.namespaces) or [None]
+        managed_by = f"{LABEL_MANAGED_BY}="
+        self.sources = {
+            "profiles": Source(
+                "ClusterProfiles",
+                self._informers(profiles, scoped, transform=strip_managed_fields),
+            ),
+            "placements": Source(
+                "Placements", self._informers(PLACEMENTS, scoped, transform=strip_managed_fields)
+            ),
+            "decisions": Source(
+                "PlacementDecisions",
+                self._informers(kube.PLACEMENT_DECISIONS, scoped, transform=strip_managed_fields),
+            ),
+            "argocd": Source(
+                f"Argo CD cluster Secrets ({self.argocd_namespace})",
+                self._informers(
+                    kube.SECRETS,
+                    [self.argocd_namespace],
+                    label_selector=f"{argocd.LABEL_SECRET_TYPE}=cluster,"
+                    f"{managed_by}{argocd.FIELD_MANAGER}",
+                    metadata_only=True,
+                    transform=strip_managed_fields,
+                ),
+            ),
+            "multikueue": Source(
+                "MultiKueueClusters",
+                self._informers(
+                    multikueue.MULTIKUEUE_CLUSTERS,
+                    [None],
+                    label_selector=f"{managed_by}{multikueue.FIELD_MANAGER}",
+                    transform=strip_managed_fields,
+                ),
+            ),
+        }
+        for source in self.sources.values():
+            for informer in source.informers:
+                informer.start()
+        required = self.sources["profiles"]
+        try:
+            await self._synced(required)
+        except BaseException:
+            await self.stop()
+            raise
+        for key, source in self.sources.items():
+            if key != "profiles":
+                self._tasks.append(asyncio.get_running_loop().create_task(self._optional(source)))
+
+    async def _synced(self, source: Source) -> None:
+        await asyncio.gather(*(i.wait_synced() for i in source.informers))
+        source.state = "ok"
+        self._bump()
+
+    async def _optional(self, source: Source) -> None:
+        try:
+            await self._synced(source)
+        except kube.KubeAPIError as exc:
+            source.state, source.reason = "unavailable", _why(exc)
+            _log.info("dashboard: %s: %s", source.name, source.reason)
+            for informer in source.informers:
+                await informer.stop()
+            self._bump()
+
+    async def stop(self) -> None:
+        """Stop every informer and task."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        for source in self.sources.values():
+            for informer in source.informers:
+                await informer.stop()
+        self._bump()  # wake every waiter: a stream ends with the state
+
+    # -- snapshots ---------------------------------------------------------------------
+    def _view(self, obj: dict[str, Any]) -> ProfileView:
+        key = object_key(obj)
+        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        cached = self._views.get(key)
+        if cached is not None and cached[0] == rv and rv:
+            return cached[1]
+        view = ProfileView.of(obj)
+        self._views[key] = (rv, view)
+        return view
+
+    def overview(self) -> Overview:
+        """The overview of the current generation (built once per generation)."""
+        if self._overview is not None and self._overview[0] == self.generation:
+            return self._overview[1]
+        generation = self.generation
+        raw = self.sources["profiles"].items() if self.sources else []
+        views = [self._view(obj) for obj in raw]
+        live = {v.key for v in views}
+        for key in [k for k in self._views if k not in live]:
+            del self._views[key]
+        items = {k: s.items() for k, s in self.sources.items()}
+        built = build(
+            views,
+            placements=items.get("placements", ()),
+            decisions=items.get("decisions", ()),
+            argocd_secrets=items.get("argocd", ()),
+            multikueue_clusters=items.get("multikueue", ()),
+            namespaces=self.namespaces,
+            v1alpha2_served=self.v1alpha2_served,
+        )
+        self._overview = (generation, built)
+        return built
+
+    @property
+    def synced(self) -> bool:
+        """The profiles have been listed."""
+        source = self.sources.get("profiles")
+        return source is not None and source.state == "ok"
+
+
+def _why(exc: kube.KubeAPIError) -> str:
+    if exc.status == 403:
+        return "forbidden to this reader"
+    if exc.status == 404:
+        return "not served by this hub"
+    return f"refused ({exc.status})"

@@ -1,0 +1,217 @@
+"""The dashboard's HTTP side: aiohttp.web, Jinja2 templates, Server-Sent Events, htmx.
+
+One HTTP stack with the rest of the project (aiohttp also serves the probe and metrics
+endpoints). Routes, all ``GET`` (the dashboard writes nothing, anywhere):
+
+- ``/``: the whole page, the content rendered in, so it reads without script too.
+- ``/content``: the content alone, for the page's controls (filter, sort) and live updates;
+  htmx swaps it in (``hx-get``), triggered by an input or by a ``changed`` event.
+- ``/events``: a Server-Sent Events stream (aiohttp-sse) that says ``changed`` at most every
+  :attr:`Dashboard.min_interval` seconds while the hub changes; the htmx ``sse`` extension
+  listens.
+- ``/static/...``: the stylesheet, htmx and its ``sse`` extension, shipped in the wheel (no
+  CDN); ``/healthz`` and ``/readyz`` for a Deployment's probes.
+
+Every response carries a Content-Security-Policy that allows only this origin's scripts and
+styles. A server bound to a loopback address answers only requests whose ``Host`` is a
+loopback name (a web page elsewhere cannot reach it through DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from aiohttp import web
+from aiohttp_sse import sse_response
+
+from cluster_inventory import __version__
+from cluster_inventory.dashboard.hub import HubState
+from cluster_inventory.dashboard.overview import HEALTH_ORDER, SORT_KEYS, Query, select
+
+__all__ = ["DEFAULT_ADDRESS", "Dashboard", "parse_address"]
+
+#: Where ``cluster-inventory dashboard`` listens unless told otherwise.
+DEFAULT_ADDRESS = "127.0.0.1:8080"
+_PACKAGE = "cluster_inventory.dashboard"
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+_log = logging.getLogger(__name__)
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` for IPv6) as (host, port).
+
+    Raises:
+        ValueError: Not of that form, or the port is not 0-65535.
+    """
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"address {address!r}: expected HOST:PORT, e.g. {DEFAULT_ADDRESS}")
+    return host.strip("[]"), int(port)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _templates() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader(_PACKAGE, "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.globals["version"] = __version__
+    return env
+
+
+class Dashboard:
+    """The dashboard web application over a :class:`HubState`.
+
+    Args:
+        state: The hub's state (started by :meth:`serve`).
+        min_interval: Seconds between two ``changed`` events of one stream (a burst of hub
+            changes costs a browser one refresh per interval, not one per change).
+    """
+
+    def __init__(self, state: HubState, *, min_interval: float = 0.5) -> None:
+        self.state = state
+        self.min_interval = min_interval
+        self._env = _templates()
+        self._streams: set[asyncio.Task[Any]] = set()
+        self._closing = asyncio.Event()
+        self.app = web.Application(middlewares=[self._headers])
+        self.app.add_routes(
+            [
+                web.get("/", self._page),
+                web.get("/content", self._content),
+                web.get("/events", self._events),
+                web.get("/healthz", self._healthz),
+                web.get("/readyz", self._readyz),
+                web.static("/static", Path(str(resources.files(_PACKAGE) / "static"))),
+            ]
+        )
+        self.app.on_shutdown.append(self._close_streams)
+        self.loopback_only = False
+
+    # -- middleware --------------------------------------------------------------------
+    @web.middleware
+    async def _headers(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if self.loopback_only and not _is_loopback(request.url.host or ""):
+            raise web.HTTPMisdirectedRequest(text="this dashboard answers on localhost only\n")
+        response = await handler(request)
+        response.headers.setdefault("Content-Security-Policy", _CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        if not request.path.startswith("/static/"):
+            response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    # -- pages -------------------------------------------------------------------------
+    def _context(self, request: web.Request) -> dict[str, Any]:
+        overview = self.state.overview()
+        query = Query.from_params(request.query)
+        selection = select(overview, query)
+        sources = list(self.state.sources.values())
+        return {
+            "overview": overview,
+            "query": query,
+            "selection": selection,
+            "sources": sources,
+            "failures": [(s.name, s.failure) for s in sources if s.failure],
+            "unavailable": [s for s in sources if s.state == "unavailable"],
+            "has_argocd": self.state.sources.get("argocd") is not None
+            and self.state.sources["argocd"].state == "ok",
+            "has_multikueue": self.state.sources.get("multikueue") is not None
+            and self.state.sources["multikueue"].state == "ok",
+            "health_order": HEALTH_ORDER,
+            "sort_keys": SORT_KEYS,
+            "generation": self.state.generation,
+            "namespaces": self.state.namespaces,
+        }
+
+    async def _page(self, request: web.Request) -> web.Response:
+        html = self._env.get_template("page.html").render(self._context(request))
+        return web.Response(text=html, content_type="text/html")
+
+    async def _content(self, request: web.Request) -> web.Response:
+        html = self._env.get_template("content.html").render(self._context(request))
+        return web.Response(text=html, content_type="text/html")
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
+        try:
+            async with sse_response(request, ping_interval=15) as stream:
+                seen = self.state.generation
+                while stream.is_connected() and not self._closing.is_set():
+                    seen = await self.state.changed(seen)
+                    if self._closing.is_set():
+                        break
+                    await stream.send(str(seen), event="changed", id=str(seen))
+                    await asyncio.sleep(self.min_interval)
+                return stream
+        except (ConnectionResetError, asyncio.CancelledError):
+            return web.StreamResponse()
+        finally:
+            self._streams.discard(task)
+
+    async def _healthz(self, _: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def _readyz(self, _: web.Request) -> web.Response:
+        if not self.state.synced:
+            raise web.HTTPServiceUnavailable(text="ClusterProfiles not listed yet\n")
+        return web.Response(text="ok\n")
+
+    async def _close_streams(self, _: web.Application) -> None:
+        self._closing.set()
+        for task in list(self._streams):
+            task.cancel()
+
+    # -- running -----------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def serve(self, host: str, port: int) -> AsyncIterator[str]:
+        """Start the hub state and listen; yield the page's URL; stop both on exit.
+
+        Args:
+            host: Address to bind (a loopback address keeps the page on this machine).
+            port: TCP port; 0 picks a free one (the URL says which).
+
+        Raises:
+            KubeAPIError: The hub refused to list ClusterProfiles.
+            OSError: The address cannot be bound.
+        """
+        self.loopback_only = _is_loopback(host)
+        await self.state.start()
+        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=2.0)
+        try:
+            await runner.setup()
+            site = web.TCPSite(runner, host, port)
+            await site.start()
+            bound = runner.addresses[0][1]
+            shown = f"[{host}]" if ":" in host else host
+            yield f"http://{shown}:{bound}/"
+        finally:
+            self._closing.set()
+            await runner.cleanup()
+            await self.state.stop()
