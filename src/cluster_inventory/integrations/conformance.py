@@ -146,14 +146,28 @@ def _member_id_set(p: ProfileView, _: Sequence[ProfileView]) -> Verdict:
     return False, f"label {LABEL_INVENTORY_MEMBER_ID} is missing or empty"
 
 
+# The last profile list indexed by (namespace, member id), so that the check is linear in the
+# inventory, not quadratic (1,000 profiles: 1.3 s before). ``evaluate`` hands one list to
+# every call; the list is held, so its id cannot be reused while cached.
+_member_index: tuple[Sequence[ProfileView], dict[tuple[str, str], list[ProfileView]]] | None = None
+
+
+def _members_of(every: Sequence[ProfileView]) -> dict[tuple[str, str], list[ProfileView]]:
+    global _member_index
+    if _member_index is None or _member_index[0] is not every:
+        index: dict[tuple[str, str], list[ProfileView]] = {}
+        for o in every:
+            if o.member_id:
+                index.setdefault((o.namespace, o.member_id), []).append(o)
+        _member_index = (every, index)
+    return _member_index[1]
+
+
 def _member_id_unique(p: ProfileView, every: Sequence[ProfileView]) -> Verdict:
     if not p.member_id:
         return None, ""
-    others = sorted(
-        o.name
-        for o in every
-        if o is not p and o.namespace == p.namespace and o.member_id == p.member_id
-    )
+    same = _members_of(every).get((p.namespace, p.member_id), [])
+    others = sorted(o.name for o in same if o is not p)
     if not others:
         return True, ""
     return False, f"member id {p.member_id} is also on {', '.join(others)}"
@@ -338,18 +352,21 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def evaluate(served: Served, profiles: Sequence[Mapping[str, Any]]) -> dict[str, list[TestResult]]:
+def evaluate(
+    served: Served, profiles: Sequence[Mapping[str, Any] | ProfileView]
+) -> dict[str, list[TestResult]]:
     """Run every check over the discovery result and the profiles.
 
     Args:
         served: What discovery and the LIST said (see :func:`run`).
-        profiles: The profiles under test (already narrowed to one cluster manager, if asked).
+        profiles: The profiles under test (already narrowed to one cluster manager, if asked),
+            as stored or already decoded (a reader that holds views does not decode twice).
 
     Returns:
         ``{"Required": [...], "Optional": [...]}`` in :data:`CHECKS` order.
     """
     groups: dict[str, list[TestResult]] = {"Required": [], "Optional": []}
-    views = [ProfileView.of(p) for p in profiles]
+    views = [p if isinstance(p, ProfileView) else ProfileView.of(p) for p in profiles]
     for check in CHECKS:
         if check.desc == _SERVED:
             ok = served.served and served.namespaced and served.listable
