@@ -54,7 +54,7 @@ _SORT = (
     "[...document.querySelectorAll('button.sort')].find(b => b.textContent.trim()"
     ".startsWith('Version')).click();"
 )
-_ROWS = "document.querySelectorAll('#member-table tbody tr').length"
+_ROWS = "document.querySelectorAll('#members tbody tr').length"
 
 
 def _profile(i: int) -> dict:

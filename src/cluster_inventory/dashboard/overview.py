@@ -28,6 +28,8 @@ from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_JOINED,
+    LABEL_CLUSTER_MANAGER,
+    LABEL_INVENTORY_MEMBER_ID,
 )
 from cluster_inventory.api.views import ConditionView, ProfileView
 from cluster_inventory.integrations import conformance
@@ -59,6 +61,8 @@ __all__ = [
     "select",
 ]
 
+# Labels the table shows in their own columns.
+_SHOWN = frozenset({LABEL_CLUSTER_MANAGER, LABEL_INVENTORY_MEMBER_ID})
 #: Health values of a row, worst first (the sort order of the Health column).
 HEALTH_ORDER = ("False", "Unknown", "True")
 
@@ -117,6 +121,11 @@ class MemberRow:
     def name(self) -> str:
         """What the table shows first: the member id, else the profile's name."""
         return self.member_id or self.profiles[0].name
+
+    @property
+    def shown_labels(self) -> tuple[str, ...]:
+        """``key=value`` of its labels but those other columns show (manager, member id)."""
+        return tuple(f"{k}={v}" for k, v in sorted(self.labels.items()) if k not in _SHOWN)
 
     @property
     def inventories(self) -> tuple[str, ...]:

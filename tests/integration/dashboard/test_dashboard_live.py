@@ -34,8 +34,8 @@ async def test_a_stopped_member_turns_red_without_a_reload(
             await page.goto(url)
             # Our manager labels the profile with a member id: find the row by its profile.
             row = (
-                "[...document.querySelectorAll('#member-table tbody tr')]"
-                f".find(tr => tr.innerText.includes({json.dumps(ns + '/beta')}))"
+                "[...document.querySelectorAll('#members tbody tr')]"
+                f".find(tr => tr.textContent.includes({json.dumps(ns + '/beta')}))"
             )
             await page.wait_for(f"{row} && {row}.dataset.health === 'True'")
             await page.evaluate("window.notReloaded = true")
@@ -46,9 +46,9 @@ async def test_a_stopped_member_turns_red_without_a_reload(
                     f"getComputedStyle({row}.querySelector('td')).backgroundColor"
                 )
                 assert colour == "rgb(255, 235, 233)"  # the row's red
-                assert "APIServerUnreachable" in await page.evaluate(f"{row}.innerText")
+                assert "APIServerUnreachable" in await page.evaluate(f"{row}.textContent")
                 assert await page.evaluate("window.notReloaded === true")
-                summary = await page.evaluate("document.querySelector('#summary').innerText")
+                summary = await page.evaluate("document.querySelector('#summary').textContent")
                 assert "1 unhealthy" in summary
             finally:
                 await h.fleet.start_member(member_name)

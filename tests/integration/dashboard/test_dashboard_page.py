@@ -33,7 +33,7 @@ def _row(member: str) -> str:
 
 
 def _text_of(selector: str) -> str:
-    return f"(document.querySelector({json.dumps(selector)}) || {{}}).innerText || ''"
+    return f"(document.querySelector({json.dumps(selector)}) || {{}}).textContent || ''"
 
 
 async def _member_health(page: Page, member: str) -> str:
@@ -112,9 +112,7 @@ async def test_page_shows_the_hub_and_follows_a_change_without_a_reload(
         await page.goto(url)
         await page.wait_for(f"document.querySelector({json.dumps(_row('member-a'))})")
         # One member in two inventories is one row, listing both profiles.
-        assert (
-            await page.evaluate("document.querySelectorAll('#member-table tbody tr').length") == 2
-        )
+        assert await page.evaluate("document.querySelectorAll('#members tbody tr').length") == 2
         shared = await page.evaluate(_text_of(_row("member-a")))
         assert f"{inventory.namespace}/alpha" in shared and f"{other}/alpha" in shared
         assert "cluster-alpha" in shared  # its Argo CD Secret, by name
@@ -129,7 +127,7 @@ async def test_page_shows_the_hub_and_follows_a_change_without_a_reload(
         )
         assert colour == "rgb(255, 235, 233)", colour
         # Properties are columns; the placement shows its choice and why beta was left out.
-        headers = await page.evaluate(_text_of("#member-table thead"))
+        headers = await page.evaluate(_text_of("#members thead"))
         assert "region" in headers
         placement = await page.evaluate(_text_of("#placements"))
         assert f"{inventory.namespace}/alpha" in placement
@@ -149,19 +147,19 @@ async def test_page_shows_the_hub_and_follows_a_change_without_a_reload(
             "(() => { const i = document.querySelector('input[name=properties]');"
             " i.value = 'region=us'; i.dispatchEvent(new Event('change', {bubbles: true})); })()"
         )
-        await page.wait_for("document.querySelectorAll('#member-table tbody tr').length === 1")
+        await page.wait_for("document.querySelectorAll('#members tbody tr').length === 1")
         assert await _member_health(page, beta) == "False"
         await page.evaluate(
             "(() => { const i = document.querySelector('input[name=properties]');"
             " i.value = ''; i.dispatchEvent(new Event('change', {bubbles: true})); })()"
         )
-        await page.wait_for("document.querySelectorAll('#member-table tbody tr').length === 2")
+        await page.wait_for("document.querySelectorAll('#members tbody tr').length === 2")
         await page.evaluate(
             "[...document.querySelectorAll('button.sort')].find(b => b.textContent.trim()"
             " === 'Healthy').click()"
         )
         await page.wait_for(
-            "document.querySelector('#member-table tbody tr').dataset.health === 'False'"
+            "document.querySelector('#members tbody tr').dataset.health === 'False'"
         )
         # Live: a property changed on the hub shows without a reload, sort kept.
         await page.evaluate("window.notReloaded = true")
@@ -171,7 +169,7 @@ async def test_page_shows_the_hub_and_follows_a_change_without_a_reload(
         await page.wait_for(f"({_text_of(_row(beta))}).includes('ap-south')", timeout=30)
         assert await page.evaluate("window.notReloaded === true")
         assert (
-            await page.evaluate("document.querySelector('#member-table tbody tr').dataset.health")
+            await page.evaluate("document.querySelector('#members tbody tr').dataset.health")
             == "False"
         )
         responses = await page.settled_responses()
