@@ -116,7 +116,9 @@ spec:
 {{/*
 The hardened Deployment every component runs as.
 Arguments: root, component, name, namespace, container, command (list), args (YAML list
-text), values (the component's values), volumes and mounts (YAML list text, optional).
+text), values (the component's values), volumes and mounts (YAML list text, optional),
+ports (YAML list text of further container ports, optional), stateless (no Lease: every
+replica works).
 */}}
 {{- define "ci.deployment" -}}
 {{- $root := .root -}}
@@ -128,7 +130,11 @@ metadata:
   labels:
     {{- include "ci.labels" . | nindent 4 }}
 spec:
+  {{- if .stateless }}
+  # Stateless: every replica serves.
+  {{- else }}
   # More than one replica is safe: only the holder of the Lease {{ .name }} works.
+  {{- end }}
   replicas: {{ .values.replicas }}
   selector:
     matchLabels:
@@ -177,7 +183,9 @@ spec:
             {{- toYaml . | nindent 12 }}
             {{- end }}
           env:
+            {{- if not .stateless }}
             # POD_NAME is the Lease holder identity.
+            {{- end }}
             - name: POD_NAME
               valueFrom:
                 fieldRef:
@@ -193,6 +201,9 @@ spec:
             - name: health
               containerPort: {{ $root.Values.healthPort }}
               protocol: TCP
+            {{- with .ports }}
+            {{- . | nindent 12 }}
+            {{- end }}
           livenessProbe:
             httpGet:
               path: /healthz

@@ -90,7 +90,7 @@ class Dashboard:
             changes costs a browser one refresh per interval, not one per change).
     """
 
-    def __init__(self, state: HubState, *, min_interval: float = 0.5) -> None:
+    def __init__(self, state: HubState, *, min_interval: float = 0.25) -> None:
         self.state = state
         self.min_interval = min_interval
         self._env = _templates()

@@ -275,11 +275,16 @@ def _local_args(
     return out
 
 
+#: The one Deployment without a Lease (a read-only page): run by its own test below.
+DASHBOARD = "cluster-inventory-dashboard"
+
+
 def _deployments() -> list[tuple[str, str]]:
     return [
         (example, d["metadata"]["name"])
         for example in EXAMPLES
         for d in of_kind(objects(example), "Deployment")
+        if d["metadata"]["name"] != DASHBOARD
     ]
 
 
@@ -433,3 +438,117 @@ async def _secrets_outside_the_inventories_are_refused(kubeconfig: Path) -> None
         await eventually(
             lambda: kube.list_objects(client, kube.SECRETS, "team-a"), what="team-a's Secrets"
         )
+
+
+async def test_the_dashboard_reads_with_its_service_account_token_and_writes_nothing(
+    fleet: Fleet, upstream_crds_installed: None, test_namespace: str, tmp_path: Path
+) -> None:
+    """The dashboard's Deployment, with its own token: the page shows the hub's profiles and
+    Argo CD's Secrets (as metadata), and the token may write nothing and read no other
+    Secret."""
+    hub = fleet.hub
+    objs = objects("dashboard.yaml")
+    (deployment,) = of_kind(objs, "Deployment")
+    assert deployment["metadata"]["name"] == DASHBOARD
+    namespace = deployment["metadata"]["namespace"]
+    for role in of_kind(objs, "ClusterRole") + of_kind(objs, "Role"):
+        for rule in role["rules"]:
+            assert set(rule["verbs"]) <= {"get", "list", "watch"}, rule
+            if "secrets" in rule["resources"]:
+                assert role["kind"] == "Role" and role["metadata"]["namespace"] == "argocd"
+    await _ensure_namespaces(hub, *NAMESPACES)
+    identity = tmp_path / "identity.yaml"
+    identity.write_text(yaml.safe_dump_all([o for o in objs if o["kind"] in IDENTITY_KINDS]))
+    applied = await asyncio.to_thread(
+        kubectl,
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "-f",
+        str(identity),
+        "--kubeconfig",
+        str(hub.kubeconfig_path),
+    )
+    assert applied.returncode == 0, applied.stderr
+    profile = {
+        "apiVersion": "multicluster.x-k8s.io/v1alpha1",
+        "kind": "ClusterProfile",
+        "metadata": {"name": "shown", "namespace": test_namespace},
+        "spec": {"clusterManager": {"name": "test"}},
+    }
+    async with await hub.client() as admin:
+        await kube.apply(admin, kube.CLUSTER_PROFILES, profile, field_manager="test")
+        token = await kube.request_service_account_token(admin, namespace, DASHBOARD)
+    kubeconfig = _token_kubeconfig(tmp_path / "sa.kubeconfig", hub, DASHBOARD, token.token)
+    async with await kube.new_client(kube.connection_from_kubeconfig(kubeconfig)) as reader:
+
+        async def refused() -> bool:
+            for attempt in (
+                lambda: kube.list_objects(reader, kube.SECRETS, "kube-system"),
+                lambda: kube.apply(
+                    reader, kube.CLUSTER_PROFILES, profile, field_manager="dashboard"
+                ),
+            ):
+                try:
+                    await attempt()
+                except kube.ForbiddenError:
+                    continue
+                return False
+            return True
+
+        await eventually(refused, what="no Secret outside argocd, no write")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    health, metrics, page = free_port(), free_port(), free_port()
+    args = []
+    for arg in _local_args(container, objs, tmp_path, health, metrics):
+        if arg.startswith("--address="):
+            arg = f"--address=127.0.0.1:{page}"
+        args.append(arg)
+    proc = subprocess.Popen(  # noqa: ASYNC220 - a child process that outlives this call
+        [
+            sys.executable,
+            "-m",
+            "cluster_inventory.cli",
+            *container["command"][1:],
+            *args,
+            "--kubeconfig",
+            str(kubeconfig),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        async with aiohttp.ClientSession() as http:
+
+            async def shown() -> str:
+                assert proc.poll() is None, "the process exited"
+                try:
+                    async with http.get(f"http://127.0.0.1:{health}/readyz") as resp:
+                        if resp.status != 200:
+                            return ""
+                    async with http.get(f"http://127.0.0.1:{page}/") as resp:
+                        text = await resp.text()
+                except aiohttp.ClientConnectionError:
+                    return ""  # not listening yet
+                return text if f"{test_namespace}/shown" in text else ""
+
+            try:
+                text = await eventually(shown, timeout=60, what="the page shows the profile")
+            except AssertionError as exc:
+                proc.kill()
+                _, stderr = await asyncio.to_thread(proc.communicate, timeout=30)
+                raise AssertionError(f"{exc}\nstderr:\n{stderr[-3000:]}") from None
+            # Argo CD's Secrets were readable (as metadata), so not shown as unavailable.
+            assert "Argo CD cluster Secrets (argocd)" in text
+            assert "Argo CD cluster Secrets (argocd) (unavailable" not in text
+            async with http.get(f"http://127.0.0.1:{metrics}/metrics") as resp:
+                assert resp.status == 200
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        _, stderr = await asyncio.to_thread(proc.communicate, timeout=30)
+    assert proc.returncode == 0, stderr[-3000:]
+    assert "forbidden" not in stderr.lower(), stderr[-3000:]
+    assert token.token not in stderr
