@@ -297,9 +297,8 @@ def _request(placement: Mapping[str, Any]) -> str:
         parts.append(f"labels {format_selector(spec.cluster_selector)}")
     if spec.property_selector:
         parts.append(f"properties {format_selector(spec.property_selector)}")
-    parts.append(
-        "every cluster" if spec.number_of_clusters is None else f"{spec.number_of_clusters}"
-    )
+    count = spec.number_of_clusters
+    parts.append("every cluster" if count is None else f"{count} cluster(s)")
     if spec.spread_by_property:
         parts.append(f"spread by {spec.spread_by_property}")
     if spec.include_unhealthy:

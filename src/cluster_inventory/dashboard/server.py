@@ -136,7 +136,10 @@ class Dashboard:
             "query": query,
             "selection": selection,
             "sources": sources,
-            "failures": [(s.name, s.failure) for s in sources if s.failure],
+            # An unavailable source is said so in the footer; a failing one here.
+            "failures": [
+                (s.name, s.failure) for s in sources if s.failure and s.state != "unavailable"
+            ],
             "unavailable": [s for s in sources if s.state == "unavailable"],
             "has_argocd": self.state.sources.get("argocd") is not None
             and self.state.sources["argocd"].state == "ok",
