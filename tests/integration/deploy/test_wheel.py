@@ -9,10 +9,13 @@ applied with ``cluster-inventory crds apply``, a token read by the exec plugin).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import zipfile
@@ -20,6 +23,7 @@ from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from cluster_inventory import api, kube
@@ -183,3 +187,42 @@ async def test_the_exec_plugin_from_the_wheel_reads_a_token_secret(
     credential = json.loads(out)
     assert credential["kind"] == "ExecCredential"
     assert credential["status"]["token"] == TOKEN
+
+
+async def test_the_dashboard_from_the_wheel_serves_every_asset_it_links(
+    venv: Path, hub: ControlPlane, test_namespace: str, tmp_path: Path
+) -> None:
+    """Templates, stylesheet, htmx and its licence are files of the wheel: nothing from a CDN."""
+    proc = await asyncio.create_subprocess_exec(
+        "cluster-inventory",
+        "dashboard",
+        "-n",
+        test_namespace,
+        "--address",
+        "127.0.0.1:0",
+        "--kubeconfig",
+        str(hub.kubeconfig_path),
+        cwd=tmp_path,
+        env=outside(venv),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), 120)).decode()
+        assert line.startswith("dashboard: "), line
+        url = line.removeprefix("dashboard: ").strip()
+        async with aiohttp.ClientSession() as http:
+            async with http.get(url) as page:
+                text = await page.text()
+            linked = re.findall(r'(?:src|href)="([^"#]+)"', text)
+            assert {"static/htmx.min.js", "static/dashboard.css"} <= set(linked)
+            for path in [*linked, "static/LICENSE.htmx.txt", "static/LICENSE.htmx-ext-sse.txt"]:
+                assert "//" not in path, path  # no other origin
+                async with http.get(url + path) as asset:
+                    assert asset.status == 200, path
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 30)
+    assert proc.returncode == 0

@@ -66,3 +66,44 @@ async def test_resync_replays_every_object_as_modified(hub, test_namespace) -> N
                 return replays.count("only") >= 2
 
             await eventually(twice, timeout=10, what="two resyncs")
+
+
+async def test_metadata_only_informer_never_holds_a_secret_value(hub, test_namespace) -> None:
+    value = "metadata-only-informer-must-not-see-this"
+    secret = {
+        "metadata": {"name": "s1", "namespace": test_namespace, "labels": {"team": "a"}},
+        "stringData": {"token": value},
+    }
+    async with await hub.client() as client:
+        await kube.create(client, kube.SECRETS, secret)
+        seen: list[dict] = []
+        informer = Informer(
+            client,
+            kube.SECRETS,
+            namespace=test_namespace,
+            label_selector="team",
+            metadata_only=True,
+        )
+        informer.add_handler(lambda kind, obj, old: seen.append(obj))
+        async with informer:
+            await informer.wait_synced()
+            (listed,) = informer.items()
+            assert listed["metadata"]["labels"] == {"team": "a"}
+            # Watched changes come as metadata too.
+            await kube.apply(
+                client,
+                kube.SECRETS,
+                {**secret, "metadata": {**secret["metadata"], "annotations": {"n": "2"}}},
+                field_manager="t",
+            )
+            await eventually(
+                lambda: (
+                    informer.get(f"{test_namespace}/s1")["metadata"].get("annotations")
+                    == {"n": "2"}
+                ),
+                what="the watched change",
+            )
+        assert len(seen) >= 2
+        for obj in seen:
+            assert set(obj) <= {"apiVersion", "kind", "metadata"}, obj
+            assert value not in str(obj)
