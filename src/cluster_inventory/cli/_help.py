@@ -39,6 +39,7 @@ COMMANDS = (
         "Show one ClusterProfile in full: conditions, properties, access providers, Events.",
     ),
     ("demo", "Show the whole Cluster Inventory API on a local fleet of real control planes."),
+    ("dashboard", "Serve a read-only web page of the inventory, live from the hub."),
     ("manager", "The cluster manager (runs on a hub)."),
     ("fleet", "A local fleet of real control planes (hub + members)."),
     ("crds", "The Cluster Inventory CRDs."),
