@@ -18,7 +18,6 @@ no Kueue) is shown as unavailable, with the reason, and not retried.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 from collections.abc import Sequence
@@ -198,12 +197,8 @@ class HubState:
 
     async def stop(self) -> None:
         """Stop every informer and task."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks.clear()
+        tasks, self._tasks = self._tasks, []
+        await kube.cancel_and_wait(*tasks)
         for source in self.sources.values():
             for informer in source.informers:
                 await informer.stop()

@@ -30,11 +30,12 @@ from typing import Any
 
 import jinja2
 from aiohttp import web
-from aiohttp_sse import sse_response
+from aiohttp_sse import EventSourceResponse, sse_response
 
 from cluster_inventory import __version__
 from cluster_inventory.dashboard.hub import HubState
 from cluster_inventory.dashboard.overview import HEALTH_ORDER, SORT_KEYS, Query, select
+from cluster_inventory.kube import cancel_and_wait
 
 __all__ = ["DEFAULT_ADDRESS", "Dashboard", "parse_address"]
 
@@ -94,8 +95,7 @@ class Dashboard:
         self.state = state
         self.min_interval = min_interval
         self._env = _templates()
-        self._streams: set[asyncio.Task[Any]] = set()
-        self._closing = asyncio.Event()
+        self._streams: set[EventSourceResponse] = set()
         self.app = web.Application(middlewares=[self._headers])
         self.app.add_routes(
             [
@@ -160,23 +160,27 @@ class Dashboard:
         return web.Response(text=html, content_type="text/html")
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        task = asyncio.current_task()
-        assert task is not None
-        self._streams.add(task)
+        async with sse_response(request, ping_interval=15) as stream:
+            self._streams.add(stream)
+            pump = asyncio.get_running_loop().create_task(self._pump(stream))
+            try:
+                # Until the browser goes away (a ping fails) or the server stops: a quiet hub
+                # must not keep the stream of a closed tab waiting for the next change.
+                await stream.wait()
+            finally:
+                self._streams.discard(stream)
+                await cancel_and_wait(pump)
+            return stream
+
+    async def _pump(self, stream: EventSourceResponse) -> None:
+        seen = self.state.generation
         try:
-            async with sse_response(request, ping_interval=15) as stream:
-                seen = self.state.generation
-                while stream.is_connected() and not self._closing.is_set():
-                    seen = await self.state.changed(seen)
-                    if self._closing.is_set():
-                        break
-                    await stream.send(str(seen), event="changed", id=str(seen))
-                    await asyncio.sleep(self.min_interval)
-                return stream
-        except (ConnectionResetError, asyncio.CancelledError):
-            return web.StreamResponse()
-        finally:
-            self._streams.discard(task)
+            while True:
+                seen = await self.state.changed(seen)
+                await stream.send(str(seen), event="changed", id=str(seen))
+                await asyncio.sleep(self.min_interval)
+        except ConnectionResetError:  # the browser went away mid-send
+            stream.stop_streaming()
 
     async def _healthz(self, _: web.Request) -> web.Response:
         return web.Response(text="ok\n")
@@ -187,9 +191,8 @@ class Dashboard:
         return web.Response(text="ok\n")
 
     async def _close_streams(self, _: web.Application) -> None:
-        self._closing.set()
-        for task in list(self._streams):
-            task.cancel()
+        for stream in list(self._streams):
+            stream.stop_streaming()
 
     # -- running -----------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -215,6 +218,5 @@ class Dashboard:
             shown = f"[{host}]" if ":" in host else host
             yield f"http://{shown}:{bound}/"
         finally:
-            self._closing.set()
             await runner.cleanup()
             await self.state.stop()
