@@ -140,8 +140,8 @@ async def run(n: int, runs: int) -> None:
             await _populate(hub, n)
             full_state, empty_state = HubState(hub, [NAMESPACE]), HubState(hub, [EMPTY])
             async with (
-                Dashboard(full_state).serve("127.0.0.1", 0) as full_url,
-                Dashboard(empty_state).serve("127.0.0.1", 0) as empty_url,
+                Dashboard(full_state, address=("127.0.0.1", 0)).serve() as full_url,
+                Dashboard(empty_state, address=("127.0.0.1", 0)).serve() as empty_url,
             ):
                 page = await browser.page()
                 await _render(page, empty_url, 0)  # warm-up: Chromium's caches, templates

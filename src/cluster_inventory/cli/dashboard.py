@@ -1,22 +1,22 @@
 """``cluster-inventory dashboard``: serve the read-only inventory page until SIGTERM or SIGINT.
 
-Only flag parsing lives here; the page is :mod:`cluster_inventory.dashboard`. The hub is
-found by kubectl's rules (``--kubeconfig``, every ``$KUBECONFIG`` path, in-cluster,
-``~/.kube/config``) through the one loader every command uses, so the page shows what the
-viewer's own identity may read.
+Only flag parsing lives here: the page (:mod:`cluster_inventory.dashboard`) runs as a
+runnable of a controller Manager, which owns the hub client, the probes, metrics and
+signals. The hub is found by kubectl's rules (``--kubeconfig``, every ``$KUBECONFIG``
+path, in-cluster, ``~/.kube/config``) through the one loader every command uses, so the
+page shows what the viewer's own identity may read.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail, hub_client
-from cluster_inventory.cli._process import run_until_signal
+from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail
+from cluster_inventory.cli._process import hub_process, run_until_signal
 
 __all__ = ["dashboard_cmd"]
 
@@ -60,28 +60,29 @@ def dashboard_cmd(
     /readyz; the separate probe and metrics endpoints are off unless given (the chart's
     Deployment gives both).
     """
-    from cluster_inventory.cli._logging import configure_logging
     from cluster_inventory.dashboard import Dashboard, HubState, parse_address
-    from cluster_inventory.kube.endpoints import parse_bind_address, serve_endpoints
 
-    configure_logging(log_format)
+    process = hub_process(
+        kubeconfig,
+        context,
+        endpoints=(health_probe_bind_address, metrics_bind_address),
+        log_format=log_format,
+        lease=None,  # read-only: every replica serves
+    )
     try:
-        host, port = parse_address(address)
-        health = parse_bind_address(health_probe_bind_address)
-        metrics = parse_bind_address(metrics_bind_address)
+        listen = parse_address(address)
     except ValueError as exc:
         fail(str(exc))
 
-    async def main() -> bool:
-        async with await hub_client(kubeconfig, context) as client:
-            state = HubState(client, namespace or (), argocd_namespace=argocd_namespace)
-            async with (
-                serve_endpoints(lambda: state.synced, health=health, metrics=metrics),
-                Dashboard(state).serve(host, port) as url,
-            ):
-                typer.echo(f"dashboard: {url}")
-                sys.stdout.flush()
-                await asyncio.Event().wait()
-        return False
+    def announce(url: str) -> None:
+        typer.echo(f"dashboard: {url}")
+        sys.stdout.flush()
 
-    run_until_signal(main)
+    manager = process.manager().add(
+        lambda hub: Dashboard(
+            HubState(hub, namespace or (), argocd_namespace=argocd_namespace),
+            address=listen,
+            announce=announce,
+        )
+    )
+    run_until_signal(manager)

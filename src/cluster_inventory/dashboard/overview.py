@@ -277,7 +277,7 @@ def _summary(namespace: str, views: Sequence[ProfileView], served: bool) -> Inve
     versions = Counter(v.version for v in views)
     groups = conformance.evaluate(
         conformance.Served(served=served, namespaced=True, listable=True, error="not served"),
-        [v.raw for v in views],
+        views,
     )
     return InventorySummary(
         namespace=namespace,

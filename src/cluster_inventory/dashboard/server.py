@@ -85,15 +85,35 @@ def _templates() -> jinja2.Environment:
 class Dashboard:
     """The dashboard web application over a :class:`HubState`.
 
+    A :class:`~cluster_inventory.controller.Runnable`: ``cluster-inventory dashboard`` adds
+    it to a controller Manager, which owns the hub client, the probe and metrics endpoints
+    and the signals; :meth:`serve` runs it alone.
+
     Args:
-        state: The hub's state (started by :meth:`serve`).
+        state: The hub's state (started by :meth:`prepare`).
+        address: (host, port) to listen on; port 0 picks a free one (:attr:`url` says which).
+        announce: Called with :attr:`url` once listening (the command prints it).
         min_interval: Seconds between two ``changed`` events of one stream (a burst of hub
             changes costs a browser one refresh per interval, not one per change).
     """
 
-    def __init__(self, state: HubState, *, min_interval: float = 0.25) -> None:
+    #: Every replica serves (controller-runtime's ``LeaderElectionRunnable``: no Lease).
+    needs_leader_election = False
+
+    def __init__(
+        self,
+        state: HubState,
+        *,
+        address: tuple[str, int] = ("127.0.0.1", 8080),
+        min_interval: float = 0.25,
+        announce: Callable[[str], None] | None = None,
+    ) -> None:
         self.state = state
+        self.address = address
         self.min_interval = min_interval
+        self.url = ""
+        self._announce = announce
+        self._runner: web.AppRunner | None = None
         self._env = _templates()
         self._streams: set[EventSourceResponse] = set()
         self.app = web.Application(middlewares=[self._headers])
@@ -194,29 +214,59 @@ class Dashboard:
         for stream in list(self._streams):
             stream.stop_streaming()
 
-    # -- running -----------------------------------------------------------------------
-    @contextlib.asynccontextmanager
-    async def serve(self, host: str, port: int) -> AsyncIterator[str]:
-        """Start the hub state and listen; yield the page's URL; stop both on exit.
+    # -- running: a Runnable of a controller Manager ----------------------------------
+    async def prepare(self) -> None:
+        """List the hub (the profiles at least) and start listening on :attr:`address`.
 
-        Args:
-            host: Address to bind (a loopback address keeps the page on this machine).
-            port: TCP port; 0 picks a free one (the URL says which).
+        Sets :attr:`url` and calls ``announce`` with it.
 
         Raises:
             KubeAPIError: The hub refused to list ClusterProfiles.
             OSError: The address cannot be bound.
         """
+        if self._runner is not None:
+            return
+        host, port = self.address
         self.loopback_only = _is_loopback(host)
         await self.state.start()
-        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=2.0)
+        self._runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=2.0)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, host, port).start()
+        bound = self._runner.addresses[0][1]
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{bound}/"
+        if self._announce is not None:
+            self._announce(self.url)
+
+    async def run(self) -> None:
+        """Serve until cancelled (the Manager's stop), then stop."""
+        await self.prepare()
         try:
-            await runner.setup()
-            site = web.TCPSite(runner, host, port)
-            await site.start()
-            bound = runner.addresses[0][1]
-            shown = f"[{host}]" if ":" in host else host
-            yield f"http://{shown}:{bound}/"
+            await asyncio.Event().wait()
         finally:
+            await self.stop()
+
+    def ready(self) -> bool:
+        """Ready once the profiles are listed."""
+        return self.state.synced
+
+    async def stop(self) -> None:
+        """Close every stream, stop listening and stop the informers; idempotent."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
             await runner.cleanup()
-            await self.state.stop()
+        await self.state.stop()
+
+    @contextlib.asynccontextmanager
+    async def serve(self) -> AsyncIterator[str]:
+        """Listen while the context is open (tests, benchmarks); yields the page's URL.
+
+        Raises:
+            KubeAPIError: The hub refused to list ClusterProfiles.
+            OSError: The address cannot be bound.
+        """
+        try:
+            await self.prepare()
+            yield self.url
+        finally:
+            await self.stop()

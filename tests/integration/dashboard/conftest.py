@@ -41,7 +41,9 @@ def serve(fleet: Fleet) -> Callable[..., contextlib.AbstractAsyncContextManager[
             if client is None:
                 client = await stack.enter_async_context(await fleet.hub.client())
             state = HubState(client, namespaces, **options)
-            url = await stack.enter_async_context(Dashboard(state).serve("127.0.0.1", 0))
+            url = await stack.enter_async_context(
+                Dashboard(state, address=("127.0.0.1", 0)).serve()
+            )
             yield url
 
     return run
