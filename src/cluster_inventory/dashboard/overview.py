@@ -449,13 +449,16 @@ class Query:
     def from_params(cls, params: Mapping[str, str]) -> Query:
         """Read the controls from a request's query string (unknown values read as unset)."""
         health = params.get("health", "")
+        sort = params.get("sort", "")
+        if sort not in SORT_KEYS and not sort.startswith(("property:", "label:")):
+            sort = "member"
         return cls(
             text=params.get("q", "").strip(),
             labels=params.get("labels", "").strip(),
             properties=params.get("properties", "").strip(),
             health=health if health in HEALTH_ORDER else "",
             inventory=params.get("inventory", "").strip(),
-            sort=params.get("sort", "member") or "member",
+            sort=sort,
             descending=params.get("order", "") == "desc",
         )
 

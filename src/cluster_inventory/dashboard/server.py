@@ -34,7 +34,7 @@ from aiohttp_sse import EventSourceResponse, sse_response
 
 from cluster_inventory import __version__
 from cluster_inventory.dashboard.hub import HubState
-from cluster_inventory.dashboard.overview import HEALTH_ORDER, SORT_KEYS, Query, select
+from cluster_inventory.dashboard.overview import HEALTH_ORDER, Query, select
 from cluster_inventory.kube import cancel_and_wait
 
 __all__ = ["DEFAULT_ADDRESS", "Dashboard", "parse_address"]
@@ -160,14 +160,11 @@ class Dashboard:
             "failures": [
                 (s.name, s.failure) for s in sources if s.failure and s.state != "unavailable"
             ],
-            "unavailable": [s for s in sources if s.state == "unavailable"],
             "has_argocd": self.state.sources.get("argocd") is not None
             and self.state.sources["argocd"].state == "ok",
             "has_multikueue": self.state.sources.get("multikueue") is not None
             and self.state.sources["multikueue"].state == "ok",
             "health_order": HEALTH_ORDER,
-            "sort_keys": SORT_KEYS,
-            "generation": self.state.generation,
             "namespaces": self.state.namespaces,
         }
 

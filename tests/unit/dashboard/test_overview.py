@@ -185,5 +185,6 @@ def test_filters_and_sorts_by_selector_property_and_health() -> None:
     assert keys(sort="property:region", order="desc") == ["inv/b", "inv/a", "inv/c"]
     assert keys(sort="property:region") == ["inv/a", "inv/b", "inv/c"]
     assert keys(sort="health") == ["inv/c", "inv/a", "inv/b"]
+    assert keys(sort="no-such-column", order="desc") == ["inv/c", "inv/b", "inv/a"]
     bad = select(ov, Query.from_params({"labels": "env in ("}))
     assert bad.error.startswith("labels:") and len(bad.rows) == 3
