@@ -26,9 +26,9 @@ from typing import Any
 from cluster_inventory import kube
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.dashboard.overview import Overview, build
-from cluster_inventory.integrations import argocd, multikueue
-from cluster_inventory.integrations._mirror import LABEL_MANAGED_BY
 from cluster_inventory.integrations.placement import PLACEMENTS
+from cluster_inventory.integrations.sync import argocd, multikueue
+from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
 from cluster_inventory.kube.informer import Informer, object_key, strip_managed_fields
 
 __all__ = ["HubState", "Source"]

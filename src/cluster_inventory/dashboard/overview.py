@@ -33,7 +33,6 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.api.views import ConditionView, ProfileView
 from cluster_inventory.integrations import conformance
-from cluster_inventory.integrations._mirror import ANNOTATION_PROFILE
 from cluster_inventory.integrations.placement import (
     Candidate,
     ClusterRef,
@@ -46,6 +45,7 @@ from cluster_inventory.integrations.placement import (
     spec_from_object,
 )
 from cluster_inventory.integrations.placement.selectors import matches
+from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE
 
 __all__ = [
     "HEALTH_ORDER",

@@ -16,9 +16,10 @@ import pytest
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_DECISION_INDEX, LABEL_DECISION_KEY
-from cluster_inventory.integrations import argocd
-from cluster_inventory.integrations._mirror import ANNOTATION_PROFILE, LABEL_MANAGED_BY
 from cluster_inventory.integrations.placement import PLACEMENTS
+from cluster_inventory.integrations.sync import argocd
+from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE
+from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
 from cluster_inventory.testing.browser import Browser, Page
 from tests.integration.runtime.conftest import Inventory
 
