@@ -95,6 +95,8 @@ class Dashboard:
         announce: Called with :attr:`url` once listening (the command prints it).
         min_interval: Seconds between two ``changed`` events of one stream (a burst of hub
             changes costs a browser one refresh per interval, not one per change).
+        ping_interval: Seconds between two keep-alive comments of a stream; a failed one
+            ends the stream of a browser that went away.
     """
 
     #: Every replica serves (controller-runtime's ``LeaderElectionRunnable``: no Lease).
@@ -106,11 +108,13 @@ class Dashboard:
         *,
         address: tuple[str, int] = ("127.0.0.1", 8080),
         min_interval: float = 0.25,
+        ping_interval: float = 15.0,
         announce: Callable[[str], None] | None = None,
     ) -> None:
         self.state = state
         self.address = address
         self.min_interval = min_interval
+        self.ping_interval = ping_interval
         self.url = ""
         self._announce = announce
         self._runner: web.AppRunner | None = None
@@ -177,7 +181,7 @@ class Dashboard:
         return web.Response(text=html, content_type="text/html")
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        async with sse_response(request, ping_interval=15) as stream:
+        async with sse_response(request, ping_interval=self.ping_interval) as stream:
             self._streams.add(stream)
             pump = asyncio.get_running_loop().create_task(self._pump(stream))
             try:

@@ -1,0 +1,77 @@
+"""The dashboard's HTTP side over a state held in memory: headers, Host check, streams."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+
+from cluster_inventory.dashboard import Dashboard, build
+from tests.unit.dashboard.test_overview import NOW, profile
+from tests.waiting import eventually
+
+
+class FakeState:
+    """What :class:`Dashboard` reads of a HubState, without a hub."""
+
+    namespaces = ("inv",)
+    sources: dict[str, Any] = {}
+    synced = True
+
+    def __init__(self) -> None:
+        self.generation = 0
+        self._wake = asyncio.Event()
+        self._overview = build([profile("inv", "a")], now=NOW)
+
+    def overview(self):
+        return self._overview
+
+    def bump(self) -> None:
+        self.generation += 1
+        wake, self._wake = self._wake, asyncio.Event()
+        wake.set()
+
+    async def changed(self, since: int) -> int:
+        while self.generation <= since:
+            await self._wake.wait()
+        return self.generation
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+
+async def test_pages_carry_the_policy_and_answer_only_loopback_names() -> None:
+    dashboard = Dashboard(FakeState(), address=("127.0.0.1", 0))  # type: ignore[arg-type]
+    async with dashboard.serve() as url, aiohttp.ClientSession() as http:
+        async with http.get(url + "content?sort=nonsense") as response:
+            assert response.status == 200
+            assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+            assert response.headers["Cache-Control"] == "no-store"
+            assert 'data-member="inv/a"' in await response.text()
+        async with http.get(url, headers={"Host": "localhost:1"}) as response:
+            assert response.status == 200
+        async with http.get(url, headers={"Host": "rebound.example"}) as response:
+            assert response.status == 421
+
+
+async def test_a_stream_says_changed_and_ends_when_its_browser_goes_away() -> None:
+    state = FakeState()
+    dashboard = Dashboard(
+        state,  # type: ignore[arg-type]
+        address=("127.0.0.1", 0),
+        min_interval=0,
+        ping_interval=0.2,
+    )
+    async with dashboard.serve() as url:
+        async with aiohttp.ClientSession() as http, http.get(url + "events") as stream:
+            assert stream.headers["Content-Type"].startswith("text/event-stream")
+            state.bump()
+            lines = [await stream.content.readline() for _ in range(3)]
+            assert b"event: changed\r\n" in lines or b"event: changed\n" in lines
+            assert len(dashboard._streams) == 1
+        # The tab closed; a quiet hub: the next keep-alive finds it gone and ends the stream.
+        await eventually(lambda: not dashboard._streams, what="the stream ended")
