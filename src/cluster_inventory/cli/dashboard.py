@@ -10,12 +10,12 @@ page shows what the viewer's own identity may read.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail
+from cluster_inventory.cli import _options as opt
+from cluster_inventory.cli._get import fail
 from cluster_inventory.cli._process import hub_process, run_until_signal
 
 __all__ = ["dashboard_cmd"]
@@ -40,15 +40,11 @@ def dashboard_cmd(
     argocd_namespace: Annotated[
         str, typer.Option(help="Where the Argo CD sync writes cluster Secrets.")
     ] = "argocd",
-    kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
-    metrics_bind_address: Annotated[
-        str, typer.Option(help="[host]:port of /metrics, or 0 for none.")
-    ] = "0",
-    health_probe_bind_address: Annotated[
-        str, typer.Option(help="[host]:port of /healthz and /readyz, or 0 for none.")
-    ] = "0",
-    log_format: Annotated[str, typer.Option(help="text or json.")] = "text",
+    kubeconfig: opt.HubKubeconfig = None,
+    context: opt.HubContext = None,
+    metrics_bind_address: opt.MetricsAddress = "0",
+    health_probe_bind_address: opt.HealthAddress = "0",
+    log_format: opt.LogFormat = "text",
 ) -> None:
     """Serve a read-only web page of the inventory, live from the hub.
 

@@ -14,33 +14,16 @@ credential: access providers are not rendered at all. See docs/dashboard.md.
 
 from __future__ import annotations
 
+from cluster_inventory.dashboard import overview
 from cluster_inventory.dashboard.hub import HubState, Source
-from cluster_inventory.dashboard.overview import (
-    Delivery,
-    InventorySummary,
-    MemberRow,
-    Overview,
-    PlacementRow,
-    Query,
-    Selection,
-    build,
-    select,
-)
+from cluster_inventory.dashboard.overview import *  # noqa: F403 - listed once, in overview.__all__
 from cluster_inventory.dashboard.server import DEFAULT_ADDRESS, Dashboard, parse_address
 
 __all__ = [
     "DEFAULT_ADDRESS",
     "Dashboard",
-    "Delivery",
     "HubState",
-    "InventorySummary",
-    "MemberRow",
-    "Overview",
-    "PlacementRow",
-    "Query",
-    "Selection",
     "Source",
-    "build",
     "parse_address",
-    "select",
+    *overview.__all__,
 ]
