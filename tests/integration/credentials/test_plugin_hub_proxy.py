@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from tests.integration.credentials.conftest import PLUGIN, PROFILE, Published
+from tests.integration.credentials.conftest import PROFILE, Published
+from tests.provider_files import PLUGIN
 from tests.proxies import serve_proxy
 
 
