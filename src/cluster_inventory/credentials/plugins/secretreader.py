@@ -47,12 +47,12 @@ TOKEN_KEY = "token"  # noqa: S105 - a key name, not a secret
 EXPIRATION_KEY = "expirationTimestamp"
 _API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 _SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-_DESCRIPTION = (
-    "An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1). It reads "
-    'KUBERNETES_EXEC_INFO, whose spec.cluster.config must hold {"clusterName": ...}, and '
-    "prints an ExecCredential with the token from the hub Secret <namespace>/<clusterName>, "
-    f'key "{TOKEN_KEY}".'
-)
+_USAGE = "%(prog)s [-n NS] [--kubeconfig FILE] [--context NAME]"
+_DESCRIPTION = f"""\
+An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1). It reads
+KUBERNETES_EXEC_INFO, whose spec.cluster.config must hold {{"clusterName": ...}},
+and prints an ExecCredential with the token from the hub Secret
+<namespace>/<clusterName>, key "{TOKEN_KEY}"."""
 
 
 class PluginError(Exception):
@@ -71,25 +71,22 @@ class _Parser(argparse.ArgumentParser):
         raise PluginError(f"{message} (see --help)")
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's help layout, sized without importing shutil.
+class _Formatter(argparse.RawTextHelpFormatter):
+    """argparse's help layout with the texts as written here, at a fixed width.
 
-    argparse builds a formatter for every ``add_argument`` and, without a width, imports
-    shutil for the terminal's: that import alone (zlib, bz2, lzma) costs a few milliseconds
-    of a plugin run that never prints help.
+    Two imports a plugin run does not need: without a width argparse imports shutil (zlib,
+    bz2, lzma) for the terminal's, on every ``add_argument``; a formatter that wraps text
+    imports textwrap for ``--help``. The texts below are wrapped for 80 columns.
     """
 
     def __init__(self, prog: str) -> None:
-        try:
-            width = os.get_terminal_size(sys.stdout.fileno()).columns
-        except (OSError, ValueError):  # not a terminal, or stdout closed
-            width = 80
-        super().__init__(prog, width=width - 2)  # argparse's own margin
+        super().__init__(prog, width=78)  # 80 columns less argparse's margin
 
 
 def _parse_args(argv: list[str]) -> dict[str, str]:
     parser = _Parser(
         prog=NAME,
+        usage=_USAGE,
         description=_DESCRIPTION,
         formatter_class=_Formatter,
         allow_abbrev=False,  # an option is spelled out, as kubectl's flags are
@@ -98,13 +95,15 @@ def _parse_args(argv: list[str]) -> dict[str, str]:
         "-n",
         "--namespace",
         metavar="NS",
-        help="namespace of the token Secret (default: $CLUSTER_INVENTORY_NAMESPACE, the hub "
-        "context's namespace, $POD_NAMESPACE, the pod's namespace, default)",
+        help="namespace of the token Secret (default:\n"
+        "$CLUSTER_INVENTORY_NAMESPACE, the hub context's\n"
+        "namespace, $POD_NAMESPACE, the pod's namespace,\n"
+        "default)",
     )
     parser.add_argument(
         "--kubeconfig",
         metavar="FILE",
-        help="the hub's kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)",
+        help="the hub's kubeconfig (default: $KUBECONFIG, in-cluster,\n~/.kube/config)",
     )
     parser.add_argument("--context", metavar="NAME", help="the hub kubeconfig's context")
     known, unknown = parser.parse_known_args(argv)
