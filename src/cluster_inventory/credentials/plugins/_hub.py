@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import binascii
 import os
-import socket
-import ssl
 
 TYPE_CHECKING = False  # typing costs a measurable share of a cold start
 if TYPE_CHECKING:
+    import ssl
     from typing import Any
 
 __all__ = ["Hub", "HubError", "b64decode", "https_get", "quote", "read_file"]
@@ -89,6 +88,8 @@ def https_get(
         OSError: The connection, the proxy or TLS failed, or the answer is not HTTP.
         HubError: ``proxy_url`` is not http, https or socks5.
     """
+    import socket  # here, not above: ``--help`` and argument errors never connect
+
     lines = [f"GET {path} HTTP/1.0", f"Host: {host}:{port}", "Connection: close"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     request = ("\r\n".join(lines) + "\r\n\r\n").encode()
@@ -130,6 +131,7 @@ def _ascii(name: str) -> str | bytes:
 
 def _proxy_stream(proxy_url: str, host: str, port: int, timeout: float) -> Any:
     """A python-socks stream to ``host:port`` through the proxy (a tunnel, not yet TLS)."""
+    import ssl
     from urllib.parse import urlsplit
 
     from python_socks import ProxyError, ProxyType
@@ -192,6 +194,8 @@ class Hub:
 
     def ssl_context(self) -> ssl.SSLContext:
         """A TLS context with the hub's CA (in memory) and client certificate, if any."""
+        import ssl  # here, not above: ``--help`` and argument errors never connect
+
         ctx = ssl.create_default_context(cadata=self.ca.decode() if self.ca else None)
         if self.insecure:
             ctx.check_hostname = False
@@ -237,5 +241,5 @@ class Hub:
                 timeout=timeout,
                 proxy_url=self.proxy_url,
             )
-        except (OSError, ssl.SSLError) as exc:
+        except OSError as exc:  # ssl.SSLError included
             raise HubError(f"hub {self.server}: {exc}") from None
