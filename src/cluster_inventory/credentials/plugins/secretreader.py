@@ -47,7 +47,7 @@ TOKEN_KEY = "token"  # noqa: S105 - a key name, not a secret
 EXPIRATION_KEY = "expirationTimestamp"
 _API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 _SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-_USAGE = "%(prog)s [-n NS] [--kubeconfig FILE] [--context NAME]"
+_USAGE = "%(prog)s [--namespace NS] [--kubeconfig FILE] [--context NAME]"
 _DESCRIPTION = f"""\
 An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1). It reads
 KUBERNETES_EXEC_INFO, whose spec.cluster.config must hold {{"clusterName": ...}},
