@@ -6,7 +6,10 @@ cache (:class:`CredentialCache`), and get an authenticated client for a member c
 (:func:`connect`, :func:`httpx_client`, :class:`ExecCredentialAuth`).
 
 Names are imported lazily: the plugins in :mod:`cluster_inventory.credentials.plugins` live
-under this package and must start without importing pydantic or kubernetes_asyncio.
+under this package and must start without importing pydantic or kubernetes_asyncio, and
+httpx is an optional dependency: :func:`httpx_client` and :class:`ExecCredentialAuth` need
+the extra ``cluster-inventory[httpx]`` and, without it, raise ``ModuleNotFoundError``
+naming it when first asked for.
 """
 
 from __future__ import annotations

@@ -1,7 +1,11 @@
 """The consumer's exec credentials as an ``httpx.Auth`` flow, for httpx users.
 
-Shares the credential cache of :func:`~cluster_inventory.credentials.connect`; kept out of
-``_clients`` so that importing the kubernetes_asyncio path never imports httpx.
+An optional adapter: the product speaks HTTP through aiohttp (docs/architecture.md, "HTTP
+stack and proxies"), and httpx comes with the extra ``cluster-inventory[httpx]`` (httpx and
+socksio, for a ``socks5`` proxy-url). :mod:`cluster_inventory.credentials` imports this
+module only when ``httpx_client`` or ``ExecCredentialAuth`` is first asked for; without
+httpx that raises an ImportError naming the extra. Shares the credential cache of
+:func:`~cluster_inventory.credentials.connect`.
 """
 
 from __future__ import annotations
@@ -10,7 +14,16 @@ import os
 from collections.abc import AsyncGenerator, Generator, Mapping
 from typing import Any
 
-import httpx
+try:
+    import httpx
+except ModuleNotFoundError as exc:  # pragma: no cover - covered in a subprocess
+    if exc.name != "httpx":
+        raise
+    raise ModuleNotFoundError(
+        "cluster_inventory.credentials.httpx_client and ExecCredentialAuth need httpx, an "
+        "optional dependency: pip install 'cluster-inventory[httpx]'",
+        name="httpx",
+    ) from None
 
 from cluster_inventory import kube
 from cluster_inventory.api import v1alpha1

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
@@ -23,10 +22,8 @@ from cluster_inventory.manager import ClusterManager, ManagerConfig, registratio
 from cluster_inventory.runtime import FleetManager
 from cluster_inventory.testing import ControlPlane
 from tests.cli_run import cli
-from tests.integration.credentials.conftest import PLUGIN, provider_file
+from tests.provider_files import PLUGIN, provider_file
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 def _v1alpha1_only() -> list[dict[str, Any]]:

@@ -11,8 +11,6 @@ import pytest
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
 
-pytestmark = pytest.mark.integration
-
 MANAGER = "conformance-test"
 V2_PROFILES = dataclasses.replace(kube.CLUSTER_PROFILES, version="v1alpha2")
 V2_DECISIONS = dataclasses.replace(kube.PLACEMENT_DECISIONS, version="v1alpha2")

@@ -25,6 +25,7 @@ def test_every_benchmark_is_found() -> None:
         "credentials.py",
         "delivery.py",
         "fleet_startup.py",
+        "http_stack.py",
         "integrations.py",
         "manager_scale.py",
         "runtime_engage.py",

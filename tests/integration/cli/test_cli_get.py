@@ -30,8 +30,6 @@ from cluster_inventory.cli._table import format_table
 from cluster_inventory.testing import ControlPlane, find_binary
 from tests.cli_run import cli, scripts_dir
 
-pytestmark = pytest.mark.integration
-
 GOLDEN = Path(__file__).parent / "golden"
 NAMESPACE = "golden-inventory"
 OTHER_NAMESPACE = "golden-inventory-2"

@@ -33,8 +33,6 @@ from tests.integration.cli.test_cli_get import _kubectl
 from tests.integration.integrations.test_placement_scheduler import bounded, placement, profile
 from tests.waiting import eventually
 
-pytestmark = pytest.mark.integration
-
 _AGE = re.compile(r"^(\d+[smhdy])+$")
 _OTHER_SCHEDULER = "open-cluster-management.io/mirror"
 

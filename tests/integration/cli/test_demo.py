@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from cluster_inventory.cli.demo import (
     CONSUMER,
     INVENTORIES,
@@ -22,8 +20,6 @@ from cluster_inventory.cli.demo import (
 from cluster_inventory.testing.versions import KUBERNETES_VERSION
 from tests.cli_run import cli
 from tests.procs import control_plane_pids, pids_with_args, wait_dead
-
-pytestmark = pytest.mark.integration
 
 _MANAGER_ARGS = ("cluster_inventory.cli", "manager", "run")
 

@@ -10,8 +10,6 @@ plugin is our ``cluster-inventory-secretreader`` reading the hub with the admin 
 from __future__ import annotations
 
 import base64
-import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +23,8 @@ from cluster_inventory.api.constants import (
     SECRET_TOKEN_KEY,
 )
 from cluster_inventory.testing import ControlPlane, Fleet
+from tests.provider_files import PLUGIN, provider_file
 
-PLUGIN = Path(sys.executable).parent / "cluster-inventory-secretreader"
 PROFILE = "member-one"
 
 
@@ -91,30 +89,6 @@ async def _ensure_account(admin: kube.ApiClient, namespace: str) -> None:
         },
         field_manager="test",
     )
-
-
-def provider_file(
-    path: Path, command: str, args: list[str], env: dict[str, str], *, cluster_info: bool = True
-) -> Path:
-    path.write_text(
-        json.dumps(
-            {
-                "providers": [
-                    {
-                        "name": "secretreader",
-                        "execConfig": {
-                            "apiVersion": "client.authentication.k8s.io/v1",
-                            "command": command,
-                            "args": args,
-                            "env": [{"name": k, "value": v} for k, v in env.items()],
-                            "provideClusterInfo": cluster_info,
-                        },
-                    }
-                ]
-            }
-        )
-    )
-    return path
 
 
 @pytest.fixture

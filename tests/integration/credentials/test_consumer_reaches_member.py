@@ -19,7 +19,8 @@ from cluster_inventory.credentials import (
     load_provider_file,
     resolve_access,
 )
-from tests.integration.credentials.conftest import PLUGIN, PROFILE, Published, provider_file
+from tests.integration.credentials.conftest import PROFILE, Published
+from tests.provider_files import PLUGIN, provider_file
 
 
 def new_cache(**kwargs) -> CredentialCache:

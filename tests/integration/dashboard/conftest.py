@@ -18,9 +18,8 @@ from cluster_inventory import kube
 from cluster_inventory.dashboard import Dashboard, HubState
 from cluster_inventory.testing import Fleet
 from cluster_inventory.testing.browser import Browser
-from tests.integration.runtime.conftest import inventory
 
-__all__ = ["browser", "inventory", "serve"]
+__all__ = ["browser", "serve"]
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,7 @@ import aiohttp
 import pytest
 
 from cluster_inventory.testing import Fleet
-from tests.integration.runtime.conftest import Inventory
-
-pytestmark = pytest.mark.integration
+from tests.inventory import Inventory
 
 
 async def _start(env: dict[str, str], *args: str) -> tuple[asyncio.subprocess.Process, str]:

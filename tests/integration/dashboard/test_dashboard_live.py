@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from cluster_inventory.testing import Fleet
 from cluster_inventory.testing.browser import Browser
 from tests.integration.manager.conftest import running_manager
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 async def test_a_stopped_member_turns_red_without_a_reload(

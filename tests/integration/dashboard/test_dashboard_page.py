@@ -12,7 +12,6 @@ import base64
 import json
 
 import aiohttp
-import pytest
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_DECISION_INDEX, LABEL_DECISION_KEY
@@ -21,9 +20,7 @@ from cluster_inventory.integrations.sync import argocd
 from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE
 from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
 from cluster_inventory.testing.browser import Browser, Page
-from tests.integration.runtime.conftest import Inventory
-
-pytestmark = pytest.mark.integration
+from tests.inventory import Inventory
 
 #: A Secret value that must never reach the page (the Argo CD Secret's data).
 SECRET_MARKER = "do-not-show-this-secret-value-7f3a9c"

@@ -12,7 +12,6 @@ import json
 import re
 import subprocess
 
-import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
@@ -25,8 +24,6 @@ from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.testing.chart import CHART_DIR
 from cluster_inventory.testing.tools import find_tool
-
-pytestmark = pytest.mark.integration
 
 FILES = CHART_DIR / "files"
 #: Words in PromQL that are not metric names.

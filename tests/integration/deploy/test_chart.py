@@ -48,8 +48,6 @@ from tests.integration.deploy.test_deploy_manifests import (
 )
 from tests.waiting import eventually
 
-pytestmark = pytest.mark.integration
-
 EXAMPLES = sorted(p.name for p in (CHART_DIR / "examples").glob("*.yaml"))
 #: Namespaces the examples install into or grant in (they must exist for a server dry run).
 NAMESPACES = (NAMESPACE, "argocd", "kueue-system", "team-a", "team-b")

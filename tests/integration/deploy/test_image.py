@@ -19,8 +19,6 @@ import pytest
 from cluster_inventory import __version__
 from tests.integration.deploy.test_deploy_manifests import REPO
 
-pytestmark = pytest.mark.integration
-
 
 def test_the_image_root_filesystem_runs_the_entrypoint_as_non_root() -> None:
     if os.geteuid() != 0:

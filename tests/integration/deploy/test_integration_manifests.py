@@ -23,8 +23,6 @@ from tests.integration.deploy.test_deploy_manifests import (
     the,
 )
 
-pytestmark = pytest.mark.integration
-
 #: name -> (namespace, Deployment command, ClusterRole grants, namespaced Role grants)
 TREES: dict[str, tuple[str, list[str], set[tuple[str, str, str, str | None]], set[Any]]] = {
     "argocd": (

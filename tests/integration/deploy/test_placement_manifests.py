@@ -42,8 +42,6 @@ from tests.integration.deploy.test_deploy_manifests import (
 from tests.integration.integrations.test_placement_scheduler import placement, profile
 from tests.waiting import eventually
 
-pytestmark = pytest.mark.integration
-
 TREE = DEPLOY / "placement"
 SCHEDULER = "cluster-inventory-placement"
 LEADER_ELECTION = "cluster-inventory-placement-leader-election"

@@ -30,8 +30,6 @@ from cluster_inventory import api, kube
 from cluster_inventory.testing import ControlPlane
 from tests.integration.deploy.test_deploy_manifests import REPO
 
-pytestmark = pytest.mark.integration
-
 TOKEN = "wheel-test-token"
 
 

@@ -20,10 +20,8 @@ from cluster_inventory import kube
 from cluster_inventory.api.constants import EXTENSION_EXEC
 from cluster_inventory.credentials import load_provider_file
 from cluster_inventory.integrations.sync.argocd import ArgoCDSync
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 async def events(hub: kube.ApiClient, namespace: str) -> list[dict[str, Any]]:

@@ -12,18 +12,15 @@ import asyncio
 import json
 import subprocess
 
-import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.credentials import load_provider_file
 from cluster_inventory.integrations.sync.argocd import ArgoCDSync
 from cluster_inventory.testing.argocd_check import argocd_check
-from tests.integration.credentials.conftest import PLUGIN
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
+from tests.provider_files import PLUGIN
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 async def test_argo_cd_loads_our_secrets_and_lists_configmaps_on_each_member(

@@ -22,11 +22,9 @@ from cluster_inventory.credentials import (
 )
 from cluster_inventory.integrations.sync._mirror import ANNOTATION_FINGERPRINT, LABEL_MANAGED_BY
 from cluster_inventory.integrations.sync.argocd import FIELD_MANAGER, ArgoCDSync
-from tests.integration.credentials.conftest import PLUGIN
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
+from tests.provider_files import PLUGIN
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 def decoded(secret: dict[str, Any]) -> dict[str, str]:

@@ -8,11 +8,7 @@ import subprocess
 import zlib
 from pathlib import Path
 
-import pytest
-
 from cluster_inventory.integrations.conformance import Served, evaluate, render_html, report
-
-pytestmark = pytest.mark.integration
 
 _HOW = (
     "Debian's chromium is needed to render the HTML report: `make assets` installs it "

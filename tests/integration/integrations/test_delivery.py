@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from cluster_inventory import kube
@@ -32,10 +31,8 @@ from cluster_inventory.integrations.delivery import (
 )
 from cluster_inventory.testing import find_binary
 from tests.cli_run import cli
-from tests.integration.runtime.conftest import ACCOUNT, Inventory
+from tests.inventory import ACCOUNT, Inventory
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 def manifests(ns: str, **data: dict[str, str]) -> list[Manifest]:

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
-import pytest
 import yaml
 
 from cluster_inventory import kube
@@ -25,11 +24,9 @@ from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.testing._process import free_port
 from cluster_inventory.testing.upstream_crds import kueue_crds
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
 from tests.tarpit import serve_tarpit
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 #: Well under Kubernetes' 30 s grace period, generous for a loaded 2-core machine: the
 #: process is expected to be gone within about 5 s of SIGTERM.

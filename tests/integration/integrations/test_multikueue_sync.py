@@ -21,8 +21,6 @@ from cluster_inventory.testing import Fleet
 from cluster_inventory.testing.upstream_crds import kueue_crds
 from tests.waiting import eventually
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture
 async def hub(fleet: Fleet, test_namespace: str) -> AsyncIterator[kube.ApiClient]:

@@ -30,8 +30,6 @@ from cluster_inventory.testing import Fleet
 from tests.cli_run import cli
 from tests.waiting import eventually
 
-pytestmark = pytest.mark.integration
-
 
 def healthy(ok: bool) -> dict[str, str]:
     return {

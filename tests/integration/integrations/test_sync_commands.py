@@ -15,11 +15,9 @@ import yaml
 from cluster_inventory import kube
 from cluster_inventory.testing._process import free_port
 from tests.cli_run import cli
-from tests.integration.credentials.conftest import PLUGIN
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
+from tests.provider_files import PLUGIN
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 async def _get(url: str) -> tuple[int, str]:

@@ -34,10 +34,8 @@ from cluster_inventory.integrations.sync.multikueue import (
 from cluster_inventory.kube.informer import DELETED, Informer
 from cluster_inventory.testing import Fleet
 from cluster_inventory.testing.upstream_crds import kueue_crds
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 @pytest.fixture

@@ -6,8 +6,6 @@ import pytest
 
 from cluster_inventory import kube
 
-pytestmark = pytest.mark.integration
-
 
 async def test_known_and_discovered_kinds_resolve(hub) -> None:
     async with await hub.client() as client:

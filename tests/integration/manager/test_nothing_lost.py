@@ -27,8 +27,6 @@ from tests.cli_run import cli
 from tests.integration.manager.conftest import Harness, running_manager
 from tests.waiting import eventually
 
-pytestmark = pytest.mark.integration
-
 
 @contextlib.asynccontextmanager
 async def deletions(hub: kube.ApiClient, namespace: str) -> AsyncIterator[list[str]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
@@ -16,10 +15,8 @@ from cluster_inventory.runtime import (
     FleetManager,
     Request,
 )
-from tests.integration.runtime.conftest import Inventory, metric
+from tests.inventory import Inventory, metric
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 class StaticProvider:

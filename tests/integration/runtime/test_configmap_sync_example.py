@@ -7,13 +7,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-import pytest
-
 from cluster_inventory import kube
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "fleet_configmap_sync.py"
 

@@ -14,10 +14,8 @@ from cluster_inventory.runtime import (
     Request,
     Result,
 )
-from tests.integration.runtime.conftest import Inventory, metric, write_provider_file
+from tests.inventory import Inventory, metric, write_provider_file
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 async def _configmap(member, namespace: str, name: str, data: dict[str, str]) -> dict:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 from cluster_inventory.runtime import Cluster, Request
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 
 async def test_hub_apiserver_restart_loses_no_profile_event(

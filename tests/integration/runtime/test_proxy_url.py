@@ -21,11 +21,9 @@ from cluster_inventory.api.constants import EXTENSION_EXEC
 from cluster_inventory.runtime import Cluster, Request
 from cluster_inventory.testing import ControlPlane
 from tests.cli_run import cli
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
 from tests.proxies import serve_proxy
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 SCHEMES = ["socks5", "http"]
 

@@ -14,14 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from cluster_inventory import kube
-from tests.integration.runtime.conftest import Inventory
+from tests.inventory import Inventory
 from tests.tarpit import serve_tarpit
 from tests.waiting import eventually
-
-pytestmark = pytest.mark.integration
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "fleet_configmap_sync.py"
 #: Well under the 30 s grace period and the runtime's 30 s cache sync timeout, and generous

@@ -77,3 +77,49 @@ def test_errors_go_to_stderr_with_prefix_and_exit_1():
     assert proc.returncode == 1
     assert proc.stderr.startswith("[cluster-inventory-secretreader] KUBERNETES_EXEC_INFO")
     assert proc.stdout == ""
+
+
+def test_options_take_kubectl_spellings():
+    opts = secretreader._parse_args(["-n", "team-a", "--kubeconfig=/hub.yaml", "--context", "c"])
+    assert opts == {"namespace": "team-a", "kubeconfig": "/hub.yaml", "context": "c"}
+    assert secretreader._parse_args([]) == {}
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--namespace"], "expected one argument"),
+        (["--name", "team-a"], "unknown argument '--name'"),  # no abbreviations
+        (["team-a"], "unknown argument 'team-a'"),
+    ],
+)
+def test_bad_arguments_are_plugin_errors(argv, words):
+    with pytest.raises(secretreader.PluginError, match=words):
+        secretreader.run(argv, {})
+
+
+def test_bad_arguments_exit_1_with_prefix_not_argparse_2():
+    proc = subprocess.run(
+        [sys.executable, "-m", "cluster_inventory.credentials.plugins.secretreader", "-n"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "[cluster-inventory-secretreader] argument -n/--namespace: expected one argument "
+        "(see --help)\n"
+    )
+
+
+def test_help_goes_to_stdout_with_exit_0():
+    proc = subprocess.run(
+        [sys.executable, "-m", "cluster_inventory.credentials.plugins.secretreader", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("usage: cluster-inventory-secretreader")
+    assert "--kubeconfig FILE" in proc.stdout
+    assert proc.stderr == ""

@@ -3,22 +3,26 @@
 Reads the hub Secret ``<namespace>/<clusterName>`` (``clusterName`` from the profile's
 ``client.authentication.k8s.io/exec`` extension, delivered as ``spec.cluster.config``) and
 prints an ExecCredential with ``status.token`` from the key ``token``, as upstream's plugin
-does (SPEC.md 3.1), plus ``status.expirationTimestamp`` when the Secret records one under
-``expirationTimestamp``, so that consumers refresh before the token lapses instead of after
-a 401. Namespace: ``--namespace``, else ``$CLUSTER_INVENTORY_NAMESPACE``, else the hub
-kubeconfig context's namespace, else ``$POD_NAMESPACE``, else the pod's service account
-namespace, else ``default``. Hub: found by kubectl's rules (``--kubeconfig``, every
-``$KUBECONFIG`` path merged, the in-cluster service account, ``~/.kube/config``), through its
-``proxy-url`` if it has one.
+(``sigs.k8s.io/cluster-inventory-api/plugins/secretreader``) does, plus
+``status.expirationTimestamp`` when the Secret records one under ``expirationTimestamp``, so
+that consumers refresh before the token lapses instead of after a 401. Namespace:
+``--namespace``, else ``$CLUSTER_INVENTORY_NAMESPACE``, else the hub kubeconfig context's
+namespace, else ``$POD_NAMESPACE``, else the pod's service account namespace, else
+``default``. Hub: found by kubectl's rules (``--kubeconfig``, every ``$KUBECONFIG`` path
+merged, the in-cluster service account, ``~/.kube/config``), through its ``proxy-url`` if it
+has one.
 
-Only the standard library is imported (a cold start is paid on every fetch); a kubeconfig
-in kubectl's YAML subset is read by a small parser, PyYAML only for anything else. Errors
-go to stderr as ``[cluster-inventory-secretreader] <message>`` with exit code 1 and never
-contain a token.
+Only the standard library is imported (a cold start is paid on every fetch): arguments by
+argparse, the hub by :mod:`._hub` (one GET on :mod:`ssl` sockets: http.client would add a
+third to the cold start), a kubeconfig by :mod:`cluster_inventory.kubeconfig` (JSON, then
+kubectl's YAML subset, PyYAML only for anything else). Errors go to stderr as
+``[cluster-inventory-secretreader] <message>`` with exit code 1 (argparse's own included)
+and never contain a token.
 """
 
 from __future__ import annotations
 
+import argparse
 import binascii
 import json
 import os
@@ -43,12 +47,12 @@ TOKEN_KEY = "token"  # noqa: S105 - a key name, not a secret
 EXPIRATION_KEY = "expirationTimestamp"
 _API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 _SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-_USAGE = f"""usage: {NAME} [--namespace NS] [--kubeconfig FILE] [--context NAME]
-
+_USAGE = "%(prog)s [--namespace NS] [--kubeconfig FILE] [--context NAME]"
+_DESCRIPTION = f"""\
 An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1). It reads
-KUBERNETES_EXEC_INFO, whose spec.cluster.config must hold {{"clusterName": ...}}, and prints an
-ExecCredential with the token from the hub Secret <namespace>/<clusterName>, key "token".
-"""
+KUBERNETES_EXEC_INFO, whose spec.cluster.config must hold {{"clusterName": ...}},
+and prints an ExecCredential with the token from the hub Secret
+<namespace>/<clusterName>, key "{TOKEN_KEY}"."""
 
 
 class PluginError(Exception):
@@ -60,27 +64,52 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(1)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors reported as every other failure of the plugin (exit 1)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise PluginError(f"{message} (see --help)")
+
+
+class _Formatter(argparse.RawTextHelpFormatter):
+    """argparse's help layout with the texts as written here, at a fixed width.
+
+    Two imports a plugin run does not need: without a width argparse imports shutil (zlib,
+    bz2, lzma) for the terminal's, on every ``add_argument``; a formatter that wraps text
+    imports textwrap for ``--help``. The texts below are wrapped for 80 columns.
+    """
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=78)  # 80 columns less argparse's margin
+
+
 def _parse_args(argv: list[str]) -> dict[str, str]:
-    opts: dict[str, str] = {}
-    names = {"-n": "namespace", "--namespace": "namespace", "--kubeconfig": "kubeconfig"}
-    names["--context"] = "context"
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in ("-h", "--help"):
-            sys.stdout.write(_USAGE)
-            raise SystemExit(0)
-        key, sep, value = arg.partition("=")
-        if key not in names:
-            raise PluginError(f"unknown argument {arg!r} (see --help)")
-        if not sep:
-            i += 1
-            if i >= len(argv):
-                raise PluginError(f"{key} needs a value")
-            value = argv[i]
-        opts[names[key]] = value
-        i += 1
-    return opts
+    parser = _Parser(
+        prog=NAME,
+        usage=_USAGE,
+        description=_DESCRIPTION,
+        formatter_class=_Formatter,
+        allow_abbrev=False,  # an option is spelled out, as kubectl's flags are
+    )
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        metavar="NS",
+        help="namespace of the token Secret (default:\n"
+        "$CLUSTER_INVENTORY_NAMESPACE, the hub context's\n"
+        "namespace, $POD_NAMESPACE, the pod's namespace,\n"
+        "default)",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="the hub's kubeconfig (default: $KUBECONFIG, in-cluster,\n~/.kube/config)",
+    )
+    parser.add_argument("--context", metavar="NAME", help="the hub kubeconfig's context")
+    known, unknown = parser.parse_known_args(argv)
+    if unknown:
+        raise PluginError(f"unknown argument {unknown[0]!r} (see --help)")
+    return {key: value for key, value in vars(known).items() if value is not None}
 
 
 def _get_secret(hub: Hub, namespace: str, name: str) -> dict[str, Any]:

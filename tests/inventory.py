@@ -1,21 +1,19 @@
 """ClusterProfiles published on the real hub the way a cluster manager publishes them.
 
-Each test gets an :class:`Inventory` in its own hub namespace: ``publish`` writes a profile
-whose ``secretreader`` access provider points at a real member, with a member token (a
-ServiceAccount allowed ConfigMaps and ServiceAccounts in the test namespace) in the hub Secret the plugin reads,
-and a provider file running our ``cluster-inventory-secretreader``. ``fleet_manager`` builds
-a :class:`FleetManager` on its own metrics registry and stops it after the test.
+The ``inventory`` fixture (``tests/integration/conftest.py``) gives each test an
+:class:`Inventory` in its own hub namespace: ``publish`` writes a profile whose
+``secretreader`` access provider points at a real member, with a member token (a
+ServiceAccount allowed ConfigMaps and ServiceAccounts in the test namespace) in the hub
+Secret the plugin reads, and a provider file running our ``cluster-inventory-secretreader``.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
@@ -24,9 +22,8 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
     SECRET_TOKEN_KEY,
 )
-from cluster_inventory.runtime import EngagementPolicy, FleetManager
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.integration.credentials.conftest import PLUGIN, provider_file
+from tests.provider_files import PLUGIN, provider_file
 
 ACCOUNT = "fleet-consumer"
 
@@ -186,47 +183,6 @@ def _healthy(healthy: bool) -> dict[str, str]:
         "message": "test",
         "lastTransitionTime": "2026-11-23T00:00:00Z",
     }
-
-
-@pytest.fixture
-async def inventory(fleet: Fleet, test_namespace: str, tmp_path: Path) -> AsyncIterator[Inventory]:
-    pf = provider_file(
-        tmp_path / "providers.json",
-        str(PLUGIN),
-        ["--namespace", test_namespace],
-        {"KUBECONFIG": str(fleet.hub.kubeconfig_path)},
-    )
-    async with await fleet.hub.client() as hub:
-        inv = Inventory(fleet, hub, test_namespace, pf)
-        try:
-            yield inv
-        finally:
-            for ns in inv.extra_namespaces:
-                await kube.delete(hub, kube.NAMESPACES, ns)
-
-
-@pytest.fixture
-async def fleet_manager(
-    inventory: Inventory,
-) -> AsyncIterator[Callable[..., FleetManager]]:
-    """``make(**options)`` builds a FleetManager over the test namespace; all are stopped."""
-    made: list[FleetManager] = []
-
-    def make(**options: Any) -> FleetManager:
-        options.setdefault("namespaces", [inventory.namespace])
-        options.setdefault("registry", CollectorRegistry())
-        options.setdefault("policy", EngagementPolicy(readiness_recheck=0.5))
-        options.setdefault("provider_file_poll", 0.2)
-        options.setdefault("shutdown_grace", 5.0)
-        fm = FleetManager(inventory.hub, inventory.provider_file, **options)
-        made.append(fm)
-        return fm
-
-    try:
-        yield make
-    finally:
-        for fm in made:
-            await fm.stop()
 
 
 def write_provider_file(

@@ -1,0 +1,76 @@
+"""Every test under ``tests/integration`` carries the ``integration`` marker; shared fixtures.
+
+The marker comes from the directory, not from a line in each file, so a new test file cannot
+forget it: ``pytest -m integration`` runs exactly the tests that start real control planes or
+processes, and ``pytest -m "not integration"`` exactly ``tests/unit``
+(``tests/unit/test_markers.py`` checks both).
+
+``inventory`` publishes ClusterProfiles on the real hub as a cluster manager would
+(:class:`tests.inventory.Inventory`); ``fleet_manager`` builds FleetManagers over it and
+stops them after the test. The runtime and integrations tests use both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.runtime import EngagementPolicy, FleetManager
+from cluster_inventory.testing import Fleet
+from tests.inventory import Inventory
+from tests.provider_files import PLUGIN, provider_file
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the items collected from this directory (pytest passes every item of the run)."""
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture
+async def inventory(fleet: Fleet, test_namespace: str, tmp_path: Path) -> AsyncIterator[Inventory]:
+    pf = provider_file(
+        tmp_path / "providers.json",
+        str(PLUGIN),
+        ["--namespace", test_namespace],
+        {"KUBECONFIG": str(fleet.hub.kubeconfig_path)},
+    )
+    async with await fleet.hub.client() as hub:
+        inv = Inventory(fleet, hub, test_namespace, pf)
+        try:
+            yield inv
+        finally:
+            for ns in inv.extra_namespaces:
+                await kube.delete(hub, kube.NAMESPACES, ns)
+
+
+@pytest.fixture
+async def fleet_manager(
+    inventory: Inventory,
+) -> AsyncIterator[Callable[..., FleetManager]]:
+    """``make(**options)`` builds a FleetManager over the test namespace; all are stopped."""
+    made: list[FleetManager] = []
+
+    def make(**options: Any) -> FleetManager:
+        options.setdefault("namespaces", [inventory.namespace])
+        options.setdefault("registry", CollectorRegistry())
+        options.setdefault("policy", EngagementPolicy(readiness_recheck=0.5))
+        options.setdefault("provider_file_poll", 0.2)
+        options.setdefault("shutdown_grace", 5.0)
+        fm = FleetManager(inventory.hub, inventory.provider_file, **options)
+        made.append(fm)
+        return fm
+
+    try:
+        yield make
+    finally:
+        for fm in made:
+            await fm.stop()
