@@ -8,7 +8,7 @@ different merge orders of the access providers and different handling of malform
 a reconciler a typed object, and never raises on what another writer stored: a field of the
 wrong type reads as absent, so one hostile profile never stops a reader.
 
-Access providers follow ``pkg/access`` (SPEC.md section 1.6): ``credentialProviders``
+Access providers follow ``pkg/access`` (KEP-4322, KEP-5339): ``credentialProviders``
 (deprecated, v1alpha1 only) and ``accessProviders`` both count, and on a name clash the
 ``accessProviders`` entry wins; the order is the unshadowed ``credentialProviders`` entries,
 then ``accessProviders``, as :meth:`ClusterProfileStatus.merged_access_providers` gives.
