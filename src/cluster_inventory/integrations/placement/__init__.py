@@ -14,6 +14,7 @@ Modules: :mod:`.selectors` (selector syntax, pure), :mod:`.choice` (which cluste
 
 from __future__ import annotations
 
+from cluster_inventory.integrations.placement import decisions
 from cluster_inventory.integrations.placement.choice import (
     EXCLUSION_REASONS,
     Candidate,
@@ -23,18 +24,7 @@ from cluster_inventory.integrations.placement.choice import (
     choose,
     spec_from_object,
 )
-from cluster_inventory.integrations.placement.decisions import (
-    PLACEMENT_API_VERSION,
-    PLACEMENT_GROUP,
-    PLACEMENT_KIND,
-    PLACEMENT_PLURAL,
-    SCHEDULER_NAME,
-    WritePlan,
-    decision_key,
-    plan_writes,
-    render_slices,
-    slice_name,
-)
+from cluster_inventory.integrations.placement.decisions import *  # noqa: F403 - listed once
 from cluster_inventory.integrations.placement.scheduler import (
     FIELD_MANAGER,
     PLACEMENTS,
@@ -55,11 +45,6 @@ __all__ = [
     "EXCLUSION_REASONS",
     "FIELD_MANAGER",
     "PLACEMENTS",
-    "PLACEMENT_API_VERSION",
-    "PLACEMENT_GROUP",
-    "PLACEMENT_KIND",
-    "PLACEMENT_PLURAL",
-    "SCHEDULER_NAME",
     "Candidate",
     "Choice",
     "ClusterRef",
@@ -68,18 +53,14 @@ __all__ = [
     "PlacementSpec",
     "Requirement",
     "SelectorError",
-    "WritePlan",
     "choose",
-    "decision_key",
     "format_selector",
     "from_label_selector",
     "group_decisions",
     "parse_selector",
     "placement_status",
-    "plan_writes",
     "read_decisions",
-    "render_slices",
-    "slice_name",
     "spec_from_object",
     "to_label_selector",
+    *decisions.__all__,
 ]
