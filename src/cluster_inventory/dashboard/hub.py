@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.dashboard.overview import Overview, build
 from cluster_inventory.integrations.placement import PLACEMENTS
@@ -207,7 +208,7 @@ class HubState:
     # -- snapshots ---------------------------------------------------------------------
     def _view(self, obj: dict[str, Any]) -> ProfileView:
         key = object_key(obj)
-        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        rv = str(objects.meta(obj).get("resourceVersion") or "")
         cached = self._views.get(key)
         if cached is not None and cached[0] == rv and rv:
             return cached[1]

@@ -16,7 +16,6 @@ Event on its Secret; an unreachable member becomes a condition on its profiles.
 from __future__ import annotations
 
 import asyncio
-import base64
 import datetime as dt
 import functools
 import logging
@@ -31,17 +30,15 @@ from cluster_inventory.api.constants import (
     GROUP,
     LABEL_CLUSTER_MANAGER,
     LABEL_INVENTORY_MEMBER_ID,
-    SECRET_EXPIRATION_KEY,
-    SECRET_TOKEN_KEY,
     V1ALPHA1,
 )
 from cluster_inventory.controller import Result, Workers
-from cluster_inventory.kube.informer import Informer
+from cluster_inventory.kube.informer import Informer, lookup
 from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.member import MemberConnection, connection_key
-from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
+from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR
 from cluster_inventory.manager.placement import (
     Inventory,
     ProfileKey,
@@ -59,6 +56,7 @@ from cluster_inventory.manager.registration import (
 from cluster_inventory.manager.reporting import ManagerReports
 from cluster_inventory.manager.sources import build_source
 from cluster_inventory.manager.status import access_provider, build_status, status_matches
+from cluster_inventory.manager.tokens import token_secret, token_secret_data
 
 __all__ = ["PLACEMENT", "ClusterManager", "fallback_member_id", "held_members"]
 
@@ -557,43 +555,14 @@ class ClusterManager:
     async def _store_token(
         self, key: ProfileKey, profile: dict[str, Any], token: kube.ServiceAccountToken
     ) -> None:
-        data = {
-            SECRET_TOKEN_KEY: base64.b64encode(token.token.encode()).decode(),
-            SECRET_EXPIRATION_KEY: base64.b64encode(
-                format_time(token.expiration).encode()
-            ).decode(),
-        }
-        existing = next(
-            (found for i in self.token_secrets if (found := i.get(str(key))) is not None), None
-        )
+        data = token_secret_data(token)
+        existing = lookup(self.token_secrets, str(key))
         if existing is not None and existing.get("data") == data:
             return
-        meta = objects.meta(profile)
-        await kube.apply(
-            self.hub,
-            kube.SECRETS,
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "type": TOKEN_SECRET_TYPE,
-                "metadata": {
-                    "name": key.name,
-                    "namespace": key.namespace,
-                    "labels": {LABEL_CLUSTER_MANAGER: self.config.name, LABEL_TOKEN_FOR: key.name},
-                    "ownerReferences": [
-                        {
-                            "apiVersion": f"{GROUP}/{V1ALPHA1}",
-                            "kind": "ClusterProfile",
-                            "name": key.name,
-                            "uid": meta.get("uid"),
-                            "controller": True,
-                        }
-                    ],
-                },
-                "data": data,
-            },
-            field_manager=FIELD_MANAGER,
+        secret = token_secret(
+            key, profile_uid=objects.meta(profile).get("uid"), manager=self.config.name, data=data
         )
+        await kube.apply(self.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER)
         _log.info(
             "stored member token",
             extra={"object": str(key), "expires": format_time(token.expiration)},
