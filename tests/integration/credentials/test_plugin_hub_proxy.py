@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from tests.integration.credentials.conftest import PROFILE, Published
 from tests.provider_files import PLUGIN
 from tests.proxies import serve_proxy
+from tests.published import PROFILE, Published
 
 
 @pytest.mark.parametrize("scheme", ["http", "socks5"])

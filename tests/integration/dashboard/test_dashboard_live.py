@@ -13,7 +13,7 @@ import json
 
 from cluster_inventory.testing import Fleet
 from cluster_inventory.testing.browser import Browser
-from tests.integration.manager.conftest import running_manager
+from tests.manager_harness import running_manager
 from tests.waiting import eventually
 
 

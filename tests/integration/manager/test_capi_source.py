@@ -24,7 +24,7 @@ from cluster_inventory.manager.capi import (
 )
 from cluster_inventory.manager.names import LABEL_CAPI_CLUSTERSET
 from cluster_inventory.testing import ControlPlane, Fleet, upstream_crd
-from tests.integration.manager.conftest import Harness, running_manager
+from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually
 
 

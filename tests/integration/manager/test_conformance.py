@@ -9,7 +9,7 @@ import yaml
 
 from cluster_inventory import kube
 from tests.cli_run import cli
-from tests.integration.manager.conftest import Harness
+from tests.manager_harness import Harness
 from tests.waiting import eventually
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.testing import Fleet
-from tests.integration.manager.conftest import running_manager
+from tests.manager_harness import running_manager
 from tests.waiting import eventually
 
 

@@ -11,7 +11,7 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
 )
 from cluster_inventory.kube.informer import Informer
-from tests.integration.manager.conftest import Harness
+from tests.manager_harness import Harness
 from tests.waiting import eventually
 
 

@@ -19,7 +19,7 @@ from cluster_inventory import kube
 from cluster_inventory.kube.informer import DELETED, Informer
 from cluster_inventory.manager import RegistrationError, parse_registration_secret
 from tests.bad_input import CAMPAIGN, MARKER, leaked, registration_secrets
-from tests.integration.manager.conftest import Harness
+from tests.manager_harness import Harness
 from tests.waiting import eventually
 
 #: Bad Secrets created, and hostile edits of a good one (each edit waits for its Event).

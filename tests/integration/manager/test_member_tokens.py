@@ -12,7 +12,7 @@ from cluster_inventory import kube
 from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
 from cluster_inventory.manager import service_account_name
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
-from tests.integration.manager.conftest import Harness
+from tests.manager_harness import Harness
 from tests.provider_files import PLUGIN, provider_file
 from tests.waiting import eventually
 

@@ -24,7 +24,7 @@ from cluster_inventory.manager.registration import RegistrationError
 from cluster_inventory.manager.runner import lease_name
 from cluster_inventory.manager.sources import FileRegistrationSource
 from tests.cli_run import cli
-from tests.integration.manager.conftest import Harness, running_manager
+from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually
 
 

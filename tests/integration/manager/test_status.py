@@ -10,7 +10,7 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.manager.names import CONDITION_PROPERTIES_SYNCED
-from tests.integration.manager.conftest import Harness
+from tests.manager_harness import Harness
 from tests.waiting import eventually
 
 
