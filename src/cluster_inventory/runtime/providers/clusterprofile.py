@@ -38,7 +38,7 @@ from cluster_inventory.credentials import (
     ProviderConfig,
     resolve_access,
 )
-from cluster_inventory.kube.informer import Informer, lookup, object_key
+from cluster_inventory.kube.informer import DELETED, Informer, lookup, object_key
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.runtime.decisions import group_decisions
@@ -47,7 +47,6 @@ from cluster_inventory.runtime.engagement import (
     EngagementPolicy,
     control_plane_healthy,
     group_holder,
-    member_id,
     plan_engagement,
 )
 from cluster_inventory.runtime.errors import FleetError
@@ -165,7 +164,9 @@ class ClusterProfileProvider:
             for namespace in (namespaces if namespaces is not None else [None])
         ]
         for informer in self.informers:
-            informer.add_indexer(_MEMBER_INDEX, lambda p: [m] if (m := member_id(p)) else [])
+            informer.add_indexer(
+                _MEMBER_INDEX, lambda p: [m] if (m := self._view(p).member_id) else []
+            )
             informer.add_handler(self._on_profile)
         #: The engagement work queue (``<name>-clusterprofile``), keyed by ``namespace/name``.
         self.queue: WorkQueue[str] = WorkQueue(
@@ -188,6 +189,8 @@ class ClusterProfileProvider:
         self._engaging: set[str] = set()
         self._unhealthy_since: dict[str, float] = {}
         self._access_errors: dict[str, str] = {}
+        #: The last decoded profiles of each key (see :meth:`_view`).
+        self._views: dict[str, list[tuple[Mapping[str, Any], ProfileView]]] = {}
         self._provider_watch: asyncio.Task[None] | None = None
         self._started = False
         self._stopped = False
@@ -292,16 +295,35 @@ class ClusterProfileProvider:
         for name in sorted(placed ^ previous):
             self.queue.add(name)
 
-    def _on_profile(self, _: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
+    def _view(self, profile: Mapping[str, Any]) -> ProfileView:
+        """``profile`` decoded once: the indexer, the handler and the reconcile share it.
+
+        Keyed by the object itself (the informer hands the same dict to all three), the
+        last two objects of each key (an update's old and new) are kept.
+        """
+        key = object_key(profile)
+        seen = self._views.setdefault(key, [])
+        for obj, view in seen:
+            if obj is profile:
+                return view
+        view = ProfileView.of(profile)
+        seen.append((profile, view))
+        del seen[:-2]
+        return view
+
+    def _on_profile(self, event: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
         key = object_key(profile)
         self.queue.add(key)
         engaged = self._engaged.get(key)
         if engaged is not None:
             engaged.profile = profile
         if self.policy.dedupe_by_member_id:
-            for mid in {member_id(profile), member_id(old) if old else None} - {None}:
+            mids = {self._view(profile).member_id, self._view(old).member_id if old else None}
+            for mid in mids - {None}:
                 for sibling in self._group(str(mid)):
                     self.queue.add(sibling)
+        if event == DELETED:
+            self._views.pop(key, None)
 
     # -- decisions over the caches -----------------------------------------------------
     def _profile(self, key: str) -> dict[str, Any] | None:
@@ -316,6 +338,8 @@ class ClusterProfileProvider:
         if self.placed is not None and key not in self.placed:
             return False
         try:
+            if self.readiness is control_plane_healthy:  # the default: from the decoded view
+                return self._view(profile).healthy
             return bool(self.readiness(profile))
         except Exception as exc:  # a faulty readiness function fails this profile only
             _log.error("readiness check raised: %s", exc, extra={"cluster": key}, exc_info=True)
@@ -366,7 +390,7 @@ class ClusterProfileProvider:
             return None
         if engaged is not None:  # level-based: also an update seen while it was engaging
             engaged.profile = profile
-        view = ProfileView.of(profile)
+        view = self._view(profile)
         ready = self._ready(key, profile)
         if ready or engaged is None:
             self._unhealthy_since.pop(key, None)
