@@ -153,6 +153,9 @@ class Informer:
         self._task: asyncio.Task[None] | None = None
         self._indexers: dict[str, Callable[[dict[str, Any]], Iterable[str]]] = {}
         self._indices: dict[str, dict[str, set[str]]] = {}
+        #: What each indexer yielded for each stored key (so an update or delete removes the
+        #: old entries without calling the indexer on the old object again).
+        self._indexed: dict[str, dict[str, tuple[str, ...]]] = {}
         #: Number of LISTs done (1 + relists); for tests and metrics.
         self.lists = 0
 
@@ -203,10 +206,13 @@ class Informer:
         """Index objects by ``func(obj)`` values; query with :meth:`by_index`."""
         self._indexers[name] = func
         index: dict[str, set[str]] = {}
+        indexed: dict[str, tuple[str, ...]] = {}
         for key, obj in self._store.items():
-            for value in func(obj):
+            indexed[key] = tuple(func(obj))
+            for value in indexed[key]:
                 index.setdefault(value, set()).add(key)
         self._indices[name] = index
+        self._indexed[name] = indexed
 
     def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
         """Objects whose indexer ``name`` yields ``value``."""
@@ -247,12 +253,12 @@ class Informer:
 
     def _index(self, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         for name, func in self._indexers.items():
-            index = self._indices[name]
-            if old is not None:
-                for value in func(old):
-                    index.get(value, set()).discard(key)
+            index, indexed = self._indices[name], self._indexed[name]
+            for value in indexed.pop(key, ()) if old is not None else ():
+                index.get(value, set()).discard(key)
             if new is not None:
-                for value in func(new):
+                indexed[key] = tuple(func(new))
+                for value in indexed[key]:
                     index.setdefault(value, set()).add(key)
 
     def _emit(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:

@@ -190,7 +190,7 @@ class ClusterProfileProvider:
         self._unhealthy_since: dict[str, float] = {}
         self._access_errors: dict[str, str] = {}
         #: The last decoded profiles of each key (see :meth:`_view`).
-        self._views: dict[str, list[tuple[Mapping[str, Any], ProfileView]]] = {}
+        self._views: dict[str, tuple[Mapping[str, Any], ProfileView]] = {}
         self._provider_watch: asyncio.Task[None] | None = None
         self._started = False
         self._stopped = False
@@ -298,17 +298,16 @@ class ClusterProfileProvider:
     def _view(self, profile: Mapping[str, Any]) -> ProfileView:
         """``profile`` decoded once: the indexer, the handler and the reconcile share it.
 
-        Keyed by the object itself (the informer hands the same dict to all three), the
-        last two objects of each key (an update's old and new) are kept.
+        Kept for the object the informer stores now (it hands that same dict to all three);
+        an older object of the key is decoded afresh.
         """
         key = object_key(profile)
-        seen = self._views.setdefault(key, [])
-        for obj, view in seen:
-            if obj is profile:
-                return view
+        cached = self._views.get(key)
+        if cached is not None and cached[0] is profile:
+            return cached[1]
         view = ProfileView.of(profile)
-        seen.append((profile, view))
-        del seen[:-2]
+        if lookup(self.informers, key) is profile:
+            self._views[key] = (profile, view)
         return view
 
     def _on_profile(self, event: str, profile: dict[str, Any], old: dict[str, Any] | None) -> None:
