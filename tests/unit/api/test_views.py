@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -142,3 +143,24 @@ def test_valid_profiles_read_as_the_typed_model_reads_them(doc: dict[str, Any]) 
     assert view.healthy == (healthy is not None and healthy.status == "True")
     merged = status.merged_access_providers() if status else []
     assert view.access_provider_names == [p.name for p in merged]
+
+
+def test_a_decoded_view_has_every_field_its_constructor_would_set() -> None:
+    # ProfileView.of fills the frozen dataclasses without their __init__ (for speed): a
+    # field added to the class and forgotten there would be missing here.
+    from dataclasses import fields
+
+    from cluster_inventory.api.views import ConditionView
+
+    profile = {
+        "metadata": {"name": "c1", "namespace": "ns"},
+        "status": {"conditions": [{"type": "Joined", "status": "True"}]},
+    }
+    view = ProfileView.of(profile)
+    assert set(vars(view)) == {f.name for f in fields(ProfileView)}
+    condition = view.condition("Joined")
+    assert condition is not None
+    assert set(vars(condition)) == {f.name for f in fields(ConditionView)}
+    assert view == ProfileView.of(profile)
+    with pytest.raises(AttributeError):
+        view.name = "other"  # type: ignore[misc]
