@@ -151,6 +151,8 @@ class Dashboard:
 
     # -- pages -------------------------------------------------------------------------
     def _context(self, request: web.Request) -> dict[str, Any]:
+        # Read first: a change while the page is built then counts as one to show.
+        generation = self.state.generation
         overview = self.state.overview()
         query = Query.from_params(request.query)
         selection = select(overview, query)
@@ -170,6 +172,7 @@ class Dashboard:
             and self.state.sources["multikueue"].state == "ok",
             "health_order": HEALTH_ORDER,
             "namespaces": self.state.namespaces,
+            "generation": generation,
         }
 
     async def _page(self, request: web.Request) -> web.Response:
@@ -181,9 +184,13 @@ class Dashboard:
         return web.Response(text=html, content_type="text/html")
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
+        # The generation the page was rendered from (``since``), or the last event the
+        # browser saw (``Last-Event-ID`` on a reconnect): a change between the render and
+        # the stream's start is sent at once instead of being missed.
+        since = _generation(request.headers.get("Last-Event-ID") or request.query.get("since"))
         async with sse_response(request, ping_interval=self.ping_interval) as stream:
             self._streams.add(stream)
-            pump = asyncio.get_running_loop().create_task(self._pump(stream))
+            pump = asyncio.get_running_loop().create_task(self._pump(stream, since))
             try:
                 # Until the browser goes away (a ping fails) or the server stops: a quiet hub
                 # must not keep the stream of a closed tab waiting for the next change.
@@ -193,8 +200,8 @@ class Dashboard:
                 await cancel_and_wait(pump)
             return stream
 
-    async def _pump(self, stream: EventSourceResponse) -> None:
-        seen = self.state.generation
+    async def _pump(self, stream: EventSourceResponse, since: int | None) -> None:
+        seen = self.state.generation if since is None else min(since, self.state.generation)
         try:
             while True:
                 seen = await self.state.changed(seen)
@@ -271,3 +278,11 @@ class Dashboard:
             yield self.url
         finally:
             await self.stop()
+
+
+def _generation(value: str | None) -> int | None:
+    """A generation from a query parameter or header; None when absent or not a number."""
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None

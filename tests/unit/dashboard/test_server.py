@@ -75,3 +75,23 @@ async def test_a_stream_says_changed_and_ends_when_its_browser_goes_away() -> No
             assert len(dashboard._streams) == 1
         # The tab closed; a quiet hub: the next keep-alive finds it gone and ends the stream.
         await eventually(lambda: not dashboard._streams, what="the stream ended")
+
+
+async def test_a_change_between_the_page_and_its_stream_is_not_missed() -> None:
+    # The page is rendered at one generation; the hub changes before the browser opens the
+    # stream. Without `since` that change would be taken as already seen, and the page
+    # would stay stale until the next one.
+    state = FakeState()
+    dashboard = Dashboard(state, address=("127.0.0.1", 0), min_interval=0)  # type: ignore[arg-type]
+    async with dashboard.serve() as url, aiohttp.ClientSession() as http:
+        async with http.get(url) as page:
+            assert 'sse-connect="events?since=0"' in await page.text()
+        state.bump()  # generation 1, before the stream opens
+        async with http.get(url + "events?since=0") as stream:
+            lines = [await asyncio.wait_for(stream.content.readline(), 10) for _ in range(3)]
+            assert b"id: 1\r\n" in lines or b"id: 1\n" in lines
+        # A reconnect says what it saw last (Last-Event-ID): nothing newer, nothing sent.
+        async with http.get(url + "events", headers={"Last-Event-ID": "1"}) as stream:
+            state.bump()  # generation 2: this one is new to it
+            lines = [await asyncio.wait_for(stream.content.readline(), 10) for _ in range(3)]
+            assert b"id: 2\r\n" in lines or b"id: 2\n" in lines
