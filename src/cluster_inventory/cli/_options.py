@@ -21,6 +21,9 @@ __all__ = [
     "LeaderElect",
     "LogFormat",
     "MetricsAddress",
+    "ShardLeaseDuration",
+    "ShardRenewInterval",
+    "Sharding",
 ]
 
 #: ``--kubeconfig``: the hub's kubeconfig, found by kubectl's rules when absent.
@@ -29,6 +32,22 @@ HubKubeconfig = Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)]
 HubContext = Annotated[str | None, typer.Option(help="Hub kubeconfig context.")]
 #: ``--leader-elect/--no-leader-elect``.
 LeaderElect = Annotated[bool, typer.Option(help="Use Lease leader election.")]
+#: ``--sharding``: replicas share the member clusters (docs/scale.md).
+Sharding = Annotated[
+    bool,
+    typer.Option(
+        help="Share member clusters among replicas (a Lease per replica on the hub, members "
+        "by rendezvous hashing; every replica works, no leader election)."
+    ),
+]
+#: ``--shard-lease-duration``.
+ShardLeaseDuration = Annotated[
+    float, typer.Option(help="Seconds without renewal after which a replica counts as gone.")
+]
+#: ``--shard-renew-interval``.
+ShardRenewInterval = Annotated[
+    float, typer.Option(help="Seconds between renewals of this replica's shard Lease.")
+]
 #: ``--metrics-bind-address``.
 MetricsAddress = Annotated[str, typer.Option(help="[host]:port of /metrics, or 0 for none.")]
 #: ``--health-probe-bind-address``.

@@ -18,7 +18,7 @@ from cluster_inventory.cli._get import fail
 
 if TYPE_CHECKING:
     from cluster_inventory import kube
-    from cluster_inventory.controller import Manager
+    from cluster_inventory.controller import Manager, ShardConfig
     from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 
 __all__ = ["HubProcess", "hub_process", "run_until_signal"]
@@ -35,6 +35,7 @@ class HubProcess:
         metrics: (host, port) of ``/metrics``, or None.
         lease: Leader-election settings, or None without election.
         identity: This replica's identity (``$POD_NAME``, else ``<hostname>_<pid>``).
+        shard: Shard-group settings with ``--sharding``, else None.
     """
 
     connection: kube.ClusterConnection
@@ -42,12 +43,19 @@ class HubProcess:
     metrics: tuple[str, int] | None
     lease: LeaderElectionConfig | None
     identity: str
+    shard: ShardConfig | None = None
 
     def manager(self) -> Manager:
         """A :class:`~cluster_inventory.controller.Manager` with these settings (no runnables)."""
         from cluster_inventory.controller import Manager
 
-        return Manager(self.connection, lease=self.lease, health=self.health, metrics=self.metrics)
+        return Manager(
+            self.connection,
+            lease=self.lease,
+            shard=self.shard,
+            health=self.health,
+            metrics=self.metrics,
+        )
 
 
 def hub_process(
@@ -57,6 +65,7 @@ def hub_process(
     endpoints: tuple[str, str],
     log_format: str,
     lease: tuple[str, str] | None,
+    shard: tuple[str, str, float, float] | None = None,
 ) -> HubProcess:
     """Configure logging and resolve the flags every ``... run``/``sync`` command shares.
 
@@ -67,12 +76,14 @@ def hub_process(
         log_format: ``--log-format`` (text or json).
         lease: (namespace, name) of the Lease, or None with ``--no-leader-elect``. The
             identity is ``$POD_NAME``, else ``<hostname>_<pid>`` (client-go's).
+        shard: (namespace, group, lease duration s, renew interval s) with ``--sharding``.
 
     Raises:
         typer.Exit: Exit code 1 with one line naming the bad address or kubeconfig.
     """
     from cluster_inventory import kube
     from cluster_inventory.cli._logging import configure_logging
+    from cluster_inventory.controller import ShardConfig
     from cluster_inventory.kube.endpoints import default_identity, parse_bind_address
     from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 
@@ -88,7 +99,21 @@ def hub_process(
         if lease is not None
         else None
     )
-    return HubProcess(connection, health, metrics, election, identity)
+    try:
+        sharding = (
+            ShardConfig(
+                namespace=shard[0],
+                group=shard[1],
+                identity=identity,
+                lease_duration=shard[2],
+                renew_interval=shard[3],
+            )
+            if shard is not None
+            else None
+        )
+    except ValueError as exc:
+        fail(str(exc))
+    return HubProcess(connection, health, metrics, election, identity, sharding)
 
 
 def run_until_signal(manager: Manager) -> None:

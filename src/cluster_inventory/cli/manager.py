@@ -135,6 +135,9 @@ def manager_run(
     probe_interval: Annotated[float, typer.Option(help="Seconds between probes.")] = 2.0,
     workers: Annotated[int, typer.Option(help="Concurrent status reconciles.")] = 32,
     leader_elect: opt.LeaderElect = True,
+    sharding: opt.Sharding = False,
+    shard_lease_duration: opt.ShardLeaseDuration = 10.0,
+    shard_renew_interval: opt.ShardRenewInterval = 2.0,
     metrics_bind_address: opt.MetricsAddress = ":8080",
     health_probe_bind_address: opt.HealthAddress = ":8081",
     log_format: opt.LogFormat = "text",
@@ -157,7 +160,10 @@ def manager_run(
         typer.Option(help="Cluster set of Clusters that name none (repeatable)."),
     ] = None,
 ) -> None:
-    """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics)."""
+    """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics).
+
+    With ``--sharding`` every replica runs and owns a share of the members (docs/scale.md).
+    """
     from cluster_inventory.manager import ClusterManager, ManagerConfig
     from cluster_inventory.manager.runner import lease_name
 
@@ -184,7 +190,8 @@ def manager_run(
         context,
         endpoints=(health_probe_bind_address, metrics_bind_address),
         log_format=log_format,
-        lease=(namespace, lease_name(name)) if leader_elect else None,
+        lease=(namespace, lease_name(name)) if leader_elect and not sharding else None,
+        shard=(namespace, name, shard_lease_duration, shard_renew_interval) if sharding else None,
     )
     manager = process.manager()
     manager.add(lambda hub: ClusterManager(hub, config, identity=process.identity))

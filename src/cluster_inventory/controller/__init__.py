@@ -10,6 +10,8 @@ the placement scheduler, delivery):
 - :class:`Controller`: caches with map functions feeding one typed work queue.
 - :class:`Manager` and :class:`Runnable`: a process (hub client, leader election, probes,
   metrics, signals) running controllers.
+- :class:`ShardConfig` and :class:`ShardMembership`: replicas sharing members (a Lease per
+  replica, rendezvous hashing; ``docs/scale.md``).
 
 See ``docs/architecture.md`` for the picture.
 """
@@ -24,6 +26,7 @@ from cluster_inventory.controller.reconcile import (
     reconcile_loop,
     stop_workers,
 )
+from cluster_inventory.controller.sharding import ShardConfig, ShardMembership
 
 __all__ = [
     "Controller",
@@ -33,6 +36,8 @@ __all__ = [
     "RequestDropped",
     "Result",
     "Runnable",
+    "ShardConfig",
+    "ShardMembership",
     "TerminalError",
     "Workers",
     "reconcile_loop",

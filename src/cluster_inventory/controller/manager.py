@@ -30,6 +30,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import credentials, kube
+from cluster_inventory.controller.sharding import ShardConfig, ShardMembership
 from cluster_inventory.kube.endpoints import serve_endpoints
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
 
@@ -83,6 +84,10 @@ class Manager:
             the client) or an open client (the caller closes it).
         lease: Leader-election settings (client-go timings by default), or None to run every
             runnable at once without election.
+        shard: Share members among replicas (``docs/scale.md``): the Manager joins the shard
+            group first (:class:`ShardMembership`, a Lease per replica), hands the membership
+            to every runnable with a ``shard`` attribute and runs those on every replica,
+            without leader election. Runnables without one still need the Lease.
         health: (host, port) of ``/healthz`` and ``/readyz``, or None.
         metrics: (host, port) of ``/metrics``, or None.
         registry: Prometheus registry the endpoints expose (and the Lease gauge uses).
@@ -90,17 +95,20 @@ class Manager:
 
     Attributes:
         elector: The leader elector while :meth:`run` runs with election.
+        membership: This replica's shard membership while :meth:`run` runs with ``shard``.
         runnables: What runs, once the hub client is open (factories are called then).
     """
 
     hub: kube.ClusterConnection | kube.ApiClient
     _: KW_ONLY
     lease: LeaderElectionConfig | None = None
+    shard: ShardConfig | None = None
     health: tuple[str, int] | None = None
     metrics: tuple[str, int] | None = None
     registry: CollectorRegistry = REGISTRY
     graceful_shutdown: float = 4.0
     elector: LeaderElector | None = field(default=None, init=False)
+    membership: ShardMembership | None = field(default=None, init=False)
     runnables: list[Runnable] = field(default_factory=list, init=False)
     _pending: list[Runnable | RunnableFactory] = field(default_factory=list, init=False)
     _started: bool = field(default=False, init=False)
@@ -159,6 +167,14 @@ class Manager:
         try:
             async with self._client() as hub:
                 self.runnables = [r if isinstance(r, Runnable) else r(hub) for r in self._pending]
+                if self.shard is not None:
+                    self.membership = ShardMembership(hub, self.shard, registry=self.registry)
+                    for runnable in self.runnables:
+                        if hasattr(runnable, "shard"):
+                            runnable.shard = self.membership
+                    # Prepared first (members are owned before anyone places them), stopped
+                    # last (our Lease goes once nothing of ours writes any more).
+                    self.runnables.insert(0, self.membership)
                 async with serve_endpoints(
                     self.ready, health=self.health, metrics=self.metrics, registry=self.registry
                 ):
@@ -184,7 +200,12 @@ class Manager:
     async def _prepare_and_run(self, hub: kube.ApiClient) -> bool:
         for runnable in self.runnables:
             await runnable.prepare()
-        everywhere = [r for r in self.runnables if not getattr(r, "needs_leader_election", True)]
+        everywhere = [
+            r
+            for r in self.runnables
+            if not getattr(r, "needs_leader_election", True)
+            or (self.membership is not None and hasattr(r, "shard"))
+        ]
         leading = [r for r in self.runnables if r not in everywhere]
         if self.lease is None or not leading:
             await self._supervise(self.runnables)

@@ -18,6 +18,7 @@ class ManagerMetrics(kube.PerRegistry):
     reconcile: kube.ReconcileMetrics
     invalid_registrations: Gauge
     status_writes: Counter
+    fenced_writes: Counter
     source_failing: Gauge
     held_profiles: Gauge
     profiles: Gauge
@@ -47,6 +48,12 @@ class ManagerMetrics(kube.PerRegistry):
             status_writes=Counter(
                 "cluster_inventory_profile_status_writes_total",
                 "ClusterProfile status writes (only changes are written)",
+                registry=registry,
+            ),
+            fenced_writes=Counter(
+                "cluster_inventory_shard_fenced_writes_total",
+                "Profile writes the hub refused because the profile changed since it was read "
+                "(sharded: another replica holds it, or the cache was behind); retried",
                 registry=registry,
             ),
             # Alerts ask "how many members are unhealthy", which no counter answers.

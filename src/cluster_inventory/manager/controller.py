@@ -32,13 +32,17 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
     V1ALPHA1,
 )
-from cluster_inventory.controller import Result, Workers
+from cluster_inventory.controller import Result, ShardMembership, Workers
 from cluster_inventory.kube.informer import Informer, lookup
 from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.member import MemberConnection, connection_key
-from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR
+from cluster_inventory.manager.names import (
+    ANNOTATION_SHARD_HOLDER,
+    FIELD_MANAGER,
+    LABEL_TOKEN_FOR,
+)
 from cluster_inventory.manager.placement import (
     Inventory,
     ProfileKey,
@@ -55,7 +59,12 @@ from cluster_inventory.manager.registration import (
 )
 from cluster_inventory.manager.reporting import ManagerReports
 from cluster_inventory.manager.sources import build_source
-from cluster_inventory.manager.status import access_provider, build_status, status_matches
+from cluster_inventory.manager.status import (
+    Observation,
+    access_provider,
+    build_status,
+    status_matches,
+)
 from cluster_inventory.manager.tokens import token_secret, token_secret_data
 
 __all__ = ["PLACEMENT", "ClusterManager", "fallback_member_id", "held_members"]
@@ -81,6 +90,17 @@ class ClusterManager:
         now: Wall clock (condition times, token rotation).
         registry: Prometheus registry for the manager's metrics.
         identity: Reported as the Events' ``reportingInstance``.
+
+    Attributes:
+        shard: This replica's shard membership, or None (one replica serves every member).
+            Set by :class:`~cluster_inventory.controller.Manager` before :meth:`prepare`.
+            Sharded, a replica places, connects to and writes only the members it owns
+            (by registration name, so all profiles of a member stay together), learns the
+            member ids of the others from their profiles (a member registered twice is still
+            kept once per inventory), and fences every profile write: it holds the profile
+            (annotation ``cluster-inventory.dev/shard-holder``) and writes conditionally on
+            the resourceVersion it read, so a replica whose view of the peers is behind gets a
+            409 instead of overwriting (``docs/scale.md``).
     """
 
     def __init__(
@@ -134,6 +154,9 @@ class ClusterManager:
         #: ControlPlaneHealthy of each kept profile, counted into the profiles gauge.
         self._health: dict[ProfileKey, str] = {}
         self.synced = asyncio.Event()
+        self.shard: ShardMembership | None = None
+        #: Sharded: resourceVersion the cache showed when we wrote -> what our write made.
+        self._versions: dict[ProfileKey, tuple[str, str]] = {}
 
     # -- wiring ----------------------------------------------------------------------
     async def prepare(self) -> None:
@@ -151,6 +174,8 @@ class ClusterManager:
             return
         self._prepared = True
         placement = lambda *_: self.queue.add(PLACEMENT)  # noqa: E731
+        if self.shard is not None:
+            self.shard.on_change(placement)
         self.source.start(placement)
         self.namespaces.add_handler(placement)
         self.profiles.add_handler(self._on_profile)
@@ -282,10 +307,13 @@ class ClusterManager:
             self.config.default_member_role,
             fixed_only=self.config.inventory_namespaces_only,
         )
+        owned = {name: reg for name, reg in registrations.items() if self._mine(name)}
+        if self.shard is not None:
+            self.shard.report_owned(len(owned))
         # Every member any inventory wants is connected (and probed once) before profiles are
         # chosen, so that registrations reaching one member are known as such the first time:
         # otherwise each would get a profile, deleted again at the next placement.
-        candidates = desired_profiles(registrations, invs)
+        candidates = desired_profiles(owned, invs)
         needed = {connection_key(reg.connection) for reg, _ in candidates.values()}
         not_ready = {
             connection_key(reg.connection): reg.not_ready
@@ -293,16 +321,25 @@ class ClusterManager:
             if reg.not_ready
         }
         await self._start_members(needed - set(self.members), not_ready)
-        member_ids = {
+        member_ids = self._others_member_ids(registrations) | {
             name: member.observation.member_id
-            for name, reg in registrations.items()
+            for name, reg in owned.items()
             if (member := self.members.get(connection_key(reg.connection))) is not None
             and member.observation.member_id
         }
-        desired = desired_profiles(registrations, invs, member_ids)
+        desired = {
+            key: entry
+            for key, entry in desired_profiles(registrations, invs, member_ids).items()
+            if key.name in owned
+        }
         for dup in duplicate_members(registrations, invs, member_ids):
-            await self.reports.duplicate(dup, registrations[dup.registration])
-        existing = {ProfileKey(*key.split("/", 1)) for key in self.profiles.keys()}
+            if dup.registration in owned:
+                await self.reports.duplicate(dup, registrations[dup.registration])
+        existing = {
+            key
+            for key in (ProfileKey(*k.split("/", 1)) for k in self.profiles.keys())
+            if self._mine(key.name)
+        }
         todo = plan(desired, existing, invs)
         self.reports.held([k for k in todo.delete if held is None or k.name in held])
         deletions = [k for k in todo.delete if held is not None and k.name not in held]
@@ -321,9 +358,77 @@ class ClusterManager:
         )
         for conn in set(self.members) - needed:
             await self.members.pop(conn).stop()
+        if self.shard is not None:
+            moved = [k for k in previous.keys() - desired.keys() if k not in deletions]
+            await _bounded(
+                [functools.partial(self._release, key, *previous[key]) for key in moved],
+                self.config.workers * 2,
+            )
         for key in desired:
             self.queue.add(key)
         return None
+
+    # -- sharding --------------------------------------------------------------------
+    def _mine(self, member: str) -> bool:
+        """True if this replica serves ``member`` (always, unsharded)."""
+        return self.shard is None or self.shard.owns(member)
+
+    def _others_member_ids(self, registrations: Mapping[str, Registration]) -> dict[str, str]:
+        """Member ids of the registrations other replicas own, from their profiles' labels."""
+        if self.shard is None:
+            return {}
+        out: dict[str, str] = {}
+        for profile in self.profiles.items():
+            meta = objects.meta(profile)
+            name = str(meta.get("name"))
+            mid = (meta.get("labels") or {}).get(LABEL_INVENTORY_MEMBER_ID)
+            if name in registrations and mid and not self._mine(name):
+                out[name] = str(mid)
+        return out
+
+    def _holding(self, key: ProfileKey, current: Mapping[str, Any]) -> tuple[str, str]:
+        """(holder, resourceVersion) of a profile as our last write left it, or as cached.
+
+        The cache may not have our own last write yet: then that write's result counts.
+        """
+        meta = objects.meta(current)
+        seen = str(meta.get("resourceVersion") or "")
+        ours = self._versions.get(key)
+        if ours is not None and ours[0] == seen and self.shard is not None:
+            return self.shard.config.identity, ours[1]
+        holder = str((meta.get("annotations") or {}).get(ANNOTATION_SHARD_HOLDER) or "")
+        return holder, seen
+
+    def _wrote(
+        self, key: ProfileKey, current: Mapping[str, Any], written: Mapping[str, Any]
+    ) -> str:
+        version = str(objects.meta(written).get("resourceVersion"))
+        seen = str(objects.meta(current).get("resourceVersion") or "")
+        self._versions[key] = (seen, version)
+        return version
+
+    async def _release(self, key: ProfileKey, reg: Registration, inv: Inventory) -> None:
+        """Give up holding a profile whose member moved to another replica (one write).
+
+        Conditional on the cached resourceVersion: if another replica holds it already, or
+        the cache is behind, the 409 means there is nothing left to give up.
+        """
+        current = self.profiles.get(str(key))
+        assert self.shard is not None
+        if current is None:
+            return
+        holder, version = self._holding(key, current)
+        self._versions.pop(key, None)
+        if holder != self.shard.config.identity:
+            return
+        labels = objects.labels_of(current)
+        body = self._profile_metadata(key, reg, str(labels.get(LABEL_INVENTORY_MEMBER_ID)), "")
+        body["metadata"]["resourceVersion"] = version
+        try:
+            await kube.apply(self.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER)
+        except (kube.ConflictError, kube.NotFoundError):
+            return
+        self._count_health(key, None)
 
     async def _start_members(
         self,
@@ -367,9 +472,14 @@ class ClusterManager:
         await asyncio.gather(*(m.probe_safely() for m in started))
 
     def _profile_metadata(
-        self, key: ProfileKey, reg: Registration, member_id: str
+        self, key: ProfileKey, reg: Registration, member_id: str, holder: str | None = None
     ) -> dict[str, Any]:
-        return {
+        """Labels and spec of a profile; sharded, the holder annotation too (ours by default).
+
+        Every replica applies with the same field manager, so every apply carries every
+        field (one left out would be removed).
+        """
+        body: dict[str, Any] = {
             "apiVersion": f"{GROUP}/{V1ALPHA1}",
             "kind": "ClusterProfile",
             "metadata": {
@@ -382,6 +492,11 @@ class ClusterManager:
             },
             "spec": {"displayName": reg.display_name, "clusterManager": {"name": self.config.name}},
         }
+        if self.shard is not None:
+            body["metadata"]["annotations"] = {
+                ANNOTATION_SHARD_HOLDER: self.shard.config.identity if holder is None else holder
+            }
+        return body
 
     def _member_id(self, reg: Registration) -> str:
         member = self.members.get(connection_key(reg.connection))
@@ -414,6 +529,7 @@ class ClusterManager:
         await kube.delete(self.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace)
         await kube.delete(self.hub, kube.SECRETS, key.name, namespace=key.namespace)
         self._written.pop(key, None)
+        self._versions.pop(key, None)
         self._count_health(key, None)
         _log.info("deleted profile", extra={"object": str(key)})
         if was is None:
@@ -460,22 +576,53 @@ class ClusterManager:
         reg, _, current, member = target
         if current is None or member is None:
             return 1.0
+        version: str | None = None  # sharded: every write is conditional on it (the fence)
+        claim = False
+        if self.shard is not None:
+            holder, version = self._holding(key, current)
+            me = self.shard.config.identity
+            if holder and holder != me and self.shard.is_live(holder):
+                # Its holder has not let it go yet (its view of the peers is behind ours);
+                # its release is a profile update, which queues this key again.
+                return self.shard.config.renew_interval
+            claim = holder != me
         obs = member.observation
         labels = objects.labels_of(current)
         spec = objects.spec(current)
         member_id = obs.member_id or labels.get(LABEL_INVENTORY_MEMBER_ID)
-        if (
-            labels.get(LABEL_INVENTORY_MEMBER_ID) != member_id
-            or spec.get("displayName") != reg.display_name
-        ):
-            await kube.apply(
-                self.hub,
-                kube.CLUSTER_PROFILES,
-                self._profile_metadata(
+        try:
+            if (
+                claim
+                or labels.get(LABEL_INVENTORY_MEMBER_ID) != member_id
+                or spec.get("displayName") != reg.display_name
+            ):
+                body = self._profile_metadata(
                     key, reg, member_id or fallback_member_id(self.config.name, reg.name)
-                ),
-                field_manager=FIELD_MANAGER,
-            )
+                )
+                if version is not None:
+                    body["metadata"]["resourceVersion"] = version
+                written = await kube.apply(
+                    self.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER
+                )
+                if version is not None:
+                    version = self._wrote(key, current, written)
+            return await self._apply_status(key, reg, current, obs, version)
+        except kube.ConflictError:
+            if version is None:
+                raise
+            # Fenced: someone else wrote the profile since we read it (another replica took
+            # it, or our cache is behind). Read again shortly; never overwrite.
+            self.metrics.fenced_writes.inc()
+            return 0.2
+
+    async def _apply_status(
+        self,
+        key: ProfileKey,
+        reg: Registration,
+        current: dict[str, Any],
+        obs: Observation,
+        version: str | None,
+    ) -> float | None:
         provider = (
             None
             if reg.not_ready
@@ -490,19 +637,24 @@ class ClusterManager:
         )
         if not status_matches(status, current.get("status")):
             check_storable({"metadata": objects.meta(current), "status": status})
+            meta: dict[str, Any] = {"name": key.name, "namespace": key.namespace}
+            if version is not None:
+                meta["resourceVersion"] = version
             written = await kube.apply(
                 self.hub,
                 kube.CLUSTER_PROFILES,
                 {
                     "apiVersion": f"{GROUP}/{V1ALPHA1}",
                     "kind": "ClusterProfile",
-                    "metadata": {"name": key.name, "namespace": key.namespace},
+                    "metadata": meta,
                     "status": status,
                 },
                 field_manager=FIELD_MANAGER,
                 subresource="status",
             )
             self._written[key] = str(objects.meta(written).get("resourceVersion"))
+            if version is not None:
+                self._wrote(key, current, written)
             self.metrics.status_writes.inc()
         self._count_health(key, obs.healthy.status)
         if obs.joined.status == "True":

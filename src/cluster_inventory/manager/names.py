@@ -13,6 +13,7 @@ __all__ = [
     "ANNOTATION_CONTEXT",
     "ANNOTATION_DISPLAY_NAME",
     "ANNOTATION_MEMBER_ROLE",
+    "ANNOTATION_SHARD_HOLDER",
     "CONDITION_PROPERTIES_SYNCED",
     "DEFAULT_MANAGER_NAME",
     "DEFAULT_NAMESPACE",
@@ -51,6 +52,9 @@ LABEL_CAPI_CLUSTERSET = f"{PROJECT_DOMAIN}/clusterset"
 
 #: On an inventory namespace: the member ClusterRole its consumers get (default ``view``).
 ANNOTATION_MEMBER_ROLE = f"{PROJECT_DOMAIN}/member-cluster-role"
+#: On a ClusterProfile of a sharded cluster manager: the replica that writes its status (the
+#: fence; every write is conditional on the profile's resourceVersion, docs/scale.md).
+ANNOTATION_SHARD_HOLDER = f"{PROJECT_DOMAIN}/shard-holder"
 #: On a consumer token Secret: the profile it serves.
 LABEL_TOKEN_FOR = f"{PROJECT_DOMAIN}/token-for"
 #: Type of consumer token Secrets (the secretreader contract only needs key ``token``).

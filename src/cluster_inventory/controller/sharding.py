@@ -1,0 +1,378 @@
+"""Members shared among replicas: a Lease per replica and rendezvous hashing.
+
+How replicas of one component (the cluster manager, a fleet's runtime) divide the member
+clusters among themselves, the way multicluster-runtime's sharded provider and Argo CD's
+consistent-hashing sharding do, without a Lease per member (``docs/scale.md``):
+
+- **Peers**: every replica holds one ``coordination.k8s.io/v1`` Lease in a hub namespace,
+  labelled ``cluster-inventory.dev/shard-group=<group>``, and renews it every
+  ``renew_interval`` seconds: the hub takes ``replicas / renew_interval`` writes per second at
+  rest, whatever the number of members. A replica watches the group's Leases; a peer is live
+  while its Lease record changed less than ``leaseDurationSeconds`` ago, measured on *our*
+  monotonic clock from when we saw the record change (client-go's rule for leader election:
+  the peer's clock is never trusted). A replica that stops cleanly deletes its Lease, so its
+  members move at once; a killed one is noticed after ``lease_duration``.
+- **Owner**: a member belongs to the live replica with the highest hash of
+  ``(replica, member)`` (rendezvous hashing): a replica joining or leaving moves about 1/N of
+  the members, and every replica that sees the same peers computes the same owner.
+- **Fence**: views of the peers differ for a moment while a replica joins or dies, so owning
+  is not enough to write; what a component writes for a member carries the writing replica
+  and every write is conditional on the object's ``resourceVersion`` (see
+  ``ClusterManager``: the ``cluster-inventory.dev/shard-holder`` annotation), so a second
+  writer's write is refused by the hub (409) instead of landing. A replica whose own renewals
+  fail for ``lease_duration`` owns nothing until it renews again.
+
+One replica alone owns every member and behaves as an unsharded one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry, Gauge
+
+from cluster_inventory import kube
+from cluster_inventory.api import format_micro_time, objects
+from cluster_inventory.kube.informer import Informer
+
+__all__ = [
+    "LABEL_SHARD_GROUP",
+    "ShardConfig",
+    "ShardMembership",
+    "ShardMetrics",
+    "rendezvous_owner",
+]
+
+#: Label on every replica Lease naming its shard group.
+LABEL_SHARD_GROUP = "cluster-inventory.dev/shard-group"
+_FIELD_MANAGER = "cluster-inventory-shard"
+_NOT_NAME = re.compile(r"[^a-z0-9-]+")
+_log = logging.getLogger("cluster_inventory.controller.sharding")
+
+
+def _score(replica: str, member: str) -> int:
+    digest = hashlib.blake2b(f"{replica}\0{member}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def rendezvous_owner(member: str, replicas: Iterable[str]) -> str | None:
+    """The replica owning ``member`` among ``replicas`` (highest random weight), or None.
+
+    Pure: every replica that sees the same ``replicas`` gets the same answer; removing a
+    replica moves only its own members, adding one takes about ``1/N`` from each.
+    """
+    best: tuple[int, str] | None = None
+    for replica in replicas:
+        candidate = (_score(replica, member), replica)
+        if best is None or candidate > best:
+            best = candidate
+    return None if best is None else best[1]
+
+
+def lease_name(group: str, identity: str) -> str:
+    """The Lease name of ``identity`` in ``group``: a DNS-1123 subdomain of <= 63 characters."""
+    base = _NOT_NAME.sub("-", f"{group}-{identity}".lower()).strip("-") or "replica"
+    digest = hashlib.sha256(f"{group}\0{identity}".encode()).hexdigest()[:8]
+    return f"{base[:54].strip('-')}-{digest}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShardConfig:
+    """Where the replica Leases are and how long things take (seconds).
+
+    Attributes:
+        namespace: Hub namespace of the Leases.
+        group: The shard group: replicas of one component with this group share members
+            (the cluster manager uses its name).
+        identity: This replica (pod name, or host + pid); unique in the group.
+        lease_duration: A peer whose Lease did not change for this long is gone (10).
+        renew_interval: Seconds between renewals of our Lease (2): ``replicas / renew_interval``
+            hub writes per second at rest.
+        settle: After joining, seconds to wait for peers starting at the same time before
+            claiming members, so a cold start of R replicas does not first give every member
+            to the first one up.
+
+    Raises:
+        ValueError: ``lease_duration > renew_interval > 0`` does not hold, or an empty
+            identity or group.
+    """
+
+    namespace: str
+    group: str
+    identity: str
+    lease_duration: float = 10.0
+    renew_interval: float = 2.0
+    settle: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.lease_duration > self.renew_interval > 0:
+            raise ValueError(
+                "sharding needs lease_duration > renew_interval > 0, got "
+                f"{self.lease_duration}/{self.renew_interval}"
+            )
+        if self.settle < 0:
+            raise ValueError(f"sharding settle must be >= 0, got {self.settle}")
+        if not self.identity or not self.group:
+            raise ValueError("sharding needs a non-empty identity and group")
+
+
+@dataclass(frozen=True)
+class ShardMetrics(kube.PerRegistry):
+    """``cluster_inventory_shard_replicas`` and ``cluster_inventory_shard_owned_members``."""
+
+    replicas: Gauge
+    owned_members: Gauge
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> ShardMetrics:
+        """Create and register the collectors in ``registry``."""
+        return cls(
+            Gauge(
+                "cluster_inventory_shard_replicas",
+                "Live replicas this replica sees in its shard group",
+                ["group"],
+                registry=registry,
+            ),
+            Gauge(
+                "cluster_inventory_shard_owned_members",
+                "Member clusters this replica owns",
+                ["group"],
+                registry=registry,
+            ),
+        )
+
+
+class ShardMembership:
+    """This replica's place in a shard group: its Lease, the live peers, who owns a member.
+
+    A :class:`~cluster_inventory.controller.Runnable` that runs on every replica (no leader
+    election); :class:`~cluster_inventory.controller.Manager` adds it first when given a
+    :class:`ShardConfig` and hands it to every runnable with a ``shard`` attribute.
+
+    Args:
+        hub: Client of the hub holding the Leases.
+        config: Group, identity and timings.
+        clock: Monotonic seconds.
+        registry: Where the shard metrics are registered.
+    """
+
+    needs_leader_election = False
+
+    def __init__(
+        self,
+        hub: kube.ApiClient,
+        config: ShardConfig,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        registry: CollectorRegistry = REGISTRY,
+    ) -> None:
+        self.hub = hub
+        self.config = config
+        self.lease = lease_name(config.group, config.identity)
+        self._clock = clock
+        self._metrics = ShardMetrics.for_registry(registry)
+        self._leases = Informer(
+            hub,
+            kube.LEASES,
+            namespace=config.namespace,
+            label_selector=f"{LABEL_SHARD_GROUP}={config.group}",
+            name=f"shard group {config.group} Leases",
+        )
+        self._leases.add_handler(lambda *_: self._refresh())
+        #: Lease name -> (record, when we saw it change, duration in seconds).
+        self._seen: dict[str, tuple[tuple[Any, ...], float, float]] = {}
+        self._renewed_at: float | None = None
+        self._replicas: tuple[str, ...] = ()
+        self._handlers: list[Callable[[], None]] = []
+        self._prepared = False
+        self._settled = False
+        self._owned = 0
+
+    # -- the view ----------------------------------------------------------------------
+    @property
+    def replicas(self) -> tuple[str, ...]:
+        """Live replica identities, sorted (this one included while its Lease is good)."""
+        return self._replicas
+
+    def owner(self, member: str) -> str | None:
+        """The live replica owning ``member`` (None before this replica has settled)."""
+        return rendezvous_owner(member, self._replicas) if self._settled else None
+
+    def owns(self, member: str) -> bool:
+        """True if this replica owns ``member`` now (see the module docstring)."""
+        return self.owner(member) == self.config.identity
+
+    def is_live(self, identity: str) -> bool:
+        """True if ``identity`` is a live replica of the group in this replica's view."""
+        return identity in self._replicas
+
+    def on_change(self, handler: Callable[[], None]) -> None:
+        """Call ``handler()`` (no arguments, must not block) whenever the live replicas change."""
+        self._handlers.append(handler)
+
+    def report_owned(self, count: int) -> None:
+        """Record how many members the component owns (``..._shard_owned_members``)."""
+        self._owned = count
+        self._metrics.owned_members.labels(self.config.group).set(count)
+
+    def _live(self, now: float) -> tuple[str, ...]:
+        live: set[str] = set()
+        for lease in self._leases.items():
+            identity = str(objects.spec(lease).get("holderIdentity") or "")
+            if not identity or identity == self.config.identity:
+                continue
+            name = str(objects.meta(lease).get("name"))
+            _, seen_at, duration = self._seen.get(name, ((), now, 0.0))
+            if now - seen_at < duration:
+                live.add(identity)
+        if self._renewed_at is not None and now - self._renewed_at < self.config.lease_duration:
+            live.add(self.config.identity)
+        return tuple(sorted(live))
+
+    def _refresh(self) -> None:
+        now = self._clock()
+        for lease in self._leases.items():
+            name = str(objects.meta(lease).get("name"))
+            spec = objects.spec(lease)
+            record = (spec.get("holderIdentity"), spec.get("renewTime"))
+            known = self._seen.get(name)
+            duration = float(spec.get("leaseDurationSeconds") or self.config.lease_duration)
+            if known is None or known[0] != record:
+                self._seen[name] = (record, now, duration)
+        present = {str(objects.meta(lease).get("name")) for lease in self._leases.items()}
+        for gone in set(self._seen) - present:
+            del self._seen[gone]
+        live = self._live(now)
+        if live == self._replicas:
+            return
+        joined, left = set(live) - set(self._replicas), set(self._replicas) - set(live)
+        self._replicas = live
+        self._metrics.replicas.labels(self.config.group).set(len(live))
+        _log.info(
+            "shard group %s: %d replicas (joined %s, left %s)",
+            self.config.group,
+            len(live),
+            sorted(joined) or "-",
+            sorted(left) or "-",
+            extra={"object": self.config.identity},
+        )
+        if self._settled:
+            self._notify()
+
+    def _notify(self) -> None:
+        for handler in self._handlers:
+            try:
+                handler()
+            except Exception:  # one faulty handler must not stop the membership
+                _log.exception("shard membership handler failed")
+
+    # -- the Lease ---------------------------------------------------------------------
+    def _body(self) -> dict[str, Any]:
+        cfg = self.config
+        return {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": self.lease,
+                "namespace": cfg.namespace,
+                "labels": {LABEL_SHARD_GROUP: cfg.group},
+            },
+            "spec": {
+                "holderIdentity": cfg.identity,
+                "leaseDurationSeconds": max(1, round(cfg.lease_duration)),
+                "renewTime": format_micro_time(dt.datetime.now(dt.UTC)),
+            },
+        }
+
+    async def renew(self) -> bool:
+        """Write our Lease once (server-side apply); True if the hub took it."""
+        started = self._clock()
+        try:
+            await asyncio.wait_for(
+                kube.apply(self.hub, kube.LEASES, self._body(), field_manager=_FIELD_MANAGER),
+                timeout=self.config.renew_interval * 2,
+            )
+        except (kube.KubeError, TimeoutError) as exc:
+            _log.warning("shard group %s: renewing our Lease failed: %s", self.config.group, exc)
+            return False
+        self._renewed_at = started
+        return True
+
+    # -- Runnable ----------------------------------------------------------------------
+    async def prepare(self) -> None:
+        """Join: write our Lease, list the group's Leases, wait ``settle`` for peers.
+
+        Raises:
+            SourceUnavailableError: The hub's Leases cannot be listed, or our Lease cannot be
+                written (RBAC: the replica needs get, list, watch, create, patch and delete
+                on ``leases`` in the namespace).
+        """
+        if self._prepared:
+            return
+        self._prepared = True
+        self._leases.start()
+        try:
+            await self._leases.wait_synced()
+        except kube.KubeAPIError as exc:
+            raise kube.SourceUnavailableError(self._leases.name, str(exc)) from None
+        if not await self.renew():
+            raise kube.SourceUnavailableError(
+                f"shard Lease {self.config.namespace}/{self.lease}", "cannot be written"
+            )
+        self._refresh()
+        if self.config.settle:
+            await asyncio.sleep(self.config.settle)
+        self._settled = True
+        self._refresh()
+        _log.info(
+            "shard group %s: joined as %s with %d replicas",
+            self.config.group,
+            self.config.identity,
+            len(self._replicas),
+        )
+        self._notify()
+
+    async def run(self) -> None:
+        """Renew our Lease and expire silent peers until cancelled."""
+        await self.prepare()
+        cfg = self.config
+        next_renew = self._clock() + cfg.renew_interval
+        while True:
+            now = self._clock()
+            wake = [next_renew]
+            wake += [seen + dur for _, seen, dur in self._seen.values() if seen + dur > now]
+            if self._renewed_at is not None:
+                wake.append(self._renewed_at + cfg.lease_duration)
+            await asyncio.sleep(max(0.05, min(wake) - now + 0.01))
+            if self._clock() >= next_renew:
+                await self.renew()
+                next_renew = self._clock() + cfg.renew_interval
+            self._refresh()
+
+    def ready(self) -> bool:
+        """``/readyz``: joined the group (our Lease written, peers listed)."""
+        return self._settled
+
+    async def stop(self) -> None:
+        """Leave: delete our Lease (peers take our members at once), stop the watch."""
+        if not self._prepared:
+            return
+        self._prepared = False
+        self._settled = False
+        if self._renewed_at is not None:
+            with contextlib.suppress(kube.KubeError, TimeoutError):
+                await asyncio.wait_for(
+                    kube.delete(self.hub, kube.LEASES, self.lease, namespace=self.config.namespace),
+                    timeout=3,
+                )
+        self._renewed_at = None
+        await self._leases.stop()

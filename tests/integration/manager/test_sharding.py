@@ -1,0 +1,193 @@
+"""Cluster manager replicas sharing members: a replica SIGKILLed, one added, none lost.
+
+Three ``cluster-inventory manager run --sharding`` processes on the session fleet; every
+registration has its own inventory (so registrations reaching one real member are not
+duplicates of each other). Checked against the hub, from a watch started before the
+replicas: each profile is held (annotation) and written by the replica rendezvous hashing
+gives it; a killed replica's members are taken by the others and show a change made on the
+member after the kill; a replica added takes only its own share; no profile is ever deleted;
+a replica stopped with SIGTERM removes its Lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cluster_inventory import kube
+from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER, LABEL_CLUSTER_SET
+from cluster_inventory.controller.sharding import LABEL_SHARD_GROUP, rendezvous_owner
+from cluster_inventory.kube.informer import Informer
+from cluster_inventory.manager import registration_secret
+from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
+from tests.waiting import eventually
+
+CLI = Path(sys.executable).parent / "cluster-inventory"
+MEMBERS = [f"r{i}" for i in range(9)]
+STAMP = "stamp.shard-test.cluster-inventory.dev"
+
+
+def _replica(name: str, manager: str, namespace: str, kubeconfig: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            str(CLI),
+            "manager",
+            "run",
+            "--kubeconfig",
+            kubeconfig,
+            "--name",
+            manager,
+            "--namespace",
+            namespace,
+            "--member-namespace",
+            namespace,
+            "--sharding",
+            "--shard-lease-duration",
+            "3",
+            "--shard-renew-interval",
+            "1",
+            "--probe-interval",
+            "1",
+            "--health-probe-bind-address",
+            "0",
+            "--metrics-bind-address",
+            "0",
+        ],
+        env={**os.environ, "POD_NAME": name},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _stamp(profile: dict[str, Any]) -> str | None:
+    for prop in (profile.get("status") or {}).get("properties") or ():
+        if prop.get("name") == STAMP:
+            return str(prop.get("value"))
+    return None
+
+
+def _holder(profile: dict[str, Any]) -> str | None:
+    return (profile["metadata"].get("annotations") or {}).get(ANNOTATION_SHARD_HOLDER)
+
+
+async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_namespace):
+    manager = "sh-" + test_namespace[-8:]
+    kc = str(fleet.hub.kubeconfig_path)
+    members = list(fleet.members.values())
+    async with await fleet.hub.client() as hub:
+        inventories = {}
+        for i, name in enumerate(MEMBERS):
+            ns = f"{test_namespace}-{name}"[:63]
+            inventories[name] = ns
+            await kube.apply(
+                hub,
+                kube.NAMESPACES,
+                {"metadata": {"name": ns, "labels": {LABEL_CLUSTER_SET: f"{manager}-{name}"}}},
+                field_manager="test",
+            )
+            text = yaml.safe_dump(members[i % len(members)].kubeconfig())
+            secret = registration_secret(name, test_namespace, text, [f"{manager}-{name}"])
+            await kube.apply(hub, kube.SECRETS, secret, field_manager="test")
+        deleted: list[str] = []
+        profiles = Informer(
+            hub,
+            kube.CLUSTER_PROFILES,
+            label_selector=f"{LABEL_CLUSTER_MANAGER}={manager}",
+            name="test profiles",
+        )
+        profiles.add_handler(
+            lambda event, obj, _: (
+                deleted.append(obj["metadata"]["name"]) if event == "DELETED" else None
+            )
+        )
+        replicas = {n: _replica(n, manager, test_namespace, kc) for n in ("ra", "rb", "rc")}
+        try:
+            async with profiles:
+                await profiles.wait_synced()
+
+                def held_by(live: list[str], *, stamp: str | None = None) -> bool:
+                    items = {p["metadata"]["name"]: p for p in profiles.items()}
+                    return len(items) == len(MEMBERS) and all(
+                        _holder(items[m]) == rendezvous_owner(m, live)
+                        and (items[m].get("status") or {}).get("accessProviders")
+                        and (stamp is None or _stamp(items[m]) == stamp)
+                        for m in MEMBERS
+                    )
+
+                live = ["ra", "rb", "rc"]
+                await eventually(
+                    lambda: held_by(live), timeout=60, what="every profile held by its owner"
+                )
+                owned = {r: [m for m in MEMBERS if rendezvous_owner(m, live) == r] for r in live}
+                assert all(owned.values()), owned  # the names give every replica a share
+                victim = max(owned, key=lambda r: len(owned[r]))
+                replicas[victim].send_signal(signal.SIGKILL)
+                killed_at = time.monotonic()
+                live.remove(victim)
+                # A change made on every member after the kill must reach every profile,
+                # the killed replica's ones through their new holders.
+                stamp = f"after-{victim}"
+                async with asyncio.TaskGroup() as group:
+                    for member in members:
+                        client = await member.client()
+                        group.create_task(_set_stamp(client, stamp))
+                await eventually(
+                    lambda: held_by(live, stamp=stamp),
+                    timeout=30,
+                    what=f"{victim}'s members taken over and fresh",
+                )
+                takeover = time.monotonic() - killed_at
+                assert takeover < 20, takeover
+
+                # One replica more: it takes its own share only.
+                replicas["rd"] = _replica("rd", manager, test_namespace, kc)
+                before = {m: rendezvous_owner(m, live) for m in MEMBERS}
+                live.append("rd")
+                await eventually(lambda: held_by(live), timeout=60, what="rd took its share")
+                moved = [m for m in MEMBERS if rendezvous_owner(m, live) != before[m]]
+                assert all(rendezvous_owner(m, live) == "rd" for m in moved)
+                assert deleted == []
+        finally:
+            for proc in replicas.values():
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+            outputs = {
+                n: await asyncio.to_thread(p.communicate, timeout=30) for n, p in replicas.items()
+            }
+        for name, proc in replicas.items():
+            if name != victim:
+                assert proc.returncode == 0, outputs[name][1][-2000:]
+            assert "Traceback" not in outputs[name][1], outputs[name][1][-3000:]
+        leases = await kube.list_objects(
+            hub,
+            kube.LEASES,
+            namespace=test_namespace,
+            label_selector=f"{LABEL_SHARD_GROUP}={manager}",
+        )
+        # Stopped replicas removed their Leases; only the killed one's is left behind.
+        holders = [i["spec"]["holderIdentity"] for i in leases["items"]]
+        assert holders == [victim], holders
+        for member in members:
+            async with await member.client() as client:
+                await kube.delete(client, kube.CLUSTER_PROPERTIES, STAMP)
+        for ns in inventories.values():
+            await kube.delete(hub, kube.NAMESPACES, ns)
+
+
+async def _set_stamp(client: kube.ApiClient, value: str) -> None:
+    async with client:
+        await kube.apply(
+            client,
+            kube.CLUSTER_PROPERTIES,
+            {"metadata": {"name": STAMP}, "spec": {"value": value}},
+            field_manager="test",
+        )
