@@ -301,11 +301,18 @@ class LeaderElectedRunnable:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def run(self, *, leader_election: LeaderElectionConfig | None = None) -> bool:
+    async def run(
+        self,
+        *,
+        leader_election: LeaderElectionConfig | None = None,
+        shard: ShardConfig | None = None,
+    ) -> bool:
         """Run until cancelled; with ``leader_election``, only while holding the Lease.
 
         Args:
             leader_election: Lease settings on the hub, or None to run without election.
+            shard: Share the members with the other replicas of this shard group (the
+                object needs a ``shard`` attribute; see :class:`Manager`), or None.
 
         Returns:
             True if leadership was lost (exit and let the supervisor restart the process, as
@@ -314,8 +321,8 @@ class LeaderElectedRunnable:
         Raises:
             KubeAPIError: A first LIST was refused (a missing CRD, missing RBAC).
         """
-        if leader_election is not None:
-            manager = Manager(self.hub, lease=leader_election, registry=self.registry)
+        if leader_election is not None or shard is not None:
+            manager = Manager(self.hub, lease=leader_election, shard=shard, registry=self.registry)
             return await manager.add(self).run()
         try:
             await self.prepare()

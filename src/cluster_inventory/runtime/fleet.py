@@ -23,7 +23,7 @@ from typing import Any, Unpack
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.controller import LeaderElectedRunnable
+from cluster_inventory.controller import LeaderElectedRunnable, ShardMembership
 from cluster_inventory.credentials import (
     ClusterAccess,
     CredentialCache,
@@ -306,6 +306,18 @@ class FleetManager(LeaderElectedRunnable):
             FleetError: Another provider feeds this fleet.
         """
         return self._clusterprofile().reload_providers(providers)
+
+    @property
+    def shard(self) -> ShardMembership | None:
+        """This replica's shard membership (the provider's, when it shards), or None."""
+        found: ShardMembership | None = getattr(self.provider, "shard", None)
+        return found
+
+    @shard.setter
+    def shard(self, membership: ShardMembership | None) -> None:
+        if not hasattr(self.provider, "shard"):
+            raise FleetError(f"fleet {self.name}: its provider cannot share clusters by shard")
+        setattr(self.provider, "shard", membership)  # noqa: B010 - not in the Protocol
 
     # -- lifecycle -------------------------------------------------------------------
     async def start(self) -> None:

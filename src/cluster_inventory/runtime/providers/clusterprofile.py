@@ -53,6 +53,7 @@ from cluster_inventory.runtime.errors import FleetError
 from cluster_inventory.runtime.providers.provider_file import ProviderFile
 
 if TYPE_CHECKING:
+    from cluster_inventory.controller import ShardMembership
     from cluster_inventory.runtime.cluster import Cluster
     from cluster_inventory.runtime.provider import ClusterAware
 
@@ -117,6 +118,13 @@ class ClusterProfileProvider:
         name: Name of the fleet it feeds (metrics label ``fleet``, queue name, logs).
         registry: Prometheus registry for every metric.
         clock: Monotonic clock in seconds (ill-health periods).
+
+    Attributes:
+        shard: This replica's shard membership, or None (this replica engages every ready
+            cluster). Set before :meth:`start` (the Manager does it for ``--sharding``):
+            then only the clusters this replica owns are engaged, by member id (the profile
+            name without one), so the profiles of one member stay on one replica; a change
+            of the live replicas re-checks every profile (``docs/scale.md``).
 
     Raises:
         ProviderConfigError: The provider file is invalid (at construction).
@@ -205,6 +213,7 @@ class ClusterProfileProvider:
         self._stopped = False
         #: Clusters the placement names (None: no placement restriction).
         self.placed: frozenset[str] | None = None
+        self.shard: ShardMembership | None = None
         self._decisions: Informer | None = None
         if placement is not None:
             self.placed = frozenset()
@@ -243,6 +252,8 @@ class ClusterProfileProvider:
             raise FleetError(f"fleet {self.name}: the ClusterProfile provider was stopped")
         self._started = True
         self._fleet = fleet
+        if self.shard is not None:
+            self.shard.on_change(self._reshard)
         loop = asyncio.get_running_loop()
         try:  # read profiles through v1alpha2 where the hub serves it (KEP-4322, upstream main)
             resource = await kube.cluster_profiles_resource(self.hub)
@@ -303,6 +314,16 @@ class ClusterProfileProvider:
         self.placed = placed
         for name in sorted(placed ^ previous):
             self.queue.add(name)
+
+    def _reshard(self) -> None:
+        """The live replicas changed: every profile may have a new owner."""
+        for key in self._keys():
+            self.queue.add(key)
+
+    def _owned(self, key: str, profile: Mapping[str, Any]) -> bool:
+        if self.shard is None:
+            return True
+        return self.shard.owns(self._facts(profile).member_id or key)
 
     def _facts(self, profile: Mapping[str, Any]) -> _Facts:
         """What engagement reads of ``profile``, decoded once per stored object.
@@ -393,12 +414,15 @@ class ClusterProfileProvider:
         profile = self._profile(key)
         engaged = self._engaged.get(key)
         unplaced = self.placed is not None and key not in self.placed
-        if profile is None or unplaced:
+        foreign = profile is not None and not self._owned(key, profile)
+        if profile is None or unplaced or foreign:
             self._unhealthy_since.pop(key, None)
             self._access_errors.pop(key, None)
             if engaged is not None:
-                await self._disengage(key, "deleted" if profile is None else "not-placed")
+                reason = "deleted" if profile is None else "not-placed" if unplaced else "not-owned"
+                await self._disengage(key, reason)
                 self._requeue_siblings(engaged.member_id)
+            self._report_owned()
             return None
         if engaged is not None:  # level-based: also an update seen while it was engaging
             engaged.profile = profile
@@ -426,9 +450,14 @@ class ClusterProfileProvider:
                 self._requeue_siblings(engaged.member_id)
         if (plan.action is Action.ENGAGE or plan.action is Action.REBUILD) and access is not None:
             await self._engage(key, profile, view.member_id, access)
+        self._report_owned()
         if plan.recheck_after is not None:
             return Result(requeue_after=plan.recheck_after)
         return None
+
+    def _report_owned(self) -> None:
+        if self.shard is not None:
+            self.shard.report_owned(len(self._engaged))
 
     def _requeue_siblings(self, mid: str | None) -> None:
         if mid is not None and self.policy.dedupe_by_member_id:
