@@ -80,6 +80,10 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
             from cluster_inventory.testing.tools import TOOLS, install_tool
 
             built += [install_tool(name, progress=progress) for name in TOOLS]
+            # The virtual members' proxy (a standard-library Go program shipped in the wheel).
+            from cluster_inventory.testing.virtual_members import virtual_members_binary
+
+            built.append(virtual_members_binary(progress=progress))
     return path, built
 
 
