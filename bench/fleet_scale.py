@@ -1,0 +1,963 @@
+"""Cluster manager replicas over N distinct members: cold start, steady cost, a kill, a join.
+
+For each N in --sizes and R in --replicas, in one process against one local Fleet (hub + 2
+real members) and one ``VirtualMembers`` proxy (``cluster_inventory.testing``: member ``n``
+is ``https://127.0.0.1:PORT/members/<n>``, its own ``kube-system`` UID, every request
+answered by a real kube-apiserver):
+
+- **floor**: seconds to create N ClusterProfiles and write their status directly (16 in
+  flight), on the same hub just before the run;
+- N registration Secrets (one per virtual member), all in **one inventory** (one labelled
+  namespace, one cluster set), then R ``cluster-inventory manager run --sharding`` processes
+  (``POD_NAME`` = replica identity, own manager name per run): **cold start** = seconds from
+  spawning them until every profile has full status (version, ControlPlaneHealthy=True,
+  Joined=True, PropertiesSynced=True, properties, access provider), and its ratio to the
+  floor; then seconds until every consumer token Secret exists;
+- **steady state** over --steady seconds once every token Secret exists: CPU (cores, from
+  /proc) and RSS per replica, and **hub writes per second at rest**, from the hub
+  kube-apiserver's own ``apiserver_request_total`` (mutating verbs: POST, PUT, PATCH, APPLY,
+  DELETE, DELETECOLLECTION) scraped before and after with the fleet's admin credentials, so
+  it counts every writer (the replicas' Leases and status, the apiserver's own Leases);
+  CPU of every other process too (hub and member apiservers, etcd, proxy, this process) to
+  show where a 2-core machine saturates;
+- **property change** p50/p99 over --changes changes, each on a distinct member
+  (``VirtualMembers.set_property``), from before the write on the member until this process's
+  profile watch sees the value;
+- R > 1 only: **kill**: SIGKILL the replica holding most profiles, at once change a property
+  on each of its members, seconds until all of them show it, held by a live replica;
+  **lost** = profiles deleted or missing (must be 0); **written by two replicas** = profiles
+  whose holder annotation (``cluster-inventory.dev/shard-holder``) did anything but stay or
+  move once from the victim to its rendezvous owner among the survivors, plus status
+  changes carrying the victim as holder with a resourceVersion above a hub write made right
+  after the kill (must be 0); then **join**: one more replica; profiles whose holder changed
+  against the exact rendezvous prediction and ``N/(live+1)``.
+
+Every watch event is seen by one informer started before the replicas, so a deletion or a
+holder flip between two polls cannot be missed. Results are printed (one table row per
+(N, R)) and merged into --json (default ``bench/results/fleet_scale.json``), and the plot of
+cost against N is drawn from that file into --plot (default ``docs/images/fleet_scale.png``).
+
+Usage: uv run python bench/fleet_scale.py --sizes 1000 3000 10000 --replicas 1 3
+           [--probe-interval 30] [--changes 100] [--steady 25]
+       uv run python bench/fleet_scale.py --plot-only   (table and plot from --json)
+       uv run python bench/fleet_scale.py --smoke   (N=12, R=1 and 3, short timings)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from _common import SMOKE_HELP, bounded, cpu_seconds, percentile, require, require_times, rss_mib
+
+from cluster_inventory import kube
+from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER, LABEL_CLUSTER_SET
+from cluster_inventory.controller.sharding import rendezvous_owner
+from cluster_inventory.kube.informer import Informer, strip_managed_fields
+from cluster_inventory.manager import registration_secret
+from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
+from cluster_inventory.testing import Fleet
+from cluster_inventory.testing.virtual_members import LABEL_VIRTUAL_MEMBER, VirtualMembers
+
+CLI = Path(sys.executable).parent / "cluster-inventory"
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "fleet_scale.json"
+PLOT = ROOT / "docs" / "images" / "fleet_scale.png"
+SHARED_PROPERTY = "region.example.com"
+MUTATING = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"})
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Timings of one invocation (seconds), printed with the results."""
+
+    probe_interval: float
+    lease_duration: float
+    renew_interval: float
+    steady: float
+    changes: int
+    timeout: float
+
+
+# -- what the bench sees of the profiles ---------------------------------------------------
+def full(profile: dict[str, Any]) -> bool:
+    """Every status field the manager writes is there and good (as ``manager_scale.py``)."""
+    status = profile.get("status") or {}
+    conds = {c["type"]: c["status"] for c in status.get("conditions") or ()}
+    return bool(
+        (status.get("version") or {}).get("kubernetes")
+        and conds.get("ControlPlaneHealthy") == "True"
+        and conds.get("Joined") == "True"
+        and conds.get("cluster-inventory.dev/PropertiesSynced") == "True"
+        and status.get("properties")
+        and status.get("accessProviders")
+    )
+
+
+def holder(profile: dict[str, Any]) -> str:
+    return str((profile["metadata"].get("annotations") or {}).get(ANNOTATION_SHARD_HOLDER) or "")
+
+
+def props(profile: dict[str, Any]) -> dict[str, str]:
+    return {p["name"]: p["value"] for p in (profile.get("status") or {}).get("properties") or ()}
+
+
+class Waiter:
+    """Set once ``test(name, profile)`` held for every name in ``names`` (from watch events)."""
+
+    def __init__(self, names: set[str], test: Callable[[str, dict[str, Any]], bool]) -> None:
+        self.pending = set(names)
+        self.test = test
+        self.done = asyncio.Event()
+        self.at = 0.0
+
+    def check(self, name: str, obj: dict[str, Any], now: float) -> None:
+        if name in self.pending and self.test(name, obj):
+            self.pending.discard(name)
+            if not self.pending and not self.done.is_set():
+                self.at = now
+                self.done.set()
+
+
+class ProfileWatch:
+    """One run's profiles as one watch reports them, started before any replica.
+
+    Keeps per profile the sequence of holders seen (with the time of each change), every
+    event that changed a status (time, name, holder, resourceVersion), the deletions, and
+    the set of profiles at full status.
+    """
+
+    def __init__(self, hub: kube.ApiClient, manager: str, namespace: str) -> None:
+        self.namespace = namespace
+        self.informer = Informer(
+            hub,
+            kube.CLUSTER_PROFILES,
+            namespace=namespace,
+            label_selector=f"{LABEL_CLUSTER_MANAGER}={manager}",
+            name="bench profiles",
+            transform=strip_managed_fields,
+        )
+        self.full: set[str] = set()
+        self.deleted = 0
+        self.holders: dict[str, list[tuple[float, str]]] = {}
+        self.status_changes: list[tuple[float, str, str, int]] = []
+        self.first_event = 0.0
+        self.waiters: list[Waiter] = []
+        self.informer.add_handler(self._on_event)
+
+    def _on_event(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        now = time.perf_counter()
+        self.first_event = self.first_event or now
+        name = str(obj["metadata"]["name"])
+        if event == "DELETED":
+            self.deleted += 1
+            self.full.discard(name)
+            return
+        who = holder(obj)
+        seen = self.holders.setdefault(name, [])
+        if not seen or seen[-1][1] != who:
+            seen.append((now, who))
+        if (old or {}).get("status") != obj.get("status"):
+            rv = int(obj["metadata"].get("resourceVersion") or 0)
+            self.status_changes.append((now, name, who, rv))
+        if full(obj):
+            self.full.add(name)
+        else:
+            self.full.discard(name)
+        for waiter in self.waiters:
+            waiter.check(name, obj, now)
+
+    def waiter(self, names: set[str], test: Callable[[str, dict[str, Any]], bool]) -> Waiter:
+        """A :class:`Waiter` that also counts what already holds."""
+        waiter = Waiter(names, test)
+        now = time.perf_counter()
+        for name in list(waiter.pending):
+            obj = self.informer.get(f"{self.namespace}/{name}")
+            if obj is not None:
+                waiter.check(name, obj, now)
+        self.waiters.append(waiter)
+        return waiter
+
+    def by_name(self) -> dict[str, dict[str, Any]]:
+        return {str(p["metadata"]["name"]): p for p in self.informer.items()}
+
+    def holders_after(self, since: float) -> dict[str, list[str]]:
+        """Per profile: its holder at ``since`` followed by each different holder seen after.
+
+        An empty holder (a replica releasing a profile it no longer owns, before the new
+        owner claims it) is left out: a handover reads ``[old, new]`` either way.
+        """
+        out = {}
+        for name, seen in self.holders.items():
+            held = [who for t, who in seen if t <= since and who][-1:]
+            for t, who in seen:
+                if t > since and who and (not held or held[-1] != who):
+                    held.append(who)
+            out[name] = held
+        return out
+
+
+async def wait(waiter: Waiter, timeout: float, what: str) -> float:
+    """``waiter.at`` once it is done; raises naming how many are still pending."""
+    try:
+        await asyncio.wait_for(waiter.done.wait(), timeout)
+    except TimeoutError:
+        raise RuntimeError(
+            f"{what}: {len(waiter.pending)} still pending after {timeout} s"
+        ) from None
+    return waiter.at
+
+
+# -- the hub -----------------------------------------------------------------------------
+SAMPLE_STATUS = {
+    "version": {"kubernetes": "v1.36.3"},
+    "conditions": [
+        {
+            "type": "ControlPlaneHealthy",
+            "status": "True",
+            "reason": "APIServerReady",
+            "message": "ok",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+    ],
+    "properties": [{"name": SHARED_PROPERTY, "value": "eu"}],
+    "accessProviders": [
+        {
+            "name": "secretreader",
+            "cluster": {
+                "server": "https://127.0.0.1:1/members/0",
+                "certificate-authority-data": base64.b64encode(b"x").decode(),
+            },
+        }
+    ],
+}
+
+
+async def floor(hub: kube.ApiClient, ns: str, n: int) -> float:
+    """Seconds to create ``n`` profiles and apply their status, 16 in flight."""
+    started = time.perf_counter()
+
+    async def one(i: int) -> None:
+        body = {
+            "metadata": {"name": f"f{i}", "namespace": ns},
+            "spec": {"clusterManager": {"name": "floor"}},
+        }
+        await kube.create(hub, kube.CLUSTER_PROFILES, body)
+        await kube.apply(
+            hub,
+            kube.CLUSTER_PROFILES,
+            {**body, "status": SAMPLE_STATUS},
+            field_manager="floor",
+            subresource="status",
+        )
+
+    await bounded([one(i) for i in range(n)])
+    return time.perf_counter() - started
+
+
+async def delete_collection(
+    client: kube.ApiClient, resource: kube.Resource, ns: str | None, selector: str = ""
+) -> None:
+    """One DELETECOLLECTION (the hub runs no namespace controller to empty a namespace)."""
+    await kube.request(
+        client,
+        "DELETE",
+        resource.path(ns),
+        query={"labelSelector": selector} if selector else None,
+        target=resource.describe(ns, None),
+    )
+
+
+async def hub_writes(hub: kube.ApiClient) -> Counter[str]:
+    """Mutating requests the hub kube-apiserver has served so far, by resource."""
+    status, text = await kube.get_text(hub, "/metrics")
+    require(status == 200, f"hub /metrics answered {status}")
+    counts: Counter[str] = Counter()
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels_text, _, value = line.rpartition("} ")
+        labels = dict(_LABEL.findall(labels_text))
+        if labels.get("verb") in MUTATING:
+            what = labels.get("resource", "") + (
+                f"/{labels['subresource']}" if labels.get("subresource") else ""
+            )
+            counts[what] += float(value)
+    return counts
+
+
+# -- processes ---------------------------------------------------------------------------
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far, from /proc/stat."""
+    with open("/proc/stat") as handle:
+        fields = [int(x) for x in handle.readline().split()[1:]]
+    hz = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]
+    return (sum(fields) - idle) / hz, sum(fields) / hz
+
+
+class CpuMeter:
+    """CPU seconds of named processes (and the machine) between two snapshots, as cores."""
+
+    def __init__(self, pids: dict[str, list[int]]) -> None:
+        self.pids = pids
+
+    def snapshot(self) -> dict[str, float]:
+        out = {}
+        for label, pids in self.pids.items():
+            total = 0.0
+            for pid in pids:
+                try:
+                    total += cpu_seconds(pid)
+                except (FileNotFoundError, ProcessLookupError):
+                    pass
+            out[label] = total
+        out["wall"] = time.perf_counter()
+        busy, total = machine_busy()
+        out["machine busy"] = busy
+        out["machine total"] = total
+        return out
+
+    @staticmethod
+    def cores(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+        wall = b["wall"] - a["wall"]
+        # A process started after ``a`` (a replica) counts from zero.
+        out = {
+            k: (b[k] - a.get(k, 0.0)) / wall
+            for k in b
+            if k not in ("wall", "machine busy", "machine total")
+        }
+        out["machine"] = (
+            (os.cpu_count() or 1)
+            * (b["machine busy"] - a["machine busy"])
+            / max(1e-9, b["machine total"] - a["machine total"])
+        )
+        return out
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Replica:
+    """One ``manager run --sharding`` process."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    metrics_port: int
+    log: Path
+    spawned: float  # epoch seconds
+
+    def joined_after(self) -> float:
+        """Seconds from spawning to joining its shard group (its log's line), or -1."""
+        for line in self.log.read_text(errors="replace").splitlines():
+            if "joined as" in line and line.startswith("{"):
+                ts = json.loads(line)["ts"]
+                return dt.datetime.fromisoformat(ts).timestamp() - self.spawned
+        return -1.0
+
+    def metrics(self) -> dict[str, float]:
+        """The shard and write counters from its /metrics (empty if it is gone)."""
+        try:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5
+            ) as response:
+                text = response.read().decode()
+        except OSError:
+            return {}
+        wanted = (
+            "cluster_inventory_shard_owned_members",
+            "cluster_inventory_shard_replicas",
+            "cluster_inventory_shard_fenced_writes_total",
+            "cluster_inventory_profile_status_writes_total",
+        )
+        out: dict[str, float] = {}
+        for line in text.splitlines():
+            metric = line.split("{", 1)[0].split(" ", 1)[0]
+            if metric in wanted:
+                out[metric] = out.get(metric, 0.0) + float(line.rsplit(" ", 1)[1])
+        return out
+
+
+def spawn(
+    name: str, manager: str, system: str, hub_kubeconfig: str, s: Settings, run: str
+) -> Replica:
+    port = free_port()
+    spawned = time.time()
+    log = Path(tempfile.gettempdir()) / f"fleet-scale-{run}-{name}.log"
+    proc = subprocess.Popen(
+        [
+            str(CLI),
+            "manager",
+            "run",
+            "--kubeconfig",
+            hub_kubeconfig,
+            "--name",
+            manager,
+            "--namespace",
+            system,
+            "--member-namespace",
+            "fleet-scale",
+            "--sharding",
+            "--shard-lease-duration",
+            str(s.lease_duration),
+            "--shard-renew-interval",
+            str(s.renew_interval),
+            "--probe-interval",
+            str(s.probe_interval),
+            "--health-probe-bind-address",
+            "0",
+            "--metrics-bind-address",
+            f"127.0.0.1:{port}",
+            "--log-format",
+            "json",
+        ],
+        env={**os.environ, "POD_NAME": name},
+        stdout=subprocess.DEVNULL,
+        stderr=open(log, "wb"),
+    )
+    return Replica(name, proc, port, log, spawned)
+
+
+# -- one (N, R) --------------------------------------------------------------------------
+async def run_one(
+    fleet: Fleet, vm: VirtualMembers, hub: kube.ApiClient, n: int, r: int, s: Settings
+) -> dict[str, Any]:
+    run = f"fs{n}r{r}"
+    system, inventory, floor_ns = f"{run}-system", f"{run}-inv", f"{run}-floor"
+    res: dict[str, Any] = {
+        "n": n,
+        "r": r,
+        "probe_interval": s.probe_interval,
+        "lease_duration": s.lease_duration,
+        "renew_interval": s.renew_interval,
+        "real_members": len(vm.clusters),
+        "loadavg_before": os.getloadavg()[0],
+    }
+    await bounded(
+        [
+            kube.apply(hub, kube.NAMESPACES, {"metadata": {"name": ns}}, field_manager="bench")
+            for ns in (system, floor_ns, f"{floor_ns}-warm")
+        ]
+        + [
+            kube.apply(
+                hub,
+                kube.NAMESPACES,
+                {"metadata": {"name": inventory, "labels": {LABEL_CLUSTER_SET: run}}},
+                field_manager="bench",
+            )
+        ]
+    )
+    await floor(hub, f"{floor_ns}-warm", 1)  # CRD validators are built on first use
+    res["floor"] = await floor(hub, floor_ns, n)
+    await delete_collection(hub, kube.CLUSTER_PROFILES, floor_ns)
+
+    started = time.perf_counter()
+    await bounded(
+        [
+            kube.apply(
+                hub,
+                kube.SECRETS,
+                registration_secret(vm.name(i), system, yaml.safe_dump(vm.kubeconfig(i)), [run]),
+                field_manager="bench",
+            )
+            for i in range(n)
+        ],
+        32,
+    )
+    res["registrations"] = time.perf_counter() - started
+    # Members whose property is changed later; the property exists before the cold start, so
+    # each measured change is an update of a watched object.
+    step = max(1, n // min(n, s.changes))
+    sample = list(range(0, n, step))[: s.changes]
+    change = f"change-{run}"
+    await bounded([vm.set_property(i, change, "v0") for i in sample], 32)
+
+    watch = ProfileWatch(hub, run, inventory)
+    tokens = Informer(
+        hub,
+        kube.SECRETS,
+        namespace=inventory,
+        label_selector=f"{LABEL_CLUSTER_MANAGER}={run}",
+        name="bench token Secrets",
+        metadata_only=True,
+    )
+    await watch.informer.__aenter__()
+    await tokens.__aenter__()
+    await watch.informer.wait_synced()
+    await tokens.wait_synced()
+    kc = str(fleet.hub.kubeconfig_path)
+    names = [f"{run}-{chr(ord('a') + k)}" for k in range(r)]
+    pids: dict[str, list[int]] = {
+        "hub apiserver": [fleet.hub.apiserver_process.pid],
+        "member apiservers": [m.apiserver_process.pid for m in fleet.members.values()],
+        "etcd": [fleet.etcd.process.pid],
+        "proxy": [vm.process.pid],
+        "bench": [os.getpid()],
+    }
+    all_full = watch.waiter({vm.name(i) for i in range(n)}, lambda _, o: full(o))
+    meter = CpuMeter(pids)
+    cpu_start = meter.snapshot()
+    started = time.perf_counter()
+    replicas = {name: spawn(name, run, system, kc, s, run) for name in names}
+    for rep in replicas.values():
+        pids[f"replica {rep.name}"] = [rep.proc.pid]
+    try:
+        await wait(all_full, s.timeout, f"N={n} R={r}: profiles at full status")
+        res["cold_start"] = all_full.at - started
+        res["first_profile"] = watch.first_event - started
+        res["joined_after"] = {name: rep.joined_after() for name, rep in replicas.items()}
+        cpu_full = meter.snapshot()
+        res["cold_cores"] = CpuMeter.cores(cpu_start, cpu_full)
+        deadline = time.perf_counter() + s.timeout
+        while len(tokens.keys()) < n:
+            require(time.perf_counter() < deadline, f"N={n} R={r}: {n} token Secrets")
+            await asyncio.sleep(0.1)
+        res["tokens"] = time.perf_counter() - started
+        cpu_tokens = meter.snapshot()
+        res["token_cores"] = CpuMeter.cores(cpu_full, cpu_tokens)
+        await asyncio.sleep(min(5.0, s.steady / 5))  # the last writes' echoes
+
+        writes_before = await hub_writes(hub)
+        cpu_a = meter.snapshot()
+        await asyncio.sleep(s.steady)
+        cpu_b = meter.snapshot()
+        writes_after = await hub_writes(hub)
+        wall = cpu_b["wall"] - cpu_a["wall"]
+        res["steady_cores"] = CpuMeter.cores(cpu_a, cpu_b)
+        res["rss"] = {name: rss_mib(rep.proc.pid) for name, rep in replicas.items()}
+        delta = writes_after - writes_before
+        res["hub_writes_per_s"] = sum(delta.values()) / wall
+        res["hub_writes_by_resource"] = {k: v / wall for k, v in delta.most_common()}
+        res["owned_before_kill"] = dict(Counter(holder(p) for p in watch.informer.items()))
+
+        lat = await property_changes(vm, watch, sample, change)
+        require(len(lat) == len(sample), f"N={n} R={r}: {len(sample)} property changes")
+        res["changes"] = len(lat)
+        res["p50"] = statistics.median(lat)
+        res["p99"] = percentile(lat, 0.99)
+
+        if r > 1:
+            await kill_and_join(vm, hub, watch, replicas, res, s, run, system, kc)
+        res["deleted"] = watch.deleted
+        res["count_end"] = len(watch.informer.keys())
+        res["replica_metrics"] = {name: rep.metrics() for name, rep in replicas.items()}
+    finally:
+        for rep in replicas.values():
+            if rep.proc.poll() is None:
+                rep.proc.send_signal(signal.SIGTERM)
+        for rep in replicas.values():
+            await asyncio.to_thread(rep.proc.wait, 60)
+        await tokens.__aexit__()
+        await watch.informer.__aexit__()
+        await cleanup(vm, hub, run, system, inventory)
+    res["tracebacks"] = sum(
+        rep.log.read_text(errors="replace").count("Traceback") for rep in replicas.values()
+    )
+    res["exit_codes"] = {name: rep.proc.returncode for name, rep in replicas.items()}
+    return res
+
+
+async def property_changes(
+    vm: VirtualMembers, watch: ProfileWatch, sample: list[int], change: str
+) -> list[float]:
+    """Seconds from before each write on a member until its profile shows the value."""
+    latencies = []
+    for k, i in enumerate(sample):
+        name, value = vm.name(i), f"v{k + 1}"
+        prop = f"{change}.{name}"
+        seen = watch.waiter({name}, lambda _, o, p=prop, v=value: props(o).get(p) == v)
+        started = time.perf_counter()
+        await vm.set_property(i, change, value)
+        latencies.append(await wait(seen, 30, f"property change on {name}") - started)
+        watch.waiters.remove(seen)
+        await asyncio.sleep(0.05)
+    return latencies
+
+
+def _index(name: str) -> int:
+    return int(name.rsplit("-", 1)[1])
+
+
+async def kill_and_join(
+    vm: VirtualMembers,
+    hub: kube.ApiClient,
+    watch: ProfileWatch,
+    replicas: dict[str, Replica],
+    res: dict[str, Any],
+    s: Settings,
+    run: str,
+    system: str,
+    kc: str,
+) -> None:
+    """SIGKILL the replica holding most profiles, change its members, then add a replica."""
+    profiles = watch.by_name()
+    held = {name: holder(p) for name, p in profiles.items()}
+    live = sorted(replicas)
+    require(
+        all(held[m] == rendezvous_owner(m, live) for m in held),
+        "before the kill every profile is held by its rendezvous owner",
+    )
+    counts = Counter(held.values())
+    victim = max(counts, key=lambda x: counts[x])
+    theirs = sorted(m for m, h in held.items() if h == victim)
+    res["victim_members"] = len(theirs)
+    replicas[victim].proc.send_signal(signal.SIGKILL)
+    killed = time.perf_counter()
+    live.remove(victim)
+    # A hub write right after the kill: its resourceVersion (etcd's revision, shared by
+    # every object of this fleet) orders any later write against the kill.
+    marker = await kube.apply(
+        hub,
+        kube.CONFIG_MAPS,
+        {"metadata": {"name": "kill-marker", "namespace": system}, "data": {"t": str(killed)}},
+        field_manager="bench",
+    )
+    fence_rv = int(marker["metadata"]["resourceVersion"])
+    stamp = f"stamp-{run}"
+    fresh = watch.waiter(
+        set(theirs),
+        lambda name, o: (
+            props(o).get(f"{stamp}.{name}") == "after-kill" and holder(o) not in ("", victim)
+        ),
+    )
+    await bounded([vm.set_property(_index(m), stamp, "after-kill") for m in theirs], 32)
+    res["kill_writes_done"] = time.perf_counter() - killed
+    res["kill_fresh"] = (
+        await wait(fresh, max(60.0, s.timeout / 2), "killed replica's members") - killed
+    )
+    await asyncio.sleep(min(3.0, s.lease_duration))  # anything late would show now
+    after = watch.holders_after(killed)
+    res["kill_bad_holders"] = sum(
+        1
+        for m, seq in after.items()
+        if not (
+            seq == [held[m]] or (held[m] == victim and seq == [victim, rendezvous_owner(m, live)])
+        )
+    )
+    res["kill_victim_writes"] = sum(
+        1
+        for t, _, who, rv in watch.status_changes
+        if t > killed and who == victim and rv > fence_rv
+    )
+    res["kill_lost"] = watch.deleted + (res["n"] - len(watch.informer.keys()))
+
+    newcomer = f"{run}-{chr(ord('a') + len(replicas))}"
+    before = {m: rendezvous_owner(m, live) for m in held}
+    live.append(newcomer)
+    after_join = {m: rendezvous_owner(m, live) for m in held}
+    res["join_expected_moves"] = sum(1 for m in held if before[m] != after_join[m])
+    res["join_naive_moves"] = res["n"] / len(live)
+    res["join_live_after"] = len(live)
+    settled = watch.waiter(set(held), lambda m, o: holder(o) == after_join[m] and full(o))
+    joined = time.perf_counter()
+    replicas[newcomer] = spawn(newcomer, run, system, kc, s, run)
+    res["join_settled"] = (
+        await wait(settled, s.timeout, "join: profiles with their new holder") - joined
+    )
+    seqs = watch.holders_after(joined)
+    res["join_moved"] = sum(1 for seq in seqs.values() if len(seq) > 1)
+    res["join_bad_holders"] = sum(
+        1
+        for m, seq in seqs.items()
+        if not (
+            (seq == [before[m]] and after_join[m] == before[m])
+            or (seq == [before[m], newcomer] and after_join[m] == newcomer)
+        )
+    )
+    res["victim"] = victim
+    res["newcomer"] = newcomer
+
+
+async def cleanup(
+    vm: VirtualMembers, hub: kube.ApiClient, run: str, system: str, inventory: str
+) -> None:
+    """Remove the run's hub objects and the per-member properties it wrote."""
+    await delete_collection(hub, kube.CLUSTER_PROFILES, inventory)
+    await delete_collection(hub, kube.SECRETS, inventory)
+    await delete_collection(hub, kube.SECRETS, system)
+    for cp in vm.clusters:
+        async with await cp.client() as admin:
+            await delete_collection(
+                admin, kube.CLUSTER_PROPERTIES, None, f"{LABEL_VIRTUAL_MEMBER}!=all"
+            )
+
+
+# -- output ------------------------------------------------------------------------------
+def replica_cores(res: dict[str, Any], phase: str = "steady_cores") -> dict[str, float]:
+    return {k.split(" ", 1)[1]: v for k, v in res[phase].items() if k.startswith("replica ")}
+
+
+def summary(res: dict[str, Any]) -> dict[str, float]:
+    """The figures of the table and the plot, derived from one run's record."""
+    cores = replica_cores(res)
+    original = [name for name in res["rss"]]
+    steady = [cores[name] for name in original if name in cores]
+    return {
+        "cores_max": max(steady),
+        "cores_sum": sum(steady),
+        "cores_per_1k": 1000 * sum(steady) / res["n"],
+        "rss_max": max(res["rss"].values()),
+        "rss_per_1k": 1000 * sum(res["rss"].values()) / res["n"],
+        "ratio": res["cold_start"] / res["floor"],
+    }
+
+
+HEADER = (
+    f"{'N':>6} {'R':>2} {'floor s':>8} {'cold s':>7} {'ratio':>6} {'tokens s':>8} "
+    f"{'core/rep':>8} {'cores/1k':>8} {'MiB/rep':>7} {'hub w/s':>7} {'p50 ms':>6} {'p99 ms':>6} "
+    f"{'kill s':>6} {'lost':>4} {'2-wr':>4} {'moved/exp/N/k':>15}"
+)
+
+
+def row(res: dict[str, Any]) -> str:
+    x = summary(res)
+    kill = (
+        f"{res['kill_fresh']:6.1f} {res['kill_lost']:4d} "
+        f"{res['kill_bad_holders'] + res['kill_victim_writes'] + res['join_bad_holders']:4d} "
+        f"{res['join_moved']:>5}/{res['join_expected_moves']}/{res['join_naive_moves']:.0f}"
+        if "kill_fresh" in res
+        else f"{'-':>6} {'-':>4} {'-':>4} {'-':>15}"
+    )
+    return (
+        f"{res['n']:6d} {res['r']:2d} {res['floor']:8.2f} {res['cold_start']:7.2f} "
+        f"{x['ratio']:6.2f} {res['tokens']:8.2f} {x['cores_max']:8.3f} {x['cores_per_1k']:8.3f} "
+        f"{x['rss_max']:7.0f} {res['hub_writes_per_s']:7.1f} {res['p50'] * 1000:6.0f} "
+        f"{res['p99'] * 1000:6.0f} {kill}"
+    )
+
+
+def details(res: dict[str, Any]) -> list[str]:
+    n, r = res["n"], res["r"]
+    tag = f"N={n} R={r}:"
+    lines = [
+        f"{tag} probe interval {res['probe_interval']:g} s = {n / res['probe_interval']:.0f} "
+        f"member probes/s (3 requests each) over {res['real_members']} real apiservers; "
+        f"shard Lease {res['lease_duration']:g} s, renewed every {res['renew_interval']:g} s",
+        f"{tag} {n} registrations written in {res['registrations']:.1f} s; replicas joined "
+        f"their shard group {', '.join(f'{v:.1f}' for v in res['joined_after'].values())} s and "
+        f"the first profile appeared {res['first_profile']:.1f} s after they were spawned",
+    ]
+    for phase, label in (
+        ("cold_cores", "cold start"),
+        ("token_cores", "tokens"),
+        ("steady_cores", "steady"),
+    ):
+        cores = res[phase]
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in cores.items() if k != "machine")
+        lines.append(
+            f"{tag} cores during {label}: machine {cores['machine']:.2f} of {os.cpu_count()}; {parts}"
+        )
+    top = ", ".join(f"{k} {v:.2f}" for k, v in list(res["hub_writes_by_resource"].items())[:5])
+    lines.append(f"{tag} hub writes/s at rest by resource: {top or 'none'}")
+    lines.append(
+        f"{tag} RSS MiB per replica: " + ", ".join(f"{k} {v:.0f}" for k, v in res["rss"].items())
+    )
+    if "kill_fresh" in res:
+        lines.append(
+            f"{tag} SIGKILLed {res['victim']} holding {res['victim_members']} profiles: its members "
+            f"changed within {res['kill_writes_done']:.1f} s, all fresh on live replicas "
+            f"{res['kill_fresh']:.1f} s after the kill (target <= 20 s); lost {res['kill_lost']}; "
+            f"holder not victim->rendezvous owner {res['kill_bad_holders']}; status writes "
+            f"as the victim after the kill {res['kill_victim_writes']}"
+        )
+        lines.append(
+            f"{tag} {res['newcomer']} joined: {res['join_moved']} profiles changed holder "
+            f"(rendezvous predicts {res['join_expected_moves']}, N/{res['join_live_after']} = "
+            f"{res['join_naive_moves']:.0f}), "
+            f"all settled in {res['join_settled']:.1f} s; other holder changes {res['join_bad_holders']}"
+        )
+    fenced = sum(
+        m.get("cluster_inventory_shard_fenced_writes_total", 0)
+        for m in res["replica_metrics"].values()
+    )
+    lines.append(
+        f"{tag} fenced (409) writes counted by the replicas still running at the end: {fenced:.0f}"
+    )
+    return lines
+
+
+def check(res: dict[str, Any]) -> None:
+    tag = f"N={res['n']} R={res['r']}"
+    require_times(
+        floor=res["floor"],
+        cold_start=res["cold_start"],
+        tokens=res["tokens"],
+        p50=res["p50"],
+        p99=res["p99"],
+        hub_writes=res["hub_writes_per_s"],
+        **{f"rss_{k}": v for k, v in res["rss"].items()},
+    )
+    require(
+        res["tokens"] >= res["cold_start"] >= res["first_profile"] >= 0, f"{tag}: phases in order"
+    )
+    require(res["p99"] >= res["p50"], f"{tag}: p99 >= p50")
+    require(len(res["owned_before_kill"]) == res["r"], f"{tag}: every replica holds profiles")
+    require(sum(res["owned_before_kill"].values()) == res["n"], f"{tag}: N profiles held")
+    require(res["deleted"] == 0 and res["count_end"] == res["n"], f"{tag}: no profile lost")
+    require(res["tracebacks"] == 0, f"{tag}: no traceback in the replicas' logs")
+    if res["r"] > 1:
+        require(res["kill_lost"] == 0, f"{tag}: kill lost no profile")
+        require(
+            res["kill_bad_holders"] == res["kill_victim_writes"] == res["join_bad_holders"] == 0,
+            f"{tag}: no profile written by two replicas",
+        )
+        require(
+            res["join_moved"] == res["join_expected_moves"],
+            f"{tag}: the join moved what rendezvous says",
+        )
+
+
+def merge(path: Path, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Results in ``path`` with these replacing the same (N, R); written back, sorted."""
+    old = json.loads(path.read_text()) if path.exists() else []
+    new = {(x["n"], x["r"]): x for x in old}
+    new.update({(x["n"], x["r"]): x for x in results})
+    merged = [new[k] for k in sorted(new)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
+    return merged
+
+
+def plot(results: list[dict[str, Any]], path: Path) -> None:
+    """Cost against N: CPU per 1,000 members, RSS per replica, cold start beside the floor."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 4, figsize=(19, 4.5))
+    for r in sorted({x["r"] for x in results}):
+        runs = sorted((x for x in results if x["r"] == r), key=lambda x: x["n"])
+        ns = [x["n"] for x in runs]
+        sums = [summary(x) for x in runs]
+        axes[0].plot(ns, [x["cores_per_1k"] for x in sums], "o-", label=f"R={r} (all replicas)")
+        axes[1].plot(ns, [x["rss_max"] for x in sums], "o-", label=f"R={r} (largest replica)")
+        axes[2].plot(ns, [x["cold_start"] for x in runs], "o-", label=f"cold start, R={r}")
+        axes[2].plot(ns, [x["floor"] for x in runs], "x--", label=f"hub write floor (R={r} run)")
+        axes[3].plot(ns, [x["ratio"] for x in sums], "o-", label=f"R={r}")
+    axes[0].set_title("Steady CPU per 1,000 members")
+    axes[0].set_ylabel("cores")
+    axes[1].set_title("RSS per replica")
+    axes[1].set_ylabel("MiB")
+    axes[1].axhline(600, color="grey", linestyle=":", label="target 600 MiB")
+    axes[2].set_title("Cold start to every profile at full status")
+    axes[2].set_ylabel("seconds")
+    axes[2].axhline(120, color="grey", linestyle=":", label="target 120 s")
+    axes[3].set_title("Cold start / hub write floor")
+    axes[3].set_ylabel("ratio")
+    axes[3].axhline(2, color="grey", linestyle=":", label="target 2x")
+    probe = ", ".join(sorted({f"{x['probe_interval']:g}" for x in results}))
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlabel("distinct members N")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(
+        f"bench/fleet_scale.py: cluster manager replicas (probe interval {probe} s, 2 cores)"
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def report(results: list[dict[str, Any]]) -> None:
+    print(HEADER)
+    for res in results:
+        print(row(res))
+
+
+async def main(
+    sizes: list[int], replica_counts: list[int], s: Settings, out: Path, png: Path
+) -> None:
+    results = []
+    async with Fleet(2) as fleet, VirtualMembers(fleet, max(sizes)) as vm:
+        await vm.set_shared_property(SHARED_PROPERTY, "eu")
+        async with await fleet.hub.client() as hub:
+            for n in sorted(sizes):
+                for r in sorted(replica_counts):
+                    res = await run_one(fleet, vm, hub, n, r, s)
+                    for line in details(res):
+                        print(line, flush=True)
+                    print(row(res), flush=True)
+                    results.append(res)
+    for res in results:
+        check(res)
+    merged = merge(out, results)
+    plot(merged, png)
+    print(f"settings: {s}")
+    report(results)
+    print(
+        "columns: floor = N profiles created + status written directly; cold = spawn to all full; "
+        "core/rep = steady cores of the busiest replica; cores/1k = all replicas' steady cores per "
+        "1,000 members; hub w/s = mutating requests/s on the hub at rest; kill s = SIGKILL to "
+        "the victim's members fresh; 2-wr = profiles written by two replicas; moved/exp/N/k = "
+        "holders changed by the join / rendezvous prediction / N over the replicas after it"
+    )
+    print(f"results merged into {out}; plot {png}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000])
+    parser.add_argument("--replicas", type=int, nargs="+", default=[1, 3])
+    parser.add_argument("--probe-interval", type=float, default=30.0, help="seconds (every N)")
+    parser.add_argument("--changes", type=int, default=100)
+    parser.add_argument("--steady", type=float, default=25.0, help="steady-state window, seconds")
+    parser.add_argument("--lease-duration", type=float, default=10.0)
+    parser.add_argument("--renew-interval", type=float, default=2.0)
+    parser.add_argument("--timeout", type=float, default=600.0, help="per phase, seconds")
+    parser.add_argument("--json", type=Path, default=RESULTS, help="results merged into this file")
+    parser.add_argument("--plot", type=Path, default=PLOT, help="PNG drawn from --json")
+    parser.add_argument("--plot-only", action="store_true", help="table and plot from --json only")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    args = parser.parse_args()
+    if args.plot_only:
+        merged = json.loads(args.json.read_text())
+        plot(merged, args.plot)
+        report(merged)
+        sys.exit(0)
+    if args.smoke:
+        args.sizes, args.replicas, args.changes, args.steady = [12], [1, 3], 5, 3.0
+        args.probe_interval, args.lease_duration, args.renew_interval = 2.0, 3.0, 1.0
+        args.timeout = 90.0
+        scratch = Path(tempfile.mkdtemp(prefix="fleet-scale-smoke-"))
+        args.json, args.plot = scratch / "fleet_scale.json", scratch / "fleet_scale.png"
+    settings = Settings(
+        probe_interval=args.probe_interval,
+        lease_duration=args.lease_duration,
+        renew_interval=args.renew_interval,
+        steady=args.steady,
+        changes=args.changes,
+        timeout=args.timeout,
+    )
+    asyncio.run(main(args.sizes, args.replicas, settings, args.json, args.plot))
+    if args.smoke:
+        require(args.plot.stat().st_size > 10_000, "the plot was drawn")
+        shutil.rmtree(args.plot.parent)
