@@ -42,7 +42,7 @@ def member_ids_elsewhere(
         owned: The names this replica owns.
 
     Returns:
-        Registration name -> member id (label ``x-k8s.io/cluster-inventory-member-id``).
+        Registration name -> member id (label ``multicluster.x-k8s.io/inventory-member-id``).
     """
     names, mine = set(registrations), set(owned)
     out: dict[str, str] = {}
