@@ -44,7 +44,7 @@ from cluster_inventory.kube._resources import (
     list_objects,
     request,
 )
-from cluster_inventory.kube._tasks import cancel_and_wait
+from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
 from cluster_inventory.kube.errors import *  # noqa: F403 - listed once, in errors.__all__
 from cluster_inventory.kube.resources import *  # noqa: F403 - listed once, in resources.__all__
@@ -63,6 +63,7 @@ __all__ = [
     "UnauthorizedHook",
     "apply",
     "cancel_and_wait",
+    "gather_bounded",
     "cluster_profiles_resource",
     "collectors_for",
     "connection_from_in_cluster",

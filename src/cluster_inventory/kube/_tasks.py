@@ -11,9 +11,10 @@ waiting is re-raised; the tasks' own cancellation is not.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["cancel_and_wait"]
+__all__ = ["cancel_and_wait", "gather_bounded"]
 
 
 async def cancel_and_wait(*tasks: asyncio.Future[Any] | None) -> None:
@@ -45,3 +46,21 @@ async def cancel_and_wait(*tasks: asyncio.Future[Any] | None) -> None:
             failure = failure or exc
     if failure is not None:
         raise failure
+
+
+async def gather_bounded(calls: list[Callable[[], Awaitable[None]]], limit: int) -> None:
+    """Run ``calls`` with at most ``limit`` in flight; the first error is raised after all ran.
+
+    Each call is made only when its turn comes, so a cancelled placement (shutdown) leaves
+    no coroutine that was created and never awaited.
+    """
+    gate = asyncio.Semaphore(limit)
+
+    async def one(call: Callable[[], Awaitable[None]]) -> None:
+        async with gate:
+            await call()
+
+    results = await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result

@@ -19,7 +19,7 @@ import asyncio
 import datetime as dt
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -37,9 +37,9 @@ from cluster_inventory.kube.informer import Informer, lookup
 from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.member import MemberConnection, connection_key
+from cluster_inventory.manager.fence import ProfileFence, member_ids_elsewhere
+from cluster_inventory.manager.member import MemberConnection, connection_key, start_members
 from cluster_inventory.manager.names import (
-    ANNOTATION_SHARD_HOLDER,
     FIELD_MANAGER,
     LABEL_TOKEN_FOR,
 )
@@ -155,8 +155,7 @@ class ClusterManager:
         self._health: dict[ProfileKey, str] = {}
         self.synced = asyncio.Event()
         self.shard: ShardMembership | None = None
-        #: Sharded: resourceVersion the cache showed when we wrote -> what our write made.
-        self._versions: dict[ProfileKey, tuple[str, str]] = {}
+        self.fence: ProfileFence | None = None
 
     # -- wiring ----------------------------------------------------------------------
     async def prepare(self) -> None:
@@ -175,6 +174,7 @@ class ClusterManager:
         self._prepared = True
         placement = lambda *_: self.queue.add(PLACEMENT)  # noqa: E731
         if self.shard is not None:
+            self.fence = ProfileFence(self.shard)
             self.shard.on_change(placement)
         self.source.start(placement)
         self.namespaces.add_handler(placement)
@@ -321,7 +321,7 @@ class ClusterManager:
             if reg.not_ready
         }
         await self._start_members(needed - set(self.members), not_ready)
-        member_ids = self._others_member_ids(registrations) | {
+        member_ids = member_ids_elsewhere(self.profiles.items(), registrations, owned) | {
             name: member.observation.member_id
             for name, reg in owned.items()
             if (member := self.members.get(connection_key(reg.connection))) is not None
@@ -348,11 +348,11 @@ class ClusterManager:
             by_member.setdefault(connection_key(reg.connection), set()).add(key)
         previous = self.desired
         self.desired, self._by_member = desired, by_member
-        await _bounded(
+        await kube.gather_bounded(
             [functools.partial(self._create_profile, key, *desired[key]) for key in todo.create],
             self.config.workers * 2,
         )
-        await _bounded(
+        await kube.gather_bounded(
             [functools.partial(self._delete_profile, key, previous.get(key)) for key in deletions],
             self.config.workers * 2,
         )
@@ -360,7 +360,7 @@ class ClusterManager:
             await self.members.pop(conn).stop()
         if self.shard is not None:
             moved = [k for k in previous.keys() - desired.keys() if k not in deletions]
-            await _bounded(
+            await kube.gather_bounded(
                 [functools.partial(self._release, key, *previous[key]) for key in moved],
                 self.config.workers * 2,
             )
@@ -373,40 +373,6 @@ class ClusterManager:
         """True if this replica serves ``member`` (always, unsharded)."""
         return self.shard is None or self.shard.owns(member)
 
-    def _others_member_ids(self, registrations: Mapping[str, Registration]) -> dict[str, str]:
-        """Member ids of the registrations other replicas own, from their profiles' labels."""
-        if self.shard is None:
-            return {}
-        out: dict[str, str] = {}
-        for profile in self.profiles.items():
-            meta = objects.meta(profile)
-            name = str(meta.get("name"))
-            mid = (meta.get("labels") or {}).get(LABEL_INVENTORY_MEMBER_ID)
-            if name in registrations and mid and not self._mine(name):
-                out[name] = str(mid)
-        return out
-
-    def _holding(self, key: ProfileKey, current: Mapping[str, Any]) -> tuple[str, str]:
-        """(holder, resourceVersion) of a profile as our last write left it, or as cached.
-
-        The cache may not have our own last write yet: then that write's result counts.
-        """
-        meta = objects.meta(current)
-        seen = str(meta.get("resourceVersion") or "")
-        ours = self._versions.get(key)
-        if ours is not None and ours[0] == seen and self.shard is not None:
-            return self.shard.config.identity, ours[1]
-        holder = str((meta.get("annotations") or {}).get(ANNOTATION_SHARD_HOLDER) or "")
-        return holder, seen
-
-    def _wrote(
-        self, key: ProfileKey, current: Mapping[str, Any], written: Mapping[str, Any]
-    ) -> str:
-        version = str(objects.meta(written).get("resourceVersion"))
-        seen = str(objects.meta(current).get("resourceVersion") or "")
-        self._versions[key] = (seen, version)
-        return version
-
     async def _release(self, key: ProfileKey, reg: Registration, inv: Inventory) -> None:
         """Give up holding a profile whose member moved to another replica (one write).
 
@@ -414,12 +380,12 @@ class ClusterManager:
         the cache is behind, the 409 means there is nothing left to give up.
         """
         current = self.profiles.get(str(key))
-        assert self.shard is not None
+        assert self.fence is not None
         if current is None:
             return
-        holder, version = self._holding(key, current)
-        self._versions.pop(key, None)
-        if holder != self.shard.config.identity:
+        holder, version = self.fence.holding(key, current)
+        self.fence.forget(key)
+        if holder != self.fence.identity:
             return
         labels = objects.labels_of(current)
         body = self._profile_metadata(key, reg, str(labels.get(LABEL_INVENTORY_MEMBER_ID)), "")
@@ -435,41 +401,15 @@ class ClusterManager:
         conns: set[kube.ClusterConnection],
         not_ready: Mapping[kube.ClusterConnection, tuple[str, str]],
     ) -> None:
-        """Start member connections and probe each once, concurrently.
-
-        The first probe happens before profiles are created so that a reachable member's
-        profiles are born with its real member id (kube-system UID), not the fallback. A
-        member its source calls not ready (``not_ready``: reason, message) is never
-        contacted: its connection only records why.
-        """
-        for conn, (reason, message) in not_ready.items():
-            if conn in self.members:
-                self.members[conn].fail(reason, message)
-        started: list[MemberConnection] = []
-        for conn in conns:
-            member = MemberConnection(
-                conn,
-                config=self.config,
-                on_change=functools.partial(self._member_changed, conn),
-                now=self.now,
-            )
-            self.members[conn] = member
-            if conn in not_ready:
-                member.fail(*not_ready[conn])
-                continue
-            try:
-                await member.start(probe_first=False)
-            except kube.KubeError as exc:
-                # Kept, so that its profiles say why (e.g. a client key that does not load).
-                _log.warning(
-                    "cannot start member connection: %s", exc, extra={"cluster": conn.server}
-                )
-                member.fail(
-                    "RegistrationInvalid", f"the registration kubeconfig does not load: {exc}"
-                )
-                continue
-            started.append(member)
-        await asyncio.gather(*(m.probe_safely() for m in started))
+        """Start member connections and probe each once (:func:`start_members`)."""
+        await start_members(
+            self.members,
+            conns,
+            not_ready,
+            config=self.config,
+            on_change=self._member_changed,
+            now=self.now,
+        )
 
     def _profile_metadata(
         self, key: ProfileKey, reg: Registration, member_id: str, holder: str | None = None
@@ -492,10 +432,8 @@ class ClusterManager:
             },
             "spec": {"displayName": reg.display_name, "clusterManager": {"name": self.config.name}},
         }
-        if self.shard is not None:
-            body["metadata"]["annotations"] = {
-                ANNOTATION_SHARD_HOLDER: self.shard.config.identity if holder is None else holder
-            }
+        if self.fence is not None:
+            body["metadata"]["annotations"] = self.fence.annotations(holder)
         return body
 
     def _member_id(self, reg: Registration) -> str:
@@ -529,7 +467,8 @@ class ClusterManager:
         await kube.delete(self.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace)
         await kube.delete(self.hub, kube.SECRETS, key.name, namespace=key.namespace)
         self._written.pop(key, None)
-        self._versions.pop(key, None)
+        if self.fence is not None:
+            self.fence.forget(key)
         self._count_health(key, None)
         _log.info("deleted profile", extra={"object": str(key)})
         if was is None:
@@ -578,14 +517,13 @@ class ClusterManager:
             return 1.0
         version: str | None = None  # sharded: every write is conditional on it (the fence)
         claim = False
-        if self.shard is not None:
-            holder, version = self._holding(key, current)
-            me = self.shard.config.identity
-            if holder and holder != me and self.shard.is_live(holder):
+        if self.fence is not None:
+            holder, version = self.fence.holding(key, current)
+            if self.fence.blocked_by(holder):
                 # Its holder has not let it go yet (its view of the peers is behind ours);
                 # its release is a profile update, which queues this key again.
-                return self.shard.config.renew_interval
-            claim = holder != me
+                return self.fence.membership.config.renew_interval
+            claim = holder != self.fence.identity
         obs = member.observation
         labels = objects.labels_of(current)
         spec = objects.spec(current)
@@ -604,8 +542,8 @@ class ClusterManager:
                 written = await kube.apply(
                     self.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER
                 )
-                if version is not None:
-                    version = self._wrote(key, current, written)
+                if self.fence is not None:
+                    version = self.fence.wrote(key, current, written)
             return await self._apply_status(key, reg, current, obs, version)
         except kube.ConflictError:
             if version is None:
@@ -653,8 +591,8 @@ class ClusterManager:
                 subresource="status",
             )
             self._written[key] = str(objects.meta(written).get("resourceVersion"))
-            if version is not None:
-                self._wrote(key, current, written)
+            if self.fence is not None:
+                self.fence.wrote(key, current, written)
             self.metrics.status_writes.inc()
         self._count_health(key, obs.healthy.status)
         if obs.joined.status == "True":
@@ -719,21 +657,3 @@ class ClusterManager:
             "stored member token",
             extra={"object": str(key), "expires": format_time(token.expiration)},
         )
-
-
-async def _bounded(calls: list[Callable[[], Awaitable[None]]], limit: int) -> None:
-    """Run ``calls`` with at most ``limit`` in flight; the first error is raised after all ran.
-
-    Each call is made only when its turn comes, so a cancelled placement (shutdown) leaves
-    no coroutine that was created and never awaited.
-    """
-    gate = asyncio.Semaphore(limit)
-
-    async def one(call: Callable[[], Awaitable[None]]) -> None:
-        async with gate:
-            await call()
-
-    results = await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result

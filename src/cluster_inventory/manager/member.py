@@ -20,10 +20,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from cluster_inventory import kube
@@ -39,7 +40,7 @@ from cluster_inventory.manager.status import (
     readyz_condition,
 )
 
-__all__ = ["MemberConnection", "connection_key", "service_account_name"]
+__all__ = ["MemberConnection", "connection_key", "service_account_name", "start_members"]
 
 _log = logging.getLogger("cluster_inventory.manager")
 
@@ -339,3 +340,49 @@ class MemberConnection:
             _log.warning(
                 "could not remove %s on member: %s", sa, exc, extra={"cluster": self.label}
             )
+
+
+async def start_members(
+    members: dict[kube.ClusterConnection, MemberConnection],
+    conns: set[kube.ClusterConnection],
+    not_ready: Mapping[kube.ClusterConnection, tuple[str, str]],
+    *,
+    config: ManagerConfig,
+    on_change: Callable[[kube.ClusterConnection], None],
+    now: Callable[[], dt.datetime] = _utcnow,
+) -> None:
+    """Start a connection for each of ``conns`` into ``members`` and probe each once, at once.
+
+    The first probe happens before profiles are created so that a reachable member's profiles
+    are born with its real member id (kube-system UID), not the fallback. A member its source
+    calls not ready (``not_ready``: reason, message) is never contacted: its connection only
+    records why, as does one whose TLS material does not load (its profiles say so).
+
+    Args:
+        members: The cluster manager's connections by connection key (updated in place).
+        conns: Connection keys to start.
+        not_ready: Connection key -> (reason, message) of members not to contact.
+        config: The manager's settings.
+        on_change: Called with the connection key when its observation changes.
+        now: Wall clock (token rotation).
+    """
+    for conn, (reason, message) in not_ready.items():
+        if conn in members:
+            members[conn].fail(reason, message)
+    started: list[MemberConnection] = []
+    for conn in conns:
+        member = MemberConnection(
+            conn, config=config, on_change=functools.partial(on_change, conn), now=now
+        )
+        members[conn] = member
+        if conn in not_ready:
+            member.fail(*not_ready[conn])
+            continue
+        try:
+            await member.start(probe_first=False)
+        except kube.KubeError as exc:
+            _log.warning("cannot start member connection: %s", exc, extra={"cluster": conn.server})
+            member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
+            continue
+        started.append(member)
+    await asyncio.gather(*(m.probe_safely() for m in started))

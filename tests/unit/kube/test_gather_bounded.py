@@ -1,4 +1,4 @@
-"""``_bounded``: the manager's concurrency gate for profile creates and deletes."""
+"""``kube.gather_bounded``: the concurrency gate for the manager's profile creates and deletes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from cluster_inventory.manager.controller import _bounded
+from cluster_inventory.kube import gather_bounded
 
 
 async def test_calls_are_made_only_when_their_turn_comes() -> None:
@@ -21,7 +21,7 @@ async def test_calls_are_made_only_when_their_turn_comes() -> None:
 
         return run
 
-    task = asyncio.get_running_loop().create_task(_bounded([call(i) for i in range(10)], 3))
+    task = asyncio.get_running_loop().create_task(gather_bounded([call(i) for i in range(10)], 3))
     for _ in range(5):
         await asyncio.sleep(0)
     assert made == [0, 1, 2]
@@ -44,5 +44,5 @@ async def test_every_call_runs_and_the_first_error_is_raised_after_all() -> None
         return run
 
     with pytest.raises(ValueError, match="call 2"):
-        await _bounded([call(i) for i in range(8)], 2)
+        await gather_bounded([call(i) for i in range(8)], 2)
     assert sorted(done) == [0, 1, 3, 4, 6, 7]
