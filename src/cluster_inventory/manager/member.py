@@ -23,6 +23,7 @@ import datetime as dt
 import functools
 import hashlib
 import logging
+import random
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -236,11 +237,14 @@ class MemberConnection:
             _log.exception("probe failed", extra={"cluster": self.label})
 
     async def _probe_loop(self) -> None:
-        # The caller runs probe_safely(); this loop keeps the cadence from there.
+        # The caller runs probe_safely(); this loop keeps the cadence from there. The first
+        # wait is a random share of the interval, so members started together (a cold start
+        # of thousands) probe at N / interval per second instead of N at once every interval.
         started = time.monotonic()
+        wait = self.config.probe_interval * random.random()  # noqa: S311 - a phase, not a secret
         while True:
-            await asyncio.sleep(max(0.0, self.config.probe_interval - (time.monotonic() - started)))
-            started = time.monotonic()
+            await asyncio.sleep(max(0.0, wait - (time.monotonic() - started)))
+            started, wait = time.monotonic(), self.config.probe_interval
             await self.probe_safely()
 
     # -- consumer tokens -------------------------------------------------------------
@@ -351,7 +355,9 @@ async def start_members(
     on_change: Callable[[kube.ClusterConnection], None],
     now: Callable[[], dt.datetime] = _utcnow,
 ) -> None:
-    """Start a connection for each of ``conns`` into ``members`` and probe each once, at once.
+    """Start a connection for each of ``conns`` into ``members`` and probe each once.
+
+    At most ``2 x config.workers`` first probes are in flight at a time.
 
     The first probe happens before profiles are created so that a reachable member's profiles
     are born with its real member id (kube-system UID), not the fallback. A member its source
@@ -385,4 +391,7 @@ async def start_members(
             member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
             continue
         started.append(member)
-    await asyncio.gather(*(m.probe_safely() for m in started))
+    # Bounded: thousands of first probes at once time out in the client's own event loop
+    # (each request's timeout runs while it waits), and a member whose first probe timed out
+    # stays unhealthy for a whole probe interval.
+    await kube.gather_bounded([m.probe_safely for m in started], config.workers * 2)
