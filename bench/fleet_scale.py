@@ -356,6 +356,39 @@ class CpuMeter:
         return out
 
 
+def open_fds(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0
+
+
+async def sample_curve(
+    meter: CpuMeter,
+    watch: ProfileWatch,
+    tokens: Informer,
+    started: float,
+    out: list[dict[str, Any]],
+    every: float = 2.0,
+) -> None:
+    """Every ``every`` s: profiles, full ones, token Secrets, and cores by process since the
+    last sample (the cold start's curve: where a saturated machine spends its time)."""
+    prev = meter.snapshot()
+    while True:
+        await asyncio.sleep(every)
+        cur = meter.snapshot()
+        out.append(
+            {
+                "t": round(cur["wall"] - started, 2),
+                "profiles": len(watch.informer.keys()),
+                "full": len(watch.full),
+                "tokens": len(tokens.keys()),
+                "cores": {k: round(v, 3) for k, v in CpuMeter.cores(prev, cur).items()},
+            }
+        )
+        prev = cur
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -408,7 +441,7 @@ def spawn(
 ) -> Replica:
     port = free_port()
     spawned = time.time()
-    log = Path(tempfile.gettempdir()) / f"fleet-scale-{run}-{name}.log"
+    log = Path(tempfile.gettempdir()) / f"fleet-scale-{name}.log"
     proc = subprocess.Popen(
         [
             str(CLI),
@@ -526,20 +559,28 @@ async def run_one(
     replicas = {name: spawn(name, run, system, kc, s, run) for name in names}
     for rep in replicas.values():
         pids[f"replica {rep.name}"] = [rep.proc.pid]
+    res["cold_curve"] = curve = []
+    sampler = asyncio.create_task(sample_curve(meter, watch, tokens, started, curve))
     try:
-        await wait(all_full, s.timeout, f"N={n} R={r}: profiles at full status")
-        res["cold_start"] = all_full.at - started
-        res["first_profile"] = watch.first_event - started
-        res["joined_after"] = {name: rep.joined_after() for name, rep in replicas.items()}
-        cpu_full = meter.snapshot()
-        res["cold_cores"] = CpuMeter.cores(cpu_start, cpu_full)
-        deadline = time.perf_counter() + s.timeout
-        while len(tokens.keys()) < n:
-            require(time.perf_counter() < deadline, f"N={n} R={r}: {n} token Secrets")
-            await asyncio.sleep(0.1)
-        res["tokens"] = time.perf_counter() - started
-        cpu_tokens = meter.snapshot()
-        res["token_cores"] = CpuMeter.cores(cpu_full, cpu_tokens)
+        try:
+            await wait(all_full, s.timeout, f"N={n} R={r}: profiles at full status")
+            res["cold_start"] = all_full.at - started
+            res["first_profile"] = watch.first_event - started
+            res["joined_after"] = {name: rep.joined_after() for name, rep in replicas.items()}
+            cpu_full = meter.snapshot()
+            res["cold_cores"] = CpuMeter.cores(cpu_start, cpu_full)
+            deadline = time.perf_counter() + s.timeout
+            while len(tokens.keys()) < n:
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(
+                        f"{len(tokens.keys())}/{n} token Secrets after {s.timeout} s"
+                    )
+                await asyncio.sleep(0.1)
+            res["tokens"] = time.perf_counter() - started
+            cpu_tokens = meter.snapshot()
+            res["token_cores"] = CpuMeter.cores(cpu_full, cpu_tokens)
+        finally:
+            sampler.cancel()
         await asyncio.sleep(min(5.0, s.steady / 5))  # the last writes' echoes
 
         writes_before = await hub_writes(hub)
@@ -550,31 +591,38 @@ async def run_one(
         wall = cpu_b["wall"] - cpu_a["wall"]
         res["steady_cores"] = CpuMeter.cores(cpu_a, cpu_b)
         res["rss"] = {name: rss_mib(rep.proc.pid) for name, rep in replicas.items()}
+        res["open_fds"] = {label: sum(open_fds(p) for p in ps) for label, ps in pids.items()}
         delta = writes_after - writes_before
         res["hub_writes_per_s"] = sum(delta.values()) / wall
         res["hub_writes_by_resource"] = {k: v / wall for k, v in delta.most_common()}
         res["owned_before_kill"] = dict(Counter(holder(p) for p in watch.informer.items()))
 
         lat = await property_changes(vm, watch, sample, change)
-        require(len(lat) == len(sample), f"N={n} R={r}: {len(sample)} property changes")
         res["changes"] = len(lat)
         res["p50"] = statistics.median(lat)
         res["p99"] = percentile(lat, 0.99)
 
         if r > 1:
             await kill_and_join(vm, hub, watch, replicas, res, s, run, system, kc)
-        res["deleted"] = watch.deleted
         res["count_end"] = len(watch.informer.keys())
-        res["replica_metrics"] = {name: rep.metrics() for name, rep in replicas.items()}
+    except Exception as exc:  # the figures so far are kept and printed with the error
+        res["error"] = f"{type(exc).__name__}: {exc}"
+        res["full_at_error"] = len(watch.full)
     finally:
+        res["replica_metrics"] = {name: rep.metrics() for name, rep in replicas.items()}
         for rep in replicas.values():
             if rep.proc.poll() is None:
                 rep.proc.send_signal(signal.SIGTERM)
         for rep in replicas.values():
-            await asyncio.to_thread(rep.proc.wait, 60)
+            try:
+                await asyncio.to_thread(rep.proc.wait, 60)
+            except subprocess.TimeoutExpired:
+                rep.proc.kill()
+                await asyncio.to_thread(rep.proc.wait)
         await tokens.__aexit__()
         await watch.informer.__aexit__()
         await cleanup(vm, hub, run, system, inventory)
+    res["deleted"] = watch.deleted
     res["tracebacks"] = sum(
         rep.log.read_text(errors="replace").count("Traceback") for rep in replicas.values()
     )
@@ -618,10 +666,9 @@ async def kill_and_join(
     profiles = watch.by_name()
     held = {name: holder(p) for name, p in profiles.items()}
     live = sorted(replicas)
-    require(
-        all(held[m] == rendezvous_owner(m, live) for m in held),
-        "before the kill every profile is held by its rendezvous owner",
-    )
+    astray = [m for m in held if held[m] != rendezvous_owner(m, live)]
+    if astray:
+        raise RuntimeError(f"before the kill {len(astray)} profiles are not held by their owner")
     counts = Counter(held.values())
     victim = max(counts, key=lambda x: counts[x])
     theirs = sorted(m for m, h in held.items() if h == victim)
@@ -708,23 +755,19 @@ async def cleanup(
 
 
 # -- output ------------------------------------------------------------------------------
-def replica_cores(res: dict[str, Any], phase: str = "steady_cores") -> dict[str, float]:
-    return {k.split(" ", 1)[1]: v for k, v in res[phase].items() if k.startswith("replica ")}
-
-
 def summary(res: dict[str, Any]) -> dict[str, float]:
-    """The figures of the table and the plot, derived from one run's record."""
-    cores = replica_cores(res)
-    original = [name for name in res["rss"]]
-    steady = [cores[name] for name in original if name in cores]
-    return {
-        "cores_max": max(steady),
-        "cores_sum": sum(steady),
-        "cores_per_1k": 1000 * sum(steady) / res["n"],
-        "rss_max": max(res["rss"].values()),
-        "rss_per_1k": 1000 * sum(res["rss"].values()) / res["n"],
-        "ratio": res["cold_start"] / res["floor"],
-    }
+    """The derived figures of the table and the plot (only those the record allows)."""
+    out: dict[str, float] = {}
+    if "cold_start" in res:
+        out["ratio"] = res["cold_start"] / res["floor"]
+    if "steady_cores" in res:
+        steady = [res["steady_cores"].get(f"replica {name}", 0.0) for name in res["rss"]]
+        out["cores_max"] = max(steady)
+        out["cores_sum"] = sum(steady)
+        out["cores_per_1k"] = 1000 * sum(steady) / res["n"]
+        out["rss_max"] = max(res["rss"].values())
+        out["rss_per_1k"] = 1000 * sum(res["rss"].values()) / res["n"]
+    return out
 
 
 HEADER = (
@@ -734,75 +777,116 @@ HEADER = (
 )
 
 
+def _cell(value: float | None, width: int, fmt: str) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}{fmt}}"
+
+
 def row(res: dict[str, Any]) -> str:
-    x = summary(res)
-    kill = (
-        f"{res['kill_fresh']:6.1f} {res['kill_lost']:4d} "
-        f"{res['kill_bad_holders'] + res['kill_victim_writes'] + res['join_bad_holders']:4d} "
-        f"{res['join_moved']:>5}/{res['join_expected_moves']}/{res['join_naive_moves']:.0f}"
-        if "kill_fresh" in res
-        else f"{'-':>6} {'-':>4} {'-':>4} {'-':>15}"
+    """One table line; ``-`` where the run did not get that far (its error is printed)."""
+    x, g = summary(res), res.get
+    ms = {k: g(k) * 1000 if g(k) is not None else None for k in ("p50", "p99")}
+    two = (
+        g("kill_bad_holders", 0) + g("kill_victim_writes", 0) + g("join_bad_holders", 0)
+        if "join_moved" in res
+        else None
     )
-    return (
-        f"{res['n']:6d} {res['r']:2d} {res['floor']:8.2f} {res['cold_start']:7.2f} "
-        f"{x['ratio']:6.2f} {res['tokens']:8.2f} {x['cores_max']:8.3f} {x['cores_per_1k']:8.3f} "
-        f"{x['rss_max']:7.0f} {res['hub_writes_per_s']:7.1f} {res['p50'] * 1000:6.0f} "
-        f"{res['p99'] * 1000:6.0f} {kill}"
+    moves = (
+        f"{res['join_moved']}/{res['join_expected_moves']}/{res['join_naive_moves']:.0f}"
+        if "join_moved" in res
+        else "-"
     )
+    return " ".join(
+        [
+            f"{res['n']:6d} {res['r']:2d}",
+            _cell(g("floor"), 8, ".2f"),
+            _cell(g("cold_start"), 7, ".2f"),
+            _cell(x.get("ratio"), 6, ".2f"),
+            _cell(g("tokens"), 8, ".2f"),
+            _cell(x.get("cores_max"), 8, ".3f"),
+            _cell(x.get("cores_per_1k"), 8, ".3f"),
+            _cell(x.get("rss_max"), 7, ".0f"),
+            _cell(g("hub_writes_per_s"), 7, ".1f"),
+            _cell(ms["p50"], 6, ".0f"),
+            _cell(ms["p99"], 6, ".0f"),
+            _cell(g("kill_fresh"), 6, ".1f"),
+            _cell(g("kill_lost"), 4, "d"),
+            _cell(two, 4, "d"),
+            f"{moves:>15}",
+        ]
+    ) + ("  (error)" if "error" in res else "")
 
 
 def details(res: dict[str, Any]) -> list[str]:
-    n, r = res["n"], res["r"]
+    """The lines behind a table row: settings, phases, CPU by process, kill and join."""
+    n, r, g = res["n"], res["r"], res.get
     tag = f"N={n} R={r}:"
     lines = [
         f"{tag} probe interval {res['probe_interval']:g} s = {n / res['probe_interval']:.0f} "
         f"member probes/s (3 requests each) over {res['real_members']} real apiservers; "
-        f"shard Lease {res['lease_duration']:g} s, renewed every {res['renew_interval']:g} s",
-        f"{tag} {n} registrations written in {res['registrations']:.1f} s; replicas joined "
-        f"their shard group {', '.join(f'{v:.1f}' for v in res['joined_after'].values())} s and "
-        f"the first profile appeared {res['first_profile']:.1f} s after they were spawned",
+        f"shard Lease {res['lease_duration']:g} s, renewed every {res['renew_interval']:g} s; "
+        f"load average before {res['loadavg_before']:.1f}",
+        f"{tag} {n} registrations written in {res['registrations']:.1f} s",
     ]
+    if "joined_after" in res:
+        joined = ", ".join(f"{v:.1f}" for v in res["joined_after"].values())
+        lines.append(
+            f"{tag} replicas joined their shard group {joined} s and the first profile "
+            f"appeared {res['first_profile']:.1f} s after they were spawned"
+        )
     for phase, label in (
         ("cold_cores", "cold start"),
-        ("token_cores", "tokens"),
-        ("steady_cores", "steady"),
+        ("token_cores", "token Secrets"),
+        ("steady_cores", "steady state"),
     ):
-        cores = res[phase]
-        parts = ", ".join(f"{k} {v:.2f}" for k, v in cores.items() if k != "machine")
+        if phase in res:
+            cores = res[phase]
+            parts = ", ".join(f"{k} {v:.2f}" for k, v in cores.items() if k != "machine")
+            lines.append(
+                f"{tag} cores during {label}: machine {cores['machine']:.2f} of "
+                f"{os.cpu_count()}; {parts}"
+            )
+    if "hub_writes_by_resource" in res:
+        top = ", ".join(f"{k} {v:.2f}" for k, v in list(res["hub_writes_by_resource"].items())[:5])
+        lines.append(f"{tag} hub writes/s at rest by resource: {top or 'none'}")
         lines.append(
-            f"{tag} cores during {label}: machine {cores['machine']:.2f} of {os.cpu_count()}; {parts}"
+            f"{tag} RSS MiB per replica: "
+            + ", ".join(f"{k} {v:.0f}" for k, v in res["rss"].items())
+            + "; open fds: "
+            + ", ".join(f"{k} {v}" for k, v in res["open_fds"].items())
         )
-    top = ", ".join(f"{k} {v:.2f}" for k, v in list(res["hub_writes_by_resource"].items())[:5])
-    lines.append(f"{tag} hub writes/s at rest by resource: {top or 'none'}")
-    lines.append(
-        f"{tag} RSS MiB per replica: " + ", ".join(f"{k} {v:.0f}" for k, v in res["rss"].items())
-    )
     if "kill_fresh" in res:
         lines.append(
-            f"{tag} SIGKILLed {res['victim']} holding {res['victim_members']} profiles: its members "
-            f"changed within {res['kill_writes_done']:.1f} s, all fresh on live replicas "
+            f"{tag} SIGKILLed {res['victim']} holding {res['victim_members']} profiles: its "
+            f"members changed within {res['kill_writes_done']:.1f} s, all fresh on live replicas "
             f"{res['kill_fresh']:.1f} s after the kill (target <= 20 s); lost {res['kill_lost']}; "
             f"holder not victim->rendezvous owner {res['kill_bad_holders']}; status writes "
             f"as the victim after the kill {res['kill_victim_writes']}"
         )
+    if "join_moved" in res:
         lines.append(
             f"{tag} {res['newcomer']} joined: {res['join_moved']} profiles changed holder "
             f"(rendezvous predicts {res['join_expected_moves']}, N/{res['join_live_after']} = "
-            f"{res['join_naive_moves']:.0f}), "
-            f"all settled in {res['join_settled']:.1f} s; other holder changes {res['join_bad_holders']}"
+            f"{res['join_naive_moves']:.0f}), all settled in {res['join_settled']:.1f} s; "
+            f"other holder changes {res['join_bad_holders']}"
         )
     fenced = sum(
         m.get("cluster_inventory_shard_fenced_writes_total", 0)
-        for m in res["replica_metrics"].values()
+        for m in g("replica_metrics", {}).values()
     )
     lines.append(
-        f"{tag} fenced (409) writes counted by the replicas still running at the end: {fenced:.0f}"
+        f"{tag} fenced (409) writes counted by the replicas running at the end: {fenced:.0f}"
     )
+    if "error" in res:
+        lines.append(
+            f"{tag} ERROR {res['error']} ({res['full_at_error']}/{n} profiles at full status then)"
+        )
     return lines
 
 
 def check(res: dict[str, Any]) -> None:
+    """Sanity of a record (exit code 1 when it fails)."""
     tag = f"N={res['n']} R={res['r']}"
+    require("error" not in res, f"{tag}: {res.get('error')}")
     require_times(
         floor=res["floor"],
         cold_start=res["cold_start"],
@@ -853,13 +937,19 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     fig, axes = plt.subplots(1, 4, figsize=(19, 4.5))
     for r in sorted({x["r"] for x in results}):
         runs = sorted((x for x in results if x["r"] == r), key=lambda x: x["n"])
-        ns = [x["n"] for x in runs]
-        sums = [summary(x) for x in runs]
-        axes[0].plot(ns, [x["cores_per_1k"] for x in sums], "o-", label=f"R={r} (all replicas)")
-        axes[1].plot(ns, [x["rss_max"] for x in sums], "o-", label=f"R={r} (largest replica)")
-        axes[2].plot(ns, [x["cold_start"] for x in runs], "o-", label=f"cold start, R={r}")
-        axes[2].plot(ns, [x["floor"] for x in runs], "x--", label=f"hub write floor (R={r} run)")
-        axes[3].plot(ns, [x["ratio"] for x in sums], "o-", label=f"R={r}")
+        cold = [x for x in runs if "cold_start" in x]
+        steady = [x for x in runs if "steady_cores" in x]
+        ns = [x["n"] for x in steady]
+        axes[0].plot(
+            ns, [summary(x)["cores_per_1k"] for x in steady], "o-", label=f"R={r} (all replicas)"
+        )
+        axes[1].plot(
+            ns, [summary(x)["rss_max"] for x in steady], "o-", label=f"R={r} (largest replica)"
+        )
+        ns = [x["n"] for x in cold]
+        axes[2].plot(ns, [x["cold_start"] for x in cold], "o-", label=f"cold start, R={r}")
+        axes[2].plot(ns, [x["floor"] for x in cold], "x--", label=f"hub write floor (R={r} run)")
+        axes[3].plot(ns, [summary(x)["ratio"] for x in cold], "o-", label=f"R={r}")
     axes[0].set_title("Steady CPU per 1,000 members")
     axes[0].set_ylabel("cores")
     axes[1].set_title("RSS per replica")
@@ -901,14 +991,12 @@ async def main(
         await vm.set_shared_property(SHARED_PROPERTY, "eu")
         async with await fleet.hub.client() as hub:
             for n in sorted(sizes):
-                for r in sorted(replica_counts):
+                for r in replica_counts:  # in the order given: the likelier to finish first
                     res = await run_one(fleet, vm, hub, n, r, s)
                     for line in details(res):
                         print(line, flush=True)
                     print(row(res), flush=True)
                     results.append(res)
-    for res in results:
-        check(res)
     merged = merge(out, results)
     plot(merged, png)
     print(f"settings: {s}")
@@ -921,6 +1009,8 @@ async def main(
         "holders changed by the join / rendezvous prediction / N over the replicas after it"
     )
     print(f"results merged into {out}; plot {png}")
+    for res in results:
+        check(res)
 
 
 if __name__ == "__main__":
