@@ -55,6 +55,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -390,6 +391,20 @@ async def sample_curve(
         prev = cur
 
 
+def proxy_stats(vm: VirtualMembers) -> dict[str, float]:
+    """The virtual-member proxy's counters: member requests so far, open connections."""
+    ctx = ssl.create_default_context(cadata=vm.ca_pem.decode())
+    with urllib.request.urlopen(f"{vm.base_url}/stats", context=ctx, timeout=10) as response:
+        stats: dict[str, float] = json.loads(response.read())
+    stats["t"] = time.perf_counter()
+    return stats
+
+
+def member_rate(a: dict[str, float], b: dict[str, float]) -> float:
+    """Requests per second the member side (through the proxy) served between two stats."""
+    return (b["requests"] - a["requests"]) / (b["t"] - a["t"])
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -556,6 +571,7 @@ async def run_one(
     all_full = watch.waiter({vm.name(i) for i in range(n)}, lambda _, o: full(o))
     meter = CpuMeter(pids)
     cpu_start = meter.snapshot()
+    stats_start = await asyncio.to_thread(proxy_stats, vm)
     started = time.perf_counter()
     replicas = {name: spawn(name, run, system, kc, s, run) for name in names}
     for rep in replicas.values():
@@ -579,16 +595,22 @@ async def run_one(
                 await asyncio.sleep(0.1)
             res["tokens"] = time.perf_counter() - started
             cpu_tokens = meter.snapshot()
+            stats = await asyncio.to_thread(proxy_stats, vm)
+            res["member_requests_cold"] = stats["requests"] - stats_start["requests"]
             res["token_cores"] = CpuMeter.cores(cpu_full, cpu_tokens)
         finally:
             sampler.cancel()
         await asyncio.sleep(min(5.0, s.steady / 5))  # the last writes' echoes
 
         writes_before = await hub_writes(hub)
+        stats_a = await asyncio.to_thread(proxy_stats, vm)
         cpu_a = meter.snapshot()
         await asyncio.sleep(s.steady)
         cpu_b = meter.snapshot()
+        stats_b = await asyncio.to_thread(proxy_stats, vm)
         writes_after = await hub_writes(hub)
+        res["member_requests_per_s"] = member_rate(stats_a, stats_b)
+        res["proxy_open_connections"] = stats_b.get("openConnections")
         wall = cpu_b["wall"] - cpu_a["wall"]
         res["steady_cores"] = CpuMeter.cores(cpu_a, cpu_b)
         res["rss"] = {name: rss_mib(rep.proc.pid) for name, rep in replicas.items()}
@@ -852,6 +874,11 @@ def details(res: dict[str, Any]) -> list[str]:
     if "hub_writes_by_resource" in res:
         top = ", ".join(f"{k} {v:.2f}" for k, v in list(res["hub_writes_by_resource"].items())[:5])
         lines.append(f"{tag} hub writes/s at rest by resource: {top or 'none'}")
+        lines.append(
+            f"{tag} member requests (through the proxy): {res['member_requests_cold']:.0f} until "
+            f"every token Secret existed, {res['member_requests_per_s']:.0f}/s at rest; proxy "
+            f"connections open {res['proxy_open_connections']}"
+        )
         lines.append(
             f"{tag} RSS MiB per replica: "
             + ", ".join(f"{k} {v:.0f}" for k, v in res["rss"].items())
