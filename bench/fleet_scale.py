@@ -1008,10 +1008,20 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def report(results: list[dict[str, Any]]) -> None:
-    print(HEADER)
+def report(results: list[dict[str, Any]], *, markdown: bool = False) -> None:
+    """The table, as printed after a run or (``markdown``) for ``docs/scale.md``."""
+    if not markdown:
+        print(HEADER)
+        for res in results:
+            print(row(res))
+        return
+    head = ["N", "R", "floor s", "cold s", "ratio", "tokens s", "core/rep", "cores/1k"]
+    head += ["MiB/rep", "hub w/s", "p50 ms", "p99 ms", "kill s", "lost", "2-wr", "moved/exp/N/k"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---:|" * len(head))
     for res in results:
-        print(row(res))
+        cells = row(res).replace("  (error)", " (error)").split()
+        print("| " + " | ".join(cells) + " |")
 
 
 async def main(
@@ -1057,12 +1067,15 @@ if __name__ == "__main__":
     parser.add_argument("--json", type=Path, default=RESULTS, help="results merged into this file")
     parser.add_argument("--plot", type=Path, default=PLOT, help="PNG drawn from --json")
     parser.add_argument("--plot-only", action="store_true", help="table and plot from --json only")
+    parser.add_argument(
+        "--markdown", action="store_true", help="with --plot-only: a markdown table"
+    )
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
     if args.plot_only:
         merged = json.loads(args.json.read_text())
         plot(merged, args.plot)
-        report(merged)
+        report(merged, markdown=args.markdown)
         sys.exit(0)
     if args.smoke:
         args.sizes, args.replicas, args.changes, args.steady = [12], [1, 3], 5, 3.0
