@@ -176,8 +176,9 @@ class VirtualMembers(StartStop):
         return self.clusters[n % len(self.clusters)]
 
     def token(self, n: int) -> str:
-        """The bearer token virtual member ``n`` is reached with (cluster-admin on its real
-        cluster; shared by every virtual member over that cluster).
+        """The bearer token virtual member ``n`` is reached with.
+
+        It is cluster-admin on the real cluster and shared by every virtual member over it.
 
         Raises:
             IndexError: ``n`` is out of range.
@@ -248,8 +249,9 @@ class VirtualMembers(StartStop):
         return full
 
     async def set_shared_property(self, name: str, value: str) -> None:
-        """Create or update ClusterProperty ``name`` on every real cluster, seen by every
-        virtual member (label ``LABEL_VIRTUAL_MEMBER=all``): one write per real cluster.
+        """Create or update ClusterProperty ``name``, seen by every virtual member.
+
+        One write per real cluster, labelled ``LABEL_VIRTUAL_MEMBER=all``.
 
         Raises:
             KubeAPIError: A real apiserver refused the write.
