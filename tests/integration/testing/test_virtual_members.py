@@ -176,3 +176,14 @@ async def test_secretreader_plugin_reads_its_secret_from_a_prefixed_hub(
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"]["token"] == "member-token"
+
+
+async def test_members_spread_over_proxy_processes_are_each_reachable(fleet: Fleet) -> None:
+    async with VirtualMembers(fleet, 4, processes=2) as vm:
+        assert len(vm.processes) == 2 and vm.base_url_of(0) != vm.base_url_of(1)
+        for n in range(4):
+            assert vm.server(n).startswith(vm.base_url_of(n % 2))
+            async with await vm.client(n) as client:
+                ns = await kube.get(client, kube.NAMESPACES, "kube-system")
+            assert ns["metadata"]["uid"] == member_id(n)
+    assert vm.processes == []
