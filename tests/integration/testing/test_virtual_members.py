@@ -14,7 +14,13 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.kube.informer import Informer
-from cluster_inventory.testing import LABEL_VIRTUAL_MEMBER, Fleet, VirtualMembers, member_id
+from cluster_inventory.testing import (
+    LABEL_VIRTUAL_MEMBER,
+    Fleet,
+    VirtualMembers,
+    find_binary,
+    member_id,
+)
 from tests.cli_run import cli
 from tests.provider_files import PLUGIN
 from tests.waiting import eventually
@@ -187,3 +193,21 @@ async def test_members_spread_over_proxy_processes_are_each_reachable(fleet: Fle
                 ns = await kube.get(client, kube.NAMESPACES, "kube-system")
             assert ns["metadata"]["uid"] == member_id(n)
     assert vm.processes == []
+
+
+async def test_kubectl_sees_the_virtual_identity(
+    virtual_members: VirtualMembers, tmp_path: Path
+) -> None:
+    # client-go speaks HTTP/2 and asks for protobuf where it can: the identity survives both.
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(virtual_members.kubeconfig(2)))
+    kubectl = [str(find_binary("kubectl")), "--kubeconfig", str(path)]
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [*kubectl, "get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == member_id(2)
