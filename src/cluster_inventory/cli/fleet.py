@@ -80,6 +80,10 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
             from cluster_inventory.testing.tools import TOOLS, install_tool
 
             built += [install_tool(name, progress=progress) for name in TOOLS]
+            # The virtual members' proxy (a standard-library Go program shipped in the wheel).
+            from cluster_inventory.testing.virtual_members import virtual_members_binary
+
+            built.append(virtual_members_binary(progress=progress))
     return path, built
 
 
@@ -92,8 +96,9 @@ def install_assets(
     Everything comes from Go modules through the module proxy and is cached under
     ~/.cache/cluster-inventory; the upstream secretreader plugin and argocd-check (Argo CD's
     own Secret-to-cluster code) are what interop tests run, the upstream CRDs (Cluster
-    API's Cluster, Kueue's MultiKueue kinds) are what integration tests install, and helm
-    and promtool check the chart and the alerting rules.
+    API's Cluster, Kueue's MultiKueue kinds) are what integration tests install, helm
+    and promtool check the chart and the alerting rules, and virtualmembers serves
+    thousands of virtual members over the fleet's real ones.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 

@@ -6,7 +6,8 @@ member clusters with the Cluster Inventory CRDs installed. Binaries are found th
 finds them (``TEST_ASSET_*``, ``KUBEBUILDER_ASSETS``) or built once into
 ``~/.cache/cluster-inventory`` by :func:`install_assets`. The pytest plugin
 (:mod:`cluster_inventory.testing.pytest_plugin`) exposes ``fleet``, ``hub`` and
-``test_namespace`` fixtures to any project.
+``test_namespace`` fixtures to any project. :class:`VirtualMembers` serves thousands of
+distinct members as URL paths over the fleet's real ones.
 """
 
 from __future__ import annotations
@@ -36,10 +37,17 @@ from cluster_inventory.testing.fleet import (
 )
 from cluster_inventory.testing.upstream_crds import go_module_dir, upstream_crd
 from cluster_inventory.testing.upstream_plugins import upstream_plugin
+from cluster_inventory.testing.virtual_members import (
+    LABEL_VIRTUAL_MEMBER,
+    VirtualMembers,
+    member_id,
+    virtual_members_binary,
+)
 
 __all__ = [
     "BINARIES",
     "DEFAULT_CONTROLLERS",
+    "LABEL_VIRTUAL_MEMBER",
     "AssetNotFoundError",
     "ControlPlane",
     "ControlPlaneError",
@@ -49,15 +57,18 @@ __all__ = [
     "GoNotFoundError",
     "KeptFleetError",
     "ManagedProcess",
+    "VirtualMembers",
     "assets_dir",
     "cache_root",
     "find_binary",
     "go_module_dir",
     "install_assets",
+    "member_id",
     "missing_binaries",
     "start_detached_member",
     "stop_detached",
     "stop_detached_member",
     "upstream_crd",
     "upstream_plugin",
+    "virtual_members_binary",
 ]

@@ -27,6 +27,7 @@ __all__ = [
     "GoModuleBuild",
     "GoNotFoundError",
     "build_once",
+    "build_source",
     "cache_root",
     "go_env",
     "is_executable",
@@ -268,4 +269,62 @@ def build_once(
         shutil.rmtree(work, ignore_errors=True)
         if progress:
             progress(f"{binary} built into {target}")
+        return target
+
+
+def build_source(
+    source: Path,
+    target: Path,
+    *,
+    lock: Path,
+    work: Path,
+    progress: Progress | None = None,
+) -> Path:
+    """Build the standard-library-only Go main package in ``source`` into ``target``.
+
+    For programs shipped inside this package (``testing/virtualmembers``): the ``.go`` files
+    are copied into ``work`` beside a generated ``go.mod``, so nothing is written into the
+    installed package and no module is downloaded. Callers key ``target`` by the sources'
+    content so an edited program is rebuilt. Serialised on ``lock`` as :func:`build_once`.
+
+    Args:
+        source: Directory holding the main package's ``.go`` files.
+        target: Where the binary goes.
+        lock: The lock file.
+        work: Scratch directory (removed afterwards).
+        progress: Called with short status lines while building.
+
+    Returns:
+        ``target``.
+
+    Raises:
+        GoNotFoundError: ``go`` is absent or too old.
+        GoBuildError: The build failed.
+    """
+    with build_lock(lock):
+        if is_executable(target):
+            return target
+        env = go_env()
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        for file in source.glob("*.go"):
+            shutil.copyfile(file, work / file.name)
+        (work / "go.mod").write_text(
+            f"module cluster-inventory.local/{target.name}\n\n"
+            f"go {'.'.join(map(str, MIN_GO_VERSION))}\n"
+        )
+        if progress:
+            progress(f"building {target.name}")
+        staging = work / target.name
+        _run(
+            ["go", "build", "-trimpath", "-ldflags=-s -w", "-o", str(staging), "."],
+            work,
+            env,
+            progress,
+        )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging, target)
+        shutil.rmtree(work, ignore_errors=True)
+        if progress:
+            progress(f"{target.name} built into {target}")
         return target
