@@ -59,6 +59,12 @@ def service_account_name(inventory_namespace: str, manager: str) -> str:
     return f"{name[:52].rstrip('-')}-{digest}"
 
 
+#: Seconds before the first re-probe of a member that is not healthy (doubling).
+_FIRST_RETRY = 1.0
+#: First probes in flight at once when many members start together (a cold start of a
+#: replica with thousands of members must not time its own probes out).
+FIRST_PROBES_IN_FLIGHT = 64
+
 # Probe failures that are about the registration credential, so about ``Joined``.
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
 
@@ -236,10 +242,19 @@ class MemberConnection:
             _log.exception("probe failed", extra={"cluster": self.label})
 
     async def _probe_loop(self) -> None:
-        # The caller runs probe_safely(); this loop keeps the cadence from there.
+        # The caller runs probe_safely(); this loop keeps the cadence from there. A member
+        # that is not healthy is probed again sooner (1 s, doubling up to probe_interval), so
+        # one probe that timed out (a start-up storm, a blip) does not leave its profiles
+        # unhealthy for a whole interval when the interval is long (thousands of members).
         started = time.monotonic()
+        retry = _FIRST_RETRY
         while True:
-            await asyncio.sleep(max(0.0, self.config.probe_interval - (time.monotonic() - started)))
+            interval = self.config.probe_interval
+            if self.probes and self.observation.healthy.status != "True":
+                interval, retry = min(interval, retry), min(retry * 2, interval)
+            else:
+                retry = _FIRST_RETRY
+            await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
             started = time.monotonic()
             await self.probe_safely()
 
@@ -354,7 +369,8 @@ async def start_members(
     """Start a connection for each of ``conns`` into ``members`` and probe each once, at once.
 
     The first probe happens before profiles are created so that a reachable member's profiles
-    are born with its real member id (kube-system UID), not the fallback. A member its source
+    are born with its real member id (kube-system UID), not the fallback; at most
+    ``FIRST_PROBES_IN_FLIGHT`` at once. A member its source
     calls not ready (``not_ready``: reason, message) is never contacted: its connection only
     records why, as does one whose TLS material does not load (its profiles say so).
 
@@ -385,4 +401,4 @@ async def start_members(
             member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
             continue
         started.append(member)
-    await asyncio.gather(*(m.probe_safely() for m in started))
+    await kube.gather_bounded([m.probe_safely for m in started], FIRST_PROBES_IN_FLIGHT)
