@@ -106,6 +106,7 @@ class MemberConnection:
         self._tokens: dict[tuple[str, str], tuple[kube.ServiceAccountToken, dt.datetime]] = {}
         self._token_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self.probes = 0
+        self._probed = asyncio.Event()
 
     @property
     def label(self) -> str:
@@ -240,17 +241,21 @@ class MemberConnection:
             await self.probe()
         except Exception:  # an odd answer is logged; the probe loop carries on
             _log.exception("probe failed", extra={"cluster": self.label})
+        finally:
+            self._probed.set()
 
     async def _probe_loop(self) -> None:
         # The caller runs probe_safely(); this loop keeps the cadence from there. A member
         # that is not healthy is probed again sooner (1 s, doubling up to probe_interval), so
         # one probe that timed out (a start-up storm, a blip) does not leave its profiles
         # unhealthy for a whole interval when the interval is long (thousands of members).
+        # The cadence starts from the first probe, which start_members runs (bounded).
+        await self._probed.wait()
         started = time.monotonic()
         retry = _FIRST_RETRY
         while True:
             interval = self.config.probe_interval
-            if self.probes and self.observation.healthy.status != "True":
+            if self.observation.healthy.status != "True":
                 interval, retry = min(interval, retry), min(retry * 2, interval)
             else:
                 retry = _FIRST_RETRY

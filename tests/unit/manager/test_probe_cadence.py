@@ -41,7 +41,7 @@ async def test_unhealthy_members_are_retried_with_backoff_up_to_the_interval(mon
 
     monkeypatch.setattr(asyncio, "sleep", fast_sleep)
     member = Recorded(["False"] * 6 + ["True"], ManagerConfig(probe_interval=30.0))
-    await member.probe()  # the first probe (start_members), which failed
+    await member.probe_safely()  # the first probe (start_members), which failed
     loop = asyncio.ensure_future(member._probe_loop())
     while len(member.times) < 9:
         await real_sleep(0)
@@ -50,7 +50,7 @@ async def test_unhealthy_members_are_retried_with_backoff_up_to_the_interval(mon
     assert slept[:8] == [1, 2, 4, 8, 16, 30, 30, 30], slept
 
 
-async def test_no_early_probe_before_the_first_one_happened(monkeypatch):
+async def test_the_cadence_starts_from_the_first_probe(monkeypatch):
     slept: list[float] = []
     real_sleep = asyncio.sleep
 
@@ -59,9 +59,13 @@ async def test_no_early_probe_before_the_first_one_happened(monkeypatch):
         await real_sleep(0)
 
     monkeypatch.setattr(asyncio, "sleep", fast_sleep)
-    member = Recorded([], ManagerConfig(probe_interval=30.0))
+    member = Recorded(["False"], ManagerConfig(probe_interval=30.0))
     loop = asyncio.ensure_future(member._probe_loop())
-    while not member.times:
+    for _ in range(20):  # the loop waits for the first probe: no probe of its own before it
+        await real_sleep(0)
+    assert member.times == [] and slept == []
+    await member.probe_safely()  # start_members' probe fails: the next one comes after 1 s
+    while len(member.times) < 2:
         await real_sleep(0)
     loop.cancel()
-    assert slept[0] == 30
+    assert slept[0] == 1
