@@ -7,7 +7,8 @@ processes, and ``pytest -m "not integration"`` exactly ``tests/unit``
 
 ``inventory`` publishes ClusterProfiles on the real hub as a cluster manager would
 (:class:`tests.inventory.Inventory`); ``fleet_manager`` builds FleetManagers over it and
-stops them after the test. The runtime and integrations tests use both.
+stops them after the test. The runtime and integrations tests use both. ``virtual_members``
+serves six virtual members over the session fleet's real members (session-wide).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.runtime import EngagementPolicy, FleetManager
-from cluster_inventory.testing import Fleet
+from cluster_inventory.testing import Fleet, VirtualMembers
 from tests.inventory import Inventory
 from tests.provider_files import PLUGIN, provider_file
 
@@ -33,6 +34,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(HERE):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+async def virtual_members(fleet: Fleet) -> AsyncIterator[VirtualMembers]:
+    """Six virtual members over the session fleet's members (n over real member n mod M)."""
+    async with VirtualMembers(fleet, 6) as vm:
+        yield vm
 
 
 @pytest.fixture

@@ -96,8 +96,9 @@ def install_assets(
     Everything comes from Go modules through the module proxy and is cached under
     ~/.cache/cluster-inventory; the upstream secretreader plugin and argocd-check (Argo CD's
     own Secret-to-cluster code) are what interop tests run, the upstream CRDs (Cluster
-    API's Cluster, Kueue's MultiKueue kinds) are what integration tests install, and helm
-    and promtool check the chart and the alerting rules.
+    API's Cluster, Kueue's MultiKueue kinds) are what integration tests install, helm
+    and promtool check the chart and the alerting rules, and virtualmembers serves
+    thousands of virtual members over the fleet's real ones.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 

@@ -35,6 +35,7 @@ from cluster_inventory.kube._metrics import (
     collectors_for,
 )
 from cluster_inventory.kube._resources import (
+    FieldValidation,
     Resource,
     apply,
     create,
@@ -55,6 +56,7 @@ __all__ = [
     "ApiClient",
     "CRDNotEstablishedError",
     "ClusterConnection",
+    "FieldValidation",
     "PerRegistry",
     "ReconcileMetrics",
     "Resource",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -10,6 +11,7 @@ from typing import Any, TypeVar
 __all__ = ["EVENT_LOOP_ENV", "event_loop_factory", "run"]
 
 T = TypeVar("T")
+_log = logging.getLogger("cluster_inventory.kube")
 
 #: Environment variable choosing the loop: ``uvloop`` (default when installed) or ``asyncio``.
 EVENT_LOOP_ENV = "CLUSTER_INVENTORY_EVENT_LOOP"
@@ -67,4 +69,24 @@ def run(main: Coroutine[Any, Any, T], *, event_loop: str | None = None) -> T:
         main.close()
         raise
     with asyncio.Runner(loop_factory=factory) as runner:
+        runner.get_loop().set_exception_handler(_exception_handler)
         return runner.run(main)
+
+
+def _exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's default handler, except for a TLS connection closed while it still wrote.
+
+    uvloop reports a TLS connection that a timeout or a cancellation closed while it had
+    bytes to send as "Fatal error on SSL protocol" with a RuntimeError traceback; the request
+    has already failed (and been reported) by then, so one debug line says it instead. Seen
+    when a replica probes hundreds of members at once on a loaded machine.
+    """
+    failure = context.get("exception")
+    if (
+        str(context.get("message", "")).startswith("Fatal error on SSL")
+        and isinstance(failure, RuntimeError)
+        and "closed" in str(failure)
+    ):
+        _log.debug("TLS connection closed while writing: %s", failure)
+        return
+    loop.default_exception_handler(context)

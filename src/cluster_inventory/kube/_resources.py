@@ -14,7 +14,7 @@ import json
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 import aiohttp
@@ -28,6 +28,7 @@ from cluster_inventory.kube.errors import (
 )
 
 __all__ = [
+    "FieldValidation",
     "Resource",
     "apply",
     "create",
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
+#: The ``fieldValidation`` directives of a write (KEP-2885, server-side field validation).
+FieldValidation = Literal["Ignore", "Warn", "Strict"]
 #: Seconds a single non-streaming request may take.
 DEFAULT_TIMEOUT = 30.0
 _OBJECT_RESPONSES = {200: "object", 201: "object", 202: "object"}
@@ -325,6 +328,7 @@ async def apply(
     subresource: str | None = None,
     force: bool = True,
     dry_run: bool = False,
+    field_validation: FieldValidation | None = None,
 ) -> dict[str, Any]:
     """Server-side apply ``obj`` (or its ``status`` with ``subresource="status"``).
 
@@ -342,6 +346,14 @@ async def apply(
             False).
         dry_run: Ask the server to run admission and validation without storing
             (``dryRun=All``); the answer is the object as it would be stored.
+        field_validation: The request's ``fieldValidation`` (KEP-2885); None leaves the
+            server's default, ``Warn``. An unknown field is refused under every directive
+            (apply builds a typed patch from the schema first). What ``Warn`` and ``Strict``
+            add is a second, strict YAML decoding of the body that can only find repeated
+            keys, which a body serialised from a dict never has, and ``Warn`` reports them
+            in ``Warning`` headers this client does not read. A hot path passes ``Ignore``
+            to spare the hub that pass (docs/benchmarks.md: 5-12% of its CPU per status
+            write).
 
     Returns:
         The object as stored.
@@ -364,6 +376,7 @@ async def apply(
             "fieldManager": field_manager,
             "force": force,
             **({"dryRun": "All"} if dry_run else {}),
+            **({"fieldValidation": field_validation} if field_validation else {}),
         },
         content_type=APPLY_CONTENT_TYPE,
         target=resource.describe(namespace, name),

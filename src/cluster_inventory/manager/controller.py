@@ -589,6 +589,9 @@ class ClusterManager:
                 },
                 field_manager=FIELD_MANAGER,
                 subresource="status",
+                # One member's change is one such write per inventory, all on the hub: no
+                # second (strict) decoding of a body built from a dict (see kube.apply).
+                field_validation="Ignore",
             )
             self._written[key] = str(objects.meta(written).get("resourceVersion"))
             if self.fence is not None:

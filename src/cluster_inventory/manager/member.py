@@ -23,7 +23,6 @@ import datetime as dt
 import functools
 import hashlib
 import logging
-import random
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -59,6 +58,12 @@ def service_account_name(inventory_namespace: str, manager: str) -> str:
     digest = hashlib.sha256(name.encode()).hexdigest()[:10]
     return f"{name[:52].rstrip('-')}-{digest}"
 
+
+#: Seconds before the first re-probe of a member that is not healthy (doubling).
+_FIRST_RETRY = 1.0
+#: First probes in flight at once when many members start together (a cold start of a
+#: replica with thousands of members must not time its own probes out).
+FIRST_PROBES_IN_FLIGHT = 64
 
 # Probe failures that are about the registration credential, so about ``Joined``.
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
@@ -101,6 +106,7 @@ class MemberConnection:
         self._tokens: dict[tuple[str, str], tuple[kube.ServiceAccountToken, dt.datetime]] = {}
         self._token_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self.probes = 0
+        self._probed = asyncio.Event()
 
     @property
     def label(self) -> str:
@@ -235,16 +241,26 @@ class MemberConnection:
             await self.probe()
         except Exception:  # an odd answer is logged; the probe loop carries on
             _log.exception("probe failed", extra={"cluster": self.label})
+        finally:
+            self._probed.set()
 
     async def _probe_loop(self) -> None:
-        # The caller runs probe_safely(); this loop keeps the cadence from there. The first
-        # wait is a random share of the interval, so members started together (a cold start
-        # of thousands) probe at N / interval per second instead of N at once every interval.
+        # The caller runs probe_safely(); this loop keeps the cadence from there. A member
+        # that is not healthy is probed again sooner (1 s, doubling up to probe_interval), so
+        # one probe that timed out (a start-up storm, a blip) does not leave its profiles
+        # unhealthy for a whole interval when the interval is long (thousands of members).
+        # The cadence starts from the first probe, which start_members runs (bounded).
+        await self._probed.wait()
         started = time.monotonic()
-        wait = self.config.probe_interval * random.random()  # noqa: S311 - a phase, not a secret
+        retry = _FIRST_RETRY
         while True:
-            await asyncio.sleep(max(0.0, wait - (time.monotonic() - started)))
-            started, wait = time.monotonic(), self.config.probe_interval
+            interval = self.config.probe_interval
+            if self.observation.healthy.status != "True":
+                interval, retry = min(interval, retry), min(retry * 2, interval)
+            else:
+                retry = _FIRST_RETRY
+            await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
+            started = time.monotonic()
             await self.probe_safely()
 
     # -- consumer tokens -------------------------------------------------------------
@@ -355,12 +371,11 @@ async def start_members(
     on_change: Callable[[kube.ClusterConnection], None],
     now: Callable[[], dt.datetime] = _utcnow,
 ) -> None:
-    """Start a connection for each of ``conns`` into ``members`` and probe each once.
-
-    At most ``2 x config.workers`` first probes are in flight at a time.
+    """Start a connection for each of ``conns`` into ``members`` and probe each once, at once.
 
     The first probe happens before profiles are created so that a reachable member's profiles
-    are born with its real member id (kube-system UID), not the fallback. A member its source
+    are born with its real member id (kube-system UID), not the fallback; at most
+    ``FIRST_PROBES_IN_FLIGHT`` at once. A member its source
     calls not ready (``not_ready``: reason, message) is never contacted: its connection only
     records why, as does one whose TLS material does not load (its profiles say so).
 
@@ -391,7 +406,4 @@ async def start_members(
             member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
             continue
         started.append(member)
-    # Bounded: thousands of first probes at once time out in the client's own event loop
-    # (each request's timeout runs while it waits), and a member whose first probe timed out
-    # stays unhealthy for a whole probe interval.
-    await kube.gather_bounded([m.probe_safely for m in started], config.workers * 2)
+    await kube.gather_bounded([m.probe_safely for m in started], FIRST_PROBES_IN_FLIGHT)

@@ -22,6 +22,8 @@ import asyncio
 import base64
 import hashlib
 import json
+import math
+import resource
 import shutil
 import tempfile
 import uuid
@@ -54,6 +56,10 @@ _SOURCE = Path(__file__).parent / "virtualmembers"
 _ACCOUNT = "cluster-inventory-virtual-members"
 _ACCOUNT_NAMESPACE = "kube-system"
 _FIELD_MANAGER = "cluster-inventory-testing"
+#: Connections each virtual member is expected to hold (a watch and a probe) and the
+#: descriptors a proxy process keeps for itself and its upstreams.
+_CONNECTIONS_PER_MEMBER = 2
+_SPARE_DESCRIPTORS = 1024
 #: Requested token lifetime; the fleet's apiservers set no --service-account-max-token-
 #: expiration, so they grant it as asked (the returned expiry is the server's word).
 _TOKEN_SECONDS = 7 * 24 * 3600
@@ -111,6 +117,12 @@ class VirtualMembers(StartStop):
     (``kube-system/cluster-inventory-virtual-members``, left in place: another proxy over
     the same fleet may use it) whose token every virtual member over it uses.
 
+    Each member is expected to hold two connections (a watch and a probe), and one process
+    can open no more descriptors than the hard ``RLIMIT_NOFILE`` (20,000 on a typical CI
+    machine; raising it needs ``CAP_SYS_RESOURCE``), so by default members are spread over
+    as many proxy processes as that takes: member ``n`` is served by process
+    ``n mod processes``, each on its own port.
+
     Use as ``async with VirtualMembers(fleet, 1000) as vm:``.
 
     Args:
@@ -118,30 +130,50 @@ class VirtualMembers(StartStop):
         count: Number of virtual members (at least 1).
         clusters: The real clusters to serve instead of ``fleet.members`` (for example
             ``[fleet.hub]`` to reach the hub through a path-prefixed URL).
+        processes: Number of proxy processes; None derives it from the hard open-files
+            limit as above.
 
     Raises:
-        ValueError: ``count`` is below 1 or there is no real cluster.
+        ValueError: ``count`` or ``processes`` is below 1, or there is no real cluster.
     """
 
     def __init__(
-        self, fleet: Fleet, count: int, *, clusters: Sequence[ControlPlane] | None = None
+        self,
+        fleet: Fleet,
+        count: int,
+        *,
+        clusters: Sequence[ControlPlane] | None = None,
+        processes: int | None = None,
     ) -> None:
         self.clusters = list(clusters) if clusters is not None else list(fleet.members.values())
-        if count < 1 or not self.clusters:
-            raise ValueError(f"need count >= 1 and a real cluster, got {count} over {clusters}")
+        if count < 1 or not self.clusters or (processes is not None and processes < 1):
+            raise ValueError(
+                f"need count >= 1, processes >= 1 and a real cluster, got {count}, "
+                f"{processes} over {clusters}"
+            )
         self.count = count
-        self.port = 0
+        if processes is None:
+            hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+            per_process = max(1, (hard - _SPARE_DESCRIPTORS) // _CONNECTIONS_PER_MEMBER)
+            if hard == resource.RLIM_INFINITY:
+                per_process = count
+            processes = math.ceil(count / per_process)
+        self.ports: list[int] = [0] * processes
         self._ca = CertificateAuthority("virtual-members-ca")
         self._tokens: list[str] = []
         self._admins: list[kube.ApiClient] = []
         self._workdir: Path | None = None
-        self._proc: ManagedProcess | None = None
+        self._procs: list[ManagedProcess] = []
 
     # -- addresses and credentials ------------------------------------------------------
     @property
     def base_url(self) -> str:
-        """The proxy's own URL, e.g. ``https://127.0.0.1:41234``."""
-        return f"https://127.0.0.1:{self.port}"
+        """The first proxy process's own URL, e.g. ``https://127.0.0.1:41234``."""
+        return self.base_url_of(0)
+
+    def base_url_of(self, n: int) -> str:
+        """The URL of the proxy process that serves virtual member ``n``."""
+        return f"https://127.0.0.1:{self.ports[n % len(self.ports)]}"
 
     @property
     def ca_pem(self) -> bytes:
@@ -149,9 +181,9 @@ class VirtualMembers(StartStop):
         return self._ca.cert_pem
 
     @property
-    def process(self) -> ManagedProcess | None:
-        """The proxy process (None before :meth:`start`)."""
-        return self._proc
+    def processes(self) -> list[ManagedProcess]:
+        """The running proxy processes (none before :meth:`start`)."""
+        return list(self._procs)
 
     def _check(self, n: int) -> None:
         if not 0 <= n < self.count:
@@ -165,7 +197,7 @@ class VirtualMembers(StartStop):
 
     def server(self, n: int) -> str:
         """The URL of virtual member ``n``: ``https://127.0.0.1:PORT/members/<n>``."""
-        return f"{self.base_url}/members/{n}"
+        return f"{self.base_url_of(n)}/members/{n}"
 
     def member_id(self, n: int) -> str:
         """Member id (``kube-system`` UID) of virtual member ``n``; see :func:`member_id`."""
@@ -176,8 +208,9 @@ class VirtualMembers(StartStop):
         return self.clusters[n % len(self.clusters)]
 
     def token(self, n: int) -> str:
-        """The bearer token virtual member ``n`` is reached with (cluster-admin on its real
-        cluster; shared by every virtual member over that cluster).
+        """The bearer token virtual member ``n`` is reached with.
+
+        It is cluster-admin on the real cluster and shared by every virtual member over it.
 
         Raises:
             IndexError: ``n`` is out of range.
@@ -248,8 +281,9 @@ class VirtualMembers(StartStop):
         return full
 
     async def set_shared_property(self, name: str, value: str) -> None:
-        """Create or update ClusterProperty ``name`` on every real cluster, seen by every
-        virtual member (label ``LABEL_VIRTUAL_MEMBER=all``): one write per real cluster.
+        """Create or update ClusterProperty ``name``, seen by every virtual member.
+
+        One write per real cluster, labelled ``LABEL_VIRTUAL_MEMBER=all``.
 
         Raises:
             KubeAPIError: A real apiserver refused the write.
@@ -311,7 +345,7 @@ class VirtualMembers(StartStop):
             KubeAPIError: A real cluster refused the ServiceAccount, binding or token.
             ControlPlaneError: The proxy exited or did not answer in time (with its log).
         """
-        if self._proc is not None:
+        if self._procs:
             return
         binary = await asyncio.to_thread(virtual_members_binary)
         self._workdir = Path(tempfile.mkdtemp(prefix="ci-virtual-members-"))
@@ -322,9 +356,7 @@ class VirtualMembers(StartStop):
             self._ca.serving_pair("127.0.0.1").write(
                 self._workdir / "serving.crt", self._workdir / "serving.key"
             )
-            self.port = free_port()
             config = {
-                "listen": f"127.0.0.1:{self.port}",
                 "certFile": str(self._workdir / "serving.crt"),
                 "keyFile": str(self._workdir / "serving.key"),
                 "propertyLabel": LABEL_VIRTUAL_MEMBER,
@@ -334,29 +366,35 @@ class VirtualMembers(StartStop):
                     for cp, (_, uid) in zip(self.clusters, prepared, strict=True)
                 ],
             }
-            (self._workdir / "config.json").write_text(json.dumps(config))
-            self._proc = ManagedProcess(
-                "virtual-members",
-                [str(binary), f"-config={self._workdir / 'config.json'}"],
-                self._workdir / "virtualmembers.log",
+            ctx = kube.ssl_context_for(
+                kube.ClusterConnection(server="https://127.0.0.1", ca_data=self.ca_pem)
             )
-            self._proc.start()
-            probe = kube.ClusterConnection(server=self.base_url, ca_data=self.ca_pem)
-            await wait_http_ok(
-                f"{self.base_url}/healthz",
-                proc=self._proc,
-                timeout=start_timeout(),
-                ssl_ctx=kube.ssl_context_for(probe),
-            )
+            for i in range(len(self.ports)):
+                self.ports[i] = free_port()
+                path = self._workdir / f"config-{i}.json"
+                path.write_text(json.dumps({**config, "listen": f"127.0.0.1:{self.ports[i]}"}))
+                proc = ManagedProcess(
+                    f"virtual-members-{i}",
+                    [str(binary), f"-config={path}"],
+                    self._workdir / f"virtualmembers-{i}.log",
+                )
+                self._procs.append(proc)
+                proc.start()
+            for i, proc in enumerate(self._procs):
+                await wait_http_ok(
+                    f"{self.base_url_of(i)}/healthz",
+                    proc=proc,
+                    timeout=start_timeout(),
+                    ssl_ctx=ctx,
+                )
         except BaseException:
             await self.stop()
             raise
 
     async def stop(self) -> None:
         """Stop the proxy, close the admin clients and remove the working directory."""
-        if self._proc is not None:
-            await self._proc.stop()
-            self._proc = None
+        await asyncio.gather(*(proc.stop() for proc in self._procs))
+        self._procs = []
         for admin in self._admins:
             await admin.close()
         self._admins = []

@@ -34,6 +34,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,11 +172,17 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 		return
 	case "/stats":
+		var mem runtime.MemStats
+		runtime.ReadMemStats(&mem)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]int64{
+		_ = json.NewEncoder(w).Encode(map[string]any{
 			"openConnections": p.open.Load(),
 			"activeRequests":  p.active.Load(),
 			"requests":        p.requests.Load(),
+			"goroutines":      runtime.NumGoroutine(),
+			"heapInuseBytes":  mem.HeapInuse,
+			"stackInuseBytes": mem.StackInuse,
+			"sysBytes":        mem.Sys,
 		})
 		return
 	}
@@ -264,7 +271,7 @@ func main() {
 		}
 		p.upstreams = append(p.upstreams, u)
 	}
-	buffers := &smallBuffers{pool: sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}}
+	buffers := &smallBuffers{pool: sync.Pool{New: func() any { b := make([]byte, 4<<10); return &b }}}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      p,
