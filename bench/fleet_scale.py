@@ -392,12 +392,14 @@ async def sample_curve(
 
 
 def proxy_stats(vm: VirtualMembers) -> dict[str, float]:
-    """The virtual-member proxy's counters: member requests so far, open connections."""
+    """The virtual-member proxies' counters summed: member requests so far, open connections."""
     ctx = ssl.create_default_context(cadata=vm.ca_pem.decode())
-    with urllib.request.urlopen(f"{vm.base_url}/stats", context=ctx, timeout=10) as response:
-        stats: dict[str, float] = json.loads(response.read())
-    stats["t"] = time.perf_counter()
-    return stats
+    stats: Counter[str] = Counter()
+    for i in range(len(vm.processes)):  # member i is served by proxy process i (mod count)
+        url = f"{vm.base_url_of(i)}/stats"
+        with urllib.request.urlopen(url, context=ctx, timeout=10) as response:
+            stats.update(json.loads(response.read()))
+    return {**stats, "t": time.perf_counter(), "proxies": len(vm.processes)}
 
 
 def member_rate(a: dict[str, float], b: dict[str, float]) -> float:
@@ -505,6 +507,7 @@ async def run_one(
         "lease_duration": s.lease_duration,
         "renew_interval": s.renew_interval,
         "real_members": len(vm.clusters),
+        "proxies": len(vm.processes),
         "loadavg_before": os.getloadavg()[0],
     }
     await bounded(
@@ -565,7 +568,7 @@ async def run_one(
         "hub apiserver": [fleet.hub.apiserver_process.pid],
         "member apiservers": [m.apiserver_process.pid for m in fleet.members.values()],
         "etcd": [fleet.etcd.process.pid],
-        "proxy": [vm.process.pid],
+        "proxy": [proc.pid for proc in vm.processes if proc.pid is not None],
         "bench": [os.getpid()],
     }
     all_full = watch.waiter({vm.name(i) for i in range(n)}, lambda _, o: full(o))
@@ -875,7 +878,7 @@ def details(res: dict[str, Any]) -> list[str]:
         top = ", ".join(f"{k} {v:.2f}" for k, v in list(res["hub_writes_by_resource"].items())[:5])
         lines.append(f"{tag} hub writes/s at rest by resource: {top or 'none'}")
         lines.append(
-            f"{tag} member requests (through the proxy): {res['member_requests_cold']:.0f} until "
+            f"{tag} member requests (through {res['proxies']} proxy processes): {res['member_requests_cold']:.0f} until "
             f"every token Secret existed, {res['member_requests_per_s']:.0f}/s at rest; proxy "
             f"connections open {res['proxy_open_connections']}"
         )
