@@ -13,7 +13,8 @@ answered by a real kube-apiserver):
   spawning them until every profile has full status (version, ControlPlaneHealthy=True,
   Joined=True, PropertiesSynced=True, properties, access provider), and its ratio to the
   floor; then seconds until every consumer token Secret exists;
-- **steady state** over --steady seconds once every token Secret exists: CPU (cores, from
+- **steady state** over one probe interval (every member probed once whatever its phase;
+  --steady to change) once every token Secret exists: CPU (cores, from
   /proc) and RSS per replica, and **hub writes per second at rest**, from the hub
   kube-apiserver's own ``apiserver_request_total`` (mutating verbs: POST, PUT, PATCH, APPLY,
   DELETE, DELETECOLLECTION) scraped before and after with the fleet's admin credentials, so
@@ -38,7 +39,7 @@ holder flip between two polls cannot be missed. Results are printed (one table r
 cost against N is drawn from that file into --plot (default ``docs/images/fleet_scale.png``).
 
 Usage: uv run python bench/fleet_scale.py --sizes 1000 3000 10000 --replicas 1 3
-           [--probe-interval 30] [--changes 100] [--steady 25]
+           [--probe-interval 30] [--changes 100] [--steady SECONDS]
        uv run python bench/fleet_scale.py --plot-only   (table and plot from --json)
        uv run python bench/fleet_scale.py --smoke   (N=12, R=1 and 3, short timings)
 """
@@ -608,7 +609,13 @@ async def run_one(
         writes_before = await hub_writes(hub)
         stats_a = await asyncio.to_thread(proxy_stats, vm)
         cpu_a = meter.snapshot()
-        await asyncio.sleep(s.steady)
+        peak = 0.0
+        last = stats_a
+        while time.perf_counter() - cpu_a["wall"] < s.steady:
+            await asyncio.sleep(min(1.0, s.steady - (time.perf_counter() - cpu_a["wall"])))
+            now = await asyncio.to_thread(proxy_stats, vm)
+            peak, last = max(peak, member_rate(last, now)), now
+        res["member_requests_peak_per_s"] = peak
         cpu_b = meter.snapshot()
         stats_b = await asyncio.to_thread(proxy_stats, vm)
         writes_after = await hub_writes(hub)
@@ -879,7 +886,8 @@ def details(res: dict[str, Any]) -> list[str]:
         lines.append(f"{tag} hub writes/s at rest by resource: {top or 'none'}")
         lines.append(
             f"{tag} member requests (through {res['proxies']} proxy processes): {res['member_requests_cold']:.0f} until "
-            f"every token Secret existed, {res['member_requests_per_s']:.0f}/s at rest; proxy "
+            f"every token Secret existed, {res['member_requests_per_s']:.0f}/s at rest (busiest "
+            f"second {res['member_requests_peak_per_s']:.0f}/s); proxy "
             f"connections open {res['proxy_open_connections']}"
         )
         lines.append(
@@ -1063,7 +1071,9 @@ if __name__ == "__main__":
     parser.add_argument("--replicas", type=int, nargs="+", default=[1, 3])
     parser.add_argument("--probe-interval", type=float, default=30.0, help="seconds (every N)")
     parser.add_argument("--changes", type=int, default=100)
-    parser.add_argument("--steady", type=float, default=25.0, help="steady-state window, seconds")
+    parser.add_argument(
+        "--steady", type=float, help="steady-state window, seconds (default: one probe interval)"
+    )
     parser.add_argument("--lease-duration", type=float, default=10.0)
     parser.add_argument("--renew-interval", type=float, default=2.0)
     parser.add_argument("--timeout", type=float, default=600.0, help="per phase, seconds")
@@ -1081,7 +1091,7 @@ if __name__ == "__main__":
         report(merged, markdown=args.markdown)
         sys.exit(0)
     if args.smoke:
-        args.sizes, args.replicas, args.changes, args.steady = [12], [1, 3], 5, 3.0
+        args.sizes, args.replicas, args.changes = [12], [1, 3], 5
         args.probe_interval, args.lease_duration, args.renew_interval = 2.0, 3.0, 1.0
         args.timeout = 90.0
         scratch = Path(tempfile.mkdtemp(prefix="fleet-scale-smoke-"))
@@ -1090,7 +1100,7 @@ if __name__ == "__main__":
         probe_interval=args.probe_interval,
         lease_duration=args.lease_duration,
         renew_interval=args.renew_interval,
-        steady=args.steady,
+        steady=args.steady or args.probe_interval,
         changes=args.changes,
         timeout=args.timeout,
     )
