@@ -23,6 +23,7 @@ import datetime as dt
 import functools
 import hashlib
 import logging
+import random
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -252,6 +253,11 @@ class MemberConnection:
         # The cadence starts from the first probe, which start_members runs (bounded).
         await self._probed.wait()
         started = time.monotonic()
+        if self.observation.healthy.status == "True":
+            # A random phase: members started together (thousands in a cold start, probed
+            # within a second or two) would otherwise probe together at every interval, a
+            # burst of N probes instead of N / interval per second (docs/scale.md).
+            started -= self.config.probe_interval * random.random()  # noqa: S311 - not a secret
         retry = _FIRST_RETRY
         while True:
             interval = self.config.probe_interval
