@@ -18,6 +18,7 @@ Changes are reported through ``on_change``; nothing here writes to the hub.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
@@ -135,6 +136,16 @@ class MemberConnection:
             loop.create_task(self._probe_loop(), name=f"probe {self.label}"),
             loop.create_task(self._properties_synced(), name=f"properties {self.label}"),
         ]
+
+    async def properties_listed(self, timeout: float) -> None:
+        """Wait until the ClusterProperty watch has listed once, or ``timeout`` seconds.
+
+        Never raises: a list that fails or takes longer is retried by the watch itself.
+        """
+        if self._informer is None:
+            return
+        with contextlib.suppress(kube.KubeError, TimeoutError):
+            await asyncio.wait_for(self._informer.wait_synced(), timeout)
 
     def fail(self, reason: str, message: str) -> None:
         """Record that the member cannot even be contacted (e.g. its TLS material is bad)."""
@@ -371,13 +382,18 @@ async def start_members(
     on_change: Callable[[kube.ClusterConnection], None],
     now: Callable[[], dt.datetime] = _utcnow,
 ) -> None:
-    """Start a connection for each of ``conns`` into ``members`` and probe each once, at once.
+    """Start a connection for each of ``conns`` into ``members``; return once each was probed.
 
     The first probe happens before profiles are created so that a reachable member's profiles
-    are born with its real member id (kube-system UID), not the fallback; at most
-    ``FIRST_PROBES_IN_FLIGHT`` at once. A member its source
+    are born with its real member id (kube-system UID), not the fallback. A member its source
     calls not ready (``not_ready``: reason, message) is never contacted: its connection only
     records why, as does one whose TLS material does not load (its profiles say so).
+
+    At most ``FIRST_PROBES_IN_FLIGHT`` members start at once, each until its first probe
+    answered and its ClusterProperty list came back (or ``probe_timeout`` passed): a replica
+    taking thousands of members (a cold start, a dead peer's share) paces its probes and LISTs
+    instead of sending all of them at once, which timed its own probes out and drew 429s from
+    the members (``docs/scale.md``).
 
     Args:
         members: The cluster manager's connections by connection key (updated in place).
@@ -390,7 +406,7 @@ async def start_members(
     for conn, (reason, message) in not_ready.items():
         if conn in members:
             members[conn].fail(reason, message)
-    started: list[MemberConnection] = []
+    starting: list[MemberConnection] = []
     for conn in conns:
         member = MemberConnection(
             conn, config=config, on_change=functools.partial(on_change, conn), now=now
@@ -398,12 +414,18 @@ async def start_members(
         members[conn] = member
         if conn in not_ready:
             member.fail(*not_ready[conn])
-            continue
+        else:
+            starting.append(member)
+
+    async def start(member: MemberConnection) -> None:
         try:
-            await member.start(probe_first=False)
+            await member.start(probe_first=True)
         except kube.KubeError as exc:
-            _log.warning("cannot start member connection: %s", exc, extra={"cluster": conn.server})
+            _log.warning("cannot start member connection: %s", exc, extra={"cluster": member.label})
             member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
-            continue
-        started.append(member)
-    await kube.gather_bounded([m.probe_safely for m in started], FIRST_PROBES_IN_FLIGHT)
+            return
+        await member.properties_listed(config.probe_timeout)
+
+    await kube.gather_bounded(
+        [functools.partial(start, m) for m in starting], FIRST_PROBES_IN_FLIGHT
+    )
