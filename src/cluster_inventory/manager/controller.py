@@ -38,7 +38,13 @@ from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.fence import ProfileFence, member_ids_elsewhere
-from cluster_inventory.manager.member import MemberConnection, connection_key, start_members
+from cluster_inventory.manager.member import (
+    FIRST_PROBES_IN_FLIGHT,
+    MemberConnection,
+    add_members,
+    connection_key,
+    start_member,
+)
 from cluster_inventory.manager.names import (
     FIELD_MANAGER,
     LABEL_TOKEN_FOR,
@@ -156,6 +162,9 @@ class ClusterManager:
         self.synced = asyncio.Event()
         self.shard: ShardMembership | None = None
         self.fence: ProfileFence | None = None
+        #: Members being started (paced: FIRST_PROBES_IN_FLIGHT at once).
+        self._starting: dict[kube.ClusterConnection, asyncio.Task[None]] = {}
+        self._start_gate = asyncio.Semaphore(FIRST_PROBES_IN_FLIGHT)
 
     # -- wiring ----------------------------------------------------------------------
     async def prepare(self) -> None:
@@ -226,6 +235,8 @@ class ClusterManager:
 
     async def close(self) -> None:
         """Stop the source, the caches and every member connection (idempotent)."""
+        await kube.cancel_and_wait(*self._starting.values())
+        self._starting.clear()
         await asyncio.gather(
             self.source.stop(),
             self.namespaces.stop(),
@@ -310,9 +321,11 @@ class ClusterManager:
         owned = {name: reg for name, reg in registrations.items() if self._mine(name)}
         if self.shard is not None:
             self.shard.report_owned(len(owned))
-        # Every member any inventory wants is connected (and probed once) before profiles are
-        # chosen, so that registrations reaching one member are known as such the first time:
-        # otherwise each would get a profile, deleted again at the next placement.
+        # Every member any inventory wants is connected and probed once before its profiles
+        # are created or deleted, so that registrations reaching one member are known as such
+        # the first time (otherwise each would get a profile, deleted again at the next
+        # placement). Members start in the background, paced; each first probe queues the
+        # placement again, so profiles appear as their members answer.
         candidates = desired_profiles(owned, invs)
         needed = {connection_key(reg.connection) for reg, _ in candidates.values()}
         not_ready = {
@@ -320,7 +333,13 @@ class ClusterManager:
             for reg, _ in candidates.values()
             if reg.not_ready
         }
-        await self._start_members(needed - set(self.members), not_ready)
+        self._start_members(needed - set(self.members), not_ready)
+        pending = {
+            name
+            for name, reg in owned.items()
+            if (member := self.members.get(connection_key(reg.connection))) is not None
+            and not member.observed
+        }
         member_ids = member_ids_elsewhere(self.profiles.items(), registrations, owned) | {
             name: member.observation.member_id
             for name, reg in owned.items()
@@ -342,14 +361,15 @@ class ClusterManager:
         }
         todo = plan(desired, existing, invs)
         self.reports.held([k for k in todo.delete if held is None or k.name in held])
-        deletions = [k for k in todo.delete if held is not None and k.name not in held]
+        deletions = [k for k in todo.delete if held is not None and k.name not in held | pending]
+        creations = [k for k in todo.create if k.name not in pending]
         by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
         for key, (reg, _) in desired.items():
             by_member.setdefault(connection_key(reg.connection), set()).add(key)
         previous = self.desired
         self.desired, self._by_member = desired, by_member
         await kube.gather_bounded(
-            [functools.partial(self._create_profile, key, *desired[key]) for key in todo.create],
+            [functools.partial(self._create_profile, key, *desired[key]) for key in creations],
             self.config.workers * 2,
         )
         await kube.gather_bounded(
@@ -357,6 +377,8 @@ class ClusterManager:
             self.config.workers * 2,
         )
         for conn in set(self.members) - needed:
+            starting = self._starting.pop(conn, None)
+            await kube.cancel_and_wait(starting)
             await self.members.pop(conn).stop()
         if self.shard is not None:
             moved = [k for k in previous.keys() - desired.keys() if k not in deletions]
@@ -396,20 +418,30 @@ class ClusterManager:
             return
         self._count_health(key, None)
 
-    async def _start_members(
+    def _start_members(
         self,
         conns: set[kube.ClusterConnection],
         not_ready: Mapping[kube.ClusterConnection, tuple[str, str]],
     ) -> None:
-        """Start member connections and probe each once (:func:`start_members`)."""
-        await start_members(
+        """Add member connections and start them in the background (paced)."""
+        for member in add_members(
             self.members,
             conns,
             not_ready,
             config=self.config,
             on_change=self._member_changed,
             now=self.now,
-        )
+        ):
+            conn = connection_key(member.connection)
+            self._starting[conn] = asyncio.get_running_loop().create_task(
+                self._start_one(conn, member), name=f"start {member.label}"
+            )
+
+    async def _start_one(self, conn: kube.ClusterConnection, member: MemberConnection) -> None:
+        async with self._start_gate:
+            await start_member(member)
+        self._starting.pop(conn, None)
+        self.queue.add(PLACEMENT)  # its profiles can be placed now
 
     def _profile_metadata(
         self, key: ProfileKey, reg: Registration, member_id: str, holder: str | None = None
@@ -515,6 +547,8 @@ class ClusterManager:
         reg, _, current, member = target
         if current is None or member is None:
             return 1.0
+        if not member.observed:
+            return None  # its first probe queues the placement, which queues this key
         version: str | None = None  # sharded: every write is conditional on it (the fence)
         claim = False
         if self.fence is not None:

@@ -18,6 +18,7 @@ Changes are reported through ``on_change``; nothing here writes to the hub.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
@@ -41,7 +42,13 @@ from cluster_inventory.manager.status import (
     readyz_condition,
 )
 
-__all__ = ["MemberConnection", "connection_key", "service_account_name", "start_members"]
+__all__ = [
+    "MemberConnection",
+    "add_members",
+    "connection_key",
+    "service_account_name",
+    "start_member",
+]
 
 _log = logging.getLogger("cluster_inventory.manager")
 
@@ -137,10 +144,26 @@ class MemberConnection:
             loop.create_task(self._properties_synced(), name=f"properties {self.label}"),
         ]
 
+    async def properties_listed(self, timeout: float) -> None:
+        """Wait until the ClusterProperty watch has listed once, or ``timeout`` seconds.
+
+        Never raises: a list that fails or takes longer is retried by the watch itself.
+        """
+        if self._informer is None:
+            return
+        with contextlib.suppress(kube.KubeError, TimeoutError):
+            await asyncio.wait_for(self._informer.wait_synced(), timeout)
+
+    @property
+    def observed(self) -> bool:
+        """True once the member was probed once, or found not to be contactable."""
+        return self._probed.is_set()
+
     def fail(self, reason: str, message: str) -> None:
         """Record that the member cannot even be contacted (e.g. its TLS material is bad)."""
         state = ConditionState("False", reason, message)
         self._set(healthy=state, joined=state, properties=None, properties_error=message)
+        self._probed.set()
 
     async def stop(self) -> None:
         """Stop probes and the watch, close the client."""
@@ -368,7 +391,7 @@ class MemberConnection:
             )
 
 
-async def start_members(
+def add_members(
     members: dict[kube.ClusterConnection, MemberConnection],
     conns: set[kube.ClusterConnection],
     not_ready: Mapping[kube.ClusterConnection, tuple[str, str]],
@@ -376,18 +399,15 @@ async def start_members(
     config: ManagerConfig,
     on_change: Callable[[kube.ClusterConnection], None],
     now: Callable[[], dt.datetime] = _utcnow,
-) -> None:
-    """Start a connection for each of ``conns`` into ``members`` and probe each once, at once.
+) -> list[MemberConnection]:
+    """Add a connection for each of ``conns`` to ``members``; return those to start.
 
-    The first probe happens before profiles are created so that a reachable member's profiles
-    are born with its real member id (kube-system UID), not the fallback; at most
-    ``FIRST_PROBES_IN_FLIGHT`` at once. A member its source
-    calls not ready (``not_ready``: reason, message) is never contacted: its connection only
-    records why, as does one whose TLS material does not load (its profiles say so).
+    A member its source calls not ready (``not_ready``: reason, message) is never
+    contacted: its connection only records why (also for one already known).
 
     Args:
         members: The cluster manager's connections by connection key (updated in place).
-        conns: Connection keys to start.
+        conns: Connection keys to add.
         not_ready: Connection key -> (reason, message) of members not to contact.
         config: The manager's settings.
         on_change: Called with the connection key when its observation changes.
@@ -396,7 +416,7 @@ async def start_members(
     for conn, (reason, message) in not_ready.items():
         if conn in members:
             members[conn].fail(reason, message)
-    started: list[MemberConnection] = []
+    starting: list[MemberConnection] = []
     for conn in conns:
         member = MemberConnection(
             conn, config=config, on_change=functools.partial(on_change, conn), now=now
@@ -404,12 +424,26 @@ async def start_members(
         members[conn] = member
         if conn in not_ready:
             member.fail(*not_ready[conn])
-            continue
-        try:
-            await member.start(probe_first=False)
-        except kube.KubeError as exc:
-            _log.warning("cannot start member connection: %s", exc, extra={"cluster": conn.server})
-            member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
-            continue
-        started.append(member)
-    await kube.gather_bounded([m.probe_safely for m in started], FIRST_PROBES_IN_FLIGHT)
+        else:
+            starting.append(member)
+    return starting
+
+
+async def start_member(member: MemberConnection) -> None:
+    """Start ``member``; return once its first probe answered and its properties were listed.
+
+    The ClusterProperty list is waited for at most ``probe_timeout`` seconds. Never raises:
+    TLS material that does not load is recorded on the member (its profiles say so).
+
+    The cluster manager runs at most ``FIRST_PROBES_IN_FLIGHT`` of these at once: a replica
+    taking thousands of members (a cold start, a dead peer's share) paces its probes and
+    LISTs instead of sending all of them at once, which timed its own probes out and drew
+    429s from the members (``docs/scale.md``).
+    """
+    try:
+        await member.start(probe_first=True)
+    except kube.KubeError as exc:
+        _log.warning("cannot start member connection: %s", exc, extra={"cluster": member.label})
+        member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
+        return
+    await member.properties_listed(member.config.probe_timeout)
