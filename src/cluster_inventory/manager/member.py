@@ -76,6 +76,11 @@ FIRST_PROBES_IN_FLIGHT = 64
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
 
 
+def _timed_out(exc: kube.KubeError) -> bool:
+    """True if a request got no answer within its timeout (not refused, not an HTTP error)."""
+    return isinstance(exc, kube.ServerUnavailableError) and "unreachable: TimeoutError" in str(exc)
+
+
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -114,6 +119,7 @@ class MemberConnection:
         self._token_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self.probes = 0
         self._probed = asyncio.Event()
+        self._timeouts = 0
 
     @property
     def label(self) -> str:
@@ -230,10 +236,16 @@ class MemberConnection:
         try:
             status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
         except kube.KubeError as exc:
+            if _timed_out(exc) and not self._timeouts and self.observation.healthy.status == "True":
+                # One probe without an answer in time is no verdict on a healthy member (a
+                # busy replica or member, thousands of probes): probe again in 1 s first.
+                self._timeouts = 1
+                return
             state = probe_failure(exc)
             joined = state if state.reason in _CREDENTIAL_REASONS else None
             self._set(healthy=state, **({"joined": joined} if joined else {}))
             return
+        self._timeouts = 0
         healthy = readyz_condition(status, body)
         changes: dict[str, Any] = {"healthy": healthy}
         try:
@@ -278,7 +290,7 @@ class MemberConnection:
         retry = _FIRST_RETRY
         while True:
             interval = self.config.probe_interval
-            if self.observation.healthy.status != "True":
+            if self._timeouts or self.observation.healthy.status != "True":
                 interval, retry = min(interval, retry), min(retry * 2, interval)
             else:
                 retry = _FIRST_RETRY
