@@ -76,9 +76,11 @@ FIRST_PROBES_IN_FLIGHT = 64
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
 
 
-def _timed_out(exc: kube.KubeError) -> bool:
-    """True if a request got no answer within its timeout (not refused, not an HTTP error)."""
-    return isinstance(exc, kube.ServerUnavailableError) and "unreachable: TimeoutError" in str(exc)
+def _busy(exc: kube.KubeError) -> bool:
+    """True if a request got no answer in time, or 429 (the server is up but overloaded)."""
+    if not isinstance(exc, kube.ServerUnavailableError):
+        return False
+    return exc.status == 429 or "unreachable: TimeoutError" in str(exc)
 
 
 def _utcnow() -> dt.datetime:
@@ -236,9 +238,10 @@ class MemberConnection:
         try:
             status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
         except kube.KubeError as exc:
-            if _timed_out(exc) and not self._timeouts and self.observation.healthy.status == "True":
-                # One probe without an answer in time is no verdict on a healthy member (a
-                # busy replica or member, thousands of probes): probe again in 1 s first.
+            if _busy(exc) and not self._timeouts and self.observation.healthy.status == "True":
+                # One probe without an answer in time, or answered 429, is no verdict on a
+                # healthy member (a busy replica or member, thousands of probes): probe
+                # again in 1 s first.
                 self._timeouts = 1
                 return
             state = probe_failure(exc)
