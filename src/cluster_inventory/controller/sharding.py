@@ -20,7 +20,8 @@ consistent-hashing sharding do, without a Lease per member (``docs/scale.md``):
   and every write is conditional on the object's ``resourceVersion`` (see
   ``ClusterManager``: the ``cluster-inventory.dev/shard-holder`` annotation), so a second
   writer's write is refused by the hub (409) instead of landing. A replica whose own renewals
-  fail for ``lease_duration`` owns nothing until it renews again.
+  fail keeps its view (it stays live for itself): the others take its members once its Lease
+  is old, and the fence refuses its writes to what they took.
 
 One replica alone owns every member and behaves as an unsharded one.
 """
@@ -234,7 +235,11 @@ class ShardMembership:
             _, seen_at, duration = self._seen.get(name, ((), now, 0.0))
             if now - seen_at < duration:
                 live.add(identity)
-        if self._renewed_at is not None and now - self._renewed_at < self.config.lease_duration:
+        if self._renewed_at is not None:
+            # Once joined, a replica stays live in its own view even while its renewals fail:
+            # dropping its members would stop and later restart thousands of connections on
+            # a replica that is only slow. The others take its members once its Lease is
+            # old; the fence then refuses its writes to the profiles they took.
             live.add(self.config.identity)
         return tuple(sorted(live))
 

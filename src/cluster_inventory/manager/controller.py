@@ -75,6 +75,8 @@ from cluster_inventory.manager.tokens import token_secret, token_secret_data
 
 __all__ = ["PLACEMENT", "ClusterManager", "fallback_member_id", "held_members"]
 
+#: Seconds a first token waits while members are still starting (see reconcile_token).
+_TOKENS_AFTER_START = 2.0
 #: The work-queue key of the placement reconcile.
 PLACEMENT = "placement"
 _CONTROLLER = "clustermanager"
@@ -655,10 +657,13 @@ class ClusterManager:
         """Keep the consumer token Secret ``<inventory>/<profile>`` current.
 
         Runs on its own queue with fewer workers, so that status (what every consumer reads
-        first) is never queued behind token minting.
+        first) is never queued behind token minting; and a token not minted yet waits while
+        members are still starting (a cold start, a dead replica's share): minting takes five
+        requests per member, and on a busy fleet it made the first probes of the others fail.
 
         Returns:
-            Seconds until the token's rotation is due, or None.
+            Seconds until the token's rotation is due (or until members have started), or
+            None.
 
         Raises:
             KubeAPIError: Minting on the member or writing the Secret failed (retried).
@@ -669,6 +674,8 @@ class ClusterManager:
         _, inv, current, member = target
         if current is None or member is None or member.observation.joined.status != "True":
             return None
+        if self._starting and member.rotation_due(inv.namespace, inv.member_role, 1.0) is None:
+            return _TOKENS_AFTER_START
         token = await member.token_for(
             inv.namespace,
             inv.member_role,

@@ -77,6 +77,13 @@ FIRST_PROBES_IN_FLIGHT = 64
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
 
 
+def _busy(exc: kube.KubeError) -> bool:
+    """True if a request got no answer in time, or 429 (the server is up but overloaded)."""
+    if not isinstance(exc, kube.ServerUnavailableError):
+        return False
+    return exc.status == 429 or "unreachable: TimeoutError" in str(exc)
+
+
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -115,6 +122,7 @@ class MemberConnection:
         self._token_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self.probes = 0
         self._probed = asyncio.Event()
+        self._timeouts = 0
 
     @property
     def label(self) -> str:
@@ -231,10 +239,17 @@ class MemberConnection:
         try:
             status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
         except kube.KubeError as exc:
+            if _busy(exc) and not self._timeouts and self.observation.healthy.status == "True":
+                # One probe without an answer in time, or answered 429, is no verdict on a
+                # healthy member (a busy replica or member, thousands of probes): probe
+                # again in 1 s first.
+                self._timeouts = 1
+                return
             state = probe_failure(exc)
             joined = state if state.reason in _CREDENTIAL_REASONS else None
             self._set(healthy=state, **({"joined": joined} if joined else {}))
             return
+        self._timeouts = 0
         healthy = readyz_condition(status, body)
         changes: dict[str, Any] = {"healthy": healthy}
         try:
@@ -284,7 +299,7 @@ class MemberConnection:
         retry = _FIRST_RETRY
         while True:
             interval = self.config.probe_interval
-            if self.observation.healthy.status != "True":
+            if self._timeouts or self.observation.healthy.status != "True":
                 interval, retry = min(interval, retry), min(retry * 2, interval)
             else:
                 retry = _FIRST_RETRY

@@ -69,3 +69,29 @@ async def test_the_cadence_starts_from_the_first_probe(monkeypatch):
         await real_sleep(0)
     loop.cancel()
     assert slept[0] == 1
+
+
+async def test_one_timeout_is_probed_again_before_it_counts(monkeypatch):
+    """A healthy member whose readyz times out once stays healthy until a second timeout."""
+    timeout = kube.ServerUnavailableError(
+        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    )
+
+    async def no_answer(*args, **kwargs):
+        raise timeout
+
+    member = MemberConnection(
+        kube.ClusterConnection(server="https://member.invalid"),
+        config=ManagerConfig(probe_interval=30.0),
+        on_change=lambda: None,
+    )
+    member._client = object()  # type: ignore[assignment]  # never used: get_text is replaced
+    member.observation = member.observation.__class__(
+        **{**member.observation.__dict__, "healthy": ConditionState("True", "APIServerReady", "")}
+    )
+    monkeypatch.setattr(kube, "get_text", no_answer)
+    await member.probe()
+    assert member.observation.healthy.status == "True"
+    assert member._timeouts == 1  # the probe loop re-probes in 1 s
+    await member.probe()
+    assert member.observation.healthy.reason == "APIServerUnreachable"
