@@ -976,7 +976,28 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 4, figsize=(19, 4.5))
+    stuck = [x for x in results if "cold_start" not in x and x.get("cold_curve")]
+    fig, axes = plt.subplots(1, 4 + len(stuck), figsize=(19 + 5 * len(stuck), 4.5))
+    for ax, res in zip(axes[4:], stuck, strict=True):
+        curve = res["cold_curve"]
+        ts = [p["t"] for p in curve]
+        ax.plot(ts, [p["full"] for p in curve], "k-", label="profiles at full status")
+        ax.plot(ts, [p["profiles"] for p in curve], "k--", label="profiles")
+        ax.set_ylabel("profiles")
+        cores = ax.twinx()
+        for label in ("hub apiserver", "member apiservers", "proxy", "etcd"):
+            cores.plot(ts, [p["cores"][label] for p in curve], label=label, alpha=0.7)
+        cores.plot(
+            ts,
+            [sum(v for k, v in p["cores"].items() if k.startswith("replica")) for p in curve],
+            label="replicas",
+            alpha=0.7,
+        )
+        cores.plot(ts, [p["cores"]["machine"] for p in curve], ":", label="machine")
+        cores.set_ylabel("cores")
+        cores.set_ylim(0, (os.cpu_count() or 2) * 1.05)
+        cores.legend(fontsize=7, loc="center right")
+        ax.set_title(f"N={res['n']} R={res['r']}: cold start did not finish")
     for r in sorted({x["r"] for x in results}):
         runs = sorted((x for x in results if x["r"] == r), key=lambda x: x["n"])
         cold = [x for x in runs if "cold_start" in x]
@@ -1004,12 +1025,15 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     axes[3].set_ylabel("ratio")
     axes[3].axhline(2, color="grey", linestyle=":", label="target 2x")
     probe = ", ".join(sorted({f"{x['probe_interval']:g}" for x in results}))
-    for ax in axes:
+    for ax in axes[:4]:
         ax.set_xscale("log")
         ax.set_xlabel("distinct members N")
+    for ax in axes[4:]:
+        ax.set_xlabel("seconds after spawning the replicas")
+    for k, ax in enumerate(axes):
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left" if k >= 4 else None)
     fig.suptitle(
         f"bench/fleet_scale.py: cluster manager replicas (probe interval {probe} s, 2 cores)"
     )
