@@ -65,8 +65,7 @@ async def test_replicas_engage_each_cluster_once_and_take_over_a_stopped_ones_sh
         f"{ns}/{name}": mid or f"{ns}/{name}" for name, mid in PROFILES.items()
     }  # what ownership hashes
     shares = {
-        r: {k for k, h in owner_key.items() if rendezvous_owner(h, REPLICAS) == r}
-        for r in REPLICAS
+        r: {k for k, h in owner_key.items() if rendezvous_owner(h, REPLICAS) == r} for r in REPLICAS
     }
     assert all(shares.values()), f"every replica owns a cluster with these names: {shares}"
     for i, (name, mid) in enumerate(PROFILES.items()):
