@@ -20,6 +20,12 @@ else ``$KUBECONFIG``, in-cluster, ``~/.kube/config``)::
       --source cluster-inventory-system/fleet-settings --target-namespace default
 
 (one command line). Stop it with Ctrl-C: it disengages every cluster and exits.
+
+To spread the clusters over several copies of this program, give each
+``--sharding LEASE-NAMESPACE`` (and the same ``--name``): every copy keeps a Lease in that
+hub namespace and engages only the clusters rendezvous hashing gives it; when one stops or
+dies, the others take its clusters (docs/runtime.md, "Sharing clusters among replicas").
+The identity of a copy is ``$POD_NAME``, else ``<hostname>_<pid>``.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ import contextlib
 import logging
 
 from cluster_inventory import kube
-from cluster_inventory.controller import Manager
+from cluster_inventory.controller import Manager, ShardConfig
+from cluster_inventory.kube.endpoints import default_identity
 from cluster_inventory.runtime import FleetManager
 from cluster_inventory.runtime.configmap_sync import ConfigMapSync
 
@@ -46,10 +53,24 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--inventory-namespace", action="append", dest="namespaces")
     parser.add_argument("--source", required=True, help="NAMESPACE/NAME of the hub ConfigMap")
     parser.add_argument("--target-namespace", default="default")
+    parser.add_argument(
+        "--name", default="fleet-configmap-sync", help="shard group of the copies (--sharding)"
+    )
+    parser.add_argument(
+        "--sharding",
+        metavar="LEASE_NAMESPACE",
+        help="share the clusters with the other copies of the same --name; their Leases "
+        "live in this hub namespace",
+    )
     args = parser.parse_args(argv)
     source_namespace, _, name = args.source.partition("/")
     if not name:
         parser.error("--source must be NAMESPACE/NAME")
+    shard = (
+        ShardConfig(namespace=args.sharding, group=args.name, identity=default_identity())
+        if args.sharding
+        else None
+    )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     connection = kube.load_connection(args.hub_kubeconfig, context=args.hub_context)
 
@@ -60,9 +81,10 @@ async def main(argv: list[str] | None = None) -> None:
 
     # One process Manager (cluster_inventory.controller): the hub client, SIGINT/SIGTERM,
     # and, given lease=LeaderElectionConfig(...), health=... and metrics=..., a Lease and
-    # the /healthz, /readyz and /metrics endpoints.
+    # the /healthz, /readyz and /metrics endpoints; given shard=ShardConfig(...), a Lease
+    # per copy and only this copy's share of the clusters.
     with contextlib.suppress(asyncio.CancelledError):
-        await Manager(connection).add(fleet).run(handle_signals=True)
+        await Manager(connection, shard=shard).add(fleet).run(handle_signals=True)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,8 @@ from cluster_inventory.manager.tokens import token_secret, token_secret_data
 
 __all__ = ["PLACEMENT", "ClusterManager", "fallback_member_id", "held_members"]
 
+#: Seconds between placements while members are still starting.
+_PLACEMENT_BATCH = 1.0
 #: Seconds a first token waits while members are still starting (see reconcile_token).
 _TOKENS_AFTER_START = 2.0
 #: The work-queue key of the placement reconcile.
@@ -388,8 +390,13 @@ class ClusterManager:
                 [functools.partial(self._release, key, *previous[key]) for key in moved],
                 self.config.workers * 2,
             )
-        for key in desired:
-            self.queue.add(key)
+        # New entries, and those whose registration or inventory changed; the others are
+        # queued by their own events (member observations, profile updates). Queueing every
+        # key at every placement cost O(N) reconciles per placement, and placements come once
+        # per member start-up during a cold start.
+        for key, entry in desired.items():
+            if previous.get(key) != entry:
+                self.queue.add(key)
         return None
 
     # -- sharding --------------------------------------------------------------------
@@ -443,7 +450,9 @@ class ClusterManager:
         async with self._start_gate:
             await start_member(member)
         self._starting.pop(conn, None)
-        self.queue.add(PLACEMENT)  # its profiles can be placed now
+        # Its profiles can be placed now: one placement per second at most while many
+        # members start (each placement reads every registration).
+        self.queue.add_after(PLACEMENT, 0 if not self._starting else _PLACEMENT_BATCH)
 
     def _profile_metadata(
         self, key: ProfileKey, reg: Registration, member_id: str, holder: str | None = None

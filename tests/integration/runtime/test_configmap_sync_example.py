@@ -1,13 +1,20 @@
-"""examples/fleet_configmap_sync.py keeps a hub ConfigMap in sync on every engaged member."""
+"""examples/fleet_configmap_sync.py keeps a hub ConfigMap in sync on every engaged member.
+
+Also as the only copy of a shard group (``--sharding``): it engages every member.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from cluster_inventory import kube
+from cluster_inventory.controller.sharding import lease_name
 from tests.inventory import Inventory
 from tests.waiting import eventually
 
@@ -78,3 +85,51 @@ async def test_hub_configmap_reaches_every_member_and_follows_changes(
     # Deleting the hub ConfigMap removes the copies this controller made.
     await kube.delete(inventory.hub, kube.CONFIG_MAPS, "fleet-settings", ns)
     await eventually(lambda: everywhere(None), what="the copies to be deleted")
+
+
+async def test_sharded_copy_alone_syncs_every_member_and_holds_its_lease(
+    inventory: Inventory, monkeypatch
+) -> None:
+    example = _example()
+    ns = inventory.namespace
+    members = [inventory.member(0), inventory.member(1)]
+    monkeypatch.setenv("POD_NAME", "sync-0")
+    await kube.apply(
+        inventory.hub,
+        kube.CONFIG_MAPS,
+        {"metadata": {"name": "fleet-settings", "namespace": ns}, "data": {"color": "blue"}},
+        field_manager="test",
+    )
+    await inventory.publish("c1", members[0])
+    await inventory.publish("c2", members[1])
+    args = [
+        "--hub-kubeconfig",
+        str(inventory.fleet.hub.kubeconfig_path),
+        "--provider-file",
+        str(inventory.provider_file),
+        "--inventory-namespace",
+        ns,
+        "--source",
+        f"{ns}/fleet-settings",
+        "--target-namespace",
+        ns,
+        "--sharding",
+        ns,
+        "--name",
+        "sync-example",
+    ]
+    task = asyncio.get_running_loop().create_task(example.main(args))
+    lease = lease_name("sync-example", "sync-0")
+    try:
+
+        async def everywhere(data: dict) -> bool:
+            return all([await _member_data(m, ns) == data for m in members])
+
+        await eventually(lambda: everywhere({"color": "blue"}), what="copies on both members")
+        held = await kube.get(inventory.hub, kube.LEASES, lease, ns)
+        assert held["spec"]["holderIdentity"] == "sync-0"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    with pytest.raises(kube.NotFoundError):
+        await kube.get(inventory.hub, kube.LEASES, lease, ns)
