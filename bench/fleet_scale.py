@@ -1025,7 +1025,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     axes[3].set_ylabel("ratio")
     axes[3].axhline(2, color="grey", linestyle=":", label="target 2x")
     probe = ", ".join(sorted({f"{x['probe_interval']:g}" for x in results}))
-    for ax in axes[:4]:
+    for ax in axes[:4] if any("cold_start" in x for x in results) else ():
         ax.set_xscale("log")
         ax.set_xlabel("distinct members N")
     for ax in axes[4:]:
