@@ -5,16 +5,19 @@ named after the profile, in the profile's namespace, key ``token``. The manager 
 stores ``expirationTimestamp`` (RFC 3339), so our plugin emits the ExecCredential's expiry
 and consumers cache the credential until then. The Secret is owned by its ClusterProfile
 (deleted with it by the garbage collector) and labelled with the manager and the profile.
-Pure: the controller applies what :func:`token_secret` returns.
+:func:`token_secret` is pure; :class:`TokenController` keeps the Secrets current: it mints
+through the member's :class:`~cluster_inventory.manager.accounts.ConsumerAccounts` and
+applies the Secret when its data changed.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import Any
+import logging
+from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
-from cluster_inventory.api import format_time
+from cluster_inventory.api import format_time, objects
 from cluster_inventory.api.constants import (
     GROUP,
     LABEL_CLUSTER_MANAGER,
@@ -23,9 +26,18 @@ from cluster_inventory.api.constants import (
     V1ALPHA1,
 )
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.manager.names import LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
+from cluster_inventory.kube.informer import lookup
+from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
+from cluster_inventory.manager.placement import ProfileKey
 
-__all__ = ["token_secret", "token_secret_data"]
+if TYPE_CHECKING:
+    from cluster_inventory.manager.controller import ClusterManager
+
+__all__ = ["TokenController", "token_secret", "token_secret_data"]
+
+#: Seconds a first token waits while members are still starting (see TokenController).
+_TOKENS_AFTER_START = 2.0
+_log = logging.getLogger("cluster_inventory.manager")
 
 
 def token_secret_data(token: kube.ServiceAccountToken) -> dict[str, str]:
@@ -67,3 +79,70 @@ def token_secret(
         },
         "data": data,
     }
+
+
+class TokenController:
+    """Reconciles the consumer token Secret of each profile of a cluster manager.
+
+    Args:
+        manager: The cluster manager whose cache, member pool and desired profiles it reads.
+    """
+
+    def __init__(self, manager: ClusterManager) -> None:
+        self.manager = manager
+
+    async def reconcile(self, key: ProfileKey) -> float | None:
+        """Keep the consumer token Secret ``<inventory>/<profile>`` current.
+
+        Runs on its own queue with fewer workers, so that status (what every consumer reads
+        first) is never queued behind token minting; and a token not minted yet waits while
+        members are still starting (a cold start, a dead replica's share): minting takes five
+        requests per member, and on a busy fleet it made the first probes of the others fail.
+
+        Returns:
+            Seconds until the token's rotation is due (or until members have started), or
+            None.
+
+        Raises:
+            KubeAPIError: Minting on the member or writing the Secret failed (retried).
+        """
+        m = self.manager
+        target = m.status.target(key)
+        if target is None:
+            return None
+        _, inv, current, member = target
+        if current is None or member is None or member.observation.joined.status != "True":
+            return None
+        if (
+            m.members.starting
+            and member.accounts.rotation_due(inv.namespace, inv.member_role, 1.0) is None
+        ):
+            return _TOKENS_AFTER_START
+        token = await member.accounts.token_for(
+            inv.namespace,
+            inv.member_role,
+            lifetime=m.config.token_lifetime,
+            fraction=m.config.rotation_fraction,
+        )
+        await self._store_token(key, current, token)
+        due = member.accounts.rotation_due(
+            inv.namespace, inv.member_role, m.config.rotation_fraction
+        )
+        return max(1.0, (due - m.now()).total_seconds()) if due else None
+
+    async def _store_token(
+        self, key: ProfileKey, profile: dict[str, Any], token: kube.ServiceAccountToken
+    ) -> None:
+        data = token_secret_data(token)
+        m = self.manager
+        existing = lookup(m.token_secrets, str(key))
+        if existing is not None and existing.get("data") == data:
+            return
+        secret = token_secret(
+            key, profile_uid=objects.meta(profile).get("uid"), manager=m.config.name, data=data
+        )
+        await kube.apply(m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER)
+        _log.info(
+            "stored member token",
+            extra={"object": str(key), "expires": format_time(token.expiration)},
+        )
