@@ -108,7 +108,11 @@ def go_env() -> dict[str, str]:
 
 
 def _run(args: Sequence[str], cwd: Path, env: Mapping[str, str], progress: Progress | None) -> str:
-    proc = subprocess.Popen(
+    lines: list[str] = []
+    compiled = 0
+    # The context closes the pipe: left to the garbage collector, it was a ResourceWarning
+    # (an error under the suite's filterwarnings) in whichever test ran next.
+    with subprocess.Popen(
         list(args),
         cwd=cwd,
         env=dict(env),
@@ -116,17 +120,15 @@ def _run(args: Sequence[str], cwd: Path, env: Mapping[str, str], progress: Progr
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         text=True,
-    )
-    assert proc.stdout is not None
-    lines: list[str] = []
-    compiled = 0
-    for line in proc.stdout:
-        lines.append(line.rstrip("\n"))
-        if progress is not None and args[1] == "build" and not line.startswith(("go:", "#")):
-            compiled += 1
-            if compiled % 25 == 0:
-                progress(f"compiled {compiled} packages")
-    code = proc.wait()
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if progress is not None and args[1] == "build" and not line.startswith(("go:", "#")):
+                compiled += 1
+                if compiled % 25 == 0:
+                    progress(f"compiled {compiled} packages")
+        code = proc.wait()
     if code != 0:
         tail = "\n".join(lines[-30:])
         raise GoBuildError(f"`{' '.join(args)}` in {cwd} exited with {code}:\n{tail}")
