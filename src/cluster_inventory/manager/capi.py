@@ -60,6 +60,7 @@ __all__ = [
     "ClusterAPISource",
     "cluster_registration",
     "parse_capi_kubeconfig",
+    "strip_unused_data",
 ]
 
 
