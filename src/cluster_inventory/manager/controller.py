@@ -29,12 +29,13 @@ from cluster_inventory.api.constants import (
     LABEL_CLUSTER_MANAGER,
 )
 from cluster_inventory.controller import Result, ShardMembership, Workers
-from cluster_inventory.kube.informer import Informer
+from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.fence import ProfileFence
 from cluster_inventory.manager.names import (
+    ANNOTATION_SHARD_HOLDER,
     LABEL_TOKEN_FOR,
 )
 from cluster_inventory.manager.placement import (
@@ -116,6 +117,7 @@ class ClusterManager:
             kube.CLUSTER_PROFILES,
             label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name}",
             name="hub ClusterProfiles",
+            transform=self._trim_profile,
         )
         # One cluster-wide watch, or one per fixed inventory when the manager may read
         # Secrets only there (a cluster-wide list would be forbidden).
@@ -126,6 +128,9 @@ class ClusterManager:
                 namespace=ns,
                 label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name},{LABEL_TOKEN_FOR}",
                 name=f"hub token Secrets {ns}" if ns else "hub token Secrets",
+                # Labels and versions are all the manager reads: no token in the cache.
+                metadata_only=True,
+                transform=strip_managed_fields,
             )
             for ns in (
                 sorted(config.inventory_namespaces) if config.inventory_namespaces_only else [None]
@@ -234,6 +239,21 @@ class ClusterManager:
             self.members.close(),
             return_exceptions=True,
         )
+
+    def _trim_profile(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """What the cache keeps of a profile: no managedFields; sharded, no status of another's.
+
+        A replica reads the profiles other replicas hold for their labels (member ids) and
+        holder only; their status (conditions, properties, the access provider's CA: most of
+        a profile's 3-4 KB) stays out of its memory. A profile it takes over is read again
+        whole before its first write (``StatusController``).
+        """
+        strip_managed_fields(obj)
+        if self.fence is not None:
+            holder = objects.annotations_of(obj).get(ANNOTATION_SHARD_HOLDER)
+            if holder and holder != self.fence.identity:
+                obj.pop("status", None)
+        return obj
 
     def _on_profile(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         meta = objects.meta(obj)

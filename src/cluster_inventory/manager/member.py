@@ -68,6 +68,10 @@ _FIRST_RETRY = 1.0
 VERSION_EVERY = 10
 #: Intervals in a row a probe may be skipped because the property watch heard the member.
 MAX_QUIET_SKIPS = 4
+#: Probe intervals without a verdict, because we were behind, before the status says so.
+BEHIND_AFTER = 3
+#: ``ControlPlaneHealthy`` reason while the last verdict stands because we are behind.
+REASON_BEHIND = "ClusterManagerBehind"
 
 # Probe failures that are about the registration credential, so about ``Joined``.
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
@@ -131,6 +135,8 @@ class MemberConnection:
         self._timeouts = 0
         self._deferring = False
         self._since_version = 0
+        #: Monotonic time of the last probe that gave a verdict (None: none yet).
+        self._verdict_at: float | None = None
 
     @property
     def client(self) -> kube.ApiClient | None:
@@ -270,11 +276,13 @@ class MemberConnection:
                 self._timeouts = 1
                 return
             state = probe_failure(exc)
+            self._verdict_at = time.monotonic()
             joined = state if state.reason in _CREDENTIAL_REASONS else None
             self._set(healthy=state, **({"joined": joined} if joined else {}))
             return
         self._timeouts = 0
         self._deferring = False
+        self._verdict_at = time.monotonic()
         healthy = readyz_condition(status, body)
         changes: dict[str, Any] = {"healthy": healthy}
         reconnect = (
@@ -320,6 +328,22 @@ class MemberConnection:
         self.deferred += 1
         self._deferring = True
         self._deferred_total.inc()
+        healthy = self.observation.healthy
+        since = self._verdict_at
+        stale = (
+            since is None or time.monotonic() - since > BEHIND_AFTER * self.config.probe_interval
+        )
+        if stale and healthy.reason != REASON_BEHIND:
+            # Say so, keeping the last verdict: the member did nothing wrong (docs/scale.md).
+            last = "never" if since is None else f"{time.monotonic() - since:.0f} s ago"
+            self._set(
+                healthy=ConditionState(
+                    healthy.status,
+                    REASON_BEHIND,
+                    f"the cluster manager is behind on its own work and could not probe this "
+                    f"member in time; the status is its last verdict (probed {last})",
+                )
+            )
         return True
 
     async def probe_safely(self) -> None:

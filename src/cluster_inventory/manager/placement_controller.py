@@ -206,6 +206,7 @@ class PlacementController:
         await kube.delete(m.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace)
         await kube.delete(m.hub, kube.SECRETS, key.name, namespace=key.namespace)
         m.status.written.pop(key, None)
+        m.tokens.forget(key)
         if m.fence is not None:
             m.fence.forget(key)
         m.status.count_health(key, None)

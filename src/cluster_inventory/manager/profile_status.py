@@ -129,6 +129,15 @@ class StatusController:
                 # its release is a profile update, which queues this key again.
                 return m.fence.membership.config.renew_interval
             claim = holder != m.fence.identity
+            if claim and "status" not in current:
+                # The cache keeps only the labels of another replica's profile: read it whole
+                # once, so its conditions keep their transition times (one GET per takeover).
+                current = await kube.get(
+                    m.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace
+                )
+                holder, version = m.fence.holding(key, current)
+                if m.fence.blocked_by(holder):
+                    return m.fence.membership.config.renew_interval
         obs = member.observation
         labels = objects.labels_of(current)
         spec = objects.spec(current)

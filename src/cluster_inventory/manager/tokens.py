@@ -13,6 +13,8 @@ applies the Secret when its data changed.
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +92,11 @@ class TokenController:
 
     def __init__(self, manager: ClusterManager) -> None:
         self.manager = manager
+        #: What this process last wrote to each token Secret: (digest of its data, its
+        #: resourceVersion).
+        #: The hub cache holds the Secrets' metadata only (no token sits in every replica's
+        #: memory), so a Secret is current when its resourceVersion is the one we wrote.
+        self._stored: dict[ProfileKey, tuple[str, str]] = {}
 
     async def reconcile(self, key: ProfileKey) -> float | None:
         """Keep the consumer token Secret ``<inventory>/<profile>`` current.
@@ -130,18 +137,30 @@ class TokenController:
         )
         return max(1.0, (due - m.now()).total_seconds()) if due else None
 
+    def forget(self, key: ProfileKey) -> None:
+        """Forget what was written for ``key`` (its profile was deleted)."""
+        self._stored.pop(key, None)
+
     async def _store_token(
         self, key: ProfileKey, profile: dict[str, Any], token: kube.ServiceAccountToken
     ) -> None:
         data = token_secret_data(token)
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
         m = self.manager
         existing = lookup(m.token_secrets, str(key))
-        if existing is not None and existing.get("data") == data:
+        stored = self._stored.get(key)
+        if (
+            existing is not None
+            and stored is not None
+            and stored[0] == digest
+            and stored[1] == objects.meta(existing).get("resourceVersion")
+        ):
             return
         secret = token_secret(
             key, profile_uid=objects.meta(profile).get("uid"), manager=m.config.name, data=data
         )
-        await kube.apply(m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER)
+        written = await kube.apply(m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER)
+        self._stored[key] = (digest, str(objects.meta(written).get("resourceVersion")))
         _log.info(
             "stored member token",
             extra={"object": str(key), "expires": format_time(token.expiration)},

@@ -10,7 +10,12 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.controller.overload import LoopLag
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.member import VERSION_EVERY, MemberConnection
+from cluster_inventory.manager.member import (
+    BEHIND_AFTER,
+    REASON_BEHIND,
+    VERSION_EVERY,
+    MemberConnection,
+)
 from cluster_inventory.manager.status import ConditionState
 
 
@@ -183,3 +188,22 @@ async def test_a_healthy_member_costs_one_request_per_probe_once_known(monkeypat
     paths.clear()
     await member.probe()
     assert paths == ["/readyz?verbose", "/version"]
+
+
+async def test_a_member_not_probed_for_long_because_we_are_behind_says_so(monkeypatch):
+    """Pushed past capacity, a profile keeps its last status, with a reason naming us."""
+    timeout = kube.ServerUnavailableError(
+        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    )
+    lag = LoopLag(registry=CollectorRegistry())
+
+    async def no_answer_while_we_lag(*args, **kwargs):
+        lag.record(time.monotonic(), 1.5)
+        raise timeout
+
+    monkeypatch.setattr(kube, "get_text", no_answer_while_we_lag)
+    member = _healthy_member(lag)
+    member._verdict_at = time.monotonic() - (BEHIND_AFTER + 1) * member.config.probe_interval
+    await member.probe()
+    assert member.observation.healthy.status == "True"
+    assert member.observation.healthy.reason == REASON_BEHIND
