@@ -51,6 +51,7 @@ from cluster_inventory.kube._resources import (
 from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
 from cluster_inventory.kube.background import BackgroundLoop, lease_loop
+from cluster_inventory.kube.cache import InformerCache, NamespacedInformer
 from cluster_inventory.kube.errors import *  # noqa: F403 - listed once, in errors.__all__
 from cluster_inventory.kube.resources import *  # noqa: F403 - listed once, in resources.__all__
 
@@ -62,7 +63,9 @@ __all__ = [
     "CRDNotEstablishedError",
     "ClusterConnection",
     "FieldValidation",
+    "InformerCache",
     "LeaseMetrics",
+    "NamespacedInformer",
     "PerRegistry",
     "ReconcileMetrics",
     "Resource",

@@ -29,7 +29,7 @@ from cluster_inventory.api.constants import (
     LABEL_CLUSTER_MANAGER,
 )
 from cluster_inventory.controller import Result, ShardMembership, Workers
-from cluster_inventory.kube.informer import Informer, strip_managed_fields
+from cluster_inventory.kube.informer import strip_managed_fields
 from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
@@ -111,31 +111,30 @@ class ClusterManager:
         self.registry = registry
         self.metrics = ManagerMetrics.for_registry(registry)
         self.reports = ManagerReports(hub, self.metrics, identity=identity, now=now)
-        self.namespaces = Informer(hub, kube.NAMESPACES, name="hub Namespaces")
-        self.profiles = Informer(
-            hub,
+        # From the hub client's shared cache (kube.InformerCache): another component of this
+        # process watching the same objects reads the same informer.
+        cache = kube.InformerCache.for_client(hub)
+        self.namespaces = cache.informer(kube.NAMESPACES, namespaces=[None], name="hub Namespaces")
+        self.profiles = cache.informer(
             kube.CLUSTER_PROFILES,
+            namespaces=[None],
             label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name}",
             name="hub ClusterProfiles",
             transform=self._trim_profile,
         )
         # One cluster-wide watch, or one per fixed inventory when the manager may read
         # Secrets only there (a cluster-wide list would be forbidden).
-        self.token_secrets = [
-            Informer(
-                hub,
-                kube.SECRETS,
-                namespace=ns,
-                label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name},{LABEL_TOKEN_FOR}",
-                name=f"hub token Secrets {ns}" if ns else "hub token Secrets",
-                # Labels and versions are all the manager reads: no token in the cache.
-                metadata_only=True,
-                transform=strip_managed_fields,
-            )
-            for ns in (
+        self.token_secrets = cache.informer(
+            kube.SECRETS,
+            namespaces=(
                 sorted(config.inventory_namespaces) if config.inventory_namespaces_only else [None]
-            )
-        ]
+            ),
+            label_selector=f"{LABEL_CLUSTER_MANAGER}={config.name},{LABEL_TOKEN_FOR}",
+            name="hub token Secrets",
+            # Labels and versions are all the manager reads: no token in the cache.
+            metadata_only=True,
+            transform=strip_managed_fields,
+        )
         self.queue: WorkQueue[Any] = WorkQueue(_CONTROLLER)
         self.token_queue: WorkQueue[ProfileKey] = WorkQueue(f"{_CONTROLLER}-tokens")
         #: One connection per member, shared by every controller of this manager.
@@ -183,13 +182,12 @@ class ClusterManager:
         self.source.start(placement)
         self.namespaces.add_handler(placement)
         self.profiles.add_handler(self._on_profile)
-        for informer in self.token_secrets:
-            informer.add_handler(self._on_token_secret)
-        for informer in (self.namespaces, self.profiles, *self.token_secrets):
+        self.token_secrets.add_handler(self._on_token_secret)
+        for informer in (self.namespaces, self.profiles, self.token_secrets):
             informer.start()
         self.members.start()
         await self.source.wait_synced()
-        for informer in (self.namespaces, self.profiles, *self.token_secrets):
+        for informer in (self.namespaces, self.profiles, self.token_secrets):
             try:
                 await informer.wait_synced()
             except kube.KubeAPIError as exc:
@@ -235,7 +233,7 @@ class ClusterManager:
             self.source.stop(),
             self.namespaces.stop(),
             self.profiles.stop(),
-            *(informer.stop() for informer in self.token_secrets),
+            self.token_secrets.stop(),
             self.members.close(),
             return_exceptions=True,
         )

@@ -28,7 +28,6 @@ from cluster_inventory.api.constants import (
     V1ALPHA1,
 )
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.kube.informer import lookup
 from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
 from cluster_inventory.manager.placement import ProfileKey
 
@@ -147,7 +146,7 @@ class TokenController:
         data = token_secret_data(token)
         digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
         m = self.manager
-        existing = lookup(m.token_secrets, str(key))
+        existing = m.token_secrets.get(str(key))
         stored = self._stored.get(key)
         if (
             existing is not None
