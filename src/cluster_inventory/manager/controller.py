@@ -28,9 +28,8 @@ from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     LABEL_CLUSTER_MANAGER,
 )
-from cluster_inventory.controller import Result, ShardMembership, Workers
-from cluster_inventory.kube.informer import strip_managed_fields
-from cluster_inventory.kube.workqueue import WorkQueue
+from cluster_inventory.controller import Controller, Result, ShardMembership
+from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.fence import ProfileFence
@@ -135,8 +134,6 @@ class ClusterManager:
             metadata_only=True,
             transform=strip_managed_fields,
         )
-        self.queue: WorkQueue[Any] = WorkQueue(_CONTROLLER)
-        self.token_queue: WorkQueue[ProfileKey] = WorkQueue(f"{_CONTROLLER}-tokens")
         #: One connection per member, shared by every controller of this manager.
         self.members = MemberPool(
             config,
@@ -155,10 +152,26 @@ class ClusterManager:
         self.synced = asyncio.Event()
         self.shard: ShardMembership | None = None
         self.fence: ProfileFence | None = None
-        #: The controllers over this cache and member pool.
+        #: The reconcilers over this cache and member pool, and the controllers running
+        #: them (controller-runtime's builder: a name, a reconciler, what it watches).
         self.placement = PlacementController(self)
         self.status = StatusController(self)
         self.tokens = TokenController(self)
+        self.placing: Controller[str] = (
+            self._controller(f"{_CONTROLLER}-placement", lambda _: self.placement.reconcile(), 1)
+            .watch(self.namespaces, lambda *_: [PLACEMENT])
+            .watch(self.profiles, lambda event, *_: [PLACEMENT] if event == DELETED else [])
+        )
+        self.statuses: Controller[ProfileKey] = self._controller(
+            _CONTROLLER, self.status.reconcile, config.workers
+        ).watch(self.profiles, self._profile_keys)
+        # A quarter as many workers: status (what every consumer reads first) is never
+        # queued behind token minting.
+        self.token_secret_writers: Controller[ProfileKey] = self._controller(
+            f"{_CONTROLLER}-tokens", self.tokens.reconcile, max(1, config.workers // 4)
+        ).watch(self.token_secrets, self._token_keys)
+        self.queue = self.statuses.queue
+        self.token_queue = self.token_secret_writers.queue
 
     # -- wiring ----------------------------------------------------------------------
     async def prepare(self) -> None:
@@ -175,23 +188,18 @@ class ClusterManager:
         if self._prepared:
             return
         self._prepared = True
-        placement = lambda *_: self.queue.add(PLACEMENT)  # noqa: E731
+        placement = lambda *_: self.placing.queue.add(PLACEMENT)  # noqa: E731
         if self.shard is not None:
             self.fence = ProfileFence(self.shard)
             self.shard.on_change(placement)
         self.source.start(placement)
-        self.namespaces.add_handler(placement)
-        self.profiles.add_handler(self._on_profile)
-        self.token_secrets.add_handler(self._on_token_secret)
-        for informer in (self.namespaces, self.profiles, self.token_secrets):
-            informer.start()
         self.members.start()
         await self.source.wait_synced()
-        for informer in (self.namespaces, self.profiles, self.token_secrets):
-            try:
-                await informer.wait_synced()
-            except kube.KubeAPIError as exc:
-                raise kube.SourceUnavailableError(f"hub {informer.name}", str(exc)) from None
+        for controller in self._controllers():
+            await controller.prepare()
+
+    def _controllers(self) -> tuple[Controller[Any], ...]:
+        return (self.placing, self.statuses, self.token_secret_writers)
 
     async def run(self) -> None:
         """Watch, reconcile, and clean up when cancelled.
@@ -199,24 +207,14 @@ class ClusterManager:
         Raises:
             SourceUnavailableError: See :meth:`prepare`; nothing was written.
         """
-        workers = [
-            self._workers(self.queue, self._reconcile_main, _CONTROLLER, self.config.workers),
-            self._workers(
-                self.token_queue,
-                self.tokens.reconcile,
-                f"{_CONTROLLER}-tokens",
-                max(1, self.config.workers // 4),
-            ),
-        ]
         try:
             await self.prepare()
-            self.queue.add(PLACEMENT)
-            for pool in workers:
-                pool.start()
+            self.placing.queue.add(PLACEMENT)
+            for controller in self._controllers():
+                await controller.start()
             self.synced.set()
-            await asyncio.gather(*(pool.wait() for pool in workers))
+            await asyncio.gather(*(controller.run() for controller in self._controllers()))
         finally:
-            await asyncio.gather(*(pool.stop() for pool in workers))
             await self.close()
 
     def ready(self) -> bool:
@@ -228,12 +226,10 @@ class ClusterManager:
         await self.close()
 
     async def close(self) -> None:
-        """Stop the source, the caches and every member connection (idempotent)."""
+        """Stop the controllers (and their caches), the source and every member connection."""
         await asyncio.gather(
+            *(controller.stop(grace=0.0) for controller in self._controllers()),
             self.source.stop(),
-            self.namespaces.stop(),
-            self.profiles.stop(),
-            self.token_secrets.stop(),
             self.members.close(),
             return_exceptions=True,
         )
@@ -253,22 +249,24 @@ class ClusterManager:
                 obj.pop("status", None)
         return obj
 
-    def _on_profile(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    def _profile_keys(
+        self, event: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[ProfileKey]:
         meta = objects.meta(obj)
         key = ProfileKey(str(meta.get("namespace")), str(meta.get("name")))
-        if event == "DELETED":
-            self.queue.add(PLACEMENT)
-        elif key in self.desired and self.status.written.get(key) != meta.get("resourceVersion"):
-            # The echo of our own write carries nothing new; anything else is reconciled.
-            self.queue.add(key)
+        if event == DELETED or key not in self.desired:
+            return []
+        # The echo of our own write carries nothing new; anything else is reconciled.
+        return [key] if self.status.written.get(key) != meta.get("resourceVersion") else []
 
-    def _on_token_secret(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    def _token_keys(
+        self, event: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[ProfileKey]:
         meta = objects.meta(obj)
         key = ProfileKey(
             str(meta.get("namespace")), str((meta.get("labels") or {}).get(LABEL_TOKEN_FOR))
         )
-        if key in self.desired:
-            self.token_queue.add(key)
+        return [key] if key in self.desired else []
 
     def _member_changed(self, conn: kube.ClusterConnection) -> None:
         for key in self.by_member.get(conn, ()):
@@ -276,12 +274,7 @@ class ClusterManager:
         member_id = self.members.member_id(conn)
         if self._member_ids.get(conn) != member_id:  # placement dedups members by their id
             self._member_ids[conn] = member_id
-            self.queue.add(PLACEMENT)
-
-    async def _reconcile_main(self, key: Any) -> float | None:
-        if key == PLACEMENT:
-            return await self.placement.reconcile()
-        return await self.status.reconcile(key)
+            self.placing.queue.add(PLACEMENT)
 
     async def reconcile_placement(self) -> float | None:
         """Create and delete profiles, start and stop members (:class:`PlacementController`)."""
@@ -295,24 +288,22 @@ class ClusterManager:
         """One profile's consumer token Secret (:meth:`TokenController.reconcile`)."""
         return await self.tokens.reconcile(key)
 
-    def _workers(
+    def _controller(
         self,
-        queue: WorkQueue[Any],
+        name: str,
         reconcile: Callable[[Any], Coroutine[Any, Any, float | None]],
-        controller: str,
-        count: int,
-    ) -> Workers[Any]:
-        """Workers of one queue; ``reconcile`` returns a requeue delay in seconds, or None."""
+        workers: int,
+    ) -> Controller[Any]:
+        """A controller whose ``reconcile`` returns a requeue delay in seconds, or None."""
 
         async def as_result(key: Any) -> Result | None:
             delay = await reconcile(key)
             return None if delay is None else Result(requeue_after=delay)
 
-        return Workers(
-            queue,
+        return Controller(
+            name,
             as_result,
-            controller=controller,
-            count=count,
+            workers=workers,
             registry=self.registry,
             describe=lambda key: {"object": str(key)},
             log=_log,
@@ -321,4 +312,6 @@ class ClusterManager:
     def _on_started(self, conn: kube.ClusterConnection) -> None:
         # Its profiles can be placed now: one placement per second at most while many
         # members start (each placement reads every registration).
-        self.queue.add_after(PLACEMENT, 0 if not self.members.starting else _PLACEMENT_BATCH)
+        self.placing.queue.add_after(
+            PLACEMENT, 0 if not self.members.starting else _PLACEMENT_BATCH
+        )
