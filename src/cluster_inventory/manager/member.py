@@ -39,7 +39,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.controller.overload import LoopLag, OverloadMetrics
+from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.accounts import ConsumerAccounts, service_account_name
@@ -100,6 +100,8 @@ class MemberConnection:
         now: Wall clock (token rotation).
         lag: This process's event-loop lag: a probe timing out while it was behind is
             deferred, not counted against the member. None: every timeout counts.
+        probes: The limit of probes in flight shared by every member of the replica
+            (adaptive: a deferred probe halves it), or None for no limit.
         registry: Where the manager's metrics are registered.
     """
 
@@ -111,10 +113,12 @@ class MemberConnection:
         on_change: Callable[[], None],
         now: Callable[[], dt.datetime] = _utcnow,
         lag: LoopLag | None = None,
+        probes: AdaptiveLimit | None = None,
         registry: CollectorRegistry = REGISTRY,
     ) -> None:
         self.connection = connection
         self.lag = lag
+        self._probe_limit = probes
         self._metrics = ManagerMetrics.for_registry(registry)
         self._deferred_total = OverloadMetrics.for_registry(registry).probes_deferred
         self.config = config
@@ -349,7 +353,16 @@ class MemberConnection:
     async def probe_safely(self) -> None:
         """Probe once; an unexpected error is logged, not raised (each step of the probe loop)."""
         try:
-            await self.probe()
+            if self._probe_limit is None:
+                await self.probe()
+            else:
+                async with self._probe_limit.slot():
+                    deferred = self.deferred
+                    await self.probe()
+                    if self.deferred > deferred:
+                        self._probe_limit.overload()
+                    else:
+                        self._probe_limit.success()
         except Exception:  # an odd answer is logged; the probe loop carries on
             _log.exception("probe failed", extra={"cluster": self.label})
         finally:

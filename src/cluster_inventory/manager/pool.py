@@ -70,6 +70,9 @@ class MemberPool:
         self.lag = lag or LoopLag(registry=registry, window=max(60.0, 2 * config.probe_interval))
         gauge = OverloadMetrics.for_registry(registry).start_limit
         self.limit = AdaptiveLimit(on_change=gauge.set)
+        #: Probes in flight at once, over every member: halved when one is deferred (we were
+        #: behind), so a busy replica sends fewer probes instead of more re-probes.
+        self.probes = AdaptiveLimit(initial=64, minimum=8, maximum=1024)
         self._members: dict[kube.ClusterConnection, MemberConnection] = {}
         self._starting: dict[kube.ClusterConnection, asyncio.Task[None]] = {}
 
@@ -129,6 +132,7 @@ class MemberPool:
                 on_change=functools.partial(self._on_change, conn),
                 now=self.now,
                 lag=self.lag,
+                probes=self.probes,
                 registry=self.registry,
             )
             self._members[conn] = member
