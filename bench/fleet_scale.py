@@ -512,14 +512,17 @@ def machine_busy() -> tuple[float, float]:
 
 
 class CpuMeter:
-    """CPU seconds of named processes (and the machine) between two snapshots, as cores."""
+    """CPU seconds of named processes (and the machine) between two snapshots, as cores.
+
+    ``pids`` is read at each snapshot, so a process added to it later (a joining replica)
+    is counted from then on."""
 
     def __init__(self, pids: dict[str, list[int]]) -> None:
         self.pids = pids
 
     def snapshot(self) -> dict[str, float]:
         out = {}
-        for label, pids in self.pids.items():
+        for label, pids in list(self.pids.items()):
             total = 0.0
             for pid in pids:
                 try:
@@ -921,7 +924,9 @@ async def run_one(
 
         if r > 1:
             cpu_kill = meter.snapshot()
-            await kill_and_join(vm, hub, watch, replicas, res, s, run, system, kc, limit, marks)
+            await kill_and_join(
+                vm, hub, watch, replicas, res, s, run, system, kc, limit, marks, pids
+            )
             res["kill_cores"] = CpuMeter.cores(cpu_kill, meter.snapshot())
             phases["kill_join"] = (marks["killed"], time.perf_counter())
         res["count_end"] = len(watch.informer.keys())
@@ -931,6 +936,8 @@ async def run_one(
     finally:
         # Counted before the teardown, whose Lease deletions the benchmark causes.
         phases["all"] = (started, time.perf_counter())
+        if marks["victim"] and "kill_join" not in phases:  # the join did not settle
+            phases["kill_join"] = (marks["killed"], phases["all"][1])
         res["phases"] = {
             k: [round(a - started, 2), round(b - started, 2)] for k, (a, b) in phases.items()
         }
@@ -997,11 +1004,12 @@ async def kill_and_join(
     kc: str,
     limit: CpuLimit | None,
     marks: dict[str, Any],
+    pids: dict[str, list[int]],
 ) -> None:
     """SIGKILL the replica holding most profiles, change its members, then add a replica.
 
     ``marks`` gets the victim and the perf-counter time of the kill (its Lease going is the
-    benchmark's doing)."""
+    benchmark's doing); the newcomer's PID goes into ``pids`` (the CPU meter's)."""
     profiles = watch.by_name()
     held = {name: holder(p) for name, p in profiles.items()}
     live = sorted(replicas)
@@ -1063,6 +1071,7 @@ async def kill_and_join(
     settled = watch.waiter(set(held), lambda m, o: holder(o) == after_join[m] and full(o))
     joined = time.perf_counter()
     replicas[newcomer] = spawn(newcomer, run, system, kc, s, limit)
+    pids[f"replica {newcomer}"] = [replicas[newcomer].proc.pid]
     res["join_settled"] = (
         await wait(settled, s.timeout, "join: profiles with their new holder") - joined
     )
