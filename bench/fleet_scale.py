@@ -182,7 +182,8 @@ class ProfileWatch:
     Keeps per profile the sequence of holders seen (with the time of each change), every
     event that changed a status (time, name, holder, resourceVersion), the deletions, the
     set of profiles at full status, and every ControlPlaneHealthy change away from True
-    (time, name): no member goes down in this benchmark, so each of those is false.
+    (time, name, the condition's reason, whether the holder changed since the profile was
+    True): no member goes down in this benchmark, so each of those is false.
     """
 
     def __init__(self, hub: kube.ApiClient, manager: str, namespace: str) -> None:
@@ -201,8 +202,8 @@ class ProfileWatch:
         self.status_changes: list[tuple[float, str, str, int]] = []
         self.first_event = 0.0
         self.waiters: list[Waiter] = []
-        self.healthy: dict[str, str] = {}
-        self.false_transitions: list[tuple[float, str]] = []
+        self.healthy: dict[str, tuple[str, str]] = {}
+        self.false_transitions: list[tuple[float, str, str, bool]] = []
         self.informer.add_handler(self._on_event)
 
     def _on_event(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
@@ -214,11 +215,20 @@ class ProfileWatch:
             self.full.discard(name)
             self.healthy.pop(name, None)
             return
-        healthy = conditions(obj).get("ControlPlaneHealthy", "")
-        if self.healthy.get(name) == "True" and healthy != "True":
-            self.false_transitions.append((now, name))
-        self.healthy[name] = healthy
         who = holder(obj)
+        cond = next(
+            (
+                c
+                for c in (obj.get("status") or {}).get("conditions") or ()
+                if c["type"] == "ControlPlaneHealthy"
+            ),
+            {},
+        )
+        was, held_by = self.healthy.get(name, ("", ""))
+        if was == "True" and cond.get("status") != "True":
+            reason = f"{cond.get('status', 'absent')}/{cond.get('reason', '')}"
+            self.false_transitions.append((now, name, reason, who != held_by))
+        self.healthy[name] = (cond.get("status", ""), who)
         seen = self.holders.setdefault(name, [])
         if not seen or seen[-1][1] != who:
             seen.append((now, who))
@@ -374,14 +384,17 @@ def phase_figures(
     }
     for phase, window in phases.items():
         out["false_transitions"][phase] = sum(
-            1 for t, _ in watch.false_transitions if in_phase(t, window)
+            1 for t, *_ in watch.false_transitions if in_phase(t, window)
         )
         out["shard_changes"][phase] = sum(1 for t, _, _ in changes if in_phase(t, window))
         late = [x for t, _, x in leases.lateness if in_phase(t, window)]
         out["lease_lateness_max"][phase] = max(late) if late else None
         out["lease_lateness_p99"][phase] = percentile(late, 0.99) if late else None
     start = min(w[0] for w in phases.values())
-    out["false_transition_profiles"] = len({n for t, n in watch.false_transitions if t >= start})
+    false = [x for x in watch.false_transitions if x[0] >= start]
+    out["false_transition_profiles"] = len({name for _, name, _, _ in false})
+    out["false_transition_reasons"] = dict(Counter(reason for _, _, reason, _ in false))
+    out["false_transitions_at_handover"] = sum(1 for *_, moved in false if moved)
     out["shard_change_log"] = [
         [round(t - start, 2), who, what] for t, who, what in changes if t >= start
     ]
@@ -1348,7 +1361,12 @@ def details(res: dict[str, Any]) -> list[str]:
         lines.append(
             f"{tag} false ControlPlaneHealthy transitions (away from True) by phase: "
             + ", ".join(f"{k} {v}" for k, v in res["false_transitions"].items())
-            + f"; profiles concerned {res['false_transition_profiles']}"
+            + f"; profiles concerned {res['false_transition_profiles']}; by status/reason "
+            + (
+                ", ".join(f"{k} {v}" for k, v in res.get("false_transition_reasons", {}).items())
+                or "-"
+            )
+            + f"; by a new holder {res.get('false_transitions_at_handover', '-')}"
         )
         lines.append(
             f"{tag} shard membership changes not caused by the benchmark, by phase: "
