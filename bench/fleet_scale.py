@@ -98,7 +98,7 @@ from typing import Any
 import yaml
 from _common import SMOKE_HELP, bounded, cpu_seconds, percentile, require, require_times, rss_mib
 from _cpu_limit import CpuLimit
-from prometheus_client.parser import text_string_to_metric_families
+from _prometheus import histogram_bounds, metric_delta, metric_total, parse_metrics, sample_of
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER, LABEL_CLUSTER_SET
@@ -645,7 +645,7 @@ class Replica:
             with urllib.request.urlopen(
                 f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5
             ) as response:
-                return parse_metrics(response.read().decode())
+                return parse_metrics(response.read().decode(), WANTED_METRICS)
         except OSError:
             return {}
 
@@ -663,68 +663,6 @@ WANTED_METRICS = (
     "cluster_inventory_event_loop_lag_seconds",
     "cluster_inventory_probes_deferred_total",
 )
-
-
-def parse_metrics(text: str) -> dict[str, float]:
-    """``name{label=value,...}`` -> value for the samples of :data:`WANTED_METRICS`.
-
-    A histogram keeps its ``_bucket`` (with ``le``), ``_sum`` and ``_count`` samples; samples
-    differing only in labels the benchmark does not read are kept apart.
-    """
-    out: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if not any(sample.name.startswith(w.removesuffix("_total")) for w in WANTED_METRICS):
-                continue
-            if sample.name.endswith("_created"):
-                continue
-            labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
-            key = f"{sample.name}{{{labels}}}"
-            out[key] = out.get(key, 0.0) + sample.value
-    return out
-
-
-def _sample(key: str) -> tuple[str, dict[str, str]]:
-    """(name, labels) of a :func:`parse_metrics` key; older records' keys have no labels."""
-    name, _, labels = key.partition("{")
-    return name, dict(kv.split("=", 1) for kv in labels.rstrip("}").split(",") if kv)
-
-
-def metric_total(metrics: dict[str, float], name: str, **labels: str) -> float | None:
-    """Sum of the samples called ``name`` with these labels; None if the replica has none."""
-    values = [
-        v
-        for key, v in metrics.items()
-        if _sample(key)[0] == name and labels.items() <= _sample(key)[1].items()
-    ]
-    return sum(values) if values else None
-
-
-def metric_delta(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
-    """What counters and histograms gained from scrape ``a`` to ``b`` (gauges: their value at b)."""
-    return {
-        k: v - a.get(k, 0.0)
-        if k.split("{")[0].endswith(("_total", "_bucket", "_sum", "_count"))
-        else v
-        for k, v in b.items()
-    }
-
-
-def histogram_bounds(metrics: dict[str, float], name: str) -> tuple[float, float] | None:
-    """(p99, max) of histogram ``name`` as bucket upper bounds (``inf`` past the last bound);
-    None if it is absent or empty."""
-    buckets: Counter[float] = Counter()
-    for key, v in metrics.items():
-        sample, labels = _sample(key)
-        if sample == f"{name}_bucket":
-            buckets[float(labels["le"])] += v
-    count = buckets.get(float("inf"), 0.0)
-    if not count:
-        return None
-    bounds = sorted(buckets)
-    p99 = next(le for le in bounds if buckets[le] >= 0.99 * count)
-    top = next(le for le in bounds if buckets[le] >= count)
-    return p99, top
 
 
 def spawn(
@@ -1163,10 +1101,10 @@ def scraped(res: dict[str, Any]) -> dict[str, dict[str, Any]]:
         health = "cluster_inventory_member_health_transitions_total"
         statuses = sorted(
             {
-                _sample(k)[1].get("status", "")
+                sample_of(k)[1].get("status", "")
                 for m in by_replica.values()
                 for k in m
-                if _sample(k)[0] == health
+                if sample_of(k)[0] == health
             }
         )
         out[phase] = {
