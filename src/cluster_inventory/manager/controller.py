@@ -226,13 +226,15 @@ class ClusterManager:
         await self.close()
 
     async def close(self) -> None:
-        """Stop the controllers (and their caches), the source and every member connection."""
+        """Stop the controllers (and their caches), then the source and every member connection.
+
+        In that order: a reconcile still running must not find its member's client closed.
+        """
         await asyncio.gather(
             *(controller.stop(grace=0.0) for controller in self._controllers()),
-            self.source.stop(),
-            self.members.close(),
             return_exceptions=True,
         )
+        await asyncio.gather(self.source.stop(), self.members.close(), return_exceptions=True)
 
     def _trim_profile(self, obj: dict[str, Any]) -> dict[str, Any]:
         """What the cache keeps of a profile: no managedFields; sharded, no status of another's.

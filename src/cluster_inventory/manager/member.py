@@ -136,11 +136,22 @@ class MemberConnection:
         self.deferred = 0
         self.skipped = 0
         self._probed = asyncio.Event()
+        self._closed = False
         self._timeouts = 0
         self._deferring = False
         self._since_version = 0
         #: Monotonic time of the last probe that gave a verdict (None: none yet).
         self._verdict_at: float | None = None
+
+    @property
+    def busy(self) -> bool:
+        """True if the last probe got no answer in time, or 429, and is being retried."""
+        return bool(self._timeouts)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`stop` began: its client must not be used any more."""
+        return self._closed
 
     @property
     def client(self) -> kube.ApiClient | None:
@@ -198,6 +209,7 @@ class MemberConnection:
 
     async def stop(self) -> None:
         """Stop probes and the watch, close the client."""
+        self._closed = True
         await kube.cancel_and_wait(*self._tasks)
         if self._informer is not None:
             await self._informer.stop()

@@ -32,6 +32,8 @@ from cluster_inventory.manager.member import MemberConnection
 __all__ = ["MemberPool"]
 
 _log = logging.getLogger("cluster_inventory.manager")
+#: Lag during a member's start, as a share of the probe timeout, that halves the start pace.
+_START_LAG_FRACTION = 0.5
 
 
 def _utcnow() -> dt.datetime:
@@ -69,7 +71,7 @@ class MemberPool:
         self._own_lag = lag is None
         self.lag = lag or LoopLag(registry=registry, window=max(60.0, 2 * config.probe_interval))
         gauge = OverloadMetrics.for_registry(registry).start_limit
-        self.limit = AdaptiveLimit(on_change=gauge.set)
+        self.limit = AdaptiveLimit(initial=32, minimum=8, maximum=256, on_change=gauge.set)
         #: Probes in flight at once, over every member: halved when one is deferred (we were
         #: behind), so a busy replica sends fewer probes instead of more re-probes.
         self.probes = AdaptiveLimit(initial=64, minimum=8, maximum=1024)
@@ -147,11 +149,11 @@ class MemberPool:
         async with self.limit.slot():
             began = time.monotonic()
             await self._start_member(member)
-            if (
-                self.lag.behind_since(began)
-                or member.deferred
-                or member.observation.healthy.status != "True"
-            ):
+            # Starting members makes the loop busy by itself (TLS handshakes, first lists):
+            # only lag that eats into a probe's timeout, or a member answering 429 or not in
+            # time, says the pace is too high.
+            slow = self.lag.max_since(began) >= _START_LAG_FRACTION * self.config.probe_timeout
+            if slow or member.deferred or member.busy:
                 self.limit.overload()
             else:
                 self.limit.success()

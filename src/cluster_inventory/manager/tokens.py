@@ -124,12 +124,19 @@ class TokenController:
             and member.accounts.rotation_due(inv.namespace, inv.member_role, 1.0) is None
         ):
             return _TOKENS_AFTER_START
-        token = await member.accounts.token_for(
-            inv.namespace,
-            inv.member_role,
-            lifetime=m.config.token_lifetime,
-            fraction=m.config.rotation_fraction,
-        )
+        try:
+            token = await member.accounts.token_for(
+                inv.namespace,
+                inv.member_role,
+                lifetime=m.config.token_lifetime,
+                fraction=m.config.rotation_fraction,
+            )
+        except (kube.KubeError, RuntimeError):
+            if member.closed:
+                # The member left this replica (moved, deregistered, shutdown) while we
+                # minted: its client is closed and the key is no longer ours to serve.
+                return None
+            raise
         await self._store_token(key, current, token)
         due = member.accounts.rotation_due(
             inv.namespace, inv.member_role, m.config.rotation_fraction
