@@ -1,0 +1,152 @@
+"""The Knative Operator installs Knative Serving on the member a ClusterProfile of ours names.
+
+The operator (``knative.dev/operator`` v0.50.0, Knative v1.22; built from its module, run
+as in :mod:`tests.knative`) watches KnativeServings on the hub. One with
+``spec.clusterProfileRef`` makes it read that ClusterProfile (written by our cluster
+manager), build the member's config with ``pkg/access`` and our provider file, run our
+``cluster-inventory-secretreader`` and apply Serving's release manifests there. The member
+is a control plane of its own (Serving's CRDs, cluster roles and webhook configurations
+would otherwise stay on a member other tests share); it has no kubelet, so Serving's
+Deployments are created but never become available: the operator says so in its status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from cluster_inventory import kube
+from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
+from cluster_inventory.testing import ControlPlane, Fleet
+from cluster_inventory.testing.upstream_crds import upstream_crd
+from tests.knative import running_operator
+from tests.kueue import condition
+from tests.manager_harness import running_manager
+from tests.provider_files import PLUGIN, provider_file
+from tests.waiting import eventually
+
+KNATIVE_SERVINGS = kube.Resource(
+    group="operator.knative.dev",
+    version="v1beta1",
+    plural="knativeservings",
+    kind="KnativeServing",
+    namespaced=True,
+)
+DEPLOYMENTS = kube.Resource(group="apps", version="v1", plural="deployments", kind="Deployment")
+SERVING_CRD = "services.serving.knative.dev"
+
+
+async def _deployments(client: kube.ApiClient, ns: str) -> set[str]:
+    listed = await kube.list_objects(client, DEPLOYMENTS, ns)
+    return {i["metadata"]["name"] for i in listed["items"]}
+
+
+async def _has_crd(client: kube.ApiClient, name: str) -> bool:
+    try:
+        await kube.get(client, kube.CUSTOM_RESOURCE_DEFINITIONS, name)
+    except kube.NotFoundError:
+        return False
+    return True
+
+
+async def test_knative_operator_installs_serving_on_the_member_our_profile_names(
+    fleet: Fleet, test_namespace: str, tmp_path: Path
+) -> None:
+    ns = test_namespace
+    short = ns[-8:]
+    crd = await asyncio.to_thread(upstream_crd, "knativeservings.operator.knative.dev")
+    async with (
+        ControlPlane(f"knative-{short}") as member,
+        await member.client() as remote,
+        running_manager(fleet, ns) as h,
+    ):
+        hub = h.hub_client
+        await kube.ensure_crds(hub, [crd])
+        # The operator installs CRDs, cluster roles and webhook configurations on the member:
+        # this inventory's consumers get cluster-admin there.
+        inventory = await h.inventory(
+            "knative", f"knative-{short}", annotations={ANNOTATION_MEMBER_ROLE: "cluster-admin"}
+        )
+        await h.register("target", member, [f"knative-{short}"])
+
+        async def published() -> bool:
+            healthy = await h.condition(inventory, "target", "ControlPlaneHealthy")
+            try:
+                secret = await kube.get(hub, kube.SECRETS, "target", namespace=inventory)
+            except kube.NotFoundError:
+                return False
+            return bool(healthy and healthy["status"] == "True" and secret.get("data"))
+
+        await eventually(published, timeout=60, what="profile healthy with its token")
+        providers = provider_file(
+            tmp_path / "providers.json",
+            str(PLUGIN),
+            ["--namespace", inventory],
+            {"KUBECONFIG": str(fleet.hub.kubeconfig_path)},
+        )
+        serving: dict[str, Any] = {
+            "apiVersion": KNATIVE_SERVINGS.api_version,
+            "kind": KNATIVE_SERVINGS.kind,
+            "metadata": {"name": "knative-serving", "namespace": ns},
+            "spec": {
+                "version": "1.22",
+                "clusterProfileRef": {"name": "target", "namespace": inventory},
+                # Kourier: the default ingress (Istio) needs Istio's CRDs on the member.
+                "ingress": {"kourier": {"enabled": True}},
+                "config": {"network": {"ingress-class": "kourier.ingress.networking.knative.dev"}},
+            },
+        }
+        async with running_operator(
+            fleet.hub, tmp_path / "operator", namespace=ns, provider_file=providers
+        ) as operator:
+            await kube.create(hub, KNATIVE_SERVINGS, serving)
+            try:
+
+                async def resolved() -> dict[str, Any] | None:
+                    ks = await kube.get(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
+                    cond = condition(ks, "TargetClusterResolved")
+                    return ks if cond and cond["status"] == "True" else None
+
+                await eventually(resolved, timeout=120, what="TargetClusterResolved=True")
+
+                async def installed() -> set[str] | None:
+                    names = await _deployments(remote, ns)
+                    has_crd = await _has_crd(remote, SERVING_CRD)
+                    return names if has_crd and {"controller", "webhook"} <= names else None
+
+                on_member = await eventually(
+                    installed, timeout=180, what=f"Serving on the member ({operator.log_path})"
+                )
+                # Applied on the member, not on the hub the operator runs against.
+                assert not await _has_crd(hub, SERVING_CRD)
+                assert not (await _deployments(hub, ns)) & on_member
+                anchor = await kube.list_objects(
+                    remote, kube.CONFIG_MAPS, ns, label_selector="operator.knative.dev/cr-name"
+                )
+                assert anchor["items"], "no anchor ConfigMap on the member"
+
+                async def reported() -> dict[str, Any] | None:
+                    ks = await kube.get(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
+                    cond = condition(ks, "DeploymentsAvailable")
+                    return ks if cond and cond["status"] == "False" else None
+
+                ks = await eventually(reported, timeout=120, what="DeploymentsAvailable=False")
+                conditions = {c["type"]: c for c in ks["status"]["conditions"]}
+                assert conditions["TargetClusterResolved"]["status"] == "True"
+                assert conditions["InstallSucceeded"]["status"] == "True", conditions
+                # No kubelet on the member: Serving's Deployments never become available.
+                assert conditions["Ready"]["status"] == "False"
+                print(json.dumps({"deployments": sorted(on_member), **conditions}, indent=1))
+            finally:
+                await kube.delete(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
+
+                async def finalized() -> bool:
+                    try:
+                        await kube.get(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
+                    except kube.NotFoundError:
+                        return True
+                    return False
+
+                await eventually(finalized, timeout=60, what="KnativeServing finalized")
