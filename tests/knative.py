@@ -49,6 +49,8 @@ async def running_operator(
             str(binary),
             f"--kubeconfig={hub.kubeconfig_path}",
             f"--clusterprofile-provider-file={provider_file}",
+            # Re-reads the member's Deployments each second instead of each 10 s.
+            "--remote-deployments-poll-interval=1s",
         ],
         workdir / "knative-operator.log",
         env={
