@@ -29,6 +29,7 @@ from cluster_inventory.testing.versions import (
 )
 
 __all__ = [
+    "KNATIVE_OPERATOR_CRDS",
     "KUEUE_CRDS",
     "UPSTREAM_CRDS",
     "UpstreamCRD",
@@ -82,10 +83,20 @@ UPSTREAM_CRDS: Mapping[str, UpstreamCRD] = MappingProxyType(
             KNATIVE_OPERATOR_VERSION,
             "config/crd/bases/operator.knative.dev_knativeservings.yaml",
         ),
+        "knativeeventings.operator.knative.dev": UpstreamCRD(
+            "knative.dev/operator",
+            KNATIVE_OPERATOR_VERSION,
+            "config/crd/bases/operator.knative.dev_knativeeventings.yaml",
+        ),
     }
 )
 #: The Kueue CRDs the MultiKueue sync writes.
 KUEUE_CRDS = ("multikueueclusters.kueue.x-k8s.io", "multikueueconfigs.kueue.x-k8s.io")
+#: The Knative Operator's CRDs (it watches both kinds and stops if either is missing).
+KNATIVE_OPERATOR_CRDS = (
+    "knativeservings.operator.knative.dev",
+    "knativeeventings.operator.knative.dev",
+)
 
 _dirs: dict[tuple[str, str], Path] = {}
 
