@@ -1,19 +1,22 @@
 """Kueue's own manager dispatches a Job through MultiKueue to a member of our inventory.
 
-Everything is real except a kubelet: our cluster manager publishes the member as a
-ClusterProfile (with its token Secret) in Kueue's namespace on the hub, our MultiKueue sync
-writes the MultiKueueCluster and the MultiKueueConfig, and Kueue v0.19.2 (built from
-``sigs.k8s.io/kueue``, :mod:`cluster_inventory.testing.consumers`) runs twice: on the hub
-as the MultiKueue manager (feature gate ``MultiKueueClusterProfile``, our
-``cluster-inventory-secretreader`` as its access provider) and on the member as the worker.
-Kueue itself marks the MultiKueueCluster ``Active``, admits the Job on the hub and creates
-its Workload and the Job on the worker. The worker has no kubelet (and no Job controller),
-so the Job's pods never exist: what is shown is admission and dispatch, not execution.
-How Kueue is run off-cluster is in :mod:`tests.kueue`.
+Everything is real except a kubelet: our cluster manager publishes two members as
+ClusterProfiles (with their token Secrets) in Kueue's namespace on the hub, our MultiKueue
+sync writes the MultiKueueClusters and the MultiKueueConfig, and Kueue v0.19.2 (built from
+``sigs.k8s.io/kueue``, :mod:`cluster_inventory.testing.consumers`) runs on the hub as the
+MultiKueue manager (feature gate ``MultiKueueClusterProfile``, our
+``cluster-inventory-secretreader`` as its access provider) and on the first member as the
+worker; the second member has only Kueue's CRDs. Kueue itself marks both
+MultiKueueClusters ``Active``, admits a Job on the hub and creates its Workload and the Job
+on the worker. Taking the worker out of the inventory removes its MultiKueueCluster, and
+the next Job's Workload goes to the other member only. The members have no kubelet (and
+no Job controller), so the Job's pods never exist: what is shown is admission and
+dispatch, not execution. How Kueue is run off-cluster is in :mod:`tests.kueue`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -126,56 +129,71 @@ async def _workload_of(client: kube.ApiClient, ns: str, job: str) -> dict[str, A
     return None
 
 
-async def test_kueue_dispatches_a_job_to_the_member_our_inventory_names(
-    fleet: Fleet, test_namespace: str, tmp_path: Path
-) -> None:
-    ns = test_namespace
-    short = ns[-8:]  # cluster-scoped names carry the test's digest
-    worker = fleet.members[sorted(fleet.members)[0]]
-    await install_kueue_crds(fleet.hub)
-    await install_kueue_crds(worker)
-    role = f"multikueue-worker-{short}"
-    async with await worker.client() as w:
-        # What MultiKueue's manager does on a worker (Kueue's docs give the manager's
-        # identity these rights); our manager binds its inventory's ServiceAccount to it.
+async def _worker_role(cluster: ControlPlane, role: str) -> None:
+    # What MultiKueue's manager does on a worker (Kueue's docs give the manager's identity
+    # these rights); our manager binds its inventory's ServiceAccount to this ClusterRole.
+    verbs = ["create", "delete", "get", "list", "watch", "update", "patch"]
+    async with await cluster.client() as client:
         await kube.apply(
-            w,
+            client,
             kube.CLUSTER_ROLES,
             {
                 "metadata": {"name": role},
                 "rules": [
-                    {
-                        "apiGroups": ["batch"],
-                        "resources": ["jobs", "jobs/status"],
-                        "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"],
-                    },
+                    {"apiGroups": ["batch"], "resources": ["jobs", "jobs/status"], "verbs": verbs},
                     {
                         "apiGroups": ["kueue.x-k8s.io"],
                         "resources": ["workloads", "workloads/status"],
-                        "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"],
+                        "verbs": verbs,
                     },
                 ],
             },
             field_manager="test",
         )
-    hub = await fleet.hub.client()
-    cleanup: list[tuple[ControlPlane, kube.Resource, str]] = []
+
+
+async def test_kueue_dispatches_a_job_to_the_member_our_inventory_names(
+    fleet: Fleet, test_namespace: str, tmp_path: Path
+) -> None:
+    ns = test_namespace
+    short = ns[-8:]  # cluster-scoped names carry the test's digest
+    # Two members in Kueue's inventory: "worker" runs Kueue, "spare" only has its CRDs
+    # (enough for Active=True; a Workload sent there is never admitted).
+    first, second = (fleet.members[name] for name in sorted(fleet.members)[:2])
+    role = f"multikueue-worker-{short}"
+    for cluster in (fleet.hub, first, second):
+        await install_kueue_crds(cluster)
+    for cluster in (first, second):
+        await _worker_role(cluster, role)
+    worker, spare = f"worker-{short}", f"spare-{short}"
+    config_name = f"{short}-fleet"
+    check = f"{short}-multikueue"
+    cleanup = [
+        (fleet.hub, MULTIKUEUE_CONFIGS, config_name),
+        (fleet.hub, ADMISSION_CHECKS, check),
+        (fleet.hub, CLUSTER_QUEUES, f"{short}-cq"),
+        (fleet.hub, RESOURCE_FLAVORS, f"{short}-flavor"),
+        (first, CLUSTER_QUEUES, f"{short}-cq"),
+        (first, RESOURCE_FLAVORS, f"{short}-flavor"),
+    ]
     try:
-        async with running_manager(fleet, ns) as h:
+        async with contextlib.AsyncExitStack() as stack:
+            h = await stack.enter_async_context(running_manager(fleet, ns))
+            hub = h.hub_client
             kueue_ns = await h.inventory(
                 "kueue", f"kueue-{short}", annotations={ANNOTATION_MEMBER_ROLE: role}
             )
-            member = f"worker-{short}"
-            await h.register(member, worker, [f"kueue-{short}"])
-            cleanup.append((fleet.hub, MULTIKUEUE_CONFIGS, f"{short}-fleet"))
+            await h.register(worker, first, [f"kueue-{short}"])
+            await h.register(spare, second, [f"kueue-{short}"])
             sync = MultiKueueSync(
                 hub,
                 kueue_namespace=kueue_ns,
-                config_name=f"{short}-fleet",
+                config_name=config_name,
                 registry=CollectorRegistry(),
                 identity="test",
             )
             await sync.start()
+            stack.push_async_callback(sync.stop)
             providers = provider_file(
                 tmp_path / "providers.json",
                 str(PLUGIN),
@@ -184,149 +202,122 @@ async def test_kueue_dispatches_a_job_to_the_member_our_inventory_names(
             )
             fragment = kueue_configuration(load_provider_file(providers), namespace=kueue_ns)
             access = fragment["multiKueue"]["clusterProfile"]["accessProviders"]
-            try:
-                async with (
-                    running_kueue(worker, tmp_path / "worker", namespace=ns),
-                    running_kueue(
-                        fleet.hub, tmp_path / "hub", namespace=kueue_ns, access_providers=access
-                    ) as manager_kueue,
-                ):
-                    # Kueue itself connects to the member through our plugin.
-                    async def active() -> dict[str, Any] | None:
-                        mkc = await _get(hub, MULTIKUEUE_CLUSTERS, member)
-                        cond = condition(mkc, "Active")
-                        return cond if cond and cond["status"] == "True" else None
+            await stack.enter_async_context(running_kueue(first, tmp_path / "worker", namespace=ns))
+            manager_kueue = await stack.enter_async_context(
+                running_kueue(
+                    fleet.hub, tmp_path / "hub", namespace=kueue_ns, access_providers=access
+                )
+            )
+            w = await stack.enter_async_context(await first.client())
+            s = await stack.enter_async_context(await second.client())
 
-                    cond = await eventually(
-                        active, timeout=90, what=f"MultiKueueCluster {member} Active=True"
-                    )
-                    assert cond["reason"] == "Active", cond
-                    mkc = await kube.get(hub, MULTIKUEUE_CLUSTERS, member)
-                    assert mkc["spec"]["clusterSource"] == {"clusterProfileRef": {"name": member}}
-                    config = await kube.get(hub, MULTIKUEUE_CONFIGS, f"{short}-fleet")
-                    assert config["spec"]["clusters"] == [member]
+            # Kueue itself connects to each member through our plugin.
+            async def active() -> dict[str, dict[str, Any]] | None:
+                found = {}
+                for name in (worker, spare):
+                    cond = condition(await _get(hub, MULTIKUEUE_CLUSTERS, name), "Active")
+                    if not cond or cond["status"] != "True":
+                        return None
+                    found[name] = cond
+                return found
 
-                    check = f"{short}-multikueue"
-                    cleanup += [
-                        (fleet.hub, ADMISSION_CHECKS, check),
-                        (fleet.hub, CLUSTER_QUEUES, f"{short}-cq"),
-                        (fleet.hub, RESOURCE_FLAVORS, f"{short}-flavor"),
-                    ]
-                    await kube.apply(
-                        hub,
-                        ADMISSION_CHECKS,
-                        {
-                            "metadata": {"name": check},
-                            "spec": {
-                                "controllerName": MULTIKUEUE_CONTROLLER,
-                                "parameters": {
-                                    "apiGroup": "kueue.x-k8s.io",
-                                    "kind": "MultiKueueConfig",
-                                    "name": f"{short}-fleet",
-                                },
-                            },
+            mkc_conditions = await eventually(
+                active,
+                timeout=90,
+                what=f"both MultiKueueClusters Active ({manager_kueue.log_path})",
+            )
+            assert {c["reason"] for c in mkc_conditions.values()} == {"Active"}, mkc_conditions
+            mkc = await kube.get(hub, MULTIKUEUE_CLUSTERS, worker)
+            assert mkc["spec"]["clusterSource"] == {"clusterProfileRef": {"name": worker}}
+            config = await kube.get(hub, MULTIKUEUE_CONFIGS, config_name)
+            assert config["spec"]["clusters"] == sorted([spare, worker])
+
+            await kube.apply(
+                hub,
+                ADMISSION_CHECKS,
+                {
+                    "metadata": {"name": check},
+                    "spec": {
+                        "controllerName": MULTIKUEUE_CONTROLLER,
+                        "parameters": {
+                            "apiGroup": "kueue.x-k8s.io",
+                            "kind": "MultiKueueConfig",
+                            "name": config_name,
                         },
-                        field_manager="test",
-                    )
-                    await _queues(hub, short, ns, check)
-                    async with await worker.client() as w:
-                        cleanup += [
-                            (worker, CLUSTER_QUEUES, f"{short}-cq"),
-                            (worker, RESOURCE_FLAVORS, f"{short}-flavor"),
-                        ]
-                        await _queues(w, short, ns, None)
+                    },
+                },
+                field_manager="test",
+            )
+            await _queues(hub, short, ns, check)
+            await _queues(w, short, ns, None)
 
-                        async def cq_active() -> bool:
-                            cq = await _get(hub, CLUSTER_QUEUES, f"{short}-cq")
-                            return (condition(cq, "Active") or {}).get("status") == "True"
+            async def cq_active() -> bool:
+                cq = await _get(hub, CLUSTER_QUEUES, f"{short}-cq")
+                return (condition(cq, "Active") or {}).get("status") == "True"
 
-                        await eventually(cq_active, timeout=60, what="hub ClusterQueue active")
+            await eventually(cq_active, timeout=60, what="hub ClusterQueue active")
+            await kube.create(hub, JOBS, _job("first", ns))
 
-                        await kube.create(hub, JOBS, _job("first", ns))
+            async def dispatched() -> tuple[dict[str, Any], dict[str, Any]] | None:
+                local = await _workload_of(hub, ns, "first")
+                if local is None or (local.get("status") or {}).get("clusterName") != worker:
+                    return None
+                remote = await _get(w, WORKLOADS, local["metadata"]["name"], ns)
+                remote_job = await _get(w, JOBS, "first", ns)
+                return (remote, remote_job) if remote and remote_job else None
 
-                        async def dispatched() -> tuple[dict, dict, dict] | None:
-                            local = await _workload_of(hub, ns, "first")
-                            if local is None:
-                                return None
-                            remote = await _get(w, WORKLOADS, local["metadata"]["name"], ns)
-                            remote_job = await _get(w, JOBS, "first", ns)
-                            if remote is None or remote_job is None:
-                                return None
-                            return local, remote, remote_job
+            remote, remote_job = await eventually(
+                dispatched, timeout=120, what="the Workload and the Job on the worker"
+            )
+            # Reserved on the worker by the worker's Kueue, and the Job created there by
+            # MultiKueue (no kubelet and no Job controller: its pods never exist).
+            assert (condition(remote, "QuotaReserved") or {}).get("status") == "True"
+            assert remote_job["metadata"]["labels"].get(QUEUE_LABEL) == "queue"
+            local = await _workload_of(hub, ns, "first")
+            assert (condition(local, "QuotaReserved") or {}).get("status") == "True"
 
-                        local, remote, remote_job = await eventually(
-                            dispatched, timeout=120, what="the Workload and the Job on the worker"
-                        )
-                        # Admitted on the hub (quota, then the MultiKueue check) ...
-                        assert (condition(local, "QuotaReserved") or {}).get("status") == "True"
-                        # ... reserved on the worker by the worker's Kueue ...
-                        assert (condition(remote, "QuotaReserved") or {}).get("status") == "True"
-                        # ... and the Job created there by MultiKueue: no kubelet, so no pods.
-                        assert remote_job["metadata"]["labels"].get(QUEUE_LABEL) == "queue"
+            # The worker leaves the inventory: our manager deletes its profile, our sync its
+            # MultiKueueCluster and the config's entry ...
+            await h.deregister(worker)
 
-                        async def hub_knows_the_worker() -> dict[str, Any] | None:
-                            current = await _workload_of(hub, ns, "first")
-                            status = (current or {}).get("status") or {}
-                            return current if status.get("clusterName") == member else None
+            async def only_spare() -> bool:
+                gone = await _get(hub, MULTIKUEUE_CLUSTERS, worker) is None
+                config = await _get(hub, MULTIKUEUE_CONFIGS, config_name)
+                return gone and (config or {}).get("spec", {}).get("clusters") == [spare]
 
-                        await eventually(
-                            hub_knows_the_worker, timeout=60, what="status.clusterName on the hub"
-                        )
+            await eventually(only_spare, timeout=60, what="worker's MultiKueueCluster gone")
+            # ... and Kueue stops dispatching there: the next Job's Workload goes to the
+            # spare member only.
+            await kube.create(hub, JOBS, _job("second", ns))
 
-                        # The member leaves the inventory: our manager deletes its profile,
-                        # our sync its MultiKueueCluster (and the now empty config) ...
-                        await h.deregister(member)
+            async def sent_to_spare() -> dict[str, Any] | None:
+                local = await _workload_of(hub, ns, "second")
+                if local is None:
+                    return None
+                return await _get(s, WORKLOADS, local["metadata"]["name"], ns)
 
-                        async def gone() -> bool:
-                            return await _get(hub, MULTIKUEUE_CLUSTERS, member) is None
-
-                        await eventually(gone, timeout=60, what="MultiKueueCluster deleted")
-
-                        # ... and Kueue stops dispatching: its check and queue go inactive,
-                        # and a new Job is not admitted, so nothing reaches the worker.
-                        async def inactive() -> dict[str, Any] | None:
-                            ac = await _get(hub, ADMISSION_CHECKS, check)
-                            cond = condition(ac, "Active")
-                            return cond if cond and cond["status"] == "False" else None
-
-                        ac_cond = await eventually(inactive, timeout=60, what="check inactive")
-                        await kube.create(hub, JOBS, _job("second", ns))
-
-                        async def refused() -> dict[str, Any] | None:
-                            wl = await _workload_of(hub, ns, "second")
-                            cond = condition(wl, "QuotaReserved")
-                            return cond if cond and cond["status"] == "False" else None
-
-                        refusal = await eventually(refused, timeout=60, what="second refused")
-                        assert "inactive" in refusal["message"], refusal
-                        assert await _get(w, JOBS, "second", ns) is None
-                        print(
-                            json.dumps(
-                                {
-                                    "mkc": cond,
-                                    "check": ac_cond,
-                                    "second": refusal,
-                                    "log": str(manager_kueue.log_path),
-                                },
-                                indent=1,
-                            )
-                        )
-            finally:
-                await sync.stop()
+            on_spare = await eventually(sent_to_spare, timeout=60, what="second on the spare")
+            assert await _get(w, WORKLOADS, on_spare["metadata"]["name"], ns) is None
+            assert await _get(w, JOBS, "second", ns) is None
+            print(
+                json.dumps(
+                    {"multiKueueClusters": mkc_conditions, "log": str(manager_kueue.log_path)},
+                    indent=1,
+                )
+            )
     finally:
-        await hub.close()
-        await _clean(fleet, worker, ns, role, cleanup)
+        await _clean(fleet, (first, second), ns, role, cleanup)
 
 
 async def _clean(
     fleet: Fleet,
-    worker: ControlPlane,
+    workers: tuple[ControlPlane, ...],
     ns: str,
     role: str,
     cleanup: list[tuple[ControlPlane, kube.Resource, str]],
 ) -> None:
     """Delete the cluster-scoped objects; free the Workloads Kueue (now stopped) holds."""
-    for cluster in (fleet.hub, worker):
+    for cluster in (fleet.hub, *workers):
         async with await cluster.client() as client:
             for wl in (await kube.list_objects(client, WORKLOADS, ns))["items"]:
                 await kube.request(
@@ -339,5 +330,5 @@ async def _clean(
             for owner, resource, name in reversed(cleanup):
                 if owner is cluster:
                     await kube.delete(client, resource, name)
-            if cluster is worker:
+            if cluster in workers:
                 await kube.delete(client, kube.CLUSTER_ROLES, role)
