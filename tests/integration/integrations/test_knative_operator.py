@@ -113,6 +113,8 @@ async def test_knative_operator_installs_serving_on_the_member_our_profile_names
             try:
 
                 async def resolved() -> dict[str, Any] | None:
+                    if not operator.running:  # e.g. port 8080 taken (tests/knative.py)
+                        raise RuntimeError(f"the operator exited:\n{operator.log_tail(20)}")
                     ks = await kube.get(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
                     cond = condition(ks, "TargetClusterResolved")
                     return ks if cond and cond["status"] == "True" else None
