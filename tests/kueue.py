@@ -179,6 +179,32 @@ async def _wait_ready(proc: ManagedProcess, port: int) -> None:
         await eventually(ready, timeout=180, what=f"Kueue ready ({proc.log_path})")
 
 
+async def worker_role(cluster: ControlPlane, role: str) -> None:
+    """A ClusterRole ``role`` on ``cluster`` with what MultiKueue's manager does on a worker.
+
+    Kueue's docs give the manager's identity these rights; an inventory annotated with
+    ``member-cluster-role: role`` has our manager bind its ServiceAccount to it.
+    """
+    verbs = ["create", "delete", "get", "list", "watch", "update", "patch"]
+    async with await cluster.client() as client:
+        await kube.apply(
+            client,
+            kube.CLUSTER_ROLES,
+            {
+                "metadata": {"name": role},
+                "rules": [
+                    {"apiGroups": ["batch"], "resources": ["jobs", "jobs/status"], "verbs": verbs},
+                    {
+                        "apiGroups": ["kueue.x-k8s.io"],
+                        "resources": ["workloads", "workloads/status"],
+                        "verbs": verbs,
+                    },
+                ],
+            },
+            field_manager="test",
+        )
+
+
 def condition(obj: Mapping[str, Any] | None, ctype: str) -> dict[str, Any] | None:
     """The condition ``ctype`` of ``obj``'s status, or None."""
     for cond in ((obj or {}).get("status") or {}).get("conditions") or ():

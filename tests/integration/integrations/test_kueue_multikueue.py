@@ -44,6 +44,7 @@ from tests.kueue import (
     condition,
     install_kueue_crds,
     running_kueue,
+    worker_role,
 )
 from tests.manager_harness import running_manager
 from tests.provider_files import PLUGIN, provider_file
@@ -129,29 +130,6 @@ async def _workload_of(client: kube.ApiClient, ns: str, job: str) -> dict[str, A
     return None
 
 
-async def _worker_role(cluster: ControlPlane, role: str) -> None:
-    # What MultiKueue's manager does on a worker (Kueue's docs give the manager's identity
-    # these rights); our manager binds its inventory's ServiceAccount to this ClusterRole.
-    verbs = ["create", "delete", "get", "list", "watch", "update", "patch"]
-    async with await cluster.client() as client:
-        await kube.apply(
-            client,
-            kube.CLUSTER_ROLES,
-            {
-                "metadata": {"name": role},
-                "rules": [
-                    {"apiGroups": ["batch"], "resources": ["jobs", "jobs/status"], "verbs": verbs},
-                    {
-                        "apiGroups": ["kueue.x-k8s.io"],
-                        "resources": ["workloads", "workloads/status"],
-                        "verbs": verbs,
-                    },
-                ],
-            },
-            field_manager="test",
-        )
-
-
 async def test_kueue_dispatches_a_job_to_the_member_our_inventory_names(
     fleet: Fleet, test_namespace: str, tmp_path: Path
 ) -> None:
@@ -164,7 +142,7 @@ async def test_kueue_dispatches_a_job_to_the_member_our_inventory_names(
     for cluster in (fleet.hub, first, second):
         await install_kueue_crds(cluster)
     for cluster in (first, second):
-        await _worker_role(cluster, role)
+        await worker_role(cluster, role)
     worker, spare = f"worker-{short}", f"spare-{short}"
     config_name = f"{short}-fleet"
     check = f"{short}-multikueue"
