@@ -108,6 +108,54 @@ def _prepare(workdir: Path, config: Mapping[str, Any]) -> Path:
     return path
 
 
+async def release_kueue_objects(cluster: ControlPlane) -> None:
+    """Drop the finalizers Kueue (stopped now) put on its objects, so deletes complete."""
+    crds = await asyncio.to_thread(kueue_manager_crds)
+    async with await cluster.client() as client:
+        for crd in crds:
+            spec = crd["spec"]
+            resource = kube.Resource(
+                group=spec["group"],
+                version=next(v["name"] for v in spec["versions"] if v.get("storage")),
+                plural=spec["names"]["plural"],
+                kind=spec["names"]["kind"],
+                namespaced=spec["scope"] == "Namespaced",
+            )
+            try:
+                listed = await kube.list_objects(client, resource)
+            except kube.NotFoundError:
+                continue
+            for item in listed["items"]:
+                meta = item["metadata"]
+                if meta.get("finalizers"):
+                    await kube.request(
+                        client,
+                        "PATCH",
+                        resource.path(meta.get("namespace"), meta["name"]),
+                        body={"metadata": {"finalizers": None}},
+                        content_type="application/merge-patch+json",
+                    )
+
+
+async def remove_kueue_crds(cluster: ControlPlane) -> None:
+    """Delete Kueue's CRDs (and so their objects) from a shared member, waiting until gone.
+
+    The session fleet's members are expected to serve only the ClusterProperty CRD
+    (``tests/integration/testing/test_fleet.py``).
+    """
+    await release_kueue_objects(cluster)
+    names = [crd["metadata"]["name"] for crd in await asyncio.to_thread(kueue_manager_crds)]
+    async with await cluster.client() as client:
+        for name in names:
+            await kube.delete(client, kube.CUSTOM_RESOURCE_DEFINITIONS, name)
+
+        async def gone() -> bool:
+            listed = await kube.list_objects(client, kube.CUSTOM_RESOURCE_DEFINITIONS)
+            return not {i["metadata"]["name"] for i in listed["items"]} & set(names)
+
+        await eventually(gone, timeout=60, what=f"Kueue's CRDs gone from {cluster.name}")
+
+
 @contextlib.asynccontextmanager
 async def running_kueue(
     cluster: ControlPlane,

@@ -25,7 +25,13 @@ from cluster_inventory.integrations.sync.multikueue import (
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.testing import Fleet
 from cluster_inventory.testing.browser import Browser
-from tests.kueue import condition, install_kueue_crds, running_kueue, worker_role
+from tests.kueue import (
+    condition,
+    install_kueue_crds,
+    remove_kueue_crds,
+    running_kueue,
+    worker_role,
+)
 from tests.manager_harness import running_manager
 from tests.provider_files import PLUGIN, provider_file
 
@@ -97,3 +103,4 @@ async def test_the_multikueue_column_shows_the_active_condition_kueue_sets(
             await kube.delete(hub, MULTIKUEUE_CLUSTERS, name)
         async with await member.client() as client:
             await kube.delete(client, kube.CLUSTER_ROLES, role)
+        await remove_kueue_crds(member)

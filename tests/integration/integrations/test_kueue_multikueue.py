@@ -43,6 +43,8 @@ from tests.kueue import (
     WORKLOADS,
     condition,
     install_kueue_crds,
+    release_kueue_objects,
+    remove_kueue_crds,
     running_kueue,
     worker_role,
 )
@@ -151,8 +153,6 @@ async def test_kueue_dispatches_a_job_to_the_member_our_inventory_names(
         (fleet.hub, ADMISSION_CHECKS, check),
         (fleet.hub, CLUSTER_QUEUES, f"{short}-cq"),
         (fleet.hub, RESOURCE_FLAVORS, f"{short}-flavor"),
-        (first, CLUSTER_QUEUES, f"{short}-cq"),
-        (first, RESOURCE_FLAVORS, f"{short}-flavor"),
     ]
     try:
         async with contextlib.AsyncExitStack() as stack:
@@ -284,29 +284,22 @@ async def test_kueue_dispatches_a_job_to_the_member_our_inventory_names(
                 )
             )
     finally:
-        await _clean(fleet, (first, second), ns, role, cleanup)
+        await _clean(fleet, (first, second), role, cleanup)
 
 
 async def _clean(
     fleet: Fleet,
     workers: tuple[ControlPlane, ...],
-    ns: str,
     role: str,
     cleanup: list[tuple[ControlPlane, kube.Resource, str]],
 ) -> None:
-    """Delete the cluster-scoped objects; free the Workloads Kueue (now stopped) holds."""
-    for cluster in (fleet.hub, *workers):
-        async with await cluster.client() as client:
-            for wl in (await kube.list_objects(client, WORKLOADS, ns))["items"]:
-                await kube.request(
-                    client,
-                    "PATCH",
-                    WORKLOADS.path(ns, wl["metadata"]["name"]),
-                    body={"metadata": {"finalizers": None}},
-                    content_type="application/merge-patch+json",
-                )
-            for owner, resource, name in reversed(cleanup):
-                if owner is cluster:
-                    await kube.delete(client, resource, name)
-            if cluster in workers:
-                await kube.delete(client, kube.CLUSTER_ROLES, role)
+    """Delete what the test made outside its namespace; Kueue's CRDs leave the members."""
+    await release_kueue_objects(fleet.hub)
+    async with await fleet.hub.client() as hub:
+        for owner, resource, name in reversed(cleanup):
+            if owner is fleet.hub:
+                await kube.delete(hub, resource, name)
+    for worker in workers:
+        async with await worker.client() as client:
+            await kube.delete(client, kube.CLUSTER_ROLES, role)
+        await remove_kueue_crds(worker)
