@@ -57,6 +57,7 @@ __all__ = [
 LABEL_SHARD_GROUP = "cluster-inventory.dev/shard-group"
 _FIELD_MANAGER = "cluster-inventory-shard"
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
+_UNKNOWN = object()
 _log = logging.getLogger("cluster_inventory.controller.sharding")
 
 
@@ -216,6 +217,8 @@ class ShardMembership:
         self._view: tuple[str, ...] = ()
         # On the main loop: the live replicas as last published, and the handlers.
         self._replicas: tuple[str, ...] = ()
+        #: Owner of each member asked about, for the current ``_replicas``.
+        self._owners: dict[str, str | None] = {}
         self._handlers: list[Callable[[], None]] = []
         self._prepared = False
         self._settled = False
@@ -229,7 +232,13 @@ class ShardMembership:
 
     def owner(self, member: str) -> str | None:
         """The live replica owning ``member`` (None before this replica has settled)."""
-        return rendezvous_owner(member, self._replicas) if self._settled else None
+        if not self._settled:
+            return None
+        found = self._owners.get(member, _UNKNOWN)
+        if found is _UNKNOWN:
+            # Memoized per view: a placement asks for every registration at once.
+            found = self._owners[member] = rendezvous_owner(member, self._replicas)
+        return found  # type: ignore[return-value]
 
     def owns(self, member: str) -> bool:
         """True if this replica owns ``member`` now (see the module docstring)."""
@@ -252,6 +261,7 @@ class ShardMembership:
         if live == self._replicas:
             return
         self._replicas = live
+        self._owners.clear()
         if self._settled:
             self._notify()
 

@@ -317,3 +317,5 @@ class ClusterManager:
         self.placing.queue.add_after(
             PLACEMENT, 0 if not self.members.starting else _PLACEMENT_BATCH
         )
+        if not self.members.starting:
+            self.tokens.release()

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import logging
 import random
 import time
@@ -57,8 +58,12 @@ __all__ = ["MemberConnection", "connection_key", "service_account_name"]
 _log = logging.getLogger("cluster_inventory.manager")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def connection_key(conn: kube.ClusterConnection) -> kube.ClusterConnection:
-    """The identity of a connection: everything but its display name and namespace."""
+    """The identity of a connection: everything but its display name and namespace.
+
+    Memoized: a placement asks for the key of every registration, thousands at a time.
+    """
     return dataclasses.replace(conn, name="", namespace=None)
 
 

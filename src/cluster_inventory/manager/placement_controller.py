@@ -26,10 +26,10 @@ from cluster_inventory.manager.placement import (
     Inventory,
     ProfileKey,
     desired_profiles,
-    duplicate_members,
     fallback_member_id,
     held_members,
     inventories,
+    members_and_duplicates,
     plan,
 )
 from cluster_inventory.manager.registration import Registration
@@ -79,31 +79,22 @@ class PlacementController:
         # placement). Members start in the background, paced; each first probe queues the
         # placement again, so profiles appear as their members answer.
         candidates = desired_profiles(owned, invs)
-        needed = {connection_key(reg.connection) for reg, _ in candidates.values()}
+        conns = {name: connection_key(reg.connection) for name, reg in owned.items()}
+        needed = {conns[key.name] for key in candidates}
         not_ready = {
-            connection_key(reg.connection): reg.not_ready
-            for reg, _ in candidates.values()
-            if reg.not_ready
+            conns[key.name]: reg.not_ready for key, (reg, _) in candidates.items() if reg.not_ready
         }
         m.members.add(needed - set(m.members), not_ready)
-        pending = {
-            name
-            for name, reg in owned.items()
-            if (member := m.members.get(connection_key(reg.connection))) is not None
-            and not member.observed
-        }
+        members = {name: member for name, conn in conns.items() if (member := m.members.get(conn))}
+        pending = {name for name, member in members.items() if not member.observed}
         member_ids = member_ids_elsewhere(m.profiles.items(), registrations, owned) | {
             name: member.observation.member_id
-            for name, reg in owned.items()
-            if (member := m.members.get(connection_key(reg.connection))) is not None
-            and member.observation.member_id
+            for name, member in members.items()
+            if member.observation.member_id
         }
-        desired = {
-            key: entry
-            for key, entry in desired_profiles(registrations, invs, member_ids).items()
-            if key.name in owned
-        }
-        for dup in duplicate_members(registrations, invs, member_ids):
+        everyone, duplicates = members_and_duplicates(registrations, invs, member_ids)
+        desired = {key: entry for key, entry in everyone.items() if key.name in owned}
+        for dup in duplicates:
             if dup.registration in owned:
                 await m.reports.duplicate(dup, registrations[dup.registration])
         existing = {
@@ -130,6 +121,8 @@ class PlacementController:
         )
         for conn in set(m.members) - needed:
             await m.members.remove(conn)
+        if not m.members.starting:  # also when the last member starting was removed
+            m.tokens.release()
         if m.shard is not None:
             moved = [k for k in previous.keys() - desired.keys() if k not in deletions]
             await kube.gather_bounded(

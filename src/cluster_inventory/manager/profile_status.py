@@ -105,8 +105,8 @@ class StatusController:
         """Apply one profile's labels and status if they changed; queue its token Secret.
 
         Returns:
-            A short retry (seconds) while the profile or its member connection does not exist
-            yet; None otherwise.
+            None: a requeue delay is never needed (a profile not created yet is queued by
+            its ADDED event, a member not started yet by its first probe).
 
         Raises:
             KubeAPIError: A write to the hub or the member failed (the key is retried).
@@ -116,10 +116,10 @@ class StatusController:
         if target is None:
             return None
         reg, _, current, member = target
-        if current is None or member is None:
-            return 1.0
-        if not member.observed:
-            return None  # its first probe queues the placement, which queues this key
+        if current is None or member is None or not member.observed:
+            # Its creation (an ADDED event) or its member's first probe queues this key:
+            # requeueing thousands of waiting keys every second cost a fifth of a replica.
+            return None
         version: str | None = None  # sharded: every write is conditional on it (the fence)
         claim = False
         if m.fence is not None:

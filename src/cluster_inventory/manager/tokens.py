@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TokenController", "token_secret", "token_secret_data"]
 
-#: Seconds a first token waits while members are still starting (see TokenController).
-_TOKENS_AFTER_START = 2.0
 _log = logging.getLogger("cluster_inventory.manager")
 
 
@@ -96,6 +94,14 @@ class TokenController:
         #: The hub cache holds the Secrets' metadata only (no token sits in every replica's
         #: memory), so a Secret is current when its resourceVersion is the one we wrote.
         self._stored: dict[ProfileKey, tuple[str, str]] = {}
+        #: First tokens waiting until no member is starting.
+        self._parked: set[ProfileKey] = set()
+
+    def release(self) -> None:
+        """Queue the first tokens parked while members were starting (none start any more)."""
+        parked, self._parked = self._parked, set()
+        for key in parked:
+            self.manager.token_queue.add(key)
 
     async def reconcile(self, key: ProfileKey) -> float | None:
         """Keep the consumer token Secret ``<inventory>/<profile>`` current.
@@ -106,8 +112,8 @@ class TokenController:
         requests per member, and on a busy fleet it made the first probes of the others fail.
 
         Returns:
-            Seconds until the token's rotation is due (or until members have started), or
-            None.
+            Seconds until the token's rotation is due, or None (also for a first token
+            parked until no member is starting: :meth:`release`).
 
         Raises:
             KubeAPIError: Minting on the member or writing the Secret failed (retried).
@@ -123,7 +129,10 @@ class TokenController:
             m.members.starting
             and member.accounts.rotation_due(inv.namespace, inv.member_role, 1.0) is None
         ):
-            return _TOKENS_AFTER_START
+            # Parked, not requeued: thousands of keys requeued every few seconds while
+            # members start were a sixth of a replica's CPU (py-spy). release() queues them.
+            self._parked.add(key)
+            return None
         try:
             token = await member.accounts.token_for(
                 inv.namespace,
