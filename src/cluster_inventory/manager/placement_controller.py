@@ -107,8 +107,8 @@ class PlacementController:
         deletions = [k for k in todo.delete if held is not None and k.name not in held | pending]
         creations = [k for k in todo.create if k.name not in pending]
         by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
-        for key, (reg, _) in desired.items():
-            by_member.setdefault(connection_key(reg.connection), set()).add(key)
+        for key in desired:
+            by_member.setdefault(conns[key.name], set()).add(key)
         previous = m.desired
         m.desired, m.by_member = desired, by_member
         await kube.gather_bounded(
