@@ -140,7 +140,10 @@ class MemberConnection:
         self.probes = 0
         self.deferred = 0
         self.skipped = 0
+        #: Set once a probe gave a verdict (or the member cannot be contacted at all);
+        #: ``_attempted`` once a first probe ran, verdict or not.
         self._probed = asyncio.Event()
+        self._attempted = asyncio.Event()
         self._closed = False
         self._timeouts = 0
         self._deferring = False
@@ -203,7 +206,12 @@ class MemberConnection:
 
     @property
     def observed(self) -> bool:
-        """True once the member was probed once, or found not to be contactable."""
+        """True once a probe gave a verdict, or the member was found not to be contactable.
+
+        A first probe deferred because we were behind gives none: the member's profiles
+        keep whatever status they have (a profile taken over from a dead replica keeps its
+        holder's last verdict) until a probe answers.
+        """
         return self._probed.is_set()
 
     def fail(self, reason: str, message: str) -> None:
@@ -351,12 +359,15 @@ class MemberConnection:
         self._deferred_total.inc()
         healthy = self.observation.healthy
         since = self._verdict_at
+        # A member never probed has no verdict to keep: it stays unobserved (nothing written).
         stale = (
-            since is None or time.monotonic() - since > BEHIND_AFTER * self.config.probe_interval
+            since is not None
+            and time.monotonic() - since > BEHIND_AFTER * self.config.probe_interval
         )
         if stale and healthy.reason != REASON_BEHIND:
             # Say so, keeping the last verdict: the member did nothing wrong (docs/scale.md).
-            last = "never" if since is None else f"{time.monotonic() - since:.0f} s ago"
+            assert since is not None
+            last = f"{time.monotonic() - since:.0f} s ago"
             self._set(
                 healthy=ConditionState(
                     healthy.status,
@@ -383,14 +394,16 @@ class MemberConnection:
         except Exception:  # an odd answer is logged; the probe loop carries on
             _log.exception("probe failed", extra={"cluster": self.label})
         finally:
-            self._probed.set()
+            self._attempted.set()
+            if not self._deferring or self._verdict_at is not None:
+                self._probed.set()
 
     async def _probe_loop(self) -> None:
         # The caller runs probe_safely(); this loop keeps the cadence from there. A member
         # that is not healthy, or whose last probe was deferred or timed out once, is probed
         # again sooner (1 s, doubling up to probe_interval), so one probe that timed out does
         # not leave its profiles unhealthy for a whole interval when the interval is long.
-        await self._probed.wait()
+        await self._attempted.wait()
         started = time.monotonic()
         if self.observation.healthy.status == "True":
             # A random phase: members started together (thousands in a cold start, probed

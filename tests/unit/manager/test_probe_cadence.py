@@ -207,3 +207,29 @@ async def test_a_member_not_probed_for_long_because_we_are_behind_says_so(monkey
     await member.probe()
     assert member.observation.healthy.status == "True"
     assert member.observation.healthy.reason == REASON_BEHIND
+
+
+async def test_a_first_probe_deferred_gives_no_verdict_to_write(monkeypatch):
+    """A member taken over while we are behind keeps its profile's last status: unobserved."""
+    timeout = kube.ServerUnavailableError(
+        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    )
+    lag = LoopLag(registry=CollectorRegistry())
+
+    async def no_answer_while_we_lag(*args, **kwargs):
+        lag.record(time.monotonic(), 1.5)
+        raise timeout
+
+    monkeypatch.setattr(kube, "get_text", no_answer_while_we_lag)
+    member = MemberConnection(
+        kube.ClusterConnection(server="https://member.invalid"),
+        config=ManagerConfig(probe_interval=30.0),
+        on_change=lambda: None,
+        lag=lag,
+        registry=CollectorRegistry(),
+    )
+    member._client = object()  # type: ignore[assignment]  # never used: get_text is replaced
+    await member.probe_safely()
+    assert not member.observed
+    assert member.observation.healthy.status == "Unknown"
+    assert member.observation.healthy.reason != REASON_BEHIND
