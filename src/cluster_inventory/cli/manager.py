@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import objects
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail, hub_client
@@ -44,9 +45,9 @@ def register(
     from cluster_inventory.manager import RegistrationError, registration_secret
 
     try:
-        text = kubeconfig.read_text()
-    except OSError as exc:
-        fail(f"{kubeconfig}: cannot read: {exc.strerror}")
+        text = read_text(kubeconfig)
+    except UnreadableFileError as exc:
+        fail(str(exc))
     try:
         secret = registration_secret(
             name, namespace, text, clusterset, context=context, display_name=display_name
@@ -106,6 +107,28 @@ def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
             raise typer.BadParameter(f"--inventory-namespace {value!r} is not NAMESPACE=SET[,SET]")
         out[ns] = tuple(s for s in sets.split(",") if s)
     return out
+
+
+def _check_registration_files(sources: tuple[str, ...]) -> None:
+    """Fail with one line if a ``file:PATH`` source is not readable UTF-8 text.
+
+    The file source reports a missing file itself when the manager starts, but a binary
+    file would end the process with a traceback there; reading it here first gives the same
+    one line for every way a file can be unreadable.
+
+    Raises:
+        typer.Exit: Exit code 1, ``error: registration file PATH: PROBLEM``.
+    """
+    from cluster_inventory.manager.config import parse_source
+
+    for spec in sources:
+        kind, path = parse_source(spec)
+        if kind != "file":
+            continue
+        try:
+            read_text(path)
+        except UnreadableFileError as exc:
+            fail(f"registration file {exc.path}: {exc.problem}")
 
 
 @manager_app.command("run")
@@ -185,6 +208,7 @@ def manager_run(
         )
     except ValueError as exc:
         fail(str(exc))
+    _check_registration_files(config.sources)
     process = hub_process(
         kubeconfig,
         context,
