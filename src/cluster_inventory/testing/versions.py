@@ -16,6 +16,7 @@ __all__ = [
     "KUEUE_VERSION",
     "MIN_GO_VERSION",
     "PROMETHEUS_VERSION",
+    "TOXIPROXY_VERSION",
 ]
 
 #: ``k8s.io/kubernetes`` module version for kube-apiserver, kube-controller-manager, kubectl.
@@ -40,3 +41,6 @@ HELM_VERSION = "v3.22.0"
 #: ``github.com/prometheus/prometheus`` module version (v0.316.0 is Prometheus 3.16.0):
 #: ``promtool`` checks and unit-tests the alerting rules.
 PROMETHEUS_VERSION = "v0.316.0"
+#: ``github.com/Shopify/toxiproxy/v2`` module version: the TCP proxy the fault tests put
+#: between our processes and the fleet's servers (latency, resets, half-open connections).
+TOXIPROXY_VERSION = "v2.5.0"
