@@ -333,7 +333,8 @@ async def manager_hub(fleet: Fleet, namespace: str, toxiproxy: Toxiproxy, fault:
                         return bool(heard.lines)
 
                     cell.noticed = await fault_window(noticed, lambda: traffic.done)
-                    await h.register("m2", member, ["faults"])  # a change the manager must see
+                    # A change the manager must see (another member: one member, one profile).
+                    await h.register("m2", h.member(1), ["faults"])
                     await recover(cell, front, lambda: _healthy(h, inv, "m2"))
                 cell.up = h.task is not None and not h.task.done() and heard.tracebacks == 0
                 cell.said = distinct(heard.lines)
@@ -413,7 +414,9 @@ async def runtime_member(
 
     try:
         async with await member.client() as direct:
-            await kube.create(direct, kube.SERVICE_ACCOUNTS, {"metadata": {"name": "a"}}, ns)
+            await kube.create(
+                direct, kube.SERVICE_ACCOUNTS, {"metadata": {"name": "a", "namespace": ns}}
+            )
             await fm.start()
             await _publish_through(inventory, "c1", member, front.server)
             await eventually(lambda: seen(direct, "a"), timeout=60, what="steady")
@@ -431,7 +434,7 @@ async def runtime_member(
 
                     cell.noticed = await fault_window(noticed, lambda: traffic.done)
                     await kube.create(
-                        direct, kube.SERVICE_ACCOUNTS, {"metadata": {"name": "b"}}, ns
+                        direct, kube.SERVICE_ACCOUNTS, {"metadata": {"name": "b", "namespace": ns}}
                     )
                     await recover(cell, front, lambda: seen(direct, "b"))
                 cell.up = f"{ns}/c1" in fm.clusters and heard.tracebacks == 0
