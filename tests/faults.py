@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.kube.informer import Informer
@@ -504,6 +505,149 @@ async def apply_member(
 
             await recover(cell, front, shows)
             cell.names_server = _names(cell.said, _port(front.server), f"{ns}/c1")
+            account(cell, logs, before)
+    finally:
+        await toxiproxy.remove(front)
+    return cell
+
+
+async def runtime_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault) -> Cell:
+    """The runtime reaching the hub (its ClusterProfile watch, engagement of new members)."""
+    from cluster_inventory.runtime import EngagementPolicy, FleetManager
+
+    cell = Cell("runtime-hub", fault.name)
+    ns = inventory.namespace
+    first, second = inventory.member(0), inventory.member(1)
+    front = await toxiproxy.front(inventory.fleet.hub.server, "hub")
+    hub = inventory.fleet.hub
+    fm: FleetManager | None = None
+    try:
+        async with (
+            await kube.new_client(
+                dataclasses.replace(hub.connection(), server=front.server)
+            ) as through,
+            await first.client() as direct_first,
+            await second.client() as direct_second,
+            await kube.new_client(
+                dataclasses.replace(hub.connection(), server=front.server)
+            ) as probe,
+        ):
+            fm = FleetManager(
+                through,
+                inventory.provider_file,
+                namespaces=[ns],
+                registry=CollectorRegistry(),
+                policy=EngagementPolicy(readiness_recheck=0.5),
+                provider_file_poll=0.2,
+                shutdown_grace=5.0,
+            )
+
+            @fm.reconciler("v1/ServiceAccount", namespace=ns)
+            async def mirror(request: Request, cluster: Cluster) -> None:
+                with contextlib.suppress(kube.NotFoundError):
+                    sa = await kube.get(cluster.client, kube.SERVICE_ACCOUNTS, request.name, ns)
+                    await kube.apply(
+                        cluster.client,
+                        kube.CONFIG_MAPS,
+                        {
+                            "metadata": {"name": f"{request.name}-seen", "namespace": ns},
+                            "data": {"uid": sa["metadata"]["uid"]},
+                        },
+                        field_manager="fault-test",
+                    )
+
+            async def seen(client: kube.ApiClient, name: str) -> bool:
+                try:
+                    await kube.get(client, kube.CONFIG_MAPS, f"{name}-seen", ns)
+                except kube.NotFoundError:
+                    return False
+                return True
+
+            for client, name in ((direct_first, "a"), (direct_second, "b")):
+                await kube.create(
+                    client, kube.SERVICE_ACCOUNTS, {"metadata": {"name": name, "namespace": ns}}
+                )
+            await fm.start()
+            await inventory.publish("c1", first)
+            await eventually(lambda: seen(direct_first, "a"), timeout=60, what="steady")
+            async with (
+                watching(direct_first, ns, kube.CONFIG_MAPS) as logs,
+            ):
+                before = logs[0].snapshot()
+                with said() as heard, _Traffic(probe) as traffic:
+                    await front.inject(fault)
+
+                    async def noticed() -> bool:
+                        return bool(heard.lines)
+
+                    cell.noticed = await fault_window(noticed, lambda: traffic.done)
+                    await inventory.publish("c2", second)  # a member to engage after the heal
+                    await recover(cell, front, lambda: seen(direct_second, "b"))
+                cell.up = f"{ns}/c1" in fm.clusters and heard.tracebacks == 0
+                cell.said = distinct(heard.lines)
+                cell.names_server = _names(cell.said, _port(front.server), "hub")
+                account(cell, logs, before)
+    finally:
+        if fm is not None:
+            await fm.stop()
+        await toxiproxy.remove(front)
+    return cell
+
+
+async def plugin_hub(
+    inventory: Inventory, tmp_path: Path, toxiproxy: Toxiproxy, fault: Fault
+) -> Cell:
+    """The secretreader exec plugin reading a member's token Secret on the hub."""
+    import json
+    import os
+    import subprocess
+
+    from tests.provider_files import PLUGIN
+
+    cell = Cell("plugin-hub", fault.name)
+    ns = inventory.namespace
+    front = await toxiproxy.front(inventory.fleet.hub.server, "hub")
+    config = yaml.safe_load(inventory.fleet.hub.kubeconfig_path.read_text())
+    for entry in config["clusters"]:
+        entry["cluster"]["server"] = front.server
+    kubeconfig = tmp_path / "hub.yaml"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    info = {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "kind": "ExecCredential",
+        "spec": {"cluster": {"server": "https://m", "config": {"clusterName": "c1"}}},
+    }
+
+    def plugin() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PLUGIN), "--namespace", ns],
+            capture_output=True, text=True, timeout=120, check=False, stdin=subprocess.DEVNULL,
+            env={
+                **os.environ, "KUBECONFIG": str(kubeconfig),
+                "KUBERNETES_EXEC_INFO": json.dumps(info),
+                "CLUSTER_INVENTORY_CACHE_DIR": str(tmp_path / "cache"),
+            },
+        )  # fmt: skip
+
+    try:
+        await inventory.publish("c1", inventory.member(0))
+        ok = await asyncio.to_thread(plugin)
+        assert ok.returncode == 0, ok.stderr
+        async with watching(inventory.hub, ns, kube.SECRETS) as logs:
+            before = logs[0].snapshot()
+            await front.inject(fault)
+            during = await asyncio.to_thread(plugin)
+            cell.noticed = during.returncode != 0
+            cell.up = "Traceback" not in during.stderr
+            cell.said = distinct(during.stderr.splitlines()) if during.returncode else []
+
+            async def shows() -> bool:
+                again = await asyncio.to_thread(plugin)
+                cell.up = cell.up and "Traceback" not in again.stderr
+                return again.returncode == 0 and '"token"' in again.stdout
+
+            await recover(cell, front, shows)
+            cell.names_server = _names(cell.said, _port(front.server), "hub")
             account(cell, logs, before)
     finally:
         await toxiproxy.remove(front)

@@ -64,3 +64,18 @@ async def test_apply_member(
     check(cell)
     if fault in ("disabled", "half-open", "reset-peer"):
         assert cell.noticed and cell.said, cell
+
+
+@pytest.mark.parametrize("fault", NAMES)
+async def test_runtime_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: str) -> None:
+    check(await faults.runtime_hub(inventory, toxiproxy, FAULTS[fault]))
+
+
+@pytest.mark.parametrize("fault", NAMES)
+async def test_plugin_hub(
+    inventory: Inventory, tmp_path: Path, toxiproxy: Toxiproxy, fault: str
+) -> None:
+    cell = await faults.plugin_hub(inventory, tmp_path, toxiproxy, FAULTS[fault])
+    check(cell)
+    if fault in ("disabled", "half-open"):
+        assert cell.noticed and len(cell.said) == 1, cell  # one line, naming the hub
