@@ -42,7 +42,8 @@ def main() -> int:
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
     table = run.stdout.partition("fault matrix")[2]
-    rows = [line for line in table.splitlines()[1:] if line.strip() and not line.startswith("=")]
+    rows = [line for line in table.splitlines()[1:] if line.strip()]
+    rows = rows[: next((i for i, r in enumerate(rows) if r.startswith("=")), len(rows))]
     print("network fault matrix (Toxiproxy between a process and one server)")
     print("\n".join(rows))
     cells = [r for r in rows[1:] if re.match(r"^\S+-\S+\s", r)]

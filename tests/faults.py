@@ -87,7 +87,10 @@ class Tally:
         from cluster_inventory.cli._table import format_table
 
         headers = ["pair", "fault", "up", "recovered s", "lost", "twice", "said", "first said"]
-        return format_table(headers, [c.row() for c in self.cells])
+        said = [f"  {c.pair} {c.fault}: {line[:240]}" for c in self.cells for line in c.said]
+        return format_table(headers, [c.row() for c in self.cells]) + (
+            "\nwhat was said:\n" + "\n".join(said) if said else ""
+        )
 
 
 TALLY = Tally()

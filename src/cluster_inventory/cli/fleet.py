@@ -76,7 +76,8 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
             for crd in UPSTREAM_CRDS:
                 upstream_crd(crd, progress=progress)
             built.append(argocd_check(progress=progress))
-            # helm renders the chart, promtool checks the alerting rules (packaging tests).
+            # helm renders the chart, promtool checks the alerting rules (packaging tests),
+            # toxiproxy breaks network paths for the fault tests.
             from cluster_inventory.testing.tools import TOOLS, install_tool
 
             built += [install_tool(name, progress=progress) for name in TOOLS]
@@ -91,14 +92,15 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
 def install_assets(
     force: Annotated[bool, typer.Option(help="Rebuild even if cached.")] = False,
 ) -> None:
-    """Build etcd, kube-apiserver, kube-controller-manager, kubectl, plugins, helm, promtool.
+    """Build etcd, kube-apiserver, kube-controller-manager, kubectl, plugins and test tools.
 
     Everything comes from Go modules through the module proxy and is cached under
     ~/.cache/cluster-inventory; the upstream secretreader plugin and argocd-check (Argo CD's
     own Secret-to-cluster code) are what interop tests run, the upstream CRDs (Cluster
     API's Cluster, Kueue's MultiKueue kinds) are what integration tests install, helm
-    and promtool check the chart and the alerting rules, and virtualmembers serves
-    thousands of virtual members over the fleet's real ones.
+    and promtool check the chart and the alerting rules, toxiproxy breaks network paths for
+    the fault tests, and virtualmembers serves thousands of virtual members over the
+    fleet's real ones.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 
