@@ -655,3 +655,53 @@ async def plugin_hub(
     finally:
         await toxiproxy.remove(front)
     return cell
+
+
+async def dashboard_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault) -> Cell:
+    """The dashboard reading the hub (its informers); the page must show what changed."""
+    import aiohttp
+
+    from cluster_inventory.dashboard import Dashboard, HubState
+
+    cell = Cell("dashboard-hub", fault.name)
+    ns = inventory.namespace
+    hub = inventory.fleet.hub
+    front = await toxiproxy.front(hub.server, "hub")
+    try:
+        async with (
+            await kube.new_client(
+                dataclasses.replace(hub.connection(), server=front.server)
+            ) as through,
+            await kube.new_client(
+                dataclasses.replace(hub.connection(), server=front.server)
+            ) as probe,
+            aiohttp.ClientSession() as http,
+        ):
+            await inventory.publish("c1", inventory.member(0))
+            dashboard = Dashboard(HubState(through, [ns]), address=("127.0.0.1", 0))
+            async with dashboard.serve() as url:
+
+                async def shows(name: str) -> bool:
+                    async with http.get(url + "content") as answer:
+                        return answer.status == 200 and f"{ns}/{name}" in await answer.text()
+
+                await eventually(lambda: shows("c1"), timeout=60, what="steady")
+                async with watching(inventory.hub, ns, kube.CLUSTER_PROFILES) as logs:
+                    before = logs[0].snapshot()
+                    with said() as heard, _Traffic(probe) as traffic:
+                        await front.inject(fault)
+
+                        async def noticed() -> bool:
+                            return bool(heard.lines)
+
+                        cell.noticed = await fault_window(noticed, lambda: traffic.done)
+                        await inventory.publish("c2", inventory.member(1))
+                        await recover(cell, front, lambda: shows("c2"))
+                    async with http.get(url + "healthz") as alive:
+                        cell.up = alive.status == 200 and heard.tracebacks == 0
+                    cell.said = distinct(heard.lines)
+                    cell.names_server = _names(cell.said, _port(front.server), "hub")
+                    account(cell, logs, before)
+    finally:
+        await toxiproxy.remove(front)
+    return cell

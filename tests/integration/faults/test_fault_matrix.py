@@ -79,3 +79,8 @@ async def test_plugin_hub(
     check(cell)
     if fault in ("disabled", "half-open"):
         assert cell.noticed and len(cell.said) == 1, cell  # one line, naming the hub
+
+
+@pytest.mark.parametrize("fault", NAMES)
+async def test_dashboard_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: str) -> None:
+    check(await faults.dashboard_hub(inventory, toxiproxy, FAULTS[fault]))
