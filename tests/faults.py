@@ -705,3 +705,64 @@ async def dashboard_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault
     finally:
         await toxiproxy.remove(front)
     return cell
+
+
+async def argocd_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault) -> Cell:
+    """The Argo CD sync reading profiles and writing cluster Secrets on the hub."""
+    from cluster_inventory.credentials import load_provider_file
+    from cluster_inventory.integrations.sync.argocd import ArgoCDSync
+
+    cell = Cell("argocd-hub", fault.name)
+    ns = inventory.namespace
+    hub = inventory.fleet.hub
+    argo = await inventory.namespace_for("argocd")
+    front = await toxiproxy.front(hub.server, "hub")
+    sync: ArgoCDSync | None = None
+
+    async def has(name: str) -> bool:
+        try:
+            await kube.get(inventory.hub, kube.SECRETS, f"cluster-{ns}-{name}", argo)
+        except kube.NotFoundError:
+            return False
+        return True
+
+    try:
+        async with (
+            await kube.new_client(
+                dataclasses.replace(hub.connection(), server=front.server)
+            ) as through,
+            await kube.new_client(
+                dataclasses.replace(hub.connection(), server=front.server)
+            ) as probe,
+        ):
+            await inventory.publish("c1", inventory.member(0), member_id="m-1")
+            sync = ArgoCDSync(
+                through,
+                load_provider_file(inventory.provider_file),
+                namespaces=[ns],
+                argocd_namespace=argo,
+                registry=CollectorRegistry(),
+                identity="test",
+            )
+            await sync.start()
+            await eventually(lambda: has("c1"), timeout=60, what="steady")
+            async with watching(inventory.hub, argo, kube.SECRETS) as logs:
+                before = logs[0].snapshot()
+                with said() as heard, _Traffic(probe) as traffic:
+                    await front.inject(fault)
+
+                    async def noticed() -> bool:
+                        return bool(heard.lines)
+
+                    cell.noticed = await fault_window(noticed, lambda: traffic.done)
+                    await inventory.publish("c2", inventory.member(1), member_id="m-2")
+                    await recover(cell, front, lambda: has("c2"))
+                cell.up = heard.tracebacks == 0 and await has("c1")
+                cell.said = distinct(heard.lines)
+                cell.names_server = _names(cell.said, _port(front.server), "hub")
+                account(cell, logs, before)
+    finally:
+        if sync is not None:
+            await sync.stop()
+        await toxiproxy.remove(front)
+    return cell

@@ -84,3 +84,8 @@ async def test_plugin_hub(
 @pytest.mark.parametrize("fault", NAMES)
 async def test_dashboard_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: str) -> None:
     check(await faults.dashboard_hub(inventory, toxiproxy, FAULTS[fault]))
+
+
+@pytest.mark.parametrize("fault", NAMES)
+async def test_argocd_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: str) -> None:
+    check(await faults.argocd_hub(inventory, toxiproxy, FAULTS[fault]))
