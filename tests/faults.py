@@ -142,8 +142,11 @@ def _content(obj: dict[str, Any]) -> dict[str, Any]:
 class Writes:
     """A watch on a direct connection that records creations, deletions and no-op writes."""
 
-    def __init__(self, client: kube.ApiClient, resource: kube.Resource, namespace: str) -> None:
+    def __init__(
+        self, client: kube.ApiClient, resource: kube.Resource, namespace: str | None, prefix: str
+    ) -> None:
         self.what = resource.kind
+        self.prefix = prefix
         self.informer = Informer(client, resource, namespace=namespace, name=f"faults {resource}")
         self.noops: list[str] = []
         self.uids: dict[str, str] = {}
@@ -152,6 +155,8 @@ class Writes:
 
     def _seen(self, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         meta = obj.get("metadata") or {}
+        if not str(meta.get("name")).startswith(self.prefix):
+            return  # another test's object (a cluster-scoped kind)
         name = f"{self.what}/{meta.get('name')}"
         if kind == "MODIFIED" and old is not None and _content(obj) == _content(old):
             self.noops.append(name)
@@ -167,9 +172,10 @@ class Writes:
 
 @contextlib.asynccontextmanager
 async def watching(
-    client: kube.ApiClient, namespace: str, *resources: kube.Resource
+    client: kube.ApiClient, namespace: str | None, *resources: kube.Resource, prefix: str = ""
 ) -> AsyncIterator[list[Writes]]:
-    logs = [Writes(client, r, namespace) for r in resources]
+    """Watches of ``resources`` in ``namespace`` (None: cluster-scoped, names ``prefix``...)."""
+    logs = [Writes(client, r, namespace, prefix) for r in resources]
     for w in logs:
         w.informer.start()
     try:
@@ -765,4 +771,63 @@ async def argocd_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault) -
         if sync is not None:
             await sync.stop()
         await toxiproxy.remove(front)
+    return cell
+
+
+async def multikueue_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault) -> Cell:
+    """The MultiKueue sync reading profiles and writing MultiKueueClusters on the hub."""
+    from cluster_inventory.integrations.sync.multikueue import MULTIKUEUE_CLUSTERS, MultiKueueSync
+    from cluster_inventory.testing.upstream_crds import kueue_crds
+
+    cell = Cell("multikueue-hub", fault.name)
+    ns = inventory.namespace
+    hub = inventory.fleet.hub
+    await kube.ensure_crds(inventory.hub, await asyncio.to_thread(kueue_crds))
+    front = await toxiproxy.front(hub.server, "hub")
+    sync: MultiKueueSync | None = None
+    first, second = f"{ns}-c1", f"{ns}-c2"
+
+    async def has(name: str) -> bool:
+        try:
+            await kube.get(inventory.hub, MULTIKUEUE_CLUSTERS, name)
+        except kube.NotFoundError:
+            return False
+        return True
+
+    try:
+        async with (
+            await kube.new_client(
+                dataclasses.replace(hub.connection(), server=front.server)
+            ) as through,
+            await kube.new_client(
+                dataclasses.replace(hub.connection(), server=front.server)
+            ) as probe,
+        ):
+            await inventory.publish(first, inventory.member(0))
+            sync = MultiKueueSync(
+                through, kueue_namespace=ns, registry=CollectorRegistry(), identity="test"
+            )
+            await sync.start()
+            await eventually(lambda: has(first), timeout=60, what="steady")
+            async with watching(inventory.hub, None, MULTIKUEUE_CLUSTERS, prefix=ns) as logs:
+                before = logs[0].snapshot()
+                with said() as heard, _Traffic(probe) as traffic:
+                    await front.inject(fault)
+
+                    async def noticed() -> bool:
+                        return bool(heard.lines)
+
+                    cell.noticed = await fault_window(noticed, lambda: traffic.done)
+                    await inventory.publish(second, inventory.member(1))
+                    await recover(cell, front, lambda: has(second))
+                cell.up = heard.tracebacks == 0 and await has(first)
+                cell.said = distinct(heard.lines)
+                cell.names_server = _names(cell.said, _port(front.server), "hub")
+                account(cell, logs, before)
+    finally:
+        if sync is not None:
+            await sync.stop()
+        await toxiproxy.remove(front)
+        for name in (first, second):
+            await kube.delete(inventory.hub, MULTIKUEUE_CLUSTERS, name)
     return cell

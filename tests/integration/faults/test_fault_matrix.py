@@ -89,3 +89,8 @@ async def test_dashboard_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: 
 @pytest.mark.parametrize("fault", NAMES)
 async def test_argocd_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: str) -> None:
     check(await faults.argocd_hub(inventory, toxiproxy, FAULTS[fault]))
+
+
+@pytest.mark.parametrize("fault", NAMES)
+async def test_multikueue_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: str) -> None:
+    check(await faults.multikueue_hub(inventory, toxiproxy, FAULTS[fault]))
