@@ -88,6 +88,11 @@ class Tally:
 
         headers = ["pair", "fault", "up", "recovered s", "lost", "twice", "said", "first said"]
         said = [f"  {c.pair} {c.fault}: {line[:240]}" for c in self.cells for line in c.said]
+        said += [
+            f"  {c.pair} {c.fault}: LOST OR WRITTEN TWICE: {what}"
+            for c in self.cells
+            for what in c.lost + c.written_twice
+        ]
         return format_table(headers, [c.row() for c in self.cells]) + (
             "\nwhat was said:\n" + "\n".join(said) if said else ""
         )
