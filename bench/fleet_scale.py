@@ -1,4 +1,4 @@
-"""Cluster manager replicas over N distinct members: cold start, steady cost, a kill, a join.
+"""Cluster manager replicas over N distinct members: cold start, cost at rest, a kill, a join.
 
 For each N in --sizes and R in --replicas, in one process against one local Fleet (hub + 2
 real members) and one ``VirtualMembers`` proxy (``cluster_inventory.testing``: member ``n``
@@ -7,20 +7,43 @@ answered by a real kube-apiserver):
 
 - **floor**: seconds to create N ClusterProfiles and write their status directly (16 in
   flight), on the same hub just before the run;
+- **member floor**: seconds for a plain client (``cluster_inventory.kube``, not the manager)
+  to do per member the fewest requests a push-mode manager must make: a new client, one GET
+  ``/readyz``, one LIST of ClusterProperty, one WATCH of them opened (and closed), 64
+  members in flight, all N members;
 - N registration Secrets (one per virtual member), all in **one inventory** (one labelled
   namespace, one cluster set), then R ``cluster-inventory manager run --sharding`` processes
   (``POD_NAME`` = replica identity, own manager name per run): **cold start** = seconds from
   spawning them until every profile has full status (version, ControlPlaneHealthy=True,
   Joined=True, PropertiesSynced=True, properties, access provider), and its ratio to the
-  floor; then seconds until every consumer token Secret exists;
-- **steady state** over one probe interval (every member probed once whatever its phase;
-  --steady to change) once every token Secret exists: CPU (cores, from
+  floor, and to ``hub floor + member floor`` (the target: at most 2); then seconds until
+  every consumer token Secret exists;
+- **rest** over one probe interval (every member probed once whatever its phase; --rest to
+  change, the target is 10 minutes) once every token Secret exists: CPU (cores, from
   /proc) and RSS per replica, and **hub writes per second at rest**, from the hub
   kube-apiserver's own ``apiserver_request_total`` (mutating verbs: POST, PUT, PATCH, APPLY,
   DELETE, DELETECOLLECTION) scraped before and after with the fleet's admin credentials, so
   it counts every writer (the replicas' Leases and status, the apiserver's own Leases);
   CPU of every other process too (hub and member apiservers, etcd, proxy, this process) to
   show where a 2-core machine saturates;
+- **CPU by process group** in each phase (cold start, rest, kill and join): hub (its
+  apiserver and the etcd the fleet shares), replicas (sum and busiest), simulated members
+  (the virtual-member proxies and the member apiservers), this process;
+- **false health transitions**: members never go down here, so every ControlPlaneHealthy
+  change away from True that the profile watch sees, after that profile was True, is false;
+  counted per phase;
+- **shard membership changes** as seen from outside: a watch of the shard group's Leases
+  counts a replica gone (Lease deleted, or its renewTime unchanged for longer than
+  leaseDurationSeconds on this process's monotonic clock) or back, except the benchmark's
+  own (a replica's first Lease, the victim gone once after the kill); and **Lease renewal
+  lateness**, the gap between two renewTime changes of one Lease minus the renew interval
+  (max and p99 per phase);
+- the replicas' own view, where they export it (``-`` if not):
+  ``cluster_inventory_member_health_transitions_total``,
+  ``cluster_inventory_shard_membership_changes_total``,
+  ``cluster_inventory_lease_renewal_lateness_seconds``,
+  ``cluster_inventory_event_loop_lag_seconds`` (p99 and the bucket holding the maximum per
+  replica), ``cluster_inventory_probes_deferred_total``;
 - **property change** p50/p99 over --changes changes, each on a distinct member
   (``VirtualMembers.set_property``), from before the write on the member until this process's
   profile watch sees the value;
@@ -38,8 +61,11 @@ holder flip between two polls cannot be missed. Results are printed (one table r
 (N, R)) and merged into --json (default ``bench/results/fleet_scale.json``), and the plot of
 cost against N is drawn from that file into --plot (default ``docs/images/fleet_scale.png``).
 
+Overload: --cpu-quota CORES runs each replica under a CPU limit of CORES (a pod's
+``limits.cpu``; ``_cpu_limit.py``), recorded apart from the unlimited runs.
+
 Usage: uv run python bench/fleet_scale.py --sizes 1000 3000 10000 --replicas 1 3
-           [--probe-interval 30] [--changes 100] [--steady SECONDS]
+           [--probe-interval 30] [--changes 100] [--rest SECONDS] [--cpu-quota CORES]
        uv run python bench/fleet_scale.py --plot-only   (table and plot from --json)
        uv run python bench/fleet_scale.py --smoke   (N=12, R=1 and 3, short timings)
 """
@@ -71,10 +97,12 @@ from typing import Any
 
 import yaml
 from _common import SMOKE_HELP, bounded, cpu_seconds, percentile, require, require_times, rss_mib
+from _cpu_limit import CpuLimit
+from _prometheus import histogram_bounds, metric_delta, metric_total, parse_metrics, sample_of
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER, LABEL_CLUSTER_SET
-from cluster_inventory.controller.sharding import rendezvous_owner
+from cluster_inventory.controller.sharding import LABEL_SHARD_GROUP, rendezvous_owner
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
@@ -97,16 +125,22 @@ class Settings:
     probe_interval: float
     lease_duration: float
     renew_interval: float
-    steady: float
+    rest: float
     changes: int
     timeout: float
+    cpu_quota: float | None = None
 
 
 # -- what the bench sees of the profiles ---------------------------------------------------
+def conditions(profile: dict[str, Any]) -> dict[str, str]:
+    """Condition type -> status."""
+    return {c["type"]: c["status"] for c in (profile.get("status") or {}).get("conditions") or ()}
+
+
 def full(profile: dict[str, Any]) -> bool:
     """Every status field the manager writes is there and good (as ``manager_scale.py``)."""
     status = profile.get("status") or {}
-    conds = {c["type"]: c["status"] for c in status.get("conditions") or ()}
+    conds = conditions(profile)
     return bool(
         (status.get("version") or {}).get("kubernetes")
         and conds.get("ControlPlaneHealthy") == "True"
@@ -146,8 +180,10 @@ class ProfileWatch:
     """One run's profiles as one watch reports them, started before any replica.
 
     Keeps per profile the sequence of holders seen (with the time of each change), every
-    event that changed a status (time, name, holder, resourceVersion), the deletions, and
-    the set of profiles at full status.
+    event that changed a status (time, name, holder, resourceVersion), the deletions, the
+    set of profiles at full status, and every ControlPlaneHealthy change away from True
+    (time, name, the condition's reason, whether the holder changed since the profile was
+    True): no member goes down in this benchmark, so each of those is false.
     """
 
     def __init__(self, hub: kube.ApiClient, manager: str, namespace: str) -> None:
@@ -166,6 +202,8 @@ class ProfileWatch:
         self.status_changes: list[tuple[float, str, str, int]] = []
         self.first_event = 0.0
         self.waiters: list[Waiter] = []
+        self.healthy: dict[str, tuple[str, str]] = {}
+        self.false_transitions: list[tuple[float, str, str, bool]] = []
         self.informer.add_handler(self._on_event)
 
     def _on_event(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
@@ -175,8 +213,22 @@ class ProfileWatch:
         if event == "DELETED":
             self.deleted += 1
             self.full.discard(name)
+            self.healthy.pop(name, None)
             return
         who = holder(obj)
+        cond = next(
+            (
+                c
+                for c in (obj.get("status") or {}).get("conditions") or ()
+                if c["type"] == "ControlPlaneHealthy"
+            ),
+            {},
+        )
+        was, held_by = self.healthy.get(name, ("", ""))
+        if was == "True" and cond.get("status") != "True":
+            reason = f"{cond.get('status', 'absent')}/{cond.get('reason', '')}"
+            self.false_transitions.append((now, name, reason, who != held_by))
+        self.healthy[name] = (cond.get("status", ""), who)
         seen = self.holders.setdefault(name, [])
         if not seen or seen[-1][1] != who:
             seen.append((now, who))
@@ -231,6 +283,124 @@ async def wait(waiter: Waiter, timeout: float, what: str) -> float:
     return waiter.at
 
 
+class LeaseWatch:
+    """The shard group's Leases as one watch outside the replicas sees them.
+
+    A replica (its Lease's holder) is live from a change of its Lease record (holder,
+    renewTime) until ``leaseDurationSeconds`` later on this process's monotonic clock, or
+    until its Lease is deleted: the replicas' own rule, timed by one delayed callback per
+    Lease, not by polling. Keeps every change of the live set (time, replica, ``new``,
+    ``gone`` or ``back``) and every renewal's lateness (time, replica, gap since the previous
+    renewal minus the renew interval). Seen from here, so a late watch event on this side
+    counts like a late renewal.
+    """
+
+    def __init__(
+        self, hub: kube.ApiClient, namespace: str, group: str, renew_interval: float
+    ) -> None:
+        self.informer = Informer(
+            hub,
+            kube.LEASES,
+            namespace=namespace,
+            label_selector=f"{LABEL_SHARD_GROUP}={group}",
+            name="bench shard Leases",
+        )
+        self.renew_interval = renew_interval
+        self.records: dict[str, tuple[Any, Any]] = {}
+        self.renewed_at: dict[str, float] = {}
+        self.live: set[str] = set()
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.changes: list[tuple[float, str, str]] = []
+        self.lateness: list[tuple[float, str, float]] = []
+        self.informer.add_handler(self._on_event)
+
+    def _on_event(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        now = time.perf_counter()
+        spec = obj.get("spec") or {}
+        who = str(spec.get("holderIdentity") or obj["metadata"]["name"])
+        if event == "DELETED":
+            self._gone(who, now)
+            return
+        record = (spec.get("holderIdentity"), spec.get("renewTime"))
+        if self.records.get(who) == record:
+            return
+        self.records[who] = record
+        if who in self.renewed_at:
+            self.lateness.append((now, who, now - self.renewed_at[who] - self.renew_interval))
+        if who not in self.live:
+            self.changes.append((now, who, "back" if who in self.renewed_at else "new"))
+            self.live.add(who)
+        self.renewed_at[who] = now
+        if who in self.timers:
+            self.timers.pop(who).cancel()
+        duration = float(spec.get("leaseDurationSeconds") or 0)
+        self.timers[who] = asyncio.get_running_loop().call_later(duration, self._gone, who, None)
+
+    def _gone(self, who: str, now: float | None) -> None:
+        if who in self.timers:
+            self.timers.pop(who).cancel()
+        if who in self.live:
+            self.live.discard(who)
+            self.changes.append((now or time.perf_counter(), who, "gone"))
+
+    def unexpected(self, victim: str | None, killed: float) -> list[tuple[float, str, str]]:
+        """The changes the benchmark did not cause: all but each replica's first Lease and
+        the victim's first ``gone`` after the kill."""
+        excused = False
+        out = []
+        for t, who, what in self.changes:
+            if what == "new":
+                continue
+            if what == "gone" and who == victim and t >= killed and not excused:
+                excused = True
+                continue
+            out.append((t, who, what))
+        return out
+
+    def stop(self) -> None:
+        for timer in self.timers.values():
+            timer.cancel()
+        self.timers.clear()
+
+
+def in_phase(t: float, window: tuple[float, float]) -> bool:
+    return window[0] <= t <= window[1]
+
+
+def phase_figures(
+    watch: ProfileWatch,
+    leases: LeaseWatch,
+    phases: dict[str, tuple[float, float]],
+    victim: str | None,
+    killed: float,
+) -> dict[str, Any]:
+    """False health transitions, shard changes and renewal lateness in each phase."""
+    changes = leases.unexpected(victim, killed)
+    out: dict[str, Any] = {
+        "false_transitions": {},
+        "shard_changes": {},
+        "lease_lateness_max": {},
+        "lease_lateness_p99": {},
+    }
+    for phase, window in phases.items():
+        out["false_transitions"][phase] = sum(
+            1 for t, *_ in watch.false_transitions if in_phase(t, window)
+        )
+        out["shard_changes"][phase] = sum(1 for t, _, _ in changes if in_phase(t, window))
+        late = [x for t, _, x in leases.lateness if in_phase(t, window)]
+        out["lease_lateness_max"][phase] = max(late) if late else None
+        out["lease_lateness_p99"][phase] = percentile(late, 0.99) if late else None
+    start = min(w[0] for w in phases.values())
+    false = [x for x in watch.false_transitions if x[0] >= start]
+    out["false_transition_profiles"] = len({name for _, name, _, _ in false})
+    out["false_transition_reasons"] = dict(Counter(reason for _, _, reason, _ in false))
+    out["false_transitions_at_handover"] = sum(1 for *_, moved in false if moved)
+    out["shard_change_log"] = [
+        [round(t - start, 2), who, what] for t, who, what in changes if t >= start
+    ]
+    return out
+
+
 # -- the hub -----------------------------------------------------------------------------
 SAMPLE_STATUS = {
     "version": {"kubernetes": "v1.36.3"},
@@ -278,6 +448,40 @@ async def floor(hub: kube.ApiClient, ns: str, n: int) -> float:
     return time.perf_counter() - started
 
 
+async def member_floor(vm: VirtualMembers, n: int, limit: int = 64) -> float:
+    """Seconds for a plain client to make, for each of ``n`` members, the requests a push-mode
+    manager cannot do without: a new client, a probe (GET ``/readyz``), a LIST of
+    ClusterProperty and a WATCH of them from that list's resourceVersion, opened (its 200
+    answered) and closed; ``limit`` members in flight."""
+    started = time.perf_counter()
+    path = kube.CLUSTER_PROPERTIES.path()
+
+    async def one(i: int) -> None:
+        async with await vm.client(i) as member:
+            status, _ = await kube.get_text(member, "/readyz")
+            require(status == 200, f"member {i} /readyz answered {status}")
+            listed = await kube.list_objects(member, kube.CLUSTER_PROPERTIES)
+            query = {
+                "watch": "true",
+                "resourceVersion": listed["metadata"]["resourceVersion"],
+                "timeoutSeconds": 60,
+            }
+            response = await member.call_api(
+                path,
+                "GET",
+                query_params=list(query.items()),
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=30,
+            )
+            async with response:
+                require(response.status == 200, f"member {i} watch answered {response.status}")
+
+    await bounded([one(i) for i in range(n)], limit)
+    return time.perf_counter() - started
+
+
 async def delete_collection(
     client: kube.ApiClient, resource: kube.Resource, ns: str | None, selector: str = ""
 ) -> None:
@@ -321,14 +525,17 @@ def machine_busy() -> tuple[float, float]:
 
 
 class CpuMeter:
-    """CPU seconds of named processes (and the machine) between two snapshots, as cores."""
+    """CPU seconds of named processes (and the machine) between two snapshots, as cores.
+
+    ``pids`` is read at each snapshot, so a process added to it later (a joining replica)
+    is counted from then on."""
 
     def __init__(self, pids: dict[str, list[int]]) -> None:
         self.pids = pids
 
     def snapshot(self) -> dict[str, float]:
         out = {}
-        for label, pids in self.pids.items():
+        for label, pids in list(self.pids.items()):
             total = 0.0
             for pid in pids:
                 try:
@@ -433,61 +640,70 @@ class Replica:
         return -1.0
 
     def metrics(self) -> dict[str, float]:
-        """The shard and write counters from its /metrics (empty if it is gone)."""
+        """The wanted samples of its /metrics (empty if it is gone), see :func:`parse_metrics`."""
         try:
             with urllib.request.urlopen(
                 f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5
             ) as response:
-                text = response.read().decode()
+                return parse_metrics(response.read().decode(), WANTED_METRICS)
         except OSError:
             return {}
-        wanted = (
-            "cluster_inventory_shard_owned_members",
-            "cluster_inventory_shard_replicas",
-            "cluster_inventory_shard_fenced_writes_total",
-            "cluster_inventory_profile_status_writes_total",
-        )
-        out: dict[str, float] = {}
-        for line in text.splitlines():
-            metric = line.split("{", 1)[0].split(" ", 1)[0]
-            if metric in wanted:
-                out[metric] = out.get(metric, 0.0) + float(line.rsplit(" ", 1)[1])
-        return out
+
+
+#: Metric families kept from a replica's /metrics; the last five come with the lead's
+#: overload work and may be absent (their figures then read ``-``).
+WANTED_METRICS = (
+    "cluster_inventory_shard_owned_members",
+    "cluster_inventory_shard_replicas",
+    "cluster_inventory_shard_fenced_writes_total",
+    "cluster_inventory_profile_status_writes_total",
+    "cluster_inventory_member_health_transitions_total",
+    "cluster_inventory_shard_membership_changes_total",
+    "cluster_inventory_lease_renewal_lateness_seconds",
+    "cluster_inventory_event_loop_lag_seconds",
+    "cluster_inventory_probes_deferred_total",
+)
 
 
 def spawn(
-    name: str, manager: str, system: str, hub_kubeconfig: str, s: Settings, run: str
+    name: str,
+    manager: str,
+    system: str,
+    hub_kubeconfig: str,
+    s: Settings,
+    limit: CpuLimit | None = None,
 ) -> Replica:
     port = free_port()
     spawned = time.time()
     log = Path(tempfile.gettempdir()) / f"fleet-scale-{name}.log"
+    argv = [
+        str(CLI),
+        "manager",
+        "run",
+        "--kubeconfig",
+        hub_kubeconfig,
+        "--name",
+        manager,
+        "--namespace",
+        system,
+        "--member-namespace",
+        "fleet-scale",
+        "--sharding",
+        "--shard-lease-duration",
+        str(s.lease_duration),
+        "--shard-renew-interval",
+        str(s.renew_interval),
+        "--probe-interval",
+        str(s.probe_interval),
+        "--health-probe-bind-address",
+        "0",
+        "--metrics-bind-address",
+        f"127.0.0.1:{port}",
+        "--log-format",
+        "json",
+    ]
     proc = subprocess.Popen(
-        [
-            str(CLI),
-            "manager",
-            "run",
-            "--kubeconfig",
-            hub_kubeconfig,
-            "--name",
-            manager,
-            "--namespace",
-            system,
-            "--member-namespace",
-            "fleet-scale",
-            "--sharding",
-            "--shard-lease-duration",
-            str(s.lease_duration),
-            "--shard-renew-interval",
-            str(s.renew_interval),
-            "--probe-interval",
-            str(s.probe_interval),
-            "--health-probe-bind-address",
-            "0",
-            "--metrics-bind-address",
-            f"127.0.0.1:{port}",
-            "--log-format",
-            "json",
-        ],
+        limit.wrap(name, argv) if limit else argv,
         env={**os.environ, "POD_NAME": name},
         stdout=subprocess.DEVNULL,
         stderr=open(log, "wb"),
@@ -499,18 +715,22 @@ def spawn(
 async def run_one(
     fleet: Fleet, vm: VirtualMembers, hub: kube.ApiClient, n: int, r: int, s: Settings
 ) -> dict[str, Any]:
-    run = f"fs{n}r{r}"
+    run = f"fs{n}r{r}" + (f"q{round(s.cpu_quota * 100)}" if s.cpu_quota else "")
     system, inventory, floor_ns = f"{run}-system", f"{run}-inv", f"{run}-floor"
     res: dict[str, Any] = {
         "n": n,
         "r": r,
+        "cpu_quota": s.cpu_quota,
         "probe_interval": s.probe_interval,
         "lease_duration": s.lease_duration,
         "renew_interval": s.renew_interval,
+        "rest": s.rest,
         "real_members": len(vm.clusters),
         "proxies": len(vm.processes),
         "loadavg_before": os.getloadavg()[0],
     }
+    limit = CpuLimit(s.cpu_quota, f"fleet-scale-{run}") if s.cpu_quota else None
+    res["cpu_limit"] = limit.kind if limit else None
     await bounded(
         [
             kube.apply(hub, kube.NAMESPACES, {"metadata": {"name": ns}}, field_manager="bench")
@@ -528,6 +748,7 @@ async def run_one(
     await floor(hub, f"{floor_ns}-warm", 1)  # CRD validators are built on first use
     res["floor"] = await floor(hub, floor_ns, n)
     await delete_collection(hub, kube.CLUSTER_PROFILES, floor_ns)
+    res["member_floor"] = await member_floor(vm, n)
 
     started = time.perf_counter()
     await bounded(
@@ -551,6 +772,7 @@ async def run_one(
     await bounded([vm.set_property(i, change, "v0") for i in sample], 32)
 
     watch = ProfileWatch(hub, run, inventory)
+    leases = LeaseWatch(hub, system, run, s.renew_interval)
     tokens = Informer(
         hub,
         kube.SECRETS,
@@ -559,10 +781,10 @@ async def run_one(
         name="bench token Secrets",
         metadata_only=True,
     )
-    await watch.informer.__aenter__()
-    await tokens.__aenter__()
-    await watch.informer.wait_synced()
-    await tokens.wait_synced()
+    for informer in (watch.informer, leases.informer, tokens):
+        await informer.__aenter__()
+    for informer in (watch.informer, leases.informer, tokens):
+        await informer.wait_synced()
     kc = str(fleet.hub.kubeconfig_path)
     names = [f"{run}-{chr(ord('a') + k)}" for k in range(r)]
     pids: dict[str, list[int]] = {
@@ -577,19 +799,32 @@ async def run_one(
     cpu_start = meter.snapshot()
     stats_start = await asyncio.to_thread(proxy_stats, vm)
     started = time.perf_counter()
-    replicas = {name: spawn(name, run, system, kc, s, run) for name in names}
+    replicas = {name: spawn(name, run, system, kc, s, limit) for name in names}
     for rep in replicas.values():
         pids[f"replica {rep.name}"] = [rep.proc.pid]
     res["cold_curve"] = curve = []
+    # Perf-counter windows of the phases; "all" runs from the spawn to the teardown.
+    phases: dict[str, tuple[float, float]] = {}
+    marks: dict[str, Any] = {"killed": float("inf"), "victim": None}
+    scrapes: dict[str, dict[str, dict[str, float]]] = {}
+    res["replica_scrapes"] = scrapes
+
+    async def scrape(label: str) -> None:
+        scrapes[label] = {
+            name: await asyncio.to_thread(rep.metrics) for name, rep in replicas.items()
+        }
+
     sampler = asyncio.create_task(sample_curve(meter, watch, tokens, started, curve))
     try:
         try:
             await wait(all_full, s.timeout, f"N={n} R={r}: profiles at full status")
             res["cold_start"] = all_full.at - started
+            phases["cold"] = (started, all_full.at)
             res["first_profile"] = watch.first_event - started
             res["joined_after"] = {name: rep.joined_after() for name, rep in replicas.items()}
             cpu_full = meter.snapshot()
             res["cold_cores"] = CpuMeter.cores(cpu_start, cpu_full)
+            await scrape("cold")
             deadline = time.perf_counter() + s.timeout
             while len(tokens.keys()) < n:
                 if time.perf_counter() > deadline:
@@ -604,19 +839,22 @@ async def run_one(
             res["token_cores"] = CpuMeter.cores(cpu_full, cpu_tokens)
         finally:
             sampler.cancel()
-        await asyncio.sleep(min(5.0, s.steady / 5))  # the last writes' echoes
+        await asyncio.sleep(min(5.0, s.rest / 5))  # the last writes' echoes
 
         writes_before = await hub_writes(hub)
         stats_a = await asyncio.to_thread(proxy_stats, vm)
+        await scrape("rest_start")
         cpu_a = meter.snapshot()
         peak = 0.0
         last = stats_a
-        while time.perf_counter() - cpu_a["wall"] < s.steady:
-            await asyncio.sleep(min(1.0, s.steady - (time.perf_counter() - cpu_a["wall"])))
+        while time.perf_counter() - cpu_a["wall"] < s.rest:
+            await asyncio.sleep(min(1.0, s.rest - (time.perf_counter() - cpu_a["wall"])))
             now = await asyncio.to_thread(proxy_stats, vm)
             peak, last = max(peak, member_rate(last, now)), now
         res["member_requests_peak_per_s"] = peak
         cpu_b = meter.snapshot()
+        phases["rest"] = (cpu_a["wall"], cpu_b["wall"])
+        await scrape("rest_end")
         stats_b = await asyncio.to_thread(proxy_stats, vm)
         writes_after = await hub_writes(hub)
         res["member_requests_per_s"] = member_rate(stats_a, stats_b)
@@ -636,13 +874,29 @@ async def run_one(
         res["p99"] = percentile(lat, 0.99)
 
         if r > 1:
-            await kill_and_join(vm, hub, watch, replicas, res, s, run, system, kc)
+            cpu_kill = meter.snapshot()
+            await kill_and_join(
+                vm, hub, watch, replicas, res, s, run, system, kc, limit, marks, pids
+            )
+            res["kill_cores"] = CpuMeter.cores(cpu_kill, meter.snapshot())
+            phases["kill_join"] = (marks["killed"], time.perf_counter())
         res["count_end"] = len(watch.informer.keys())
     except Exception as exc:  # the figures so far are kept and printed with the error
         res["error"] = f"{type(exc).__name__}: {exc}"
         res["full_at_error"] = len(watch.full)
     finally:
+        # Counted before the teardown, whose Lease deletions the benchmark causes.
+        phases["all"] = (started, time.perf_counter())
+        if marks["victim"] and "kill_join" not in phases:  # the join did not settle
+            phases["kill_join"] = (marks["killed"], phases["all"][1])
+        res["phases"] = {
+            k: [round(a - started, 2), round(b - started, 2)] for k, (a, b) in phases.items()
+        }
+        res.update(phase_figures(watch, leases, phases, marks["victim"], marks["killed"]))
+        leases.stop()
         res["replica_metrics"] = {name: rep.metrics() for name, rep in replicas.items()}
+        if limit:
+            res["cpu_throttled_s"] = limit.throttled()
         for rep in replicas.values():
             if rep.proc.poll() is None:
                 rep.proc.send_signal(signal.SIGTERM)
@@ -652,8 +906,10 @@ async def run_one(
             except subprocess.TimeoutExpired:
                 rep.proc.kill()
                 await asyncio.to_thread(rep.proc.wait)
-        await tokens.__aexit__()
-        await watch.informer.__aexit__()
+        if limit and (left := limit.remove()):
+            print(f"N={n} R={r}: cgroups not removed: {left}", file=sys.stderr)
+        for informer in (tokens, leases.informer, watch.informer):
+            await informer.__aexit__()
         try:
             await cleanup(vm, hub, run, system, inventory)
         except kube.KubeError as exc:  # the next run has its own names; say it and go on
@@ -697,8 +953,14 @@ async def kill_and_join(
     run: str,
     system: str,
     kc: str,
+    limit: CpuLimit | None,
+    marks: dict[str, Any],
+    pids: dict[str, list[int]],
 ) -> None:
-    """SIGKILL the replica holding most profiles, change its members, then add a replica."""
+    """SIGKILL the replica holding most profiles, change its members, then add a replica.
+
+    ``marks`` gets the victim and the perf-counter time of the kill (its Lease going is the
+    benchmark's doing); the newcomer's PID goes into ``pids`` (the CPU meter's)."""
     profiles = watch.by_name()
     held = {name: holder(p) for name, p in profiles.items()}
     live = sorted(replicas)
@@ -711,6 +973,7 @@ async def kill_and_join(
     res["victim_members"] = len(theirs)
     replicas[victim].proc.send_signal(signal.SIGKILL)
     killed = time.perf_counter()
+    marks.update(victim=victim, killed=killed)
     live.remove(victim)
     # A hub write right after the kill: its resourceVersion (etcd's revision, shared by
     # every object of this fleet) orders any later write against the kill.
@@ -758,7 +1021,8 @@ async def kill_and_join(
     res["join_live_after"] = len(live)
     settled = watch.waiter(set(held), lambda m, o: holder(o) == after_join[m] and full(o))
     joined = time.perf_counter()
-    replicas[newcomer] = spawn(newcomer, run, system, kc, s, run)
+    replicas[newcomer] = spawn(newcomer, run, system, kc, s, limit)
+    pids[f"replica {newcomer}"] = [replicas[newcomer].proc.pid]
     res["join_settled"] = (
         await wait(settled, s.timeout, "join: profiles with their new holder") - joined
     )
@@ -791,11 +1055,88 @@ async def cleanup(
 
 
 # -- output ------------------------------------------------------------------------------
-def summary(res: dict[str, Any]) -> dict[str, float]:
+GROUPS = ("hub", "replicas", "members", "bench")
+
+
+def groups(cores: dict[str, float]) -> dict[str, float]:
+    """Cores by process group: hub (its apiserver and the shared etcd), replicas (sum and
+    busiest), simulated members (proxies and member apiservers), this benchmark."""
+    replicas = [v for k, v in cores.items() if k.startswith("replica ")]
+    return {
+        "hub": cores.get("hub apiserver", 0.0) + cores.get("etcd", 0.0),
+        "replicas": sum(replicas),
+        "replica max": max(replicas, default=0.0),
+        "members": cores.get("member apiservers", 0.0) + cores.get("proxy", 0.0),
+        "bench": cores.get("bench", 0.0),
+        "machine": cores.get("machine", 0.0),
+    }
+
+
+def scraped(res: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The replicas' own figures per phase (``cold``: from the start; ``rest``: gained over
+    the rest window; ``end``: the replicas running at the end, whole run); a figure no
+    replica exports is None."""
+    scrapes = res.get("replica_scrapes") or {}
+    per_phase = {"cold": scrapes.get("cold"), "end": res.get("replica_metrics")}
+    if "rest_start" in scrapes and "rest_end" in scrapes:
+        per_phase["rest"] = {
+            name: metric_delta(scrapes["rest_start"].get(name, {}), m)
+            for name, m in scrapes["rest_end"].items()
+        }
+    out: dict[str, dict[str, Any]] = {}
+    for phase, by_replica in per_phase.items():
+        if not by_replica:
+            continue
+
+        def total(
+            name: str, by: dict[str, dict[str, float]] = by_replica, **labels: str
+        ) -> float | None:
+            values = [metric_total(m, name, **labels) for m in by.values()]
+            return (
+                sum(v for v in values if v is not None)
+                if any(v is not None for v in values)
+                else None
+            )
+
+        health = "cluster_inventory_member_health_transitions_total"
+        statuses = sorted(
+            {
+                sample_of(k)[1].get("status", "")
+                for m in by_replica.values()
+                for k in m
+                if sample_of(k)[0] == health
+            }
+        )
+        out[phase] = {
+            "health_transitions": {st: total(health, status=st) for st in statuses} or None,
+            "shard_changes": total("cluster_inventory_shard_membership_changes_total"),
+            "probes_deferred": total("cluster_inventory_probes_deferred_total"),
+            "loop_lag": {
+                name: b
+                for name, m in by_replica.items()
+                if (b := histogram_bounds(m, "cluster_inventory_event_loop_lag_seconds"))
+            }
+            or None,
+            "renewal_lateness": {
+                name: b
+                for name, m in by_replica.items()
+                if (b := histogram_bounds(m, "cluster_inventory_lease_renewal_lateness_seconds"))
+            }
+            or None,
+        }
+    return out
+
+
+def summary(res: dict[str, Any]) -> dict[str, Any]:
     """The derived figures of the table and the plot (only those the record allows)."""
-    out: dict[str, float] = {}
+    out: dict[str, Any] = {}
     if "cold_start" in res:
         out["ratio"] = res["cold_start"] / res["floor"]
+        if "member_floor" in res:
+            out["ratio_floors"] = res["cold_start"] / (res["floor"] + res["member_floor"])
+    for phase in ("cold", "steady", "kill"):
+        if f"{phase}_cores" in res:
+            out[f"{phase}_groups"] = groups(res[f"{phase}_cores"])
     if "steady_cores" in res:
         steady = [res["steady_cores"].get(f"replica {name}", 0.0) for name in res["rss"]]
         out["cores_max"] = max(steady)
@@ -803,18 +1144,39 @@ def summary(res: dict[str, Any]) -> dict[str, float]:
         out["cores_per_1k"] = 1000 * sum(steady) / res["n"]
         out["rss_max"] = max(res["rss"].values())
         out["rss_per_1k"] = 1000 * sum(res["rss"].values()) / res["n"]
+        held = res.get("owned_before_kill") or {}
+        per_held = [
+            1000 * res["steady_cores"].get(f"replica {name}", 0.0) / held[name]
+            for name in res["rss"]
+            if held.get(name)
+        ]
+        if per_held:
+            out["cores_per_1k_held"] = max(per_held)
+    lag = (scraped(res).get("rest") or {}).get("loop_lag")
+    if lag:
+        out["lag_p99_rest"] = max(p99 for p99, _ in lag.values())
     return out
 
 
 HEADER = (
-    f"{'N':>6} {'R':>2} {'floor s':>8} {'cold s':>7} {'ratio':>6} {'tokens s':>8} "
-    f"{'core/rep':>8} {'cores/1k':>8} {'MiB/rep':>7} {'hub w/s':>7} {'p50 ms':>6} {'p99 ms':>6} "
+    f"{'N':>6} {'R':>2} {'quota':>5} {'floor s':>8} {'mfloor s':>8} {'cold s':>7} {'ratio':>6} "
+    f"{'c/(h+m)':>7} {'tokens s':>8} {'core/rep':>8} {'cores/1k':>8} {'c/1k held':>9} "
+    f"{'cold h/r/m/b':>19} {'rest h/r/m/b':>19} {'MiB/rep':>7} {'hub w/s':>7} "
+    f"{'p50 ms':>6} {'p99 ms':>6} {'false c/r/k':>11} {'shard c/r/k':>11} "
+    f"{'late p99/max s':>14} {'lag p99 s':>9} "
     f"{'kill s':>6} {'lost':>4} {'2-wr':>4} {'moved/exp/N/k':>15}"
 )
 
 
 def _cell(value: float | None, width: int, fmt: str) -> str:
     return f"{'-':>{width}}" if value is None else f"{value:>{width}{fmt}}"
+
+
+def _slash(values: list[Any], width: int, fmt: str) -> str:
+    """``a/b/c``, ``-`` for each missing one (and for the whole when all are)."""
+    if all(v is None for v in values):
+        return f"{'-':>{width}}"
+    return f"{'/'.join('-' if v is None else f'{v:{fmt}}' for v in values):>{width}}"
 
 
 def row(res: dict[str, Any]) -> str:
@@ -831,19 +1193,33 @@ def row(res: dict[str, Any]) -> str:
         if "join_moved" in res
         else "-"
     )
+    phases = ("cold", "rest", "kill_join")
+    false, shard = g("false_transitions") or {}, g("shard_changes") or {}
+    late_p99, late_max = g("lease_lateness_p99") or {}, g("lease_lateness_max") or {}
+    cold_g, rest_g = x.get("cold_groups") or {}, x.get("steady_groups") or {}
     return " ".join(
         [
             f"{res['n']:6d} {res['r']:2d}",
+            _cell(g("cpu_quota"), 5, "g"),
             _cell(g("floor"), 8, ".2f"),
+            _cell(g("member_floor"), 8, ".2f"),
             _cell(g("cold_start"), 7, ".2f"),
             _cell(x.get("ratio"), 6, ".2f"),
+            _cell(x.get("ratio_floors"), 7, ".2f"),
             _cell(g("tokens"), 8, ".2f"),
             _cell(x.get("cores_max"), 8, ".3f"),
             _cell(x.get("cores_per_1k"), 8, ".3f"),
+            _cell(x.get("cores_per_1k_held"), 9, ".3f"),
+            _slash([cold_g.get(k) for k in GROUPS], 19, ".2f"),
+            _slash([rest_g.get(k) for k in GROUPS], 19, ".2f"),
             _cell(x.get("rss_max"), 7, ".0f"),
             _cell(g("hub_writes_per_s"), 7, ".1f"),
             _cell(ms["p50"], 6, ".0f"),
             _cell(ms["p99"], 6, ".0f"),
+            _slash([false.get(p) for p in phases], 11, "d"),
+            _slash([shard.get(p) for p in phases], 11, "d"),
+            _slash([late_p99.get("all"), late_max.get("all")], 14, ".2f"),
+            _cell(x.get("lag_p99_rest"), 9, ".3f"),
             _cell(g("kill_fresh"), 6, ".1f"),
             _cell(g("kill_lost"), 4, "d"),
             _cell(two, 4, "d"),
@@ -855,7 +1231,7 @@ def row(res: dict[str, Any]) -> str:
 def details(res: dict[str, Any]) -> list[str]:
     """The lines behind a table row: settings, phases, CPU by process, kill and join."""
     n, r, g = res["n"], res["r"], res.get
-    tag = f"N={n} R={r}:"
+    tag = f"N={n} R={r}" + (f" quota {res['cpu_quota']:g}:" if g("cpu_quota") else ":")
     lines = [
         f"{tag} probe interval {res['probe_interval']:g} s = {n / res['probe_interval']:.0f} "
         f"member probes/s (3 requests each) over {res['real_members']} real apiservers; "
@@ -863,24 +1239,47 @@ def details(res: dict[str, Any]) -> list[str]:
         f"load average before {res['loadavg_before']:.1f}",
         f"{tag} {n} registrations written in {res['registrations']:.1f} s",
     ]
+    if g("cpu_quota"):
+        throttled = ", ".join(f"{k} {v:.1f}" for k, v in (g("cpu_throttled_s") or {}).items())
+        lines.append(
+            f"{tag} each replica limited to {res['cpu_quota']:g} cores ({res['cpu_limit']}); "
+            f"seconds throttled: {throttled or '-'}"
+        )
+    if "member_floor" in res:
+        lines.append(
+            f"{tag} member floor (new client, GET /readyz, LIST and WATCH ClusterProperty, 64 "
+            f"in flight) {res['member_floor']:.2f} s; hub floor {res['floor']:.2f} s"
+        )
     if "joined_after" in res:
         joined = ", ".join(f"{v:.1f}" for v in res["joined_after"].values())
         lines.append(
             f"{tag} replicas joined their shard group {joined} s and the first profile "
             f"appeared {res['first_profile']:.1f} s after they were spawned"
         )
+    x = summary(res)
     for phase, label in (
-        ("cold_cores", "cold start"),
-        ("token_cores", "token Secrets"),
-        ("steady_cores", "steady state"),
+        ("cold", "cold start"),
+        ("token", "token Secrets"),
+        ("steady", "rest"),
+        ("kill", "kill and join"),
     ):
-        if phase in res:
-            cores = res[phase]
+        if f"{phase}_cores" in res:
+            cores = res[f"{phase}_cores"]
             parts = ", ".join(f"{k} {v:.2f}" for k, v in cores.items() if k != "machine")
             lines.append(
                 f"{tag} cores during {label}: machine {cores['machine']:.2f} of "
                 f"{os.cpu_count()}; {parts}"
             )
+            grouped = groups(cores)
+            lines.append(
+                f"{tag} cores during {label} by group: "
+                + ", ".join(f"{k} {v:.2f}" for k, v in grouped.items() if k != "machine")
+            )
+    if "cores_per_1k_held" in x:
+        lines.append(
+            f"{tag} at rest the busiest replica per 1,000 members it holds: "
+            f"{x['cores_per_1k_held']:.3f} cores"
+        )
     if "hub_writes_by_resource" in res:
         top = ", ".join(f"{k} {v:.2f}" for k, v in list(res["hub_writes_by_resource"].items())[:5])
         lines.append(f"{tag} hub writes/s at rest by resource: {top or 'none'}")
@@ -896,6 +1295,41 @@ def details(res: dict[str, Any]) -> list[str]:
             + "; open fds: "
             + ", ".join(f"{k} {v}" for k, v in res["open_fds"].items())
         )
+    if "false_transitions" in res:
+        lines.append(
+            f"{tag} false ControlPlaneHealthy transitions (away from True) by phase: "
+            + ", ".join(f"{k} {v}" for k, v in res["false_transitions"].items())
+            + f"; profiles concerned {res['false_transition_profiles']}; by status/reason "
+            + (
+                ", ".join(f"{k} {v}" for k, v in res.get("false_transition_reasons", {}).items())
+                or "-"
+            )
+            + f"; by a new holder {res.get('false_transitions_at_handover', '-')}"
+        )
+        lines.append(
+            f"{tag} shard membership changes not caused by the benchmark, by phase: "
+            + ", ".join(f"{k} {v}" for k, v in res["shard_changes"].items())
+            + (f" ({res['shard_change_log'][:10]})" if res["shard_change_log"] else "")
+        )
+        lines.append(
+            f"{tag} Lease renewal lateness p99/max s by phase: "
+            + ", ".join(
+                f"{k} {_slash([res['lease_lateness_p99'][k], v], 1, '.2f').strip()}"
+                for k, v in res["lease_lateness_max"].items()
+            )
+        )
+    for phase, figures in scraped(res).items():
+        parts = []
+        for key, value in figures.items():
+            if isinstance(value, dict):
+                value = ", ".join(
+                    f"{k} {'/'.join(f'{b:g}' for b in v)}"
+                    if isinstance(v, tuple | list)
+                    else f"{k} {v:g}"
+                    for k, v in value.items()
+                )
+            parts.append(f"{key} {'-' if value is None else value}")
+        lines.append(f"{tag} replica metrics ({phase}): " + "; ".join(parts))
     if "kill_fresh" in res:
         lines.append(
             f"{tag} SIGKILLed {res['victim']} holding {res['victim_members']} profiles: its "
@@ -912,7 +1346,7 @@ def details(res: dict[str, Any]) -> list[str]:
             f"other holder changes {res['join_bad_holders']}"
         )
     fenced = sum(
-        m.get("cluster_inventory_shard_fenced_writes_total", 0)
+        metric_total(m, "cluster_inventory_shard_fenced_writes_total") or 0
         for m in g("replica_metrics", {}).values()
     )
     lines.append(
@@ -929,14 +1363,38 @@ def check(res: dict[str, Any]) -> None:
     """Sanity of a record (exit code 1 when it fails)."""
     tag = f"N={res['n']} R={res['r']}"
     require("error" not in res, f"{tag}: {res.get('error')}")
+    x = summary(res)
     require_times(
         floor=res["floor"],
+        member_floor=res["member_floor"],
+        ratio_floors=x["ratio_floors"],
         cold_start=res["cold_start"],
         tokens=res["tokens"],
         p50=res["p50"],
         p99=res["p99"],
         hub_writes=res["hub_writes_per_s"],
+        cores_per_1k_held=x["cores_per_1k_held"],
         **{f"rss_{k}": v for k, v in res["rss"].items()},
+        **{f"{p} {k}": v for p in ("cold", "steady") for k, v in x[f"{p}_groups"].items()},
+    )
+    require(res["member_floor"] > 0, f"{tag}: member floor > 0")
+    require(x["steady_groups"]["replicas"] > 0, f"{tag}: the replicas used CPU at rest")
+    phases = ["cold", "rest", "all"] + (["kill_join"] if res["r"] > 1 else [])
+    for figure in ("false_transitions", "shard_changes"):
+        counts = res[figure]
+        require(
+            all(isinstance(counts[p], int) and counts[p] >= 0 for p in phases),
+            f"{tag}: {figure} counted per phase: {counts}",
+        )
+    require(
+        res["false_transitions"]["all"]
+        >= sum(res["false_transitions"][p] for p in ("cold", "rest")),
+        f"{tag}: the whole run holds the phases' false transitions",
+    )
+    late = res["lease_lateness_max"]["all"]
+    require(
+        late is not None and -res["renew_interval"] < late < res["phases"]["all"][1],
+        f"{tag}: Lease renewals seen, lateness {late}",
     )
     require(
         res["tokens"] >= res["cold_start"] >= res["first_profile"] >= 0, f"{tag}: phases in order"
@@ -958,27 +1416,53 @@ def check(res: dict[str, Any]) -> None:
         )
 
 
+def _key(res: dict[str, Any]) -> tuple[int, int, float]:
+    """A record's place: (N, R, CPU quota or 0); a quota run does not replace a free one."""
+    return res["n"], res["r"], res.get("cpu_quota") or 0.0
+
+
 def merge(path: Path, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Results in ``path`` with these replacing the same (N, R); written back, sorted."""
+    """Results in ``path`` with these replacing the same (N, R, quota); written back, sorted."""
     old = json.loads(path.read_text()) if path.exists() else []
-    new = {(x["n"], x["r"]): x for x in old}
-    new.update({(x["n"], x["r"]): x for x in results})
+    new = {_key(x): x for x in old}
+    new.update({_key(x): x for x in results})
     merged = [new[k] for k in sorted(new)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
     return merged
 
 
+def _series(results: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(label, runs by N) per (R, quota)."""
+    out = []
+    for r, quota in sorted({(x["r"], x.get("cpu_quota") or 0.0) for x in results}):
+        runs = sorted(
+            (x for x in results if x["r"] == r and (x.get("cpu_quota") or 0.0) == quota),
+            key=lambda x: x["n"],
+        )
+        out.append((f"R={r}" + (f" at {quota:g} cores" if quota else ""), runs))
+    return out
+
+
 def plot(results: list[dict[str, Any]], path: Path) -> None:
-    """Cost against N: CPU per 1,000 members, RSS per replica, cold start beside the floor."""
+    """Against N: CPU, RSS, cold start and its floors, CPU by group, false health
+    transitions, shard changes, Lease renewal lateness; and the curve of any cold start
+    that did not finish."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     stuck = [x for x in results if "cold_start" not in x and x.get("cold_curve")]
-    fig, axes = plt.subplots(1, 4 + len(stuck), figsize=(19 + 5 * len(stuck), 4.5))
-    for ax, res in zip(axes[4:], stuck, strict=True):
+    cols = max(5, len(stuck))
+    fig, grid = plt.subplots(
+        2 + bool(stuck), cols, figsize=(5 * cols, 4.5 * (2 + bool(stuck))), squeeze=False
+    )
+    axes = list(grid[0][:5]) + list(grid[1][:5])
+    curves = list(grid[2][: len(stuck)]) if stuck else []
+    for ax in [a for line in grid for a in line if a not in axes and a not in curves]:
+        ax.set_visible(False)
+    for ax, res in zip(curves, stuck, strict=True):
         curve = res["cold_curve"]
         ts = [p["t"] for p in curve]
         ax.plot(ts, [p["full"] for p in curve], "k-", label="profiles at full status")
@@ -998,48 +1482,117 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
         cores.set_ylim(0, (os.cpu_count() or 2) * 1.05)
         cores.legend(fontsize=7, loc="center right")
         ax.set_title(f"N={res['n']} R={res['r']}: cold start did not finish")
-    for r in sorted({x["r"] for x in results}):
-        runs = sorted((x for x in results if x["r"] == r), key=lambda x: x["n"])
+        ax.set_xlabel("seconds after spawning the replicas")
+    group_colour = dict(zip(GROUPS, ("C0", "C1", "C2", "C3"), strict=True))
+    for k, (label, runs) in enumerate(_series(results)):
+        style = ("o-", "s--", "^:", "d-.")[k % 4]
         cold = [x for x in runs if "cold_start" in x]
         steady = [x for x in runs if "steady_cores" in x]
         ns = [x["n"] for x in steady]
-        axes[0].plot(
-            ns, [summary(x)["cores_per_1k"] for x in steady], "o-", label=f"R={r} (all replicas)"
-        )
-        axes[1].plot(
-            ns, [summary(x)["rss_max"] for x in steady], "o-", label=f"R={r} (largest replica)"
-        )
+        axes[0].plot(ns, [summary(x)["cores_per_1k"] for x in steady], style, label=label)
+        axes[1].plot(ns, [summary(x)["rss_max"] for x in steady], style, label=label)
         ns = [x["n"] for x in cold]
-        axes[2].plot(ns, [x["cold_start"] for x in cold], "o-", label=f"cold start, R={r}")
-        axes[2].plot(ns, [x["floor"] for x in cold], "x--", label=f"hub write floor (R={r} run)")
-        axes[3].plot(ns, [summary(x)["ratio"] for x in cold], "o-", label=f"R={r}")
-    axes[0].set_title("Steady CPU per 1,000 members")
-    axes[0].set_ylabel("cores")
-    axes[1].set_title("RSS per replica")
-    axes[1].set_ylabel("MiB")
+        axes[2].plot(ns, [x["cold_start"] for x in cold], style, label=f"cold start, {label}")
+        both = [x for x in cold if "member_floor" in x]
+        axes[2].plot(
+            [x["n"] for x in both],
+            [2 * (x["floor"] + x["member_floor"]) for x in both],
+            "x:",
+            label=f"2 x (hub + member floor), {label}",
+        )
+        axes[3].plot(
+            ns, [summary(x)["ratio"] for x in cold], style, alpha=0.4, label=f"/ hub floor, {label}"
+        )
+        axes[3].plot(
+            [x["n"] for x in both],
+            [summary(x)["ratio_floors"] for x in both],
+            style,
+            label=f"/ (hub + member floor), {label}",
+        )
+        floors = [x for x in runs if "member_floor" in x]
+        axes[4].plot(
+            [x["n"] for x in floors],
+            [x["member_floor"] for x in floors],
+            style,
+            label=f"member, {label}",
+        )
+        hub = [x for x in runs if "floor" in x]
+        axes[4].plot(
+            [x["n"] for x in hub],
+            [x["floor"] for x in hub],
+            style,
+            alpha=0.4,
+            label=f"hub, {label}",
+        )
+        for ax, phase in ((axes[5], "cold_groups"), (axes[6], "steady_groups")):
+            runs_g = [x for x in runs if phase in summary(x)]
+            for group in GROUPS:
+                ax.plot(
+                    [x["n"] for x in runs_g],
+                    [summary(x)[phase][group] for x in runs_g],
+                    style,
+                    color=group_colour[group],
+                    label=f"{group}, {label}",
+                )
+        for ax, figure in ((axes[7], "false_transitions"), (axes[8], "shard_changes")):
+            counted = [x for x in runs if figure in x]
+            for phase in ("cold", "rest", "kill_join"):
+                has = [x for x in counted if phase in x[figure]]
+                if has:
+                    ax.plot(
+                        [x["n"] for x in has],
+                        [x[figure][phase] for x in has],
+                        style,
+                        label=f"{phase}, {label}",
+                    )
+        late = [x for x in runs if (x.get("lease_lateness_max") or {}).get("all") is not None]
+        axes[9].plot(
+            [x["n"] for x in late],
+            [x["lease_lateness_max"]["all"] for x in late],
+            style,
+            label=f"max, {label}",
+        )
+        axes[9].plot(
+            [x["n"] for x in late],
+            [x["lease_lateness_p99"]["all"] for x in late],
+            style,
+            alpha=0.4,
+            label=f"p99, {label}",
+        )
+    titles = (
+        ("Rest CPU per 1,000 members (all replicas)", "cores"),
+        ("RSS of the largest replica", "MiB"),
+        ("Cold start to every profile at full status", "seconds"),
+        ("Cold start / floors", "ratio"),
+        ("Floors: hub writes, member requests", "seconds"),
+        ("CPU by process group, cold start", "cores"),
+        ("CPU by process group, at rest", "cores"),
+        ("False health transitions", "count"),
+        ("Shard membership changes (not the benchmark's)", "count"),
+        ("Lease renewal lateness, whole run", "seconds"),
+    )
+    for ax, (title, unit) in zip(axes, titles, strict=True):
+        ax.set_title(title)
+        ax.set_ylabel(unit)
     axes[1].axhline(600, color="grey", linestyle=":", label="target 600 MiB")
-    axes[2].set_title("Cold start to every profile at full status")
-    axes[2].set_ylabel("seconds")
     axes[2].axhline(120, color="grey", linestyle=":", label="target 120 s")
-    axes[3].set_title("Cold start / hub write floor")
-    axes[3].set_ylabel("ratio")
     axes[3].axhline(2, color="grey", linestyle=":", label="target 2x")
     probe = ", ".join(sorted({f"{x['probe_interval']:g}" for x in results}))
-    for ax in axes[:4] if any("cold_start" in x for x in results) else ():
-        ax.set_xscale("log")
+    for ax in axes:
+        if ax.has_data():
+            ax.set_xscale("log")
         ax.set_xlabel("distinct members N")
-    for ax in axes[4:]:
-        ax.set_xlabel("seconds after spawning the replicas")
-    for k, ax in enumerate(axes):
+    for ax in axes + curves:
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left" if k >= 4 else None)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper left" if ax in curves else None)
     fig.suptitle(
         f"bench/fleet_scale.py: cluster manager replicas (probe interval {probe} s, 2 cores)"
     )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=80)
     plt.close(fig)
 
 
@@ -1050,13 +1603,32 @@ def report(results: list[dict[str, Any]], *, markdown: bool = False) -> None:
         for res in results:
             print(row(res))
         return
-    head = ["N", "R", "floor s", "cold s", "ratio", "tokens s", "core/rep", "cores/1k"]
-    head += ["MiB/rep", "hub w/s", "p50 ms", "p99 ms", "kill s", "lost", "2-wr", "moved/exp/N/k"]
+    head = ["N", "R", "quota", "floor s", "mfloor s", "cold s", "ratio", "c/(h+m)", "tokens s"]
+    head += ["core/rep", "cores/1k", "c/1k held", "cold h/r/m/b", "rest h/r/m/b", "MiB/rep"]
+    head += ["hub w/s", "p50 ms", "p99 ms", "false c/r/k", "shard c/r/k", "late p99/max s"]
+    head += ["lag p99 s", "kill s", "lost", "2-wr", "moved/exp/N/k"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---:|" * len(head))
     for res in results:
         cells = row(res).replace("  (error)", " (error)").split()
         print("| " + " | ".join(cells) + " |")
+
+
+COLUMNS = (
+    "columns: quota = CPU limit per replica (cores); floor = N profiles created + status "
+    "written directly; mfloor = a plain client's GET /readyz + LIST + WATCH ClusterProperty "
+    "per member; cold = spawn to all full; ratio = cold/floor; c/(h+m) = cold/(floor+mfloor), "
+    "target <= 2; core/rep = rest cores of the busiest replica; cores/1k = all replicas' rest "
+    "cores per 1,000 members; c/1k held = the busiest replica's rest cores per 1,000 members it "
+    "holds; h/r/m/b = cores of hub (apiserver + etcd) / replicas / simulated members (proxies + "
+    "member apiservers) / this bench; hub w/s = mutating requests/s on the hub at rest; "
+    "false c/r/k = ControlPlaneHealthy True->not True in cold start / rest / kill+join; shard "
+    "c/r/k = replicas gone or back not caused by the bench, same phases; late = Lease renewal "
+    "gap minus renew interval, whole run; lag = replicas' event-loop lag p99 at rest (their "
+    "metric); kill s = SIGKILL to the victim's members fresh; 2-wr = profiles written by two "
+    "replicas; moved/exp/N/k = holders changed by the join / rendezvous prediction / N over the "
+    "replicas after it"
+)
 
 
 async def main(
@@ -1077,13 +1649,7 @@ async def main(
     plot(merged, png)
     print(f"settings: {s}")
     report(results)
-    print(
-        "columns: floor = N profiles created + status written directly; cold = spawn to all full; "
-        "core/rep = steady cores of the busiest replica; cores/1k = all replicas' steady cores per "
-        "1,000 members; hub w/s = mutating requests/s on the hub at rest; kill s = SIGKILL to "
-        "the victim's members fresh; 2-wr = profiles written by two replicas; moved/exp/N/k = "
-        "holders changed by the join / rendezvous prediction / N over the replicas after it"
-    )
+    print(COLUMNS)
     print(f"results merged into {out}; plot {png}")
     for res in results:
         check(res)
@@ -1096,7 +1662,13 @@ if __name__ == "__main__":
     parser.add_argument("--probe-interval", type=float, default=30.0, help="seconds (every N)")
     parser.add_argument("--changes", type=int, default=100)
     parser.add_argument(
-        "--steady", type=float, help="steady-state window, seconds (default: one probe interval)"
+        "--rest", type=float, help="window at rest, seconds (default: one probe interval)"
+    )
+    parser.add_argument(
+        "--cpu-quota",
+        type=float,
+        metavar="CORES",
+        help="run each replica under a CPU limit of CORES (cgroup; overload mode)",
     )
     parser.add_argument("--lease-duration", type=float, default=10.0)
     parser.add_argument("--renew-interval", type=float, default=2.0)
@@ -1124,9 +1696,10 @@ if __name__ == "__main__":
         probe_interval=args.probe_interval,
         lease_duration=args.lease_duration,
         renew_interval=args.renew_interval,
-        steady=args.steady or args.probe_interval,
+        rest=args.rest or args.probe_interval,
         changes=args.changes,
         timeout=args.timeout,
+        cpu_quota=args.cpu_quota,
     )
     asyncio.run(main(args.sizes, args.replicas, settings, args.json, args.plot))
     if args.smoke:

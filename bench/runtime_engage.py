@@ -103,7 +103,7 @@ async def child(
                 ready_seen.add(key)
                 emit(event="ready-seen", cluster=key, t=time.time())
 
-        fleet._profiles[0].add_handler(on_profile)
+        fleet._add_profile_handler(on_profile)
         if group is None or identity is None:
             async with fleet:
                 await fleet.wait_synced()
@@ -112,7 +112,7 @@ async def child(
         else:  # sharded: a Manager joins the group (its Lease in the bench namespace) first
             shard = ShardConfig(namespace=namespace, group=group, identity=identity)
             running = asyncio.ensure_future(fleet.run(shard=shard))
-            # The profile informers exist from the constructor: this waits for their LIST.
+            # Waits until the Manager started the provider and its profiles were listed.
             await fleet.wait_synced()
             membership = fleet.shard
             assert membership is not None

@@ -76,6 +76,13 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
             for crd in UPSTREAM_CRDS:
                 upstream_crd(crd, progress=progress)
             built.append(argocd_check(progress=progress))
+            # The upstream consumer library (pkg/access) and the consumers' own controllers
+            # the end-to-end tests run: Kueue's manager and the Knative Operator.
+            from cluster_inventory.testing.access_check import access_check
+            from cluster_inventory.testing.consumers import CONSUMERS, install_consumer
+
+            built.append(access_check(progress=progress))
+            built += [install_consumer(name, progress=progress) for name in CONSUMERS]
             # helm renders the chart, promtool checks the alerting rules (packaging tests),
             # toxiproxy breaks network paths for the fault tests.
             from cluster_inventory.testing.tools import TOOLS, install_tool
@@ -92,15 +99,16 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
 def install_assets(
     force: Annotated[bool, typer.Option(help="Rebuild even if cached.")] = False,
 ) -> None:
-    """Build etcd, kube-apiserver, kube-controller-manager, kubectl, plugins and test tools.
+    """Build etcd, kube-apiserver, kube-controller-manager, kubectl, plugins, consumers, tools.
 
     Everything comes from Go modules through the module proxy and is cached under
-    ~/.cache/cluster-inventory; the upstream secretreader plugin and argocd-check (Argo CD's
-    own Secret-to-cluster code) are what interop tests run, the upstream CRDs (Cluster
-    API's Cluster, Kueue's MultiKueue kinds) are what integration tests install, helm
-    and promtool check the chart and the alerting rules, toxiproxy breaks network paths for
-    the fault tests, and virtualmembers serves thousands of virtual members over the
-    fleet's real ones.
+    ~/.cache/cluster-inventory; the upstream secretreader plugin, argocd-check (Argo CD's
+    own Secret-to-cluster code) and access-check (the upstream pkg/access library) are what
+    interop tests run, Kueue's manager and the Knative Operator are the consumers the
+    end-to-end tests run, the upstream CRDs (Cluster API's Cluster, Kueue's kinds) are what
+    integration tests install, helm and promtool check the chart and the alerting rules,
+    toxiproxy breaks network paths for the fault tests, and virtualmembers serves thousands
+    of virtual members over the fleet's real ones.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 

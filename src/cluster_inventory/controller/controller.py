@@ -22,6 +22,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory.controller.reconcile import Result, Workers
 from cluster_inventory.kube import collectors_for
+from cluster_inventory.kube.cache import NamespacedInformer
 from cluster_inventory.kube.errors import KubeAPIError, SourceUnavailableError
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
@@ -75,7 +76,8 @@ class Controller(Generic[K]):
             name, metrics=collectors_for(WorkQueueMetrics, registry)
         )
         self.elector: Any = None
-        self._caches: list[Informer] = []
+        self._caches: list[Informer | NamespacedInformer] = []
+        self._caches_started = False
         self._workers = Workers(
             self.queue,
             reconcile,
@@ -92,7 +94,9 @@ class Controller(Generic[K]):
         """How many keys are reconciled at once."""
         return self._workers.count
 
-    def watch(self, informer: Informer, map_keys: MapFunc[K] | None = None) -> Self:
+    def watch(
+        self, informer: Informer | NamespacedInformer, map_keys: MapFunc[K] | None = None
+    ) -> Self:
         """Add a cache, and with ``map_keys`` queue the keys each of its events concerns.
 
         Args:
@@ -113,7 +117,7 @@ class Controller(Generic[K]):
             informer.add_handler(enqueue)
         return self
 
-    def informers(self) -> list[Informer]:
+    def informers(self) -> list[Informer | NamespacedInformer]:
         """Every cache, in the order to start and to wait for."""
         return list(self._caches)
 
@@ -127,8 +131,7 @@ class Controller(Generic[K]):
             SourceUnavailableError: A first LIST was refused (404: a CRD is missing; 403:
                 RBAC); nothing was written.
         """
-        for informer in self._caches:
-            informer.start()
+        self._start_caches()
         for informer in self._caches:
             try:
                 await informer.wait_synced()
@@ -137,9 +140,15 @@ class Controller(Generic[K]):
 
     async def start(self) -> None:
         """Start the caches and the workers (idempotent); workers wait for the caches."""
-        for informer in self._caches:
-            informer.start()
+        self._start_caches()
         self._workers.start()
+
+    def _start_caches(self) -> None:
+        # Once per start: a shared cache counts its users' starts and stops.
+        if not self._caches_started:
+            self._caches_started = True
+            for informer in self._caches:
+                informer.start()
 
     async def wait_synced(self) -> None:
         """Wait until every cache has listed once.
@@ -159,8 +168,10 @@ class Controller(Generic[K]):
     async def stop(self, grace: float = 3.0) -> None:
         """Stop the workers (running reconciles get ``grace`` seconds) and the caches."""
         await self._workers.stop(grace)
-        for informer in reversed(self._caches):
-            await informer.stop()
+        if self._caches_started:
+            self._caches_started = False
+            for informer in reversed(self._caches):
+                await informer.stop()
 
     async def run(self) -> None:
         """Run until cancelled (the :class:`~cluster_inventory.controller.manager.Runnable` part).

@@ -210,7 +210,9 @@ class Manager:
         if self.lease is None or not leading:
             await self._supervise(self.runnables)
             return False
-        self.elector = LeaderElector(hub, self.lease, registry=self.registry)
+        self.elector = LeaderElector(
+            hub, self.lease, registry=self.registry, background=kube.lease_loop()
+        )
         for runnable in leading:
             if hasattr(runnable, "elector"):
                 runnable.elector = self.elector

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client import REGISTRY, CollectorRegistry, Gauge
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 
 from cluster_inventory import kube
 from cluster_inventory.api import format_micro_time, objects
@@ -57,6 +57,7 @@ __all__ = [
 LABEL_SHARD_GROUP = "cluster-inventory.dev/shard-group"
 _FIELD_MANAGER = "cluster-inventory-shard"
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
+_UNKNOWN = object()
 _log = logging.getLogger("cluster_inventory.controller.sharding")
 
 
@@ -128,10 +129,16 @@ class ShardConfig:
 
 @dataclass(frozen=True)
 class ShardMetrics(kube.PerRegistry):
-    """``cluster_inventory_shard_replicas`` and ``cluster_inventory_shard_owned_members``."""
+    """The shard group as this replica sees it.
+
+    ``cluster_inventory_shard_replicas`` (live replicas), ``cluster_inventory_shard_owned_members``
+    and ``cluster_inventory_shard_membership_changes_total`` (changes of the live set after
+    joining: a replica joining, leaving or counted gone).
+    """
 
     replicas: Gauge
     owned_members: Gauge
+    membership_changes: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> ShardMetrics:
@@ -149,6 +156,12 @@ class ShardMetrics(kube.PerRegistry):
                 ["group"],
                 registry=registry,
             ),
+            Counter(
+                "cluster_inventory_shard_membership_changes",
+                "Changes of the live replicas of the shard group seen by this replica",
+                ["group"],
+                registry=registry,
+            ),
         )
 
 
@@ -159,11 +172,20 @@ class ShardMembership:
     election); :class:`~cluster_inventory.controller.Manager` adds it first when given a
     :class:`ShardConfig` and hands it to every runnable with a ``shard`` attribute.
 
+    The Lease is renewed, and the group's Leases watched, on a loop of their own
+    (:func:`cluster_inventory.kube.lease_loop`, with a connection of their own to the hub), so
+    a replica whose main loop is busy with thousands of members still renews on time and
+    still sees its peers' renewals when they happen (a peer's renewal read late would count
+    it gone). Changes of the live set reach this loop's handlers through
+    ``call_soon_threadsafe``.
+
     Args:
-        hub: Client of the hub holding the Leases.
+        hub: Client of the hub holding the Leases (cloned for the Lease loop).
         config: Group, identity and timings.
         clock: Monotonic seconds.
         registry: Where the shard metrics are registered.
+        background: The loop running renewals and the Lease watch (the process's Lease
+            loop by default).
     """
 
     needs_leader_election = False
@@ -175,30 +197,34 @@ class ShardMembership:
         *,
         clock: Callable[[], float] = time.monotonic,
         registry: CollectorRegistry = REGISTRY,
+        background: kube.BackgroundLoop | None = None,
     ) -> None:
         self.hub = hub
         self.config = config
         self.lease = lease_name(config.group, config.identity)
         self._clock = clock
         self._metrics = ShardMetrics.for_registry(registry)
-        self._leases = Informer(
-            hub,
-            kube.LEASES,
-            namespace=config.namespace,
-            label_selector=f"{LABEL_SHARD_GROUP}={config.group}",
-            name=f"shard group {config.group} Leases",
-        )
-        self._leases.add_handler(lambda *_: self._refresh())
+        self._lateness = kube.LeaseMetrics.for_registry(registry).lateness.labels("shard")
+        self._background = background or kube.lease_loop()
+        self._main: asyncio.AbstractEventLoop | None = None
+        # On the Lease loop: its client, the Leases' watch, what it saw and our renewals.
+        self._lease_hub: kube.ApiClient | None = None
+        self._leases: Informer | None = None
+        self._leases_name = f"shard group {config.group} Leases"
         #: Lease name -> (record, when we saw it change, duration in seconds).
         self._seen: dict[str, tuple[tuple[Any, ...], float, float]] = {}
         self._renewed_at: float | None = None
+        self._view: tuple[str, ...] = ()
+        # On the main loop: the live replicas as last published, and the handlers.
         self._replicas: tuple[str, ...] = ()
+        #: Owner of each member asked about, for the current ``_replicas``.
+        self._owners: dict[str, str | None] = {}
         self._handlers: list[Callable[[], None]] = []
         self._prepared = False
         self._settled = False
         self._owned = 0
 
-    # -- the view ----------------------------------------------------------------------
+    # -- the view (main loop) ----------------------------------------------------------
     @property
     def replicas(self) -> tuple[str, ...]:
         """Live replica identities, sorted (this one included while its Lease is good)."""
@@ -206,7 +232,13 @@ class ShardMembership:
 
     def owner(self, member: str) -> str | None:
         """The live replica owning ``member`` (None before this replica has settled)."""
-        return rendezvous_owner(member, self._replicas) if self._settled else None
+        if not self._settled:
+            return None
+        found = self._owners.get(member, _UNKNOWN)
+        if found is _UNKNOWN:
+            # Memoized per view: a placement asks for every registration at once.
+            found = self._owners[member] = rendezvous_owner(member, self._replicas)
+        return found  # type: ignore[return-value]
 
     def owns(self, member: str) -> bool:
         """True if this replica owns ``member`` now (see the module docstring)."""
@@ -225,7 +257,24 @@ class ShardMembership:
         self._owned = count
         self._metrics.owned_members.labels(self.config.group).set(count)
 
+    def _publish(self, live: tuple[str, ...]) -> None:
+        if live == self._replicas:
+            return
+        self._replicas = live
+        self._owners.clear()
+        if self._settled:
+            self._notify()
+
+    def _notify(self) -> None:
+        for handler in self._handlers:
+            try:
+                handler()
+            except Exception:  # one faulty handler must not stop the membership
+                _log.exception("shard membership handler failed")
+
+    # -- the Lease loop ----------------------------------------------------------------
     def _live(self, now: float) -> tuple[str, ...]:
+        assert self._leases is not None
         live: set[str] = set()
         for lease in self._leases.items():
             identity = str(objects.spec(lease).get("holderIdentity") or "")
@@ -244,6 +293,8 @@ class ShardMembership:
         return tuple(sorted(live))
 
     def _refresh(self) -> None:
+        if self._leases is None:
+            return
         now = self._clock()
         for lease in self._leases.items():
             name = str(objects.meta(lease).get("name"))
@@ -257,11 +308,13 @@ class ShardMembership:
         for gone in set(self._seen) - present:
             del self._seen[gone]
         live = self._live(now)
-        if live == self._replicas:
+        if live == self._view:
             return
-        joined, left = set(live) - set(self._replicas), set(self._replicas) - set(live)
-        self._replicas = live
+        joined, left = set(live) - set(self._view), set(self._view) - set(live)
+        self._view = live
         self._metrics.replicas.labels(self.config.group).set(len(live))
+        if self._settled:
+            self._metrics.membership_changes.labels(self.config.group).inc()
         _log.info(
             "shard group %s: %d replicas (joined %s, left %s)",
             self.config.group,
@@ -270,17 +323,9 @@ class ShardMembership:
             sorted(left) or "-",
             extra={"object": self.config.identity},
         )
-        if self._settled:
-            self._notify()
+        if self._main is not None:
+            self._main.call_soon_threadsafe(self._publish, live)
 
-    def _notify(self) -> None:
-        for handler in self._handlers:
-            try:
-                handler()
-            except Exception:  # one faulty handler must not stop the membership
-                _log.exception("shard membership handler failed")
-
-    # -- the Lease ---------------------------------------------------------------------
     def _body(self) -> dict[str, Any]:
         cfg = self.config
         return {
@@ -299,11 +344,12 @@ class ShardMembership:
         }
 
     async def renew(self) -> bool:
-        """Write our Lease once (server-side apply); True if the hub took it."""
+        """Write our Lease once (server-side apply; on the Lease loop); True if the hub took it."""
         started = self._clock()
+        hub = self._lease_hub or self.hub
         try:
             await asyncio.wait_for(
-                kube.apply(self.hub, kube.LEASES, self._body(), field_manager=_FIELD_MANAGER),
+                kube.apply(hub, kube.LEASES, self._body(), field_manager=_FIELD_MANAGER),
                 timeout=self.config.renew_interval * 2,
             )
         except (kube.KubeError, TimeoutError) as exc:
@@ -311,6 +357,69 @@ class ShardMembership:
             return False
         self._renewed_at = started
         return True
+
+    async def _join(self) -> None:
+        """On the Lease loop: a client, the Lease watch listed once, our Lease written."""
+        self._lease_hub = await kube.clone_client(self.hub)
+        self._leases = Informer(
+            self._lease_hub,
+            kube.LEASES,
+            namespace=self.config.namespace,
+            label_selector=f"{LABEL_SHARD_GROUP}={self.config.group}",
+            name=self._leases_name,
+        )
+        self._leases.add_handler(lambda *_: self._refresh())
+        self._leases.start()
+        try:
+            await self._leases.wait_synced()
+        except kube.KubeAPIError as exc:
+            raise kube.SourceUnavailableError(self._leases_name, str(exc)) from None
+        if not await self.renew():
+            raise kube.SourceUnavailableError(
+                f"shard Lease {self.config.namespace}/{self.lease}", "cannot be written"
+            )
+        self._refresh()
+
+    async def _settle(self) -> None:
+        """On the Lease loop: publish the view; count membership changes from now on."""
+        self._view = ()
+        self._refresh()
+        self._settled = True
+
+    async def _keep(self) -> None:
+        """On the Lease loop: renew on schedule and expire silent peers, until cancelled."""
+        cfg = self.config
+        next_renew = self._clock() + cfg.renew_interval
+        while True:
+            now = self._clock()
+            wake = [next_renew]
+            wake += [seen + dur for _, seen, dur in self._seen.values() if seen + dur > now]
+            if self._renewed_at is not None:
+                wake.append(self._renewed_at + cfg.lease_duration)
+            await asyncio.sleep(max(0.05, min(wake) - now + 0.01))
+            now = self._clock()
+            if now >= next_renew:
+                self._lateness.observe(now - next_renew)
+                await self.renew()
+                next_renew = self._clock() + cfg.renew_interval
+            self._refresh()
+
+    async def _leave(self) -> None:
+        """On the Lease loop: delete our Lease, stop the watch, close the client."""
+        if self._renewed_at is not None and self._lease_hub is not None:
+            with contextlib.suppress(kube.KubeError, TimeoutError):
+                await asyncio.wait_for(
+                    kube.delete(
+                        self._lease_hub, kube.LEASES, self.lease, namespace=self.config.namespace
+                    ),
+                    timeout=3,
+                )
+        self._renewed_at = None
+        if self._leases is not None:
+            await self._leases.stop()
+        if self._lease_hub is not None:
+            await self._lease_hub.close()
+            self._lease_hub = None
 
     # -- Runnable ----------------------------------------------------------------------
     async def prepare(self) -> None:
@@ -324,20 +433,12 @@ class ShardMembership:
         if self._prepared:
             return
         self._prepared = True
-        self._leases.start()
-        try:
-            await self._leases.wait_synced()
-        except kube.KubeAPIError as exc:
-            raise kube.SourceUnavailableError(self._leases.name, str(exc)) from None
-        if not await self.renew():
-            raise kube.SourceUnavailableError(
-                f"shard Lease {self.config.namespace}/{self.lease}", "cannot be written"
-            )
-        self._refresh()
+        self._main = asyncio.get_running_loop()
+        await self._background.run(self._join())
         if self.config.settle:
             await asyncio.sleep(self.config.settle)
-        self._settled = True
-        self._refresh()
+        await self._background.run(self._settle())
+        await asyncio.sleep(0)  # the published view is handled before we report it
         _log.info(
             "shard group %s: joined as %s with %d replicas",
             self.config.group,
@@ -347,21 +448,9 @@ class ShardMembership:
         self._notify()
 
     async def run(self) -> None:
-        """Renew our Lease and expire silent peers until cancelled."""
+        """Renew our Lease and expire silent peers (on the Lease loop) until cancelled."""
         await self.prepare()
-        cfg = self.config
-        next_renew = self._clock() + cfg.renew_interval
-        while True:
-            now = self._clock()
-            wake = [next_renew]
-            wake += [seen + dur for _, seen, dur in self._seen.values() if seen + dur > now]
-            if self._renewed_at is not None:
-                wake.append(self._renewed_at + cfg.lease_duration)
-            await asyncio.sleep(max(0.05, min(wake) - now + 0.01))
-            if self._clock() >= next_renew:
-                await self.renew()
-                next_renew = self._clock() + cfg.renew_interval
-            self._refresh()
+        await self._background.run(self._keep())
 
     def ready(self) -> bool:
         """``/readyz``: joined the group (our Lease written, peers listed)."""
@@ -373,11 +462,4 @@ class ShardMembership:
             return
         self._prepared = False
         self._settled = False
-        if self._renewed_at is not None:
-            with contextlib.suppress(kube.KubeError, TimeoutError):
-                await asyncio.wait_for(
-                    kube.delete(self.hub, kube.LEASES, self.lease, namespace=self.config.namespace),
-                    timeout=3,
-                )
-        self._renewed_at = None
-        await self._leases.stop()
+        await self._background.run(self._leave())

@@ -30,7 +30,7 @@ from cluster_inventory.dashboard.overview import Overview, build
 from cluster_inventory.integrations.placement import PLACEMENTS
 from cluster_inventory.integrations.sync import argocd, multikueue
 from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
-from cluster_inventory.kube.informer import Informer, object_key, strip_managed_fields
+from cluster_inventory.kube.informer import object_key, strip_managed_fields
 
 __all__ = ["HubState", "Source"]
 
@@ -43,13 +43,13 @@ class Source:
 
     Attributes:
         name: What the page calls it (``ClusterProfiles``, ``Argo CD Secrets``, ...).
-        informers: Its informers (one per namespace, or one for all).
+        informer: Its informer (over every watched namespace, or all).
         state: ``syncing``, ``ok`` or ``unavailable``.
         reason: Why it is unavailable, or why reading it fails now ("" when it works).
     """
 
     name: str
-    informers: list[Informer]
+    informer: kube.NamespacedInformer
     state: str = "syncing"
     reason: str = ""
 
@@ -57,12 +57,12 @@ class Source:
         """Every cached object (none unless synced)."""
         if self.state != "ok":
             return []
-        return [obj for informer in self.informers for obj in informer.items()]
+        return self.informer.items()
 
     @property
     def failure(self) -> str:
         """Why reading fails right now (the cache keeps the last good view), or ""."""
-        return next((i.failure for i in self.informers if i.failure), "")
+        return self.informer.failure or ""
 
 
 class HubState:
@@ -91,6 +91,8 @@ class HubState:
         self._views: dict[str, tuple[str, ProfileView]] = {}
         self._overview: tuple[int, Overview] | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        #: Sources started and not stopped yet (each informer's users are counted).
+        self._running: list[Source] = []
 
     # -- change notification -----------------------------------------------------------
     def _bump(self, *_: object) -> None:
@@ -105,23 +107,15 @@ class HubState:
         return self.generation
 
     # -- sources -----------------------------------------------------------------------
-    def _informers(
+    def _informer(
         self, resource: kube.Resource, namespaces: Sequence[str | None], **options: Any
-    ) -> list[Informer]:
-        informers = [
-            Informer(
-                self.client,
-                resource,
-                namespace=ns,
-                name=f"dashboard {resource.kind} {ns or 'all namespaces'}",
-                **options,
-            )
-            for ns in namespaces
-        ]
-        for informer in informers:
-            informer.add_handler(self._bump)
-            informer.add_health_handler(self._bump)
-        return informers
+    ) -> kube.NamespacedInformer:
+        informer = kube.InformerCache.for_client(self.client).informer(
+            resource, namespaces=namespaces, name=f"dashboard {resource.kind}", **options
+        )
+        informer.add_handler(self._bump)
+        informer.add_health_handler(self._bump)
+        return informer
 
     async def start(self) -> None:
         """Start every informer; return once the profiles are listed.
@@ -138,18 +132,18 @@ class HubState:
         self.sources = {
             "profiles": Source(
                 "ClusterProfiles",
-                self._informers(profiles, scoped, transform=strip_managed_fields),
+                self._informer(profiles, scoped, transform=strip_managed_fields),
             ),
             "placements": Source(
-                "Placements", self._informers(PLACEMENTS, scoped, transform=strip_managed_fields)
+                "Placements", self._informer(PLACEMENTS, scoped, transform=strip_managed_fields)
             ),
             "decisions": Source(
                 "PlacementDecisions",
-                self._informers(kube.PLACEMENT_DECISIONS, scoped, transform=strip_managed_fields),
+                self._informer(kube.PLACEMENT_DECISIONS, scoped, transform=strip_managed_fields),
             ),
             "argocd": Source(
                 f"Argo CD cluster Secrets ({self.argocd_namespace})",
-                self._informers(
+                self._informer(
                     kube.SECRETS,
                     [self.argocd_namespace],
                     label_selector=f"{argocd.LABEL_SECRET_TYPE}=cluster,"
@@ -160,7 +154,7 @@ class HubState:
             ),
             "multikueue": Source(
                 "MultiKueueClusters",
-                self._informers(
+                self._informer(
                     multikueue.MULTIKUEUE_CLUSTERS,
                     [None],
                     label_selector=f"{managed_by}{multikueue.FIELD_MANAGER}",
@@ -169,8 +163,8 @@ class HubState:
             ),
         }
         for source in self.sources.values():
-            for informer in source.informers:
-                informer.start()
+            source.informer.start()
+        self._running = list(self.sources.values())
         required = self.sources["profiles"]
         try:
             await self._synced(required)
@@ -182,7 +176,7 @@ class HubState:
                 self._tasks.append(asyncio.get_running_loop().create_task(self._optional(source)))
 
     async def _synced(self, source: Source) -> None:
-        await asyncio.gather(*(i.wait_synced() for i in source.informers))
+        await source.informer.wait_synced()
         source.state = "ok"
         self._bump()
 
@@ -192,17 +186,17 @@ class HubState:
         except kube.KubeAPIError as exc:
             source.state, source.reason = "unavailable", _why(exc)
             _log.info("dashboard: %s: %s", source.name, source.reason)
-            for informer in source.informers:
-                await informer.stop()
+            await source.informer.stop()
             self._bump()
 
     async def stop(self) -> None:
         """Stop every informer and task."""
         tasks, self._tasks = self._tasks, []
         await kube.cancel_and_wait(*tasks)
-        for source in self.sources.values():
-            for informer in source.informers:
-                await informer.stop()
+        running, self._running = self._running, []
+        for source in running:
+            if source.state != "unavailable":  # an unavailable one was stopped already
+                await source.informer.stop()
         self._bump()  # wake every waiter: a stream ends with the state
 
     # -- snapshots ---------------------------------------------------------------------

@@ -13,10 +13,12 @@ from cluster_inventory.kube._client import (
     ClusterConnection,
     TokenSource,
     UnauthorizedHook,
+    clone_client,
     connection_from_in_cluster,
     connection_from_kubeconfig,
     load_connection,
     new_client,
+    shared_ssl_context,
     ssl_context_for,
 )
 from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
@@ -30,6 +32,7 @@ from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._loop import EVENT_LOOP_ENV, event_loop_factory, run
 from cluster_inventory.kube._metrics import (
     RECONCILE_RESULTS,
+    LeaseMetrics,
     PerRegistry,
     ReconcileMetrics,
     collectors_for,
@@ -47,6 +50,8 @@ from cluster_inventory.kube._resources import (
 )
 from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
+from cluster_inventory.kube.background import BackgroundLoop, lease_loop
+from cluster_inventory.kube.cache import InformerCache, NamespacedInformer
 from cluster_inventory.kube.errors import *  # noqa: F403 - listed once, in errors.__all__
 from cluster_inventory.kube.resources import *  # noqa: F403 - listed once, in resources.__all__
 
@@ -54,9 +59,13 @@ __all__ = [
     "EVENT_LOOP_ENV",
     "RECONCILE_RESULTS",
     "ApiClient",
+    "BackgroundLoop",
     "CRDNotEstablishedError",
     "ClusterConnection",
     "FieldValidation",
+    "InformerCache",
+    "LeaseMetrics",
+    "NamespacedInformer",
     "PerRegistry",
     "ReconcileMetrics",
     "Resource",
@@ -65,6 +74,7 @@ __all__ = [
     "UnauthorizedHook",
     "apply",
     "cancel_and_wait",
+    "clone_client",
     "gather_bounded",
     "cluster_profiles_resource",
     "collectors_for",
@@ -77,6 +87,7 @@ __all__ = [
     "get",
     "get_text",
     "known_kind",
+    "lease_loop",
     "list_objects",
     "load_connection",
     "new_client",
@@ -85,6 +96,7 @@ __all__ = [
     "request_service_account_token",
     "resolve_kind",
     "run",
+    "shared_ssl_context",
     "ssl_context_for",
     *errors.__all__,
     *resources.__all__,

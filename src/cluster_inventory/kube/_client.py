@@ -34,10 +34,12 @@ __all__ = [
     "SocksProxyError",
     "TokenSource",
     "UnauthorizedHook",
+    "clone_client",
     "connection_from_in_cluster",
     "connection_from_kubeconfig",
     "load_connection",
     "new_client",
+    "shared_ssl_context",
     "ssl_context_for",
 ]
 
@@ -238,6 +240,41 @@ def ssl_context_for(conn: ClusterConnection) -> ssl.SSLContext:
     return ctx
 
 
+#: TLS material -> the context built from it, shared by every client with that material.
+_SHARED_CONTEXTS: dict[tuple[bytes | None, bytes | None, bytes | None, bool], ssl.SSLContext] = {}
+#: Contexts kept at most (the oldest goes first); a fleet has a few CAs and credentials.
+_SHARED_CONTEXTS_MAX = 256
+
+
+def shared_ssl_context(conn: ClusterConnection) -> ssl.SSLContext:
+    """The TLS client context for ``conn``, shared with every connection of the same material.
+
+    A context loads its CA bundle and client key once; members registered with the same CA
+    and client credential (a fleet issued by one CA, a cluster manager with one identity)
+    share one instead of building one each: at thousands of members, the contexts were a
+    sixth of a replica's start-up CPU and a large part of its memory (``docs/scale.md``).
+    The context is never changed after it is built (the server name is given per request),
+    so sharing it among clients and threads is safe. Callers must not change it either; one
+    that wants its own uses :func:`ssl_context_for`.
+
+    Raises:
+        KubeConfigError: The CA or client certificate cannot be loaded.
+    """
+    key = (
+        conn.ca_data,
+        conn.client_cert_data,
+        conn.client_key_data,
+        conn.insecure_skip_tls_verify,
+    )
+    ctx = _SHARED_CONTEXTS.get(key)
+    if ctx is None:
+        ctx = ssl_context_for(conn)
+        if len(_SHARED_CONTEXTS) >= _SHARED_CONTEXTS_MAX:
+            _SHARED_CONTEXTS.pop(next(iter(_SHARED_CONTEXTS)))
+        _SHARED_CONTEXTS[key] = ctx
+    return ctx
+
+
 class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
     """kubernetes_asyncio's REST client with a caller-supplied TLS context.
 
@@ -256,6 +293,7 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         on_unauthorized: UnauthorizedHook | None = None,
     ) -> None:
         self.server_hostname = configuration.tls_server_name
+        self.ssl_context = ssl_context
         self.proxy, connector = proxy_connector(
             configuration.proxy, limit=configuration.connection_pool_maxsize, ssl=ssl_context
         )
@@ -473,7 +511,7 @@ async def new_client(
             f"{conn.name or conn.server}: the user is an exec plugin; build the client with "
             "cluster_inventory.credentials.hub_client, which runs it"
         )
-    ctx = ssl_context_for(conn)
+    ctx = shared_ssl_context(conn)
     config = Configuration(host=conn.server.rstrip("/"))
     config.tls_server_name = conn.tls_server_name
     config.verify_ssl = not conn.insecure_skip_tls_verify
@@ -499,3 +537,55 @@ async def new_client(
         on_unauthorized=on_unauthorized,
     )
     return _ApiClient(config, rest_client)
+
+
+async def clone_client(client: ApiClient) -> ApiClient:
+    """A new client reaching the same server as ``client``, bound to the running event loop.
+
+    An aiohttp session belongs to the loop it was made in; work that runs on a loop of its
+    own (Lease renewals, :mod:`cluster_inventory.kube.background`) needs its own session to the
+    same hub. The clone shares the TLS context and credential of ``client``; a credential
+    refreshed per request (exec plugins) is still refreshed by the original's token source,
+    run on the loop that owns it.
+
+    Args:
+        client: A client made by :func:`new_client` (or ``credentials.hub_client``).
+
+    Returns:
+        A new client; close it with ``await .close()`` on the loop that made it.
+
+    Raises:
+        TypeError: ``client`` was not made by :func:`new_client`.
+    """
+    import asyncio
+    import copy
+
+    rest = client.rest_client
+    if not isinstance(rest, _RESTClient):
+        raise TypeError("clone_client needs a client made by kube.new_client")
+    config = copy.copy(client.configuration)
+    config.api_key = dict(client.configuration.api_key)
+    token_source: TokenSource | None = rest._token_source
+    hook = client.configuration.refresh_api_key_hook
+    if token_source is not None and hook is not None:
+        origin = _client_loop(rest)
+        source = token_source
+
+        async def fetch() -> str:
+            return await source()
+
+        async def from_origin() -> str:
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(fetch(), origin))
+
+        async def refresh(cfg: Any) -> None:
+            cfg.api_key["BearerToken"] = f"Bearer {await from_origin()}"
+
+        config.refresh_api_key_hook = refresh
+        token_source = from_origin
+    clone = _RESTClient(config, rest.ssl_context, trust_env=False, token_source=token_source)
+    return _ApiClient(config, clone)
+
+
+def _client_loop(rest: _RESTClient) -> Any:
+    """The event loop a REST client's session belongs to."""
+    return rest.pool_manager._loop

@@ -127,3 +127,34 @@ class ReconcileMetrics(PerRegistry):
             counter.labels(controller)
         self.max_concurrent.labels(controller).set(max_concurrent)
         self.active_workers.labels(controller).set(0)
+
+
+#: Buckets of Lease renewal lateness (seconds): a renewal is due every 2 s (shard) or 2 s
+#: (leader retry period); lateness past the Lease duration (10-15 s) costs the Lease.
+_LATENESS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0)
+
+
+@dataclass(frozen=True)
+class LeaseMetrics(PerRegistry):
+    """How late this process renews its Leases (``lease``: ``shard`` or ``leader``).
+
+    ``cluster_inventory_lease_renewal_lateness_seconds``: seconds between when a renewal was
+    due and when its request started. Renewals run on their own loop
+    (:mod:`cluster_inventory.kube.background`); this shows they keep their schedule when the
+    rest of the process is busy.
+    """
+
+    lateness: Histogram
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> LeaseMetrics:
+        """Create and register the collectors in ``registry`` (use :meth:`for_registry`)."""
+        return cls(
+            Histogram(
+                "cluster_inventory_lease_renewal_lateness_seconds",
+                "Seconds between when a Lease renewal was due and when it started",
+                ["lease"],
+                buckets=_LATENESS_BUCKETS,
+                registry=registry,
+            )
+        )

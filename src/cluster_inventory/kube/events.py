@@ -21,7 +21,7 @@ from cluster_inventory.kube._resources import create
 from cluster_inventory.kube.errors import AlreadyExistsError, KubeError
 from cluster_inventory.kube.resources import EVENTS
 
-__all__ = ["record_event"]
+__all__ = ["object_reference", "record_event"]
 
 _log = logging.getLogger(__name__)
 
@@ -86,3 +86,17 @@ async def record_event(
         _log.warning("cannot record event: %s", exc, extra={"object": name})
         return False
     return True
+
+
+def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
+    """``{apiVersion, kind, namespace, name, uid}`` of an API object (an Event's ``regarding``)."""
+    meta = obj.get("metadata") or {}
+    ref = {
+        "apiVersion": str(obj.get("apiVersion") or "v1"),
+        "kind": str(obj.get("kind") or "Secret"),
+        "name": str(meta.get("name") or ""),
+    }
+    for key in ("namespace", "uid"):
+        if meta.get(key):
+            ref[key] = str(meta[key])
+    return ref

@@ -19,6 +19,7 @@ import asyncio
 import json
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -151,6 +152,8 @@ class Informer:
         self._warned = False  # "cannot reach the server" said for the current failures
         self._health_handlers: list[Callable[[], None]] = []
         self._rv = ""
+        #: Monotonic time of the last answer from the server (a list, an event, a bookmark).
+        self.last_heard: float | None = None
         self._task: asyncio.Task[None] | None = None
         self._indexers: dict[str, Callable[[dict[str, Any]], Iterable[str]]] = {}
         self._indices: dict[str, dict[str, set[str]]] = {}
@@ -337,6 +340,7 @@ class Informer:
             if not cont:
                 break
         self.lists += 1
+        self.last_heard = time.monotonic()
         for key in [k for k in self._store if k not in items]:
             self._apply(DELETED, self._store[key])  # synthetic delete after a relist
         for key, obj in items.items():
@@ -374,6 +378,7 @@ class Informer:
                 )
             self._set_failure(None)
             async for line in response.content:
+                self.last_heard = time.monotonic()
                 if not line.strip():
                     continue
                 event = json.loads(line)

@@ -8,6 +8,10 @@ clock is never trusted). Every write is an optimistic update on the read
 ``renew_deadline`` steps down. On a clean stop the Lease is released (holder cleared,
 duration 1 s) so a successor starts at once. Defaults are client-go's: 15 s / 10 s / 2 s.
 The clock and sleep are injectable so tests need not wait.
+
+Given a :class:`~cluster_inventory.kube.background.BackgroundLoop`, the leader renews there,
+with its own hub connection, as client-go renews on a goroutine of its own: a leader whose
+main loop is busy with its work still renews on time.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from cluster_inventory.api import format_micro_time
+from cluster_inventory.kube._client import clone_client
 from cluster_inventory.kube._k8s import ApiClient
-from cluster_inventory.kube._metrics import collectors_for
+from cluster_inventory.kube._metrics import LeaseMetrics, collectors_for
 from cluster_inventory.kube._resources import request
 from cluster_inventory.kube._tasks import cancel_and_wait
+from cluster_inventory.kube.background import BackgroundLoop
 from cluster_inventory.kube.errors import (
     ConflictError,
     ForbiddenError,
@@ -91,6 +97,7 @@ class LeaderElector:
         clock: Monotonic seconds.
         sleep: Awaitable sleep.
         registry: Where ``leader_election_master_status`` is registered.
+        background: Renew on this loop (with a clone of ``client``) instead of the caller's.
     """
 
     def __init__(
@@ -101,8 +108,11 @@ class LeaderElector:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         registry: CollectorRegistry = REGISTRY,
+        background: BackgroundLoop | None = None,
     ) -> None:
         self.client = client
+        self.background = background
+        self._lateness = LeaseMetrics.for_registry(registry).lateness.labels("leader")
         self.config = config
         self._clock = clock
         self._sleep = sleep
@@ -143,16 +153,20 @@ class LeaderElector:
             "leaseTransitions": transitions if mine or not old else transitions + 1,
         }
 
-    async def try_acquire_or_renew(self) -> bool:
+    async def try_acquire_or_renew(self, client: ApiClient | None = None) -> bool:
         """One attempt (client-go's ``tryAcquireOrRenew``); True if we hold the Lease after it.
+
+        Args:
+            client: The client to use (the elector's own by default).
 
         Raises:
             KubeAPIError: The server refused for a reason other than a lost race (a create
                 answered 404: the namespace does not exist).
         """
         cfg = self.config
+        client = client or self.client
         try:
-            current = await request(self.client, "GET", self._path(cfg.name), target=self._target())
+            current = await request(client, "GET", self._path(cfg.name), target=self._target())
         except NotFoundError:
             body = {
                 "apiVersion": "coordination.k8s.io/v1",
@@ -162,7 +176,7 @@ class LeaderElector:
             }
             try:
                 self._lease = await request(
-                    self.client, "POST", self._path(), body=body, target=self._target()
+                    client, "POST", self._path(), body=body, target=self._target()
                 )
             except ConflictError:
                 return False  # another candidate created it first
@@ -178,7 +192,7 @@ class LeaderElector:
         updated = {**current, "spec": {**spec, **self._spec(current)}}
         try:
             self._lease = await request(
-                self.client, "PUT", self._path(cfg.name), body=updated, target=self._target()
+                client, "PUT", self._path(cfg.name), body=updated, target=self._target()
             )
         except (ConflictError, NotFoundError):
             return False  # someone else wrote first, or deleted it since our read
@@ -217,14 +231,20 @@ class LeaderElector:
         self._leader = value
         self._gauge.labels(self.config.name).set(1 if value else 0)
 
-    async def hold(self) -> None:
-        """Renew every ``retry_period``; return once renewals failed for ``renew_deadline``."""
+    async def hold(self, client: ApiClient | None = None) -> None:
+        """Renew every ``retry_period``; return once renewals failed for ``renew_deadline``.
+
+        Args:
+            client: The client to renew with (the elector's own by default).
+        """
         last_ok = self._clock()
         while True:
+            due = self._clock() + self.config.retry_period
             await self._sleep(self.config.retry_period)
+            self._lateness.observe(max(0.0, self._clock() - due))
             try:
                 ok = await asyncio.wait_for(
-                    self.try_acquire_or_renew(), timeout=self.config.renew_deadline
+                    self.try_acquire_or_renew(client), timeout=self.config.renew_deadline
                 )
             except (KubeError, TimeoutError) as exc:
                 _log.warning("leader election: renew failed: %s", exc)
@@ -235,6 +255,18 @@ class LeaderElector:
                 self._set_leader(False)
                 _log.error("leader election: %s lost %s", self.config.identity, self._target())
                 return
+
+    async def _hold_in_background(self, background: BackgroundLoop) -> None:
+        """:meth:`hold` on ``background`` with a client of its own (closed when it ends)."""
+
+        async def there() -> None:
+            client = await clone_client(self.client)
+            try:
+                await self.hold(client)
+            finally:
+                await client.close()
+
+        await background.run(there())
 
     def _leader_still_valid(self, last_ok: float) -> bool:
         if self.holder and self.holder != self.config.identity:
@@ -278,7 +310,9 @@ class LeaderElector:
         """
         await self.acquire()
         work_task = asyncio.ensure_future(work())
-        hold_task = asyncio.ensure_future(self.hold())
+        hold_task = asyncio.ensure_future(
+            self.hold() if self.background is None else self._hold_in_background(self.background)
+        )
         try:
             done, _ = await asyncio.wait(
                 {work_task, hold_task}, return_when=asyncio.FIRST_COMPLETED

@@ -22,6 +22,7 @@ class ManagerMetrics(kube.PerRegistry):
     source_failing: Gauge
     held_profiles: Gauge
     profiles: Gauge
+    health_transitions: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> ManagerMetrics:
@@ -61,6 +62,12 @@ class ManagerMetrics(kube.PerRegistry):
                 "cluster_inventory_profiles",
                 "ClusterProfiles this manager keeps, by namespace and ControlPlaneHealthy status",
                 ["namespace", "control_plane_healthy"],
+                registry=registry,
+            ),
+            health_transitions=Counter(
+                "cluster_inventory_member_health_transitions",
+                "Changes of a member connection's ControlPlaneHealthy, by the new status",
+                ["status"],
                 registry=registry,
             ),
         )

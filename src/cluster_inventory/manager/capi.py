@@ -24,29 +24,30 @@ or fixed sets for every Cluster. A Cluster that names none is not a member.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import yaml
-
-from cluster_inventory import _yaml, kube
+from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import PROJECT_DOMAIN, PROPERTY_VALUE_MAX_LENGTH
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
+from cluster_inventory.manager.capi_clusters import (
+    CAPI_KUBECONFIG_KEY,
+    CAPI_SECRET_TYPE,
+    CLUSTERS,
+    LABEL_CAPI_CLUSTER_NAME,
+    PROPERTY_CAPI_VERSION,
+    cluster_registration,
+    control_plane_initialized,
+    kubeconfig_secret_name,
+    parse_capi_kubeconfig,
+    strip_unused_data,
+)
 from cluster_inventory.manager.names import (
-    ANNOTATION_CLUSTERSETS,
-    ANNOTATION_DISPLAY_NAME,
     LABEL_CAPI_CLUSTERSET,
 )
 from cluster_inventory.manager.registration import (
     Registration,
     RegistrationError,
-    check_tls_material,
-    is_dns_label,
-    object_reference,
-    parse_clustersets,
 )
 
 __all__ = [
@@ -58,136 +59,9 @@ __all__ = [
     "PROPERTY_CAPI_VERSION",
     "ClusterAPISource",
     "cluster_registration",
+    "parse_capi_kubeconfig",
+    "strip_unused_data",
 ]
-
-#: Cluster API's ``Cluster`` (the storage version of v1.13).
-CLUSTERS = kube.Resource(
-    group="cluster.x-k8s.io", version="v1beta2", plural="clusters", kind="Cluster"
-)
-#: Type of the Secrets Cluster API writes (kubeconfig, CA, etcd ...).
-CAPI_SECRET_TYPE = "cluster.x-k8s.io/secret"  # noqa: S105 - a type name, not a secret
-#: Label on those Secrets naming their Cluster.
-LABEL_CAPI_CLUSTER_NAME = "cluster.x-k8s.io/cluster-name"
-#: Key of the kubeconfig Secret that holds the admin kubeconfig.
-CAPI_KUBECONFIG_KEY = "value"
-#: Property carrying the Cluster's declared version (``spec.topology.version``).
-PROPERTY_CAPI_VERSION = f"version.cluster-api.{PROJECT_DOMAIN}"
-
-
-def _kubeconfig_secret_name(cluster: str) -> str:
-    return f"{cluster}-kubeconfig"
-
-
-def _strip_unused_data(secret: dict[str, Any]) -> dict[str, Any]:
-    """Keep data only of kubeconfig Secrets (CA, etcd keys never cached); no managedFields."""
-    strip_managed_fields(secret)
-    name = str(objects.meta(secret).get("name") or "")
-    if name.endswith("-kubeconfig") or "data" not in secret:
-        return secret
-    return {k: v for k, v in secret.items() if k not in ("data", "stringData")}
-
-
-def _placeholder(namespace: str, name: str) -> kube.ClusterConnection:
-    """A connection that is never dialled: the key of a member that is not ready yet."""
-    return kube.ClusterConnection(
-        server=f"https://{name}.{namespace}.cluster-api.invalid", name=f"{namespace}/{name}"
-    )
-
-
-def parse_capi_kubeconfig(secret: Mapping[str, Any]) -> kube.ClusterConnection:
-    """The connection in a Cluster API kubeconfig Secret (key ``value``, current context).
-
-    Raises:
-        RegistrationError: The key is missing, not base64, not a kubeconfig, or lacks a
-            server; the error names the Secret and ``data.value``.
-    """
-    meta = objects.meta(secret)
-    source = f"Secret {meta.get('namespace')}/{meta.get('name')}"
-    field = f"data.{CAPI_KUBECONFIG_KEY}"
-    raw = _mapping(secret.get("data")).get(CAPI_KUBECONFIG_KEY)
-    if not raw:
-        raise RegistrationError(source, field, "is missing")
-    try:
-        text = base64.b64decode(raw, validate=True).decode()
-        doc = _yaml.load(text)
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, yaml.YAMLError):
-        raise RegistrationError(source, field, "is not a base64-encoded kubeconfig") from None
-    if not isinstance(doc, Mapping):
-        raise RegistrationError(source, field, "is not a kubeconfig")
-    try:
-        conn = kube.connection_from_kubeconfig(doc, inline_only=True)
-    except kube.KubeConfigError as exc:
-        raise RegistrationError(source, field, str(exc)) from None
-    check_tls_material(conn, source, field)  # a bad rotation keeps the last good one
-    return conn
-
-
-def cluster_registration(
-    cluster: Mapping[str, Any],
-    connection: kube.ClusterConnection | None,
-    *,
-    clusterset_label: str = LABEL_CAPI_CLUSTERSET,
-    default_clustersets: Sequence[str] = (),
-    not_ready: tuple[str, str] | None = None,
-) -> Registration | None:
-    """The registration of one Cluster, or None when it names no cluster set.
-
-    Args:
-        cluster: The ``Cluster`` object.
-        connection: The member connection from its kubeconfig Secret, or None if there is
-            none usable (then ``not_ready`` must say why).
-        clusterset_label: Label key naming the Cluster's cluster set.
-        default_clustersets: Sets for a Cluster without label or annotation.
-        not_ready: ``(reason, message)`` that keeps the member from being contacted.
-
-    Raises:
-        RegistrationError: The name is not a DNS-1123 label or a cluster set name is bad.
-    """
-    meta = objects.meta(cluster)
-    name = str(meta.get("name") or "")
-    namespace = str(meta.get("namespace") or "")
-    source = f"Cluster {namespace}/{name}"
-    labels = objects.labels_of(cluster)
-    annotations = objects.annotations_of(cluster)
-    if annotations.get(ANNOTATION_CLUSTERSETS):
-        field = f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]"
-        sets = parse_clustersets(annotations[ANNOTATION_CLUSTERSETS], source, field)
-    elif labels.get(clusterset_label):
-        field = f"metadata.labels[{clusterset_label}]"
-        sets = parse_clustersets(labels[clusterset_label], source, field)
-    elif default_clustersets:
-        sets = tuple(default_clustersets)
-    else:
-        return None
-    if not is_dns_label(name):
-        raise RegistrationError(source, "metadata.name", "must be a DNS-1123 label (<= 63)")
-    version = str(_mapping(objects.spec(cluster).get("topology")).get("version") or "")
-    if len(version) > PROPERTY_VALUE_MAX_LENGTH:
-        # A property value past the CRD's bound would make every status write of the profile
-        # fail; Cluster API's own webhook (when installed) only allows semantic versions.
-        raise RegistrationError(
-            source, "spec.topology.version", f"longer than {PROPERTY_VALUE_MAX_LENGTH} characters"
-        )
-    return Registration(
-        name=name,
-        clustersets=sets,
-        connection=connection if connection is not None else _placeholder(namespace, name),
-        display_name=str(annotations.get(ANNOTATION_DISPLAY_NAME) or name),
-        source=source,
-        regarding=object_reference(cluster),
-        properties=((PROPERTY_CAPI_VERSION, version),) if version else (),
-        not_ready=None if connection is not None else not_ready,
-    )
-
-
-def _initialized(cluster: Mapping[str, Any]) -> bool:
-    init = _mapping(objects.status(cluster).get("initialization"))
-    return init.get("controlPlaneInitialized") is True
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    """``value`` if it is a mapping, else empty (a field of another type reads as absent)."""
-    return value if isinstance(value, Mapping) else {}
 
 
 class ClusterAPISource:
@@ -238,7 +112,7 @@ class ClusterAPISource:
                 # cluster-name label is still the Cluster's (found by its name).
                 field_selector=f"type={CAPI_SECRET_TYPE}",
                 name=f"Cluster API Secrets in {ns or 'all'}",
-                transform=_strip_unused_data,
+                transform=strip_unused_data,
             )
             for ns in scopes
         ]
@@ -289,7 +163,7 @@ class ClusterAPISource:
         ]
 
     def _secret(self, namespace: str, name: str) -> dict[str, Any] | None:
-        key = f"{namespace}/{_kubeconfig_secret_name(name)}"
+        key = f"{namespace}/{kubeconfig_secret_name(name)}"
         for informer in self.secrets:
             found = informer.get(key)
             if found is not None:
@@ -306,7 +180,7 @@ class ClusterAPISource:
             return None, RegistrationError(
                 f"Cluster {namespace}/{name}",
                 "kubeconfig Secret",
-                f"Secret {namespace}/{_kubeconfig_secret_name(name)} "
+                f"Secret {namespace}/{kubeconfig_secret_name(name)} "
                 f"(type {CAPI_SECRET_TYPE}) does not exist",
             )
         smeta = objects.meta(secret)
@@ -421,7 +295,7 @@ class ClusterAPISource:
                 not_ready=not_ready,
             )
 
-        if not _initialized(cluster):
+        if not control_plane_initialized(cluster):
             return registration(
                 None,
                 (

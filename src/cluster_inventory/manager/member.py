@@ -4,13 +4,21 @@ A :class:`MemberConnection` is shared by every registration with the same connec
 details (server, CA, credential), so a fleet of registrations pointing at a few real
 clusters costs a few probes and watches, not one per registration. It:
 
-- probes ``/readyz?verbose``, ``/version`` and the ``kube-system`` namespace every
-  ``probe_interval`` seconds (KEP-4322 status; the namespace UID is the member id);
+- probes ``/readyz?verbose`` every ``probe_interval`` seconds, unless the ClusterProperty
+  watch heard from the member since the last probe (an event or a bookmark is evidence of
+  life, at most ``MAX_QUIET_SKIPS`` intervals in a row); reads the ``kube-system`` namespace
+  (its UID is the member id) and ``/version`` on (re)connect, and the version again every
+  ``VERSION_EVERY`` probes: one request per member per interval at rest (``docs/scale.md``);
 - watches the member's ClusterProperty objects (a watch, not a poll) and records when each
   value was observed;
 - keeps, per inventory namespace, a ServiceAccount in the manager's namespace on the member
-  bound to the ClusterRole that inventory asks for, and mints its tokens with TokenRequest,
-  minting again once ``rotation_fraction`` of the lifetime has passed.
+  bound to the ClusterRole that inventory asks for (ensured once per connection), and mints
+  its tokens with TokenRequest, minting again once ``rotation_fraction`` of the lifetime has
+  passed.
+
+A probe that times out while this process is itself behind (its event loop lagging, see
+:class:`~cluster_inventory.controller.overload.LoopLag`) is no verdict on the member: it is
+deferred (``cluster_inventory_probes_deferred_total``) and the member keeps its status.
 
 Changes are reported through ``on_change``; nothing here writes to the hub.
 """
@@ -22,18 +30,21 @@ import contextlib
 import dataclasses
 import datetime as dt
 import functools
-import hashlib
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
 from cluster_inventory.kube.informer import Informer
+from cluster_inventory.manager._metrics import ManagerMetrics
+from cluster_inventory.manager.accounts import ConsumerAccounts, service_account_name
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_INVENTORY
 from cluster_inventory.manager.status import (
     ConditionState,
     Observation,
@@ -42,36 +53,30 @@ from cluster_inventory.manager.status import (
     readyz_condition,
 )
 
-__all__ = [
-    "MemberConnection",
-    "add_members",
-    "connection_key",
-    "service_account_name",
-    "start_member",
-]
+__all__ = ["MemberConnection", "connection_key", "service_account_name"]
 
 _log = logging.getLogger("cluster_inventory.manager")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def connection_key(conn: kube.ClusterConnection) -> kube.ClusterConnection:
-    """The identity of a connection: everything but its display name and namespace."""
+    """The identity of a connection: everything but its display name and namespace.
+
+    Memoized: a placement asks for the key of every registration, thousands at a time.
+    """
     return dataclasses.replace(conn, name="", namespace=None)
-
-
-def service_account_name(inventory_namespace: str, manager: str) -> str:
-    """Member ServiceAccount serving one hub inventory namespace (a DNS label, <= 63)."""
-    name = f"{manager}-{inventory_namespace}"
-    if len(name) <= 63:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
-    return f"{name[:52].rstrip('-')}-{digest}"
 
 
 #: Seconds before the first re-probe of a member that is not healthy (doubling).
 _FIRST_RETRY = 1.0
-#: First probes in flight at once when many members start together (a cold start of a
-#: replica with thousands of members must not time its own probes out).
-FIRST_PROBES_IN_FLIGHT = 64
+#: A healthy member's version is read again every this many probes (and on reconnect).
+VERSION_EVERY = 10
+#: Intervals in a row a probe may be skipped because the property watch heard the member.
+MAX_QUIET_SKIPS = 4
+#: Probe intervals without a verdict, because we were behind, before the status says so.
+BEHIND_AFTER = 3
+#: ``ControlPlaneHealthy`` reason while the last verdict stands because we are behind.
+REASON_BEHIND = "ClusterManagerBehind"
 
 # Probe failures that are about the registration credential, so about ``Joined``.
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
@@ -98,6 +103,11 @@ class MemberConnection:
             the member), ``probe_interval`` and ``probe_timeout`` (seconds).
         on_change: Called (no arguments) when the observation changes.
         now: Wall clock (token rotation).
+        lag: This process's event-loop lag: a probe timing out while it was behind is
+            deferred, not counted against the member. None: every timeout counts.
+        probes: The limit of probes in flight shared by every member of the replica
+            (adaptive: a deferred probe halves it), or None for no limit.
+        registry: Where the manager's metrics are registered.
     """
 
     def __init__(
@@ -107,8 +117,15 @@ class MemberConnection:
         config: ManagerConfig,
         on_change: Callable[[], None],
         now: Callable[[], dt.datetime] = _utcnow,
+        lag: LoopLag | None = None,
+        probes: AdaptiveLimit | None = None,
+        registry: CollectorRegistry = REGISTRY,
     ) -> None:
         self.connection = connection
+        self.lag = lag
+        self._probe_limit = probes
+        self._metrics = ManagerMetrics.for_registry(registry)
+        self._deferred_total = OverloadMetrics.for_registry(registry).probes_deferred
         self.config = config
         self.on_change = on_change
         self.now = now
@@ -117,12 +134,34 @@ class MemberConnection:
         self._tasks: list[asyncio.Task[None]] = []
         self._informer: Informer | None = None
         self._observed: dict[str, ObservedProperty] = {}
-        #: (inventory, role) -> (token, when it was minted by our clock)
-        self._tokens: dict[tuple[str, str], tuple[kube.ServiceAccountToken, dt.datetime]] = {}
-        self._token_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        #: The consumers' ServiceAccounts and tokens on this member.
+        self.accounts = ConsumerAccounts(self, config=config, now=now)
+        #: Probes sent, probes deferred (we were behind), intervals skipped (watch heard it).
         self.probes = 0
+        self.deferred = 0
+        self.skipped = 0
         self._probed = asyncio.Event()
+        self._closed = False
         self._timeouts = 0
+        self._deferring = False
+        self._since_version = 0
+        #: Monotonic time of the last probe that gave a verdict (None: none yet).
+        self._verdict_at: float | None = None
+
+    @property
+    def busy(self) -> bool:
+        """True if the last probe got no answer in time, or 429, and is being retried."""
+        return bool(self._timeouts)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`stop` began: its client must not be used any more."""
+        return self._closed
+
+    @property
+    def client(self) -> kube.ApiClient | None:
+        """The member's client once :meth:`start` built it."""
+        return self._client
 
     @property
     def label(self) -> str:
@@ -175,6 +214,7 @@ class MemberConnection:
 
     async def stop(self) -> None:
         """Stop probes and the watch, close the client."""
+        self._closed = True
         await kube.cancel_and_wait(*self._tasks)
         if self._informer is not None:
             await self._informer.stop()
@@ -187,6 +227,8 @@ class MemberConnection:
             return
         before = self.observation
         self.observation = updated
+        if before.healthy.status != updated.healthy.status:
+            self._metrics.health_transitions.labels(updated.healthy.status).inc()
         for name in ("healthy", "joined"):
             old, new = getattr(before, name), getattr(updated, name)
             if (old.status, old.reason) != (new.status, new.reason):
@@ -227,57 +269,117 @@ class MemberConnection:
 
         ``/readyz?verbose`` decides ``ControlPlaneHealthy``: a draining API server fails it
         (``[-]shutdown``) while it still answers, and its body names the failing checks.
-        ``/version`` then refreshes the version; if it fails while readyz passed, that failure
-        is the verdict. The ``kube-system`` namespace read decides ``Joined`` and the member
-        id; only an answer about the credential (401, 403, TLS) turns ``Joined`` False, since
-        an unavailable server says nothing about it. With no HTTP answer at all, only
-        ``ControlPlaneHealthy`` changes, and the last good version is kept.
+        On (re)connect (no member id yet, ``Joined`` not True, or the member just became
+        reachable again) and every ``VERSION_EVERY`` probes, ``/version`` refreshes the version
+        (if it fails while readyz passed, that failure is the verdict) and the
+        ``kube-system`` namespace read decides ``Joined`` and the member id, which changes
+        only when the cluster is rebuilt, and a rebuilt cluster is unreachable for a while
+        first. Only an answer about the credential (401, 403, TLS) turns ``Joined`` False;
+        with no HTTP answer at all, only ``ControlPlaneHealthy`` changes.
+
+        Overload is not failure: a timeout (or 429) while this process's loop was behind
+        since the probe started is deferred: no verdict, probed again soon. A timeout while
+        we kept up counts after one re-probe (one may be the member's blip).
         """
         assert self._client is not None
         self.probes += 1
+        started = time.monotonic()
         client, timeout = self._client, self.config.probe_timeout
+        obs = self.observation
         try:
             status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
         except kube.KubeError as exc:
-            if _busy(exc) and not self._timeouts and self.observation.healthy.status == "True":
+            if self._ours(exc, started):
+                return
+            if _busy(exc) and not self._timeouts and obs.healthy.status == "True":
                 # One probe without an answer in time, or answered 429, is no verdict on a
-                # healthy member (a busy replica or member, thousands of probes): probe
-                # again in 1 s first.
+                # healthy member (the member may be busy): probe again in 1 s first.
                 self._timeouts = 1
                 return
             state = probe_failure(exc)
+            self._verdict_at = time.monotonic()
             joined = state if state.reason in _CREDENTIAL_REASONS else None
             self._set(healthy=state, **({"joined": joined} if joined else {}))
             return
         self._timeouts = 0
+        self._deferring = False
+        self._verdict_at = time.monotonic()
         healthy = readyz_condition(status, body)
         changes: dict[str, Any] = {"healthy": healthy}
-        try:
-            version = await kube.request(
-                client, "GET", "/version", timeout=timeout, target="/version"
-            )
-        except kube.KubeError as exc:
-            if healthy.status == "True":
-                changes["healthy"] = probe_failure(exc)
-        else:
-            changes["version"] = version.get("gitVersion")
-        try:
-            ns = await kube.get(client, kube.NAMESPACES, "kube-system")
-        except kube.KubeError as exc:
-            state = probe_failure(exc)
-            if state.reason in _CREDENTIAL_REASONS:
-                changes["joined"] = state
-        else:
-            changes["joined"] = ConditionState(
-                "True", "CredentialAccepted", "the registration credential works"
-            )
-            changes["member_id"] = objects.meta(ns).get("uid")
+        reconnect = (
+            obs.member_id is None
+            or obs.joined.status != "True"
+            or obs.healthy.status != "True"
+            or obs.version is None
+        )
+        self._since_version += 1
+        if reconnect or self._since_version >= VERSION_EVERY:
+            self._since_version = 0
+            try:
+                version = await kube.request(
+                    client, "GET", "/version", timeout=timeout, target="/version"
+                )
+            except kube.KubeError as exc:
+                if healthy.status == "True" and not (_busy(exc) and self._behind(started)):
+                    changes["healthy"] = probe_failure(exc)
+            else:
+                changes["version"] = version.get("gitVersion")
+        if reconnect:
+            try:
+                ns = await kube.get(client, kube.NAMESPACES, "kube-system")
+            except kube.KubeError as exc:
+                state = probe_failure(exc)
+                if state.reason in _CREDENTIAL_REASONS:
+                    changes["joined"] = state
+            else:
+                changes["joined"] = ConditionState(
+                    "True", "CredentialAccepted", "the registration credential works"
+                )
+                changes["member_id"] = objects.meta(ns).get("uid")
         self._set(**changes)
+
+    def _behind(self, started: float) -> bool:
+        """True if this process's loop lagged since ``started`` (so a timeout is ours)."""
+        return self.lag is not None and self.lag.behind_since(started)
+
+    def _ours(self, exc: kube.KubeError, started: float) -> bool:
+        """Defer a probe that got no answer in time while we were behind; True if deferred."""
+        if not _busy(exc) or not self._behind(started):
+            return False
+        self.deferred += 1
+        self._deferring = True
+        self._deferred_total.inc()
+        healthy = self.observation.healthy
+        since = self._verdict_at
+        stale = (
+            since is None or time.monotonic() - since > BEHIND_AFTER * self.config.probe_interval
+        )
+        if stale and healthy.reason != REASON_BEHIND:
+            # Say so, keeping the last verdict: the member did nothing wrong (docs/scale.md).
+            last = "never" if since is None else f"{time.monotonic() - since:.0f} s ago"
+            self._set(
+                healthy=ConditionState(
+                    healthy.status,
+                    REASON_BEHIND,
+                    f"the cluster manager is behind on its own work and could not probe this "
+                    f"member in time; the status is its last verdict (probed {last})",
+                )
+            )
+        return True
 
     async def probe_safely(self) -> None:
         """Probe once; an unexpected error is logged, not raised (each step of the probe loop)."""
         try:
-            await self.probe()
+            if self._probe_limit is None:
+                await self.probe()
+            else:
+                async with self._probe_limit.slot():
+                    deferred = self.deferred
+                    await self.probe()
+                    if self.deferred > deferred:
+                        self._probe_limit.overload()
+                    else:
+                        self._probe_limit.success()
         except Exception:  # an odd answer is logged; the probe loop carries on
             _log.exception("probe failed", extra={"cluster": self.label})
         finally:
@@ -285,10 +387,9 @@ class MemberConnection:
 
     async def _probe_loop(self) -> None:
         # The caller runs probe_safely(); this loop keeps the cadence from there. A member
-        # that is not healthy is probed again sooner (1 s, doubling up to probe_interval), so
-        # one probe that timed out (a start-up storm, a blip) does not leave its profiles
-        # unhealthy for a whole interval when the interval is long (thousands of members).
-        # The cadence starts from the first probe, which start_members runs (bounded).
+        # that is not healthy, or whose last probe was deferred or timed out once, is probed
+        # again sooner (1 s, doubling up to probe_interval), so one probe that timed out does
+        # not leave its profiles unhealthy for a whole interval when the interval is long.
         await self._probed.wait()
         started = time.monotonic()
         if self.observation.healthy.status == "True":
@@ -297,168 +398,28 @@ class MemberConnection:
             # burst of N probes instead of N / interval per second (docs/scale.md).
             started -= self.config.probe_interval * random.random()  # noqa: S311 - not a secret
         retry = _FIRST_RETRY
+        quiet_skips = 0
         while True:
             interval = self.config.probe_interval
-            if self._timeouts or self.observation.healthy.status != "True":
+            soon = self._timeouts or self._deferring or self.observation.healthy.status != "True"
+            if soon:
                 interval, retry = min(interval, retry), min(retry * 2, interval)
             else:
                 retry = _FIRST_RETRY
             await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
-            started = time.monotonic()
+            previous, started = started, time.monotonic()
+            heard = self._informer.last_heard if self._informer is not None else None
+            if (
+                not soon
+                and heard is not None
+                and heard >= previous
+                and quiet_skips < MAX_QUIET_SKIPS
+                and self._since_version + 1 < VERSION_EVERY
+            ):
+                # The property watch answered since the last probe: the member's API server
+                # is serving, so this interval costs no request (docs/scale.md).
+                quiet_skips += 1
+                self.skipped += 1
+                continue
+            quiet_skips = 0
             await self.probe_safely()
-
-    # -- consumer tokens -------------------------------------------------------------
-    def rotation_due(self, inventory: str, role: str, fraction: float) -> dt.datetime | None:
-        """When the token for (inventory, role) should be minted again, or None if none yet."""
-        entry = self._tokens.get((inventory, role))
-        if entry is None:
-            return None
-        token, issued = entry
-        return issued + (token.expiration - issued) * fraction
-
-    async def token_for(
-        self, inventory: str, role: str, *, lifetime: float, fraction: float
-    ) -> kube.ServiceAccountToken:
-        """A token of the ServiceAccount serving ``inventory``, minted or reused.
-
-        The account and its ClusterRoleBinding to ``role`` are ensured on the member first.
-
-        Raises:
-            KubeAPIError: The member refused (the registration credential lacks RBAC).
-        """
-        assert self._client is not None
-        key = (inventory, role)
-        lock = self._token_locks.setdefault(key, asyncio.Lock())
-        async with lock:
-            due = self.rotation_due(inventory, role, fraction)
-            if due is not None and self.now() < due:
-                return self._tokens[key][0]
-            sa = service_account_name(inventory, self.config.name)
-            await self._ensure_account(sa, inventory, role)
-            minted = await kube.request_service_account_token(
-                self._client, self.config.member_namespace, sa, expiration_seconds=int(lifetime)
-            )
-            self._tokens[key] = (minted, self.now())
-            return minted
-
-    async def _ensure_account(self, sa: str, inventory: str, role: str) -> None:
-        assert self._client is not None
-        client, ns = self._client, self.config.member_namespace
-        labels = {LABEL_INVENTORY: inventory, "app.kubernetes.io/managed-by": self.config.name}
-        try:
-            await kube.create(client, kube.NAMESPACES, {"metadata": {"name": ns}})
-        except kube.AlreadyExistsError:
-            pass
-        await kube.apply(
-            client,
-            kube.SERVICE_ACCOUNTS,
-            {"metadata": {"name": sa, "namespace": ns, "labels": labels}},
-            field_manager=FIELD_MANAGER,
-        )
-        await kube.apply(
-            client,
-            kube.CLUSTER_ROLE_BINDINGS,
-            {
-                "metadata": {"name": f"{sa}:{role}", "labels": labels},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": role,
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
-            },
-            field_manager=FIELD_MANAGER,
-        )
-        # A changed role must not leave the old binding (and its rights) behind.
-        bindings = await kube.list_objects(
-            client, kube.CLUSTER_ROLE_BINDINGS, label_selector=f"{LABEL_INVENTORY}={inventory}"
-        )
-        for binding in bindings.get("items") or ():
-            name = str(objects.meta(binding).get("name"))
-            if name.startswith(f"{sa}:") and name != f"{sa}:{role}":
-                await kube.delete(client, kube.CLUSTER_ROLE_BINDINGS, name)
-
-    async def forget_inventory(self, inventory: str) -> None:
-        """Delete the ServiceAccount and bindings serving ``inventory`` (its tokens die too)."""
-        if self._client is None:
-            return
-        for key in [k for k in self._tokens if k[0] == inventory]:
-            self._tokens.pop(key, None)
-        sa = service_account_name(inventory, self.config.name)
-        try:
-            bindings = await kube.list_objects(
-                self._client,
-                kube.CLUSTER_ROLE_BINDINGS,
-                label_selector=f"{LABEL_INVENTORY}={inventory}",
-            )
-            for binding in bindings.get("items") or ():
-                name = str(objects.meta(binding).get("name"))
-                # Another cluster manager serving the same inventory on this member has its
-                # own ServiceAccount and bindings: only ours (named after our account) go.
-                if name.startswith(f"{sa}:"):
-                    await kube.delete(self._client, kube.CLUSTER_ROLE_BINDINGS, name)
-            await kube.delete(
-                self._client, kube.SERVICE_ACCOUNTS, sa, namespace=self.config.member_namespace
-            )
-        except kube.KubeError as exc:
-            _log.warning(
-                "could not remove %s on member: %s", sa, exc, extra={"cluster": self.label}
-            )
-
-
-def add_members(
-    members: dict[kube.ClusterConnection, MemberConnection],
-    conns: set[kube.ClusterConnection],
-    not_ready: Mapping[kube.ClusterConnection, tuple[str, str]],
-    *,
-    config: ManagerConfig,
-    on_change: Callable[[kube.ClusterConnection], None],
-    now: Callable[[], dt.datetime] = _utcnow,
-) -> list[MemberConnection]:
-    """Add a connection for each of ``conns`` to ``members``; return those to start.
-
-    A member its source calls not ready (``not_ready``: reason, message) is never
-    contacted: its connection only records why (also for one already known).
-
-    Args:
-        members: The cluster manager's connections by connection key (updated in place).
-        conns: Connection keys to add.
-        not_ready: Connection key -> (reason, message) of members not to contact.
-        config: The manager's settings.
-        on_change: Called with the connection key when its observation changes.
-        now: Wall clock (token rotation).
-    """
-    for conn, (reason, message) in not_ready.items():
-        if conn in members:
-            members[conn].fail(reason, message)
-    starting: list[MemberConnection] = []
-    for conn in conns:
-        member = MemberConnection(
-            conn, config=config, on_change=functools.partial(on_change, conn), now=now
-        )
-        members[conn] = member
-        if conn in not_ready:
-            member.fail(*not_ready[conn])
-        else:
-            starting.append(member)
-    return starting
-
-
-async def start_member(member: MemberConnection) -> None:
-    """Start ``member``; return once its first probe answered and its properties were listed.
-
-    The ClusterProperty list is waited for at most ``probe_timeout`` seconds. Never raises:
-    TLS material that does not load is recorded on the member (its profiles say so).
-
-    The cluster manager runs at most ``FIRST_PROBES_IN_FLIGHT`` of these at once: a replica
-    taking thousands of members (a cold start, a dead peer's share) paces its probes and
-    LISTs instead of sending all of them at once, which timed its own probes out and drew
-    429s from the members (``docs/scale.md``).
-    """
-    try:
-        await member.start(probe_first=True)
-    except kube.KubeError as exc:
-        _log.warning("cannot start member connection: %s", exc, extra={"cluster": member.label})
-        member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
-        return
-    await member.properties_listed(member.config.probe_timeout)

@@ -119,16 +119,18 @@ class DuplicateMember:
         )
 
 
-def _members(
+def members_and_duplicates(
     registrations: Mapping[str, Registration],
     inventories: Mapping[str, Inventory],
     member_ids: Mapping[str, str],
 ) -> tuple[dict[ProfileKey, tuple[Registration, Inventory]], list[DuplicateMember]]:
+    """:func:`desired_profiles` and :func:`duplicate_members` at once (a placement needs both)."""
     out: dict[ProfileKey, tuple[Registration, Inventory]] = {}
     dups: list[DuplicateMember] = []
+    names = sorted(registrations)
     for inv in inventories.values():
         seen: dict[str, str] = {}
-        for name in sorted(registrations):
+        for name in names:
             reg = registrations[name]
             if not inv.clustersets.intersection(reg.clustersets):
                 continue
@@ -160,7 +162,7 @@ def desired_profiles(
             profile for the first of them by name only (KEP-4322 after #6237: at most one
             profile per member cluster in an inventory; see :func:`duplicate_members`).
     """
-    return _members(registrations, inventories, member_ids or {})[0]
+    return members_and_duplicates(registrations, inventories, member_ids or {})[0]
 
 
 def duplicate_members(
@@ -169,7 +171,7 @@ def duplicate_members(
     member_ids: Mapping[str, str] | None = None,
 ) -> list[DuplicateMember]:
     """The registrations :func:`desired_profiles` leaves out, sorted, for reporting."""
-    return _members(registrations, inventories, member_ids or {})[1]
+    return members_and_duplicates(registrations, inventories, member_ids or {})[1]
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import yaml
 
 from cluster_inventory import _yaml, kube
 from cluster_inventory.api import objects
+from cluster_inventory.kube.events import object_reference
 from cluster_inventory.manager.names import (
     ANNOTATION_CLUSTERSETS,
     ANNOTATION_CONTEXT,
@@ -37,7 +38,6 @@ __all__ = [
     "SecretRegistrationSource",
     "check_tls_material",
     "is_dns_label",
-    "object_reference",
     "parse_clustersets",
     "parse_registration_secret",
     "registration_secret",
@@ -224,20 +224,6 @@ def _string_map(
         what = "a map of strings" if strings else "a mapping"
         raise RegistrationError(source, field, f"must be {what}")
     return value
-
-
-def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
-    """``{apiVersion, kind, namespace, name, uid}`` of an API object (an Event's ``regarding``)."""
-    meta = objects.meta(obj)
-    ref = {
-        "apiVersion": str(obj.get("apiVersion") or "v1"),
-        "kind": str(obj.get("kind") or "Secret"),
-        "name": str(meta.get("name") or ""),
-    }
-    for key in ("namespace", "uid"):
-        if meta.get(key):
-            ref[key] = str(meta[key])
-    return ref
 
 
 def registration_secret(

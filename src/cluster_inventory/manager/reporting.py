@@ -16,13 +16,12 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.kube.events import record_event
+from cluster_inventory.kube.events import object_reference, record_event
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.placement import DuplicateMember, ProfileKey
 from cluster_inventory.manager.registration import (
     Registration,
     RegistrationError,
-    object_reference,
 )
 
 __all__ = ["ManagerReports"]

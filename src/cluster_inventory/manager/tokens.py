@@ -5,16 +5,21 @@ named after the profile, in the profile's namespace, key ``token``. The manager 
 stores ``expirationTimestamp`` (RFC 3339), so our plugin emits the ExecCredential's expiry
 and consumers cache the credential until then. The Secret is owned by its ClusterProfile
 (deleted with it by the garbage collector) and labelled with the manager and the profile.
-Pure: the controller applies what :func:`token_secret` returns.
+:func:`token_secret` is pure; :class:`TokenController` keeps the Secrets current: it mints
+through the member's :class:`~cluster_inventory.manager.accounts.ConsumerAccounts` and
+applies the Secret when its data changed.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import Any
+import hashlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
-from cluster_inventory.api import format_time
+from cluster_inventory.api import format_time, objects
 from cluster_inventory.api.constants import (
     GROUP,
     LABEL_CLUSTER_MANAGER,
@@ -23,9 +28,15 @@ from cluster_inventory.api.constants import (
     V1ALPHA1,
 )
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.manager.names import LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
+from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
+from cluster_inventory.manager.placement import ProfileKey
 
-__all__ = ["token_secret", "token_secret_data"]
+if TYPE_CHECKING:
+    from cluster_inventory.manager.controller import ClusterManager
+
+__all__ = ["TokenController", "token_secret", "token_secret_data"]
+
+_log = logging.getLogger("cluster_inventory.manager")
 
 
 def token_secret_data(token: kube.ServiceAccountToken) -> dict[str, str]:
@@ -67,3 +78,105 @@ def token_secret(
         },
         "data": data,
     }
+
+
+class TokenController:
+    """Reconciles the consumer token Secret of each profile of a cluster manager.
+
+    Args:
+        manager: The cluster manager whose cache, member pool and desired profiles it reads.
+    """
+
+    def __init__(self, manager: ClusterManager) -> None:
+        self.manager = manager
+        #: What this process last wrote to each token Secret: (digest of its data, its
+        #: resourceVersion).
+        #: The hub cache holds the Secrets' metadata only (no token sits in every replica's
+        #: memory), so a Secret is current when its resourceVersion is the one we wrote.
+        self._stored: dict[ProfileKey, tuple[str, str]] = {}
+        #: First tokens waiting until no member is starting.
+        self._parked: set[ProfileKey] = set()
+
+    def release(self) -> None:
+        """Queue the first tokens parked while members were starting (none start any more)."""
+        parked, self._parked = self._parked, set()
+        for key in parked:
+            self.manager.token_queue.add(key)
+
+    async def reconcile(self, key: ProfileKey) -> float | None:
+        """Keep the consumer token Secret ``<inventory>/<profile>`` current.
+
+        Runs on its own queue with fewer workers, so that status (what every consumer reads
+        first) is never queued behind token minting; and a token not minted yet waits while
+        members are still starting (a cold start, a dead replica's share): minting takes five
+        requests per member, and on a busy fleet it made the first probes of the others fail.
+
+        Returns:
+            Seconds until the token's rotation is due, or None (also for a first token
+            parked until no member is starting: :meth:`release`).
+
+        Raises:
+            KubeAPIError: Minting on the member or writing the Secret failed (retried).
+        """
+        m = self.manager
+        target = m.status.target(key)
+        if target is None:
+            return None
+        _, inv, current, member = target
+        if current is None or member is None or member.observation.joined.status != "True":
+            return None
+        if (
+            m.members.starting
+            and member.accounts.rotation_due(inv.namespace, inv.member_role, 1.0) is None
+        ):
+            # Parked, not requeued: thousands of keys requeued every few seconds while
+            # members start were a sixth of a replica's CPU (py-spy). release() queues them.
+            self._parked.add(key)
+            return None
+        try:
+            token = await member.accounts.token_for(
+                inv.namespace,
+                inv.member_role,
+                lifetime=m.config.token_lifetime,
+                fraction=m.config.rotation_fraction,
+            )
+        except (kube.KubeError, RuntimeError):
+            if member.closed:
+                # The member left this replica (moved, deregistered, shutdown) while we
+                # minted: its client is closed and the key is no longer ours to serve.
+                return None
+            raise
+        await self._store_token(key, current, token)
+        due = member.accounts.rotation_due(
+            inv.namespace, inv.member_role, m.config.rotation_fraction
+        )
+        return max(1.0, (due - m.now()).total_seconds()) if due else None
+
+    def forget(self, key: ProfileKey) -> None:
+        """Forget what was written for ``key`` (its profile was deleted)."""
+        self._stored.pop(key, None)
+
+    async def _store_token(
+        self, key: ProfileKey, profile: dict[str, Any], token: kube.ServiceAccountToken
+    ) -> None:
+        data = token_secret_data(token)
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+        m = self.manager
+        existing = m.token_secrets.get(str(key))
+        stored = self._stored.get(key)
+        if (
+            existing is not None
+            and stored is not None
+            and stored[0] == digest
+            and stored[1] == objects.meta(existing).get("resourceVersion")
+        ):
+            return
+        secret = token_secret(
+            key, profile_uid=objects.meta(profile).get("uid"), manager=m.config.name, data=data
+        )
+        written = await kube.apply(m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER)
+        self._stored[key] = (digest, str(objects.meta(written).get("resourceVersion")))
+        _log.info(
+            "stored member token",
+            extra={"object": str(key), "expires": format_time(token.expiration)},
+        )

@@ -30,7 +30,7 @@ from cluster_inventory.credentials import (
     CredentialMetrics,
     ProviderConfig,
 )
-from cluster_inventory.kube.informer import Informer
+from cluster_inventory.kube.informer import EventHandler, Informer
 from cluster_inventory.kube.leaderelection import LeaderElector
 from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.runtime._metrics import FleetMetrics
@@ -294,10 +294,9 @@ class FleetManager(LeaderElectedRunnable):
         """When a profile may be engaged (ClusterProfile provider only)."""
         return self._clusterprofile().readiness
 
-    @property
-    def _profiles(self) -> list[Informer]:
-        # The profile informers, for bench/runtime_engage.py's baseline handler.
-        return self._clusterprofile().informers
+    def _add_profile_handler(self, handler: EventHandler) -> None:
+        # Every ClusterProfile event, for bench/runtime_engage.py's baseline handler.
+        self._clusterprofile().add_profile_handler(handler)
 
     def reload_providers(self, providers: ProviderConfig | None = None) -> bool:
         """Use a new provider configuration: :meth:`ClusterProfileProvider.reload_providers`.

@@ -108,7 +108,11 @@ def go_env() -> dict[str, str]:
 
 
 def _run(args: Sequence[str], cwd: Path, env: Mapping[str, str], progress: Progress | None) -> str:
-    proc = subprocess.Popen(
+    lines: list[str] = []
+    compiled = 0
+    # The context closes the pipe: left to the garbage collector, it was a ResourceWarning
+    # (an error under the suite's filterwarnings) in whichever test ran next.
+    with subprocess.Popen(
         list(args),
         cwd=cwd,
         env=dict(env),
@@ -116,17 +120,15 @@ def _run(args: Sequence[str], cwd: Path, env: Mapping[str, str], progress: Progr
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         text=True,
-    )
-    assert proc.stdout is not None
-    lines: list[str] = []
-    compiled = 0
-    for line in proc.stdout:
-        lines.append(line.rstrip("\n"))
-        if progress is not None and args[1] == "build" and not line.startswith(("go:", "#")):
-            compiled += 1
-            if compiled % 25 == 0:
-                progress(f"compiled {compiled} packages")
-    code = proc.wait()
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if progress is not None and args[1] == "build" and not line.startswith(("go:", "#")):
+                compiled += 1
+                if compiled % 25 == 0:
+                    progress(f"compiled {compiled} packages")
+        code = proc.wait()
     if code != 0:
         tail = "\n".join(lines[-30:])
         raise GoBuildError(f"`{' '.join(args)}` in {cwd} exited with {code}:\n{tail}")
@@ -278,20 +280,25 @@ def build_source(
     *,
     lock: Path,
     work: Path,
+    requires: Mapping[str, str] | None = None,
     progress: Progress | None = None,
 ) -> Path:
-    """Build the standard-library-only Go main package in ``source`` into ``target``.
+    """Build the Go main package in ``source`` into ``target``.
 
-    For programs shipped inside this package (``testing/virtualmembers``): the ``.go`` files
-    are copied into ``work`` beside a generated ``go.mod``, so nothing is written into the
-    installed package and no module is downloaded. Callers key ``target`` by the sources'
-    content so an edited program is rebuilt. Serialised on ``lock`` as :func:`build_once`.
+    For programs shipped inside this package (``testing/virtualmembers``,
+    ``testing/accesscheck``): the ``.go`` files are copied into ``work`` beside a generated
+    ``go.mod``, so nothing is written into the installed package. Without ``requires`` the
+    program uses the standard library only and no module is downloaded; with it, ``go.mod``
+    requires those module versions and ``go mod tidy`` resolves the rest from the module
+    proxy. Callers key ``target`` by the sources' content (and the versions) so an edited
+    program is rebuilt. Serialised on ``lock`` as :func:`build_once`.
 
     Args:
         source: Directory holding the main package's ``.go`` files.
         target: Where the binary goes.
         lock: The lock file.
         work: Scratch directory (removed afterwards).
+        requires: Module path to exact version, for programs that import modules.
         progress: Called with short status lines while building.
 
     Returns:
@@ -309,10 +316,15 @@ def build_source(
         work.mkdir(parents=True)
         for file in source.glob("*.go"):
             shutil.copyfile(file, work / file.name)
+        require = "".join(f"require {mod} {ver}\n" for mod, ver in (requires or {}).items())
         (work / "go.mod").write_text(
             f"module cluster-inventory.local/{target.name}\n\n"
-            f"go {'.'.join(map(str, MIN_GO_VERSION))}\n"
+            f"go {'.'.join(map(str, MIN_GO_VERSION))}\n\n{require}"
         )
+        if requires:
+            if progress:
+                progress(f"resolving {', '.join(f'{m}@{v}' for m, v in requires.items())}")
+            _run(["go", "mod", "tidy"], work, env, progress)
         if progress:
             progress(f"building {target.name}")
         staging = work / target.name

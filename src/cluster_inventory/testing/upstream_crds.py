@@ -1,7 +1,7 @@
 """CRDs of the upstream projects our integrations read and write, from their Go modules.
 
 Tests install the real CRDs (schema and CEL rules as the projects publish them: Cluster
-API's Cluster, Kueue's MultiKueueCluster and MultiKueueConfig) rather than copies typed by
+API's Cluster, Kueue's kinds, the Knative Operator's KnativeServing) rather than copies typed by
 hand, so every object an integration writes is checked by the validation the consumer's
 cluster applies. The module zip is fetched from the Go module proxy with ``go mod download``
 into the project's module cache (``~/.cache/cluster-inventory/go/mod``); after the first
@@ -22,14 +22,20 @@ import yaml
 
 from cluster_inventory.api import objects
 from cluster_inventory.testing._gobuild import GoBuildError, go_env
-from cluster_inventory.testing.versions import CLUSTER_API_VERSION, KUEUE_VERSION
+from cluster_inventory.testing.versions import (
+    CLUSTER_API_VERSION,
+    KNATIVE_OPERATOR_VERSION,
+    KUEUE_VERSION,
+)
 
 __all__ = [
+    "KNATIVE_OPERATOR_CRDS",
     "KUEUE_CRDS",
     "UPSTREAM_CRDS",
     "UpstreamCRD",
     "go_module_dir",
     "kueue_crds",
+    "kueue_manager_crds",
     "upstream_crd",
 ]
 
@@ -72,10 +78,25 @@ UPSTREAM_CRDS: Mapping[str, UpstreamCRD] = MappingProxyType(
             KUEUE_VERSION,
             "config/components/crd/bases/kueue.x-k8s.io_multikueueconfigs.yaml",
         ),
+        "knativeservings.operator.knative.dev": UpstreamCRD(
+            "knative.dev/operator",
+            KNATIVE_OPERATOR_VERSION,
+            "config/crd/bases/operator.knative.dev_knativeservings.yaml",
+        ),
+        "knativeeventings.operator.knative.dev": UpstreamCRD(
+            "knative.dev/operator",
+            KNATIVE_OPERATOR_VERSION,
+            "config/crd/bases/operator.knative.dev_knativeeventings.yaml",
+        ),
     }
 )
 #: The Kueue CRDs the MultiKueue sync writes.
 KUEUE_CRDS = ("multikueueclusters.kueue.x-k8s.io", "multikueueconfigs.kueue.x-k8s.io")
+#: The Knative Operator's CRDs (it watches both kinds and stops if either is missing).
+KNATIVE_OPERATOR_CRDS = (
+    "knativeservings.operator.knative.dev",
+    "knativeeventings.operator.knative.dev",
+)
 
 _dirs: dict[tuple[str, str], Path] = {}
 
@@ -159,3 +180,29 @@ def kueue_crds() -> list[dict[str, Any]]:
         GoNotFoundError, GoBuildError: The module could not be downloaded.
     """
     return [upstream_crd(name) for name in KUEUE_CRDS]
+
+
+_KUEUE_CRD_DIR = "config/components/crd/bases"
+
+
+def kueue_manager_crds(*, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Every CRD of the pinned ``sigs.k8s.io/kueue``: what Kueue's manager needs to start.
+
+    Kueue's manager sets up a controller per kind (ClusterQueue, LocalQueue, Workload, ...)
+    and exits if one of their CRDs is missing; a MultiKueue worker needs at least the
+    Workload CRD. Each file of the module's ``config/components/crd/bases`` is one CRD.
+
+    Raises:
+        GoNotFoundError, GoBuildError: The module could not be downloaded.
+        ValueError: A file of that directory is not a CRD.
+    """
+    base = go_module_dir("sigs.k8s.io/kueue", KUEUE_VERSION, progress=progress) / _KUEUE_CRD_DIR
+    crds = []
+    for path in sorted(base.glob("*.yaml")):
+        doc = yaml.load(path.read_text(), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+        if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+            raise ValueError(
+                f"sigs.k8s.io/kueue@{KUEUE_VERSION}:{_KUEUE_CRD_DIR}/{path.name} is no CRD"
+            )
+        crds.append(doc)
+    return crds

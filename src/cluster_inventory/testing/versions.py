@@ -12,6 +12,7 @@ __all__ = [
     "ETCD_VERSION",
     "GITOPS_ENGINE_VERSION",
     "HELM_VERSION",
+    "KNATIVE_OPERATOR_VERSION",
     "KUBERNETES_VERSION",
     "KUEUE_VERSION",
     "MIN_GO_VERSION",
@@ -29,7 +30,7 @@ CLUSTER_INVENTORY_API_VERSION = "v0.1.3"
 CLUSTER_API_VERSION = "v1.13.1"
 #: The Kubernetes module's go.mod asks for this Go version (``GOTOOLCHAIN=local``).
 MIN_GO_VERSION = (1, 26)
-#: ``sigs.k8s.io/kueue`` module version: the MultiKueueCluster and MultiKueueConfig CRDs.
+#: ``sigs.k8s.io/kueue`` module version: the MultiKueue CRDs and Kueue's manager (``cmd/kueue``).
 KUEUE_VERSION = "v0.19.2"
 #: ``github.com/argoproj/argo-cd/v3`` version the Argo CD interop check is built against.
 ARGOCD_VERSION = "v3.5.7"
@@ -44,3 +45,6 @@ PROMETHEUS_VERSION = "v0.316.0"
 #: ``github.com/Shopify/toxiproxy/v2`` module version: the TCP proxy the fault tests put
 #: between our processes and the fleet's servers (latency, resets, half-open connections).
 TOXIPROXY_VERSION = "v2.5.0"
+#: ``knative.dev/operator`` module version (Knative v1.22, the first with
+#: ``spec.clusterProfileRef``): the operator the Knative end-to-end test runs.
+KNATIVE_OPERATOR_VERSION = "v0.50.0"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import time
 
 import yaml
@@ -182,3 +183,33 @@ async def test_a_replica_never_writes_a_profile_a_live_replica_holds(fleet, test
             async with await member.client() as client:
                 await kube.delete(client, kube.CLUSTER_PROPERTIES, f"fence.{test_namespace}")
             await kube.delete(hub, kube.NAMESPACES, inventory)
+
+
+async def test_our_lease_is_renewed_while_the_main_loop_is_blocked(fleet, test_namespace):
+    """A replica behind on its own work still renews: peers never see it die (issue 31)."""
+    async with await fleet.hub.client() as hub:
+        registry = CollectorRegistry()
+        busy = ShardMembership(
+            hub, _config(test_namespace, "busy", lease_duration=3.0), registry=registry
+        )
+        run = asyncio.ensure_future(busy.run())
+        try:
+            await eventually(busy.ready)
+            before = await kube.get(hub, kube.LEASES, busy.lease, namespace=test_namespace)
+            # The load, not a wait: this loop runs nothing else for longer than the Lease
+            # duration, as a replica's loop does when thousands of members are due at once.
+            time.sleep(4.0)  # noqa: ASYNC251 - blocking the loop is the point
+            after = await kube.get(hub, kube.LEASES, busy.lease, namespace=test_namespace)
+            renewed = dt.datetime.fromisoformat(after["spec"]["renewTime"]) - (
+                dt.datetime.fromisoformat(before["spec"]["renewTime"])
+            )
+            assert renewed.total_seconds() >= 3.0, (before["spec"], after["spec"])
+            assert busy.replicas == ("busy",)
+            late = registry.get_sample_value(
+                "cluster_inventory_lease_renewal_lateness_seconds_count", {"lease": "shard"}
+            )
+            assert late is not None and late >= 6
+        finally:
+            run.cancel()
+            await asyncio.gather(run, return_exceptions=True)
+            await busy.stop()

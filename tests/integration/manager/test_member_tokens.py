@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
-from cluster_inventory.manager import service_account_name
+from cluster_inventory.manager import ProfileKey, service_account_name
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from tests.manager_harness import Harness
 from tests.provider_files import PLUGIN, provider_file
@@ -73,10 +73,10 @@ async def test_token_rotates_at_eighty_percent_of_its_lifetime(harness: Harness)
     await h.register("alpha", h.member(0), ["prod"])
     first, _ = await eventually(lambda: _token(h, ns, "alpha"), what="first token")
     h.clock.offset = dt.timedelta(minutes=47)  # 78%: not yet
-    await h.manager.reconcile_token(next(iter(h.manager.desired)))
+    await h.manager.reconcile_token(ProfileKey(ns, "alpha"))
     assert (await _token(h, ns, "alpha"))[0] == first
     h.clock.offset = dt.timedelta(minutes=49)  # 82%: rotate
-    await h.manager.reconcile_token(next(iter(h.manager.desired)))
+    await h.manager.reconcile_token(ProfileKey(ns, "alpha"))
 
     async def rotated():
         current = await _token(h, ns, "alpha")

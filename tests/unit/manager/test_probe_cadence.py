@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import time
+
+from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.controller.overload import LoopLag
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.member import MemberConnection
+from cluster_inventory.manager.member import (
+    BEHIND_AFTER,
+    REASON_BEHIND,
+    VERSION_EVERY,
+    MemberConnection,
+)
 from cluster_inventory.manager.status import ConditionState
 
 
@@ -95,3 +104,106 @@ async def test_one_timeout_is_probed_again_before_it_counts(monkeypatch):
     assert member._timeouts == 1  # the probe loop re-probes in 1 s
     await member.probe()
     assert member.observation.healthy.reason == "APIServerUnreachable"
+
+
+def _healthy_member(lag: LoopLag | None) -> MemberConnection:
+    member = MemberConnection(
+        kube.ClusterConnection(server="https://member.invalid"),
+        config=ManagerConfig(probe_interval=30.0),
+        on_change=lambda: None,
+        lag=lag,
+        registry=CollectorRegistry(),
+    )
+    member._client = object()  # type: ignore[assignment]  # never used: get_text is replaced
+    member.observation = member.observation.__class__(
+        **{**member.observation.__dict__, "healthy": ConditionState("True", "APIServerReady", "")}
+    )
+    return member
+
+
+async def test_a_timeout_while_we_were_behind_is_no_verdict_on_the_member(monkeypatch):
+    """Overload is not failure: timeouts while our loop lagged never turn a member False."""
+    timeout = kube.ServerUnavailableError(
+        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    )
+    lag = LoopLag(registry=CollectorRegistry())
+
+    async def no_answer_while_we_lag(*args, **kwargs):
+        lag.record(time.monotonic(), 1.5)  # our loop ran 1.5 s late during the probe
+        raise timeout
+
+    monkeypatch.setattr(kube, "get_text", no_answer_while_we_lag)
+    member = _healthy_member(lag)
+    for _ in range(5):
+        await member.probe()
+    assert member.observation.healthy.status == "True"
+    assert member.deferred == 5
+
+
+async def test_a_timeout_while_we_kept_up_still_counts(monkeypatch):
+    timeout = kube.ServerUnavailableError(
+        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    )
+    lag = LoopLag(registry=CollectorRegistry())
+
+    async def no_answer(*args, **kwargs):
+        lag.record(time.monotonic(), 0.002)
+        raise timeout
+
+    monkeypatch.setattr(kube, "get_text", no_answer)
+    member = _healthy_member(lag)
+    await member.probe()
+    await member.probe()
+    assert member.deferred == 0
+    assert member.observation.healthy.reason == "APIServerUnreachable"
+
+
+async def test_a_healthy_member_costs_one_request_per_probe_once_known(monkeypatch):
+    """The member id and version are read on (re)connect; then readyz alone, version rarely."""
+    paths: list[str] = []
+
+    async def readyz(client, path, **kwargs):
+        paths.append(path)
+        return 200, "[+]ping ok\nreadyz check passed"
+
+    async def request(client, method, path, **kwargs):
+        paths.append(path)
+        return {"gitVersion": "v1.36.3"}
+
+    async def get(client, resource, name, **kwargs):
+        paths.append(f"namespaces/{name}")
+        return {"metadata": {"uid": "uid-1"}}
+
+    monkeypatch.setattr(kube, "get_text", readyz)
+    monkeypatch.setattr(kube, "request", request)
+    monkeypatch.setattr(kube, "get", get)
+    member = _healthy_member(None)
+    await member.probe()  # a first probe: everything
+    assert paths == ["/readyz?verbose", "/version", "namespaces/kube-system"]
+    assert member.observation.member_id == "uid-1"
+    paths.clear()
+    for _ in range(VERSION_EVERY - 1):
+        await member.probe()
+    assert paths == ["/readyz?verbose"] * (VERSION_EVERY - 1)
+    paths.clear()
+    await member.probe()
+    assert paths == ["/readyz?verbose", "/version"]
+
+
+async def test_a_member_not_probed_for_long_because_we_are_behind_says_so(monkeypatch):
+    """Pushed past capacity, a profile keeps its last status, with a reason naming us."""
+    timeout = kube.ServerUnavailableError(
+        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    )
+    lag = LoopLag(registry=CollectorRegistry())
+
+    async def no_answer_while_we_lag(*args, **kwargs):
+        lag.record(time.monotonic(), 1.5)
+        raise timeout
+
+    monkeypatch.setattr(kube, "get_text", no_answer_while_we_lag)
+    member = _healthy_member(lag)
+    member._verdict_at = time.monotonic() - (BEHIND_AFTER + 1) * member.config.probe_interval
+    await member.probe()
+    assert member.observation.healthy.status == "True"
+    assert member.observation.healthy.reason == REASON_BEHIND

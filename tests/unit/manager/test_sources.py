@@ -13,9 +13,9 @@ from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager import ManagerConfig, Registration, RegistrationError
 from cluster_inventory.manager.capi import (
     PROPERTY_CAPI_VERSION,
-    _strip_unused_data,
     cluster_registration,
     parse_capi_kubeconfig,
+    strip_unused_data,
 )
 from cluster_inventory.manager.names import ANNOTATION_CLUSTERSETS, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.manager.sources import CombinedSource, parse_file_registrations
@@ -109,9 +109,9 @@ def test_capi_kubeconfig_secret_parses_and_errors_name_the_key():
 
 def test_only_kubeconfig_secrets_keep_their_data_in_the_cache():
     ca = secret("PEM", name="wl-ca")
-    assert "data" not in _strip_unused_data(ca)
+    assert "data" not in strip_unused_data(ca)
     kubeconfig = secret("x")
-    assert _strip_unused_data(kubeconfig) is kubeconfig
+    assert strip_unused_data(kubeconfig) is kubeconfig
 
 
 def test_file_registrations(tmp_path: Path):

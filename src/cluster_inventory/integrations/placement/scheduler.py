@@ -49,7 +49,7 @@ from cluster_inventory.integrations.placement.decisions import (
     render_slices,
 )
 from cluster_inventory.integrations.placement.selectors import SelectorError
-from cluster_inventory.kube.informer import DELETED, Informer, lookup, object_key
+from cluster_inventory.kube.informer import DELETED, Informer, object_key
 
 __all__ = ["FIELD_MANAGER", "PLACEMENTS", "PlacementScheduler", "placement_status"]
 
@@ -166,6 +166,10 @@ def _owner_names(decision: Mapping[str, Any]) -> set[str]:
     return names
 
 
+def _by_namespace(obj: dict[str, Any]) -> list[str]:
+    return [str(objects.meta(obj).get("namespace"))]
+
+
 class PlacementScheduler(Controller[str]):
     """Schedule every ``Placement`` of the watched namespaces into PlacementDecisions.
 
@@ -202,30 +206,24 @@ class PlacementScheduler(Controller[str]):
         self.reconciles = 0
         self._max = max_per_slice
         scopes = list(namespaces) if namespaces is not None else [None]
-        self._placements = [
-            Informer(hub, PLACEMENTS, namespace=ns, name=f"{name} Placement") for ns in scopes
-        ]
-        self._profiles = [
-            Informer(hub, kube.CLUSTER_PROFILES, namespace=ns, name=f"{name} ClusterProfile")
-            for ns in scopes
-        ]
-        self._decisions = [
-            Informer(hub, kube.PLACEMENT_DECISIONS, namespace=ns, name=f"{name} decisions")
-            for ns in scopes
-        ]
-        by_namespace = lambda o: [str(objects.meta(o).get("namespace"))]  # noqa: E731
-        for informer in [*self._placements, *self._profiles, *self._decisions]:
-            informer.add_indexer("namespace", by_namespace)
-        for informer in self._placements:
-            self.watch(informer, lambda _, obj, __: [object_key(obj)])
-        for informer in self._profiles:
-            self.watch(informer, self._placements_of_profile)
-        for informer in self._decisions:
-            self.watch(informer, self._placements_of_decision)
+        cache = kube.InformerCache.for_client(hub)
+        self._placements = cache.informer(PLACEMENTS, namespaces=scopes, name=f"{name} Placement")
+        self._profiles = cache.informer(
+            kube.CLUSTER_PROFILES, namespaces=scopes, name=f"{name} ClusterProfile"
+        )
+        self._decisions = cache.informer(
+            kube.PLACEMENT_DECISIONS, namespaces=scopes, name=f"{name} decisions"
+        )
+        for informer in (self._placements, self._profiles, self._decisions):
+            informer.add_indexer("namespace", _by_namespace)
+        self.watch(self._placements, lambda _, obj, __: [object_key(obj)])
+        self.watch(self._profiles, self._placements_of_profile)
+        self.watch(self._decisions, self._placements_of_decision)
 
     # -- events ----------------------------------------------------------------------
-    def _all(self, informers: list[Informer], namespace: str) -> list[dict[str, Any]]:
-        return [o for informer in informers for o in informer.by_index("namespace", namespace)]
+    @staticmethod
+    def _all(informer: kube.NamespacedInformer, namespace: str) -> list[dict[str, Any]]:
+        return informer.by_index("namespace", namespace)
 
     def _placements_of_profile(
         self, event: str, profile: dict[str, Any], old: dict[str, Any] | None
@@ -259,7 +257,7 @@ class PlacementScheduler(Controller[str]):
 
     async def _reconcile(self, key: str) -> Result | None:
         namespace, _, name = key.partition("/")
-        placement = lookup(self._placements, key)
+        placement = self._placements.get(key)
         stored = self._all(self._decisions, namespace)
         if placement is None:
             await self._delete_slices(namespace, name, stored)
@@ -366,9 +364,9 @@ class PlacementScheduler(Controller[str]):
             pass  # deleted meanwhile; its delete event cleans up
 
     # -- lifecycle -------------------------------------------------------------------
-    def informers(self) -> list[Informer]:
+    def informers(self) -> list[Informer | kube.NamespacedInformer]:
         """Decisions, profiles, then placements (a placement is judged on full caches)."""
-        return [*self._decisions, *self._profiles, *self._placements]
+        return [self._decisions, self._profiles, self._placements]
 
     def describe(self, key: str) -> dict[str, str]:
         """Log fields of one reconcile."""

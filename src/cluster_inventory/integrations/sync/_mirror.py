@@ -56,7 +56,6 @@ from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import (
     DELETED,
     Informer,
-    lookup,
     object_key,
     strip_managed_fields,
 )
@@ -209,17 +208,13 @@ class ProfileMirror(Controller[str], abc.ABC):
         self.writes = 0
         self.reconciles = 0
         self.synced = asyncio.Event()
-        self._profiles = [
-            Informer(
-                hub,
-                kube.CLUSTER_PROFILES,
-                namespace=ns,
-                label_selector=label_selector,
-                name=f"{self.controller} ClusterProfile {ns}",
-                transform=strip_managed_fields,
-            )
-            for ns in self.namespaces
-        ]
+        self._profiles = kube.InformerCache.for_client(hub).informer(
+            kube.CLUSTER_PROFILES,
+            namespaces=self.namespaces,
+            label_selector=label_selector,
+            name=f"{self.controller} ClusterProfile",
+            transform=strip_managed_fields,
+        )
         self._targets = Informer(
             hub,
             self.resource,
@@ -230,8 +225,7 @@ class ProfileMirror(Controller[str], abc.ABC):
         )
         # Targets first, then profiles: nothing is judged on half-listed caches.
         self.watch(self._targets, self._target_changed)
-        for informer in self._profiles:
-            self.watch(informer, self._profile_changed)
+        self.watch(self._profiles, self._profile_changed)
         #: Targets whose profile last failed to render (their last good target stays).
         self._render_failed: set[str] = set()
         self._render_failing = kube.collectors_for(_render_failing_gauge, registry).labels(
@@ -327,12 +321,12 @@ class ProfileMirror(Controller[str], abc.ABC):
     def profiles(self) -> list[dict[str, Any]]:
         """Every cached profile, in namespace order then name order."""
         out: list[dict[str, Any]] = []
-        for informer in self._profiles:
+        for informer in self._profiles.informers:
             out.extend(sorted(informer.items(), key=lambda p: str(_meta(p).get("name"))))
         return out
 
     def _profile(self, key: str) -> dict[str, Any] | None:
-        return lookup(self._profiles, key)
+        return self._profiles.get(key)
 
     def _refresh_plan(self) -> None:
         if not self._stale:

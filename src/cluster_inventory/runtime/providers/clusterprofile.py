@@ -38,7 +38,7 @@ from cluster_inventory.credentials import (
     ProviderConfig,
     resolve_access,
 )
-from cluster_inventory.kube.informer import DELETED, Informer, lookup, object_key
+from cluster_inventory.kube.informer import DELETED, EventHandler, Informer, lookup, object_key
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.runtime.decisions import group_decisions
@@ -169,22 +169,13 @@ class ClusterProfileProvider:
                 count=lambda result: self._metrics.provider_reloads.labels(name, result).inc(),
             )
             self._providers = self._provider_file.config
-        #: The ClusterProfile informers, one per watched namespace (or one for all).
-        self.informers = [
-            Informer(
-                hub,
-                kube.CLUSTER_PROFILES,
-                namespace=namespace,
-                label_selector=label_selector,
-                name=f"{name} ClusterProfile" + (f" in {namespace}" if namespace else ""),
-            )
-            for namespace in (namespaces if namespaces is not None else [None])
-        ]
-        for informer in self.informers:
-            informer.add_indexer(
-                _MEMBER_INDEX, lambda p: [m] if (m := self._facts(p).member_id) else []
-            )
-            informer.add_handler(self._on_profile)
+        # The profiles' informer comes from the hub client's shared cache at start, once the
+        # served version is known (v1alpha2 where the hub serves it).
+        self._namespaces: list[str | None] = list(namespaces) if namespaces is not None else [None]
+        self._label_selector = label_selector
+        self._profiles: kube.NamespacedInformer | None = None
+        self._profile_handlers: list[EventHandler] = [self._on_profile]
+        self._created = asyncio.Event()
         #: The engagement work queue (``<name>-clusterprofile``), keyed by ``namespace/name``.
         self.queue: WorkQueue[str] = WorkQueue(
             f"{name}-{ENGAGEMENT_CONTROLLER}",
@@ -232,8 +223,20 @@ class ClusterProfileProvider:
         """The provider configuration in use."""
         return self._providers
 
-    def _hub_informers(self) -> list[Informer]:
-        return [*([self._decisions] if self._decisions else []), *self.informers]
+    def add_profile_handler(self, handler: EventHandler) -> None:
+        """Also call ``handler`` for every ClusterProfile event (all of them if added early)."""
+        self._profile_handlers.append(handler)
+        if self._profiles is not None:
+            self._profiles.add_handler(handler)
+
+    @property
+    def informers(self) -> list[Informer]:
+        """The ClusterProfile informers, one per watched namespace (none before start)."""
+        return list(self._profiles.informers) if self._profiles is not None else []
+
+    def _hub_informers(self) -> list[Informer | kube.NamespacedInformer]:
+        profiles = [self._profiles] if self._profiles is not None else []
+        return [*([self._decisions] if self._decisions else []), *profiles]
 
     # -- lifecycle -------------------------------------------------------------------
     async def start(self, fleet: ClusterAware) -> None:
@@ -260,8 +263,18 @@ class ClusterProfileProvider:
         except kube.KubeError as exc:
             resource = kube.CLUSTER_PROFILES  # always served; the informers retry the hub
             _log.warning("cannot discover ClusterProfile versions (%s); reading v1alpha1", exc)
-        for informer in self.informers:
-            informer.resource = resource
+        self._profiles = kube.InformerCache.for_client(self.hub).informer(
+            resource,
+            namespaces=self._namespaces,
+            label_selector=self._label_selector,
+            name=f"{self.name} ClusterProfile",
+        )
+        self._profiles.add_indexer(
+            _MEMBER_INDEX, lambda p: [m] if (m := self._facts(p).member_id) else []
+        )
+        for handler in self._profile_handlers:
+            self._profiles.add_handler(handler)
+        self._created.set()
         for informer in self._hub_informers():
             informer.start()
         self._workers.start()
@@ -273,9 +286,12 @@ class ClusterProfileProvider:
     async def wait_synced(self) -> None:
         """Wait until the hub's profiles (and placement decisions) have been listed once.
 
+        Waits for :meth:`start` first (the profiles' informer is made there).
+
         Raises:
             KubeAPIError: The first LIST was refused (401, 403, 404: CRD not installed).
         """
+        await self._created.wait()
         for informer in self._hub_informers():
             await informer.wait_synced()
 

@@ -1,0 +1,175 @@
+"""The consumers' accounts on one member: a ServiceAccount per inventory, its binding, tokens.
+
+Per inventory namespace served, a ServiceAccount in the manager's namespace on the member,
+bound to the ClusterRole that inventory asks for (ensured once per connection: a rotation
+is one TokenRequest, not five requests), and its tokens minted with TokenRequest, minted
+again once ``rotation_fraction`` of the lifetime has passed (``docs/manager.md``). The
+upstream ``secretreader`` contract stores them on the hub; nothing here writes to the hub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from cluster_inventory import kube
+from cluster_inventory.api import objects
+from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_INVENTORY
+
+if TYPE_CHECKING:
+    from cluster_inventory.manager.member import MemberConnection
+
+__all__ = ["ConsumerAccounts", "service_account_name"]
+
+_log = logging.getLogger("cluster_inventory.manager")
+
+
+def service_account_name(inventory_namespace: str, manager: str) -> str:
+    """Member ServiceAccount serving one hub inventory namespace (a DNS label, <= 63)."""
+    name = f"{manager}-{inventory_namespace}"
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    return f"{name[:52].rstrip('-')}-{digest}"
+
+
+class ConsumerAccounts:
+    """The ServiceAccounts, bindings and tokens a cluster manager keeps on one member.
+
+    Args:
+        member: The member connection (its client reaches the member).
+        config: The manager's settings (name, ``member_namespace``).
+        now: Wall clock (token rotation).
+    """
+
+    def __init__(
+        self,
+        member: MemberConnection,
+        *,
+        config: ManagerConfig,
+        now: Callable[[], dt.datetime],
+    ) -> None:
+        self.member = member
+        self.config = config
+        self.now = now
+        #: (inventory, role) -> (token, when it was minted by our clock)
+        self._tokens: dict[tuple[str, str], tuple[kube.ServiceAccountToken, dt.datetime]] = {}
+        self._token_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        #: (ServiceAccount, role) ensured on the member through this connection.
+        self._ensured: set[tuple[str, str]] = set()
+
+    def rotation_due(self, inventory: str, role: str, fraction: float) -> dt.datetime | None:
+        """When the token for (inventory, role) should be minted again, or None if none yet."""
+        entry = self._tokens.get((inventory, role))
+        if entry is None:
+            return None
+        token, issued = entry
+        return issued + (token.expiration - issued) * fraction
+
+    async def token_for(
+        self, inventory: str, role: str, *, lifetime: float, fraction: float
+    ) -> kube.ServiceAccountToken:
+        """A token of the ServiceAccount serving ``inventory``, minted or reused.
+
+        The account and its ClusterRoleBinding to ``role`` are ensured on the member first.
+
+        Raises:
+            KubeAPIError: The member refused (the registration credential lacks RBAC).
+        """
+        assert self.member.client is not None
+        key = (inventory, role)
+        lock = self._token_locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            due = self.rotation_due(inventory, role, fraction)
+            if due is not None and self.now() < due:
+                return self._tokens[key][0]
+            sa = service_account_name(inventory, self.config.name)
+            if (sa, role) not in self._ensured:
+                await self._ensure_account(sa, inventory, role)
+                self._ensured.add((sa, role))
+            try:
+                minted = await kube.request_service_account_token(
+                    self.member.client,
+                    self.config.member_namespace,
+                    sa,
+                    expiration_seconds=int(lifetime),
+                )
+            except kube.NotFoundError:
+                # Someone removed the account since we ensured it: ensure it again.
+                self._ensured.discard((sa, role))
+                raise
+            self._tokens[key] = (minted, self.now())
+            return minted
+
+    async def _ensure_account(self, sa: str, inventory: str, role: str) -> None:
+        assert self.member.client is not None
+        client, ns = self.member.client, self.config.member_namespace
+        labels = {LABEL_INVENTORY: inventory, "app.kubernetes.io/managed-by": self.config.name}
+        try:
+            await kube.create(client, kube.NAMESPACES, {"metadata": {"name": ns}})
+        except kube.AlreadyExistsError:
+            pass
+        await kube.apply(
+            client,
+            kube.SERVICE_ACCOUNTS,
+            {"metadata": {"name": sa, "namespace": ns, "labels": labels}},
+            field_manager=FIELD_MANAGER,
+        )
+        await kube.apply(
+            client,
+            kube.CLUSTER_ROLE_BINDINGS,
+            {
+                "metadata": {"name": f"{sa}:{role}", "labels": labels},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": role,
+                },
+                "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
+            },
+            field_manager=FIELD_MANAGER,
+        )
+        # A changed role must not leave the old binding (and its rights) behind.
+        bindings = await kube.list_objects(
+            client, kube.CLUSTER_ROLE_BINDINGS, label_selector=f"{LABEL_INVENTORY}={inventory}"
+        )
+        for binding in bindings.get("items") or ():
+            name = str(objects.meta(binding).get("name"))
+            if name.startswith(f"{sa}:") and name != f"{sa}:{role}":
+                await kube.delete(client, kube.CLUSTER_ROLE_BINDINGS, name)
+
+    async def forget_inventory(self, inventory: str) -> None:
+        """Delete the ServiceAccount and bindings serving ``inventory`` (its tokens die too)."""
+        if self.member.client is None:
+            return
+        for key in [k for k in self._tokens if k[0] == inventory]:
+            self._tokens.pop(key, None)
+        sa = service_account_name(inventory, self.config.name)
+        self._ensured = {entry for entry in self._ensured if entry[0] != sa}
+        try:
+            bindings = await kube.list_objects(
+                self.member.client,
+                kube.CLUSTER_ROLE_BINDINGS,
+                label_selector=f"{LABEL_INVENTORY}={inventory}",
+            )
+            for binding in bindings.get("items") or ():
+                name = str(objects.meta(binding).get("name"))
+                # Another cluster manager serving the same inventory on this member has its
+                # own ServiceAccount and bindings: only ours (named after our account) go.
+                if name.startswith(f"{sa}:"):
+                    await kube.delete(self.member.client, kube.CLUSTER_ROLE_BINDINGS, name)
+            await kube.delete(
+                self.member.client,
+                kube.SERVICE_ACCOUNTS,
+                sa,
+                namespace=self.config.member_namespace,
+            )
+        except kube.KubeError as exc:
+            _log.warning(
+                "could not remove %s on member: %s", sa, exc, extra={"cluster": self.member.label}
+            )

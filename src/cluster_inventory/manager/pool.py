@@ -1,0 +1,193 @@
+"""The member pool: one connection per member, started at the pace this replica can take.
+
+Every controller of the cluster manager (placement, status, tokens) works on the same
+:class:`MemberPool`: a :class:`~cluster_inventory.manager.member.MemberConnection` per
+distinct connection (server, CA, credential), started in the background and stopped when no
+registration needs it any more.
+
+Start-up is paced by an :class:`~cluster_inventory.controller.overload.AdaptiveLimit`
+instead of a fixed number: a start (the client, its first probe, the first ClusterProperty
+list) that answered while this replica kept up lets one more start at once; our own event
+loop lagging, or a member answering 429 or timing out, halves the pace. A replica taking
+thousands of members (a cold start, a dead peer's share) so starts as fast as it and the
+members can answer, and never so fast that its own probes time out (``docs/scale.md``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import functools
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping
+
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from cluster_inventory import kube
+from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
+from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.member import MemberConnection
+
+__all__ = ["MemberPool"]
+
+_log = logging.getLogger("cluster_inventory.manager")
+#: Lag during a member's start, as a share of the probe timeout, that halves the start pace.
+_START_LAG_FRACTION = 0.5
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class MemberPool:
+    """The cluster manager's member connections, keyed by connection (see :func:`connection_key`).
+
+    Args:
+        config: The manager's settings.
+        on_change: Called with the connection key when a member's observation changes.
+        on_started: Called with the connection key once a member has started (first probe
+            answered, properties listed or given up on).
+        now: Wall clock (token rotation).
+        registry: Where the manager's and the pool's metrics are registered.
+        lag: This process's event-loop lag (one is made and started with the pool if None).
+    """
+
+    def __init__(
+        self,
+        config: ManagerConfig,
+        *,
+        on_change: Callable[[kube.ClusterConnection], None],
+        on_started: Callable[[kube.ClusterConnection], None],
+        now: Callable[[], dt.datetime] = _utcnow,
+        registry: CollectorRegistry = REGISTRY,
+        lag: LoopLag | None = None,
+    ) -> None:
+        self.config = config
+        self.now = now
+        self.registry = registry
+        self._on_change = on_change
+        self._on_started = on_started
+        self._own_lag = lag is None
+        self.lag = lag or LoopLag(registry=registry, window=max(60.0, 2 * config.probe_interval))
+        gauge = OverloadMetrics.for_registry(registry).start_limit
+        self.limit = AdaptiveLimit(initial=32, minimum=8, maximum=256, on_change=gauge.set)
+        #: Probes in flight at once, over every member: halved when one is deferred (we were
+        #: behind), so a busy replica sends fewer probes instead of more re-probes.
+        self.probes = AdaptiveLimit(initial=64, minimum=8, maximum=1024)
+        self._members: dict[kube.ClusterConnection, MemberConnection] = {}
+        self._starting: dict[kube.ClusterConnection, asyncio.Task[None]] = {}
+
+    # -- the mapping -------------------------------------------------------------------
+    def __contains__(self, conn: object) -> bool:
+        return conn in self._members
+
+    def __iter__(self) -> Iterator[kube.ClusterConnection]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def get(self, conn: kube.ClusterConnection) -> MemberConnection | None:
+        """The member connection for ``conn`` (a connection key), or None."""
+        return self._members.get(conn)
+
+    def values(self) -> list[MemberConnection]:
+        """Every member connection."""
+        return list(self._members.values())
+
+    def member_id(self, conn: kube.ClusterConnection) -> str | None:
+        """The member id (``kube-system`` UID) observed through ``conn``, if any."""
+        member = self._members.get(conn)
+        return member.observation.member_id if member is not None else None
+
+    @property
+    def starting(self) -> bool:
+        """True while some member is still starting."""
+        return bool(self._starting)
+
+    # -- start and stop ----------------------------------------------------------------
+    def start(self) -> None:
+        """Start sampling the event loop's lag (the pool's own, if it made it)."""
+        if self._own_lag:
+            self.lag.start()
+
+    def add(
+        self,
+        conns: set[kube.ClusterConnection],
+        not_ready: Mapping[kube.ClusterConnection, tuple[str, str]],
+    ) -> None:
+        """Add a connection for each of ``conns`` and start it in the background (paced).
+
+        A member its source calls not ready (``not_ready``: connection key -> reason,
+        message) is never contacted: its connection only records why (also one already
+        known).
+        """
+        for conn, (reason, message) in not_ready.items():
+            if conn in self._members:
+                self._members[conn].fail(reason, message)
+        loop = asyncio.get_running_loop()
+        for conn in conns:
+            member = MemberConnection(
+                conn,
+                config=self.config,
+                on_change=functools.partial(self._on_change, conn),
+                now=self.now,
+                lag=self.lag,
+                probes=self.probes,
+                registry=self.registry,
+            )
+            self._members[conn] = member
+            if conn in not_ready:
+                member.fail(*not_ready[conn])
+                continue
+            self._starting[conn] = loop.create_task(
+                self._start_one(conn, member), name=f"start {member.label}"
+            )
+
+    async def _start_one(self, conn: kube.ClusterConnection, member: MemberConnection) -> None:
+        async with self.limit.slot():
+            began = time.monotonic()
+            await self._start_member(member)
+            # Starting members makes the loop busy by itself (TLS handshakes, first lists):
+            # only lag that eats into a probe's timeout, or a member answering 429 or not in
+            # time, says the pace is too high.
+            slow = self.lag.max_since(began) >= _START_LAG_FRACTION * self.config.probe_timeout
+            if slow or member.deferred or member.busy:
+                self.limit.overload()
+            else:
+                self.limit.success()
+        self._starting.pop(conn, None)
+        self._on_started(conn)
+
+    @staticmethod
+    async def _start_member(member: MemberConnection) -> None:
+        """Start ``member``: its first probe answered and its properties listed (or given up).
+
+        The ClusterProperty list is waited for at most ``probe_timeout`` seconds. Never
+        raises: TLS material that does not load is recorded on the member.
+        """
+        try:
+            await member.start(probe_first=True)
+        except kube.KubeError as exc:
+            _log.warning("cannot start member connection: %s", exc, extra={"cluster": member.label})
+            member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
+            return
+        await member.properties_listed(member.config.probe_timeout)
+
+    async def remove(self, conn: kube.ClusterConnection) -> MemberConnection | None:
+        """Stop and forget the connection ``conn`` (starting or started); returns it."""
+        await kube.cancel_and_wait(self._starting.pop(conn, None))
+        member = self._members.pop(conn, None)
+        if member is not None:
+            await member.stop()
+        return member
+
+    async def close(self) -> None:
+        """Stop every member connection and the lag sampler (idempotent)."""
+        await kube.cancel_and_wait(*self._starting.values())
+        self._starting.clear()
+        await asyncio.gather(*(m.stop() for m in self._members.values()), return_exceptions=True)
+        self._members.clear()
+        if self._own_lag:
+            await self.lag.stop()

@@ -1,0 +1,233 @@
+"""The status controller: one profile's labels and status, written only when they change.
+
+A reconcile of a profile key reads the stored profile (the hub cache) and its member's
+observation (the :class:`~cluster_inventory.manager.pool.MemberPool`), builds the status
+(:func:`~cluster_inventory.manager.status.build_status`, pure) and applies labels and status
+with server-side apply when they differ from what is stored (KEP-4322: fewer than one write
+per 30 s per profile; at rest, none). Sharded, every write is fenced (``docs/scale.md``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from cluster_inventory import kube
+from cluster_inventory.api import check_storable, objects
+from cluster_inventory.api.constants import (
+    GROUP,
+    LABEL_CLUSTER_MANAGER,
+    LABEL_INVENTORY_MEMBER_ID,
+    V1ALPHA1,
+)
+from cluster_inventory.manager.member import MemberConnection, connection_key
+from cluster_inventory.manager.names import FIELD_MANAGER
+from cluster_inventory.manager.placement import Inventory, ProfileKey, fallback_member_id
+from cluster_inventory.manager.registration import Registration
+from cluster_inventory.manager.status import (
+    Observation,
+    access_provider,
+    build_status,
+    status_matches,
+)
+
+if TYPE_CHECKING:
+    from cluster_inventory.manager.controller import ClusterManager
+
+__all__ = ["StatusController"]
+
+_log = logging.getLogger("cluster_inventory.manager")
+
+
+class StatusController:
+    """Reconciles profile keys of one :class:`~cluster_inventory.manager.ClusterManager`.
+
+    Args:
+        manager: The cluster manager whose cache, member pool, desired profiles and fence
+            this controller reads (controller-runtime's reconcilers read the manager's cache
+            and client the same way).
+    """
+
+    def __init__(self, manager: ClusterManager) -> None:
+        self.manager = manager
+        #: The resourceVersion of our last status write per profile (its echo is skipped).
+        self.written: dict[ProfileKey, str] = {}
+        #: ControlPlaneHealthy of each kept profile, counted into the profiles gauge.
+        self._health: dict[ProfileKey, str] = {}
+
+    def target(
+        self, key: ProfileKey
+    ) -> tuple[Registration, Inventory, dict[str, Any] | None, MemberConnection | None] | None:
+        """What a reconcile of ``key`` works on, or None when the profile is not ours to keep.
+
+        Its registration and inventory, the stored profile and the member connection (either
+        of the last two None while it does not exist yet).
+        """
+        m = self.manager
+        entry = m.desired.get(key)
+        if entry is None or key in m.conflicts:
+            return None
+        reg, inv = entry
+        return (
+            reg,
+            inv,
+            m.profiles.get(str(key)),
+            m.members.get(connection_key(reg.connection)),
+        )
+
+    def profile_metadata(
+        self, key: ProfileKey, reg: Registration, member_id: str, holder: str | None = None
+    ) -> dict[str, Any]:
+        """Labels and spec of a profile; sharded, the holder annotation too (ours by default).
+
+        Every replica applies with the same field manager, so every apply carries every
+        field (one left out would be removed).
+        """
+        m = self.manager
+        body: dict[str, Any] = {
+            "apiVersion": f"{GROUP}/{V1ALPHA1}",
+            "kind": "ClusterProfile",
+            "metadata": {
+                "name": key.name,
+                "namespace": key.namespace,
+                "labels": {
+                    LABEL_CLUSTER_MANAGER: m.config.name,
+                    LABEL_INVENTORY_MEMBER_ID: member_id,
+                },
+            },
+            "spec": {"displayName": reg.display_name, "clusterManager": {"name": m.config.name}},
+        }
+        if m.fence is not None:
+            body["metadata"]["annotations"] = m.fence.annotations(holder)
+        return body
+
+    async def reconcile(self, key: ProfileKey) -> float | None:
+        """Apply one profile's labels and status if they changed; queue its token Secret.
+
+        Returns:
+            None: a requeue delay is never needed (a profile not created yet is queued by
+            its ADDED event, a member not started yet by its first probe).
+
+        Raises:
+            KubeAPIError: A write to the hub or the member failed (the key is retried).
+        """
+        m = self.manager
+        target = self.target(key)
+        if target is None:
+            return None
+        reg, _, current, member = target
+        if current is None or member is None or not member.observed:
+            # Its creation (an ADDED event) or its member's first probe queues this key:
+            # requeueing thousands of waiting keys every second cost a fifth of a replica.
+            return None
+        version: str | None = None  # sharded: every write is conditional on it (the fence)
+        claim = False
+        if m.fence is not None:
+            holder, version = m.fence.holding(key, current)
+            if m.fence.blocked_by(holder):
+                # Its holder has not let it go yet (its view of the peers is behind ours);
+                # its release is a profile update, which queues this key again.
+                return m.fence.membership.config.renew_interval
+            claim = holder != m.fence.identity
+            if claim and "status" not in current:
+                # The cache keeps only the labels of another replica's profile: read it whole
+                # once, so its conditions keep their transition times (one GET per takeover).
+                current = await kube.get(
+                    m.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace
+                )
+                holder, version = m.fence.holding(key, current)
+                if m.fence.blocked_by(holder):
+                    return m.fence.membership.config.renew_interval
+        obs = member.observation
+        labels = objects.labels_of(current)
+        spec = objects.spec(current)
+        member_id = obs.member_id or labels.get(LABEL_INVENTORY_MEMBER_ID)
+        try:
+            if (
+                claim
+                or labels.get(LABEL_INVENTORY_MEMBER_ID) != member_id
+                or spec.get("displayName") != reg.display_name
+            ):
+                body = self.profile_metadata(
+                    key, reg, member_id or fallback_member_id(m.config.name, reg.name)
+                )
+                if version is not None:
+                    body["metadata"]["resourceVersion"] = version
+                written = await kube.apply(
+                    m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER
+                )
+                if m.fence is not None:
+                    version = m.fence.wrote(key, current, written)
+            return await self._apply_status(key, reg, current, obs, version)
+        except kube.ConflictError:
+            if version is None:
+                raise
+            # Fenced: someone else wrote the profile since we read it (another replica took
+            # it, or our cache is behind). Read again shortly; never overwrite.
+            m.metrics.fenced_writes.inc()
+            return 0.2
+
+    async def _apply_status(
+        self,
+        key: ProfileKey,
+        reg: Registration,
+        current: dict[str, Any],
+        obs: Observation,
+        version: str | None,
+    ) -> float | None:
+        m = self.manager
+        provider = (
+            None
+            if reg.not_ready
+            else access_provider(m.config.access_provider, reg.connection, key.name)
+        )
+        status = build_status(
+            obs,
+            provider,
+            current.get("status"),
+            m.now(),
+            source_properties=reg.properties,
+        )
+        if not status_matches(status, current.get("status")):
+            check_storable({"metadata": objects.meta(current), "status": status})
+            meta: dict[str, Any] = {"name": key.name, "namespace": key.namespace}
+            if version is not None:
+                meta["resourceVersion"] = version
+            written = await kube.apply(
+                m.hub,
+                kube.CLUSTER_PROFILES,
+                {
+                    "apiVersion": f"{GROUP}/{V1ALPHA1}",
+                    "kind": "ClusterProfile",
+                    "metadata": meta,
+                    "status": status,
+                },
+                field_manager=FIELD_MANAGER,
+                subresource="status",
+                # One member's change is one such write per inventory, all on the hub: no
+                # second (strict) decoding of a body built from a dict (see kube.apply).
+                field_validation="Ignore",
+            )
+            self.written[key] = str(objects.meta(written).get("resourceVersion"))
+            if m.fence is not None:
+                m.fence.wrote(key, current, written)
+            m.metrics.status_writes.inc()
+        self.count_health(key, obs.healthy.status)
+        if obs.joined.status == "True":
+            m.token_queue.add(key)
+        return None
+
+    def count_health(self, key: ProfileKey, status: str | None) -> None:
+        """Record a profile's ControlPlaneHealthy (None: gone) in the profiles gauge."""
+        if self._health.get(key) == status:
+            return
+        if status is None:
+            self._health.pop(key, None)
+        else:
+            self._health[key] = status
+        counts = {"True": 0, "False": 0, "Unknown": 0}
+        for other, value in self._health.items():
+            if other.namespace == key.namespace:
+                counts[value] = counts.get(value, 0) + 1
+        for value, count in counts.items():
+            self.manager.metrics.profiles.labels(key.namespace, value).set(count)
