@@ -109,28 +109,6 @@ def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _check_registration_files(sources: tuple[str, ...]) -> None:
-    """Fail with one line if a ``file:PATH`` source is not readable UTF-8 text.
-
-    The file source reports a missing file itself when the manager starts, but a binary
-    file would end the process with a traceback there; reading it here first gives the same
-    one line for every way a file can be unreadable.
-
-    Raises:
-        typer.Exit: Exit code 1, ``error: registration file PATH: PROBLEM``.
-    """
-    from cluster_inventory.manager.config import parse_source
-
-    for spec in sources:
-        kind, path = parse_source(spec)
-        if kind != "file":
-            continue
-        try:
-            read_text(path)
-        except UnreadableFileError as exc:
-            fail(f"registration file {exc.path}: {exc.problem}")
-
-
 @manager_app.command("run")
 def manager_run(
     kubeconfig: opt.HubKubeconfig = None,
@@ -208,7 +186,6 @@ def manager_run(
         )
     except ValueError as exc:
         fail(str(exc))
-    _check_registration_files(config.sources)
     process = hub_process(
         kubeconfig,
         context,

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from cluster_inventory import _yaml, kube
+from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.manager.capi import ClusterAPISource
 from cluster_inventory.manager.config import ManagerConfig, parse_source
 from cluster_inventory.manager.registration import (
@@ -227,9 +228,9 @@ class FileRegistrationSource:
         """Read the file (a failure is raised by :meth:`wait_synced`)."""
         where = f"registration file {self.path}"
         try:
-            text = self.path.read_text()
-        except OSError as exc:
-            self._error = kube.SourceUnavailableError(where, exc.strerror or str(exc))
+            text = read_text(self.path)
+        except UnreadableFileError as exc:
+            self._error = kube.SourceUnavailableError(where, exc.problem)
         else:
             try:
                 self._good, self._bad = parse_file_registrations(_yaml.load(text), self.path)
