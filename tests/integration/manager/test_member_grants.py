@@ -16,7 +16,7 @@ from cluster_inventory import kube
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.manager.accounts import list_grants
 from tests.cli_run import cli
-from tests.manager_harness import Harness
+from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually
 
 
@@ -123,3 +123,25 @@ async def test_grants_of_a_member_that_left_while_down_go_once_it_is_back(
     finally:
         await h.fleet.start_member(name)
     await eventually(lambda: _nothing(h), what="no grant left once the member is back", timeout=60)
+
+
+async def test_a_member_removed_from_the_file_source_loses_its_grants(
+    fleet, test_namespace, tmp_path
+) -> None:
+    """The file is read again when it changes: an entry removed is a member that left."""
+    kubeconfig = tmp_path / "alpha.yaml"
+    kubeconfig.write_text(yaml.safe_dump(next(iter(fleet.members.values())).kubeconfig()))
+    clusters = tmp_path / "clusters.yaml"
+    clusters.write_text(
+        yaml.safe_dump(
+            {"clusters": [{"name": "alpha", "kubeconfig": "alpha.yaml", "clustersets": ["prod"]}]}
+        )
+    )
+    async with running_manager(fleet, test_namespace, sources=(f"file:{clusters}",)) as h:
+        ns = await h.inventory("prod", "prod")
+        await eventually(lambda: _granted(h, ns), what="the consumer account and binding")
+        clusters.write_text(yaml.safe_dump({"clusters": []}))
+        await eventually(lambda: _nothing(h), what="no grant left on the member")
+        # A file that turns unreadable is no empty fleet: nothing else changes.
+        clusters.write_bytes(b"\xff\xfe not yaml")
+        await eventually(lambda: bool(h.manager.source.failures()), what="the failure reported")
