@@ -9,18 +9,25 @@ from pathlib import Path
 
 
 def cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 180,
+    stdin: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``cluster-inventory ARGS`` with this interpreter; never raises on a non-zero exit."""
-    return subprocess.run(
-        [sys.executable, "-m", "cluster_inventory.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-    )
+    """``cluster-inventory ARGS`` with this interpreter; never raises on a non-zero exit.
+
+    Standard input is empty, or the file ``stdin`` (its bytes as they are).
+    """
+    with stdin.open("rb") if stdin is not None else open(os.devnull, "rb") as handle:
+        return subprocess.run(
+            [sys.executable, "-m", "cluster_inventory.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, **(env or {})},
+            stdin=handle,
+        )
 
 
 def scripts_dir() -> Path:

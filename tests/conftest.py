@@ -23,16 +23,26 @@ settings.load_profile("cluster-inventory")
 
 
 def pytest_addoption(parser: Any) -> None:
-    """``--campaign-report``: print the bad-input campaign's tally at the end."""
+    """``--campaign-report`` and ``--fault-report``: print a campaign's tally at the end."""
     parser.addoption(
         "--campaign-report",
         action="store_true",
         help="print what the bad-input campaign tried and what came of it (tests/bad_input.py)",
     )
+    parser.addoption(
+        "--fault-report",
+        action="store_true",
+        help="print the network fault matrix of the cells run (tests/faults.py)",
+    )
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
-    """Print the campaign's table when ``--campaign-report`` is given."""
+    """Print the campaigns' tables when ``--campaign-report``/``--fault-report`` is given."""
+    if config.getoption("--fault-report"):
+        from tests.faults import TALLY
+
+        terminalreporter.section("fault matrix")
+        terminalreporter.write_line(TALLY.table())
     if not config.getoption("--campaign-report"):
         return
     from tests.bad_input import CAMPAIGN

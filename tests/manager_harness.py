@@ -41,6 +41,8 @@ class Harness:
     manager: ClusterManager
     clock: Clock
     created_namespaces: list[str] = field(default_factory=list)
+    #: The manager's task (done only if it ended or failed).
+    task: asyncio.Task[None] | None = None
 
     @property
     def hub(self) -> ControlPlane:
@@ -91,9 +93,13 @@ class Harness:
 
 @contextlib.asynccontextmanager
 async def running_manager(
-    fleet: Fleet, test_namespace: str, **config: Any
+    fleet: Fleet, test_namespace: str, *, manager_hub: kube.ApiClient | None = None, **config: Any
 ) -> AsyncIterator[Harness]:
-    """A manager of the test's own (name, namespaces), with ``config`` overriding settings."""
+    """A manager of the test's own (name, namespaces), with ``config`` overriding settings.
+
+    ``manager_hub`` is the manager's own hub client (e.g. through a fault proxy); the
+    harness reads and writes the hub with a direct client either way.
+    """
     clock = Clock()
     hub_client = await fleet.hub.client()
     settings: dict[str, Any] = {
@@ -105,14 +111,14 @@ async def running_manager(
         "workers": 4,
     }
     manager = ClusterManager(
-        hub_client,
+        manager_hub or hub_client,
         ManagerConfig(**{**settings, **config}),
         now=clock,
         registry=CollectorRegistry(),
         identity="test",
     )
     task = asyncio.get_running_loop().create_task(manager.run())
-    h = Harness(fleet, hub_client, test_namespace, manager, clock)
+    h = Harness(fleet, hub_client, test_namespace, manager, clock, task=task)
     try:
         await asyncio.wait_for(manager.synced.wait(), 30)
         yield h

@@ -10,11 +10,23 @@ authentication; RFC 9110 section 9.3.6).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ipaddress
 import struct
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import yaml
+
+from cluster_inventory.api.constants import EXTENSION_EXEC
+
+if TYPE_CHECKING:
+    from cluster_inventory.testing import ControlPlane
+    from tests.inventory import Inventory
 
 
 @dataclass
@@ -73,8 +85,11 @@ async def _http_target(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
 
 
 @contextlib.asynccontextmanager
-async def serve_proxy(scheme: str) -> AsyncIterator[Proxy]:
-    """A ``socks5`` or ``http`` (CONNECT) proxy on 127.0.0.1 while the block runs."""
+async def serve_proxy(scheme: str, port: int = 0) -> AsyncIterator[Proxy]:
+    """A ``socks5`` or ``http`` (CONNECT) proxy on 127.0.0.1 while the block runs.
+
+    ``port`` 0 picks a free one; a given port brings back a proxy that was down there.
+    """
     proxy = Proxy(scheme)
     tunnels: set[asyncio.Task[None]] = set()
 
@@ -103,7 +118,7 @@ async def serve_proxy(scheme: str) -> AsyncIterator[Proxy]:
         finally:
             tunnels.discard(task)
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    server = await asyncio.start_server(handle, "127.0.0.1", port)
     proxy.port = server.sockets[0].getsockname()[1]
     try:
         yield proxy
@@ -113,3 +128,43 @@ async def serve_proxy(scheme: str) -> AsyncIterator[Proxy]:
             task.cancel()
         await asyncio.gather(*tunnels, return_exceptions=True)
         await server.wait_closed()
+
+
+# -- profiles and kubeconfigs behind a proxy ------------------------------------------
+
+
+def hostport(server: str) -> str:
+    parts = urlsplit(server)
+    return f"{parts.hostname}:{parts.port}"
+
+
+async def publish_behind(inventory: Inventory, name: str, member: ControlPlane, proxy: str) -> None:
+    """Publish ``name`` with its access provider reaching ``member`` through ``proxy``."""
+    await inventory.publish(name, member)
+    await inventory.patch_status(
+        name,
+        {
+            "accessProviders": [
+                {
+                    "name": "secretreader",
+                    "cluster": {
+                        "server": member.server,
+                        "certificate-authority-data": base64.b64encode(member.ca_pem).decode(),
+                        "proxy-url": proxy,
+                        "extensions": [
+                            {"name": EXTENSION_EXEC, "extension": {"clusterName": name}}
+                        ],
+                    },
+                }
+            ]
+        },
+    )
+
+
+def hub_kubeconfig_behind(inventory: Inventory, proxy: str, path: Path) -> Path:
+    """A copy of the hub's kubeconfig whose cluster has ``proxy-url: proxy``."""
+    doc = yaml.safe_load(inventory.fleet.hub.kubeconfig_path.read_text())
+    for entry in doc["clusters"]:
+        entry["cluster"]["proxy-url"] = proxy
+    path.write_text(yaml.safe_dump(doc))
+    return path

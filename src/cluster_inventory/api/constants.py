@@ -37,6 +37,7 @@ __all__ = [
     "PROPERTY_CLUSTER_SET",
     "PROPERTY_NAME_MAX_LENGTH",
     "PROPERTY_VALUE_MAX_LENGTH",
+    "REQUEST_TIMEOUT",
     "SECRET_EXPIRATION_KEY",
     "SECRET_TOKEN_KEY",
     "V1ALPHA1",
@@ -121,3 +122,7 @@ DEFAULT_SYNC_INSTANCE = "default"
 SECRET_TOKEN_KEY = "token"  # noqa: S105 - a key name
 #: Key beside it holding the token's expiry as RFC 3339 (our addition; upstream ignores it).
 SECRET_EXPIRATION_KEY = "expirationTimestamp"  # noqa: S105 - a key name
+#: Seconds any client of ours (every command, every long-running process, the exec plugins)
+#: waits for one answer from an API server before it calls the server unreachable
+#: (docs/cli.md, "Errors and exit codes"). Watches are streams and have their own timeouts.
+REQUEST_TIMEOUT = 30.0

@@ -351,7 +351,8 @@ def _fetch_fast(
     """
     import json
 
-    from cluster_inventory.credentials.plugins._hub import Hub, HubError, quote
+    from cluster_inventory.api.constants import REQUEST_TIMEOUT
+    from cluster_inventory.credentials.plugins._hub import Hub, HubError, HubTimeoutError, quote
 
     opts = {
         **({"kubeconfig": str(path)} if path else {}),
@@ -367,9 +368,17 @@ def _fetch_fast(
         return None
 
     def get(path: str) -> Any:
-        """The JSON at ``path``, or None on any error (the full client will report it)."""
+        """The JSON at ``path``, or None on any error (the full client will report it).
+
+        Except a timeout: the full client would wait as long again before saying the same
+        thing, and every command gives up after one ``REQUEST_TIMEOUT`` (docs/cli.md).
+        """
         try:
-            status, body = hub.get_json(path, user_agent="cluster-inventory")
+            status, body = hub.get_json(
+                path, user_agent="cluster-inventory", timeout=REQUEST_TIMEOUT
+            )
+        except HubTimeoutError as exc:
+            fail(str(exc))
         except HubError:
             return None
         return json.loads(body) if status == 200 else None

@@ -37,6 +37,14 @@ def dashboard_cmd(
             "port 0 picks a free one)."
         ),
     ] = "127.0.0.1:8080",
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Host name the page answers for (repeatable; checked against the Host "
+            "header, 421 otherwise). Loopback names always work on a loopback address; "
+            "beyond loopback, without this option any name is answered (a warning says so)."
+        ),
+    ] = None,
     argocd_namespace: Annotated[
         str, typer.Option(help="Where the Argo CD sync writes cluster Secrets.")
     ] = "argocd",
@@ -79,6 +87,7 @@ def dashboard_cmd(
             HubState(hub, namespace or (), argocd_namespace=argocd_namespace),
             address=listen,
             announce=announce,
+            allowed_hosts=allowed_host or (),
         )
     )
     run_until_signal(manager)

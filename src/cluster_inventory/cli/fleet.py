@@ -83,7 +83,8 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
 
             built.append(access_check(progress=progress))
             built += [install_consumer(name, progress=progress) for name in CONSUMERS]
-            # helm renders the chart, promtool checks the alerting rules (packaging tests).
+            # helm renders the chart, promtool checks the alerting rules (packaging tests),
+            # toxiproxy breaks network paths for the fault tests.
             from cluster_inventory.testing.tools import TOOLS, install_tool
 
             built += [install_tool(name, progress=progress) for name in TOOLS]
@@ -106,7 +107,8 @@ def install_assets(
     interop tests run, Kueue's manager and the Knative Operator are the consumers the
     end-to-end tests run, the upstream CRDs (Cluster API's Cluster, Kueue's kinds) are what
     integration tests install, helm and promtool check the chart and the alerting rules,
-    and virtualmembers serves thousands of virtual members over the fleet's real ones.
+    toxiproxy breaks network paths for the fault tests, and virtualmembers serves thousands
+    of virtual members over the fleet's real ones.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 

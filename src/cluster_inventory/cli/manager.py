@@ -13,10 +13,12 @@ from typing import Annotated
 
 import typer
 
+from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import objects
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
+from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
 __all__ = ["deregister", "manager_app", "register"]
 
@@ -44,9 +46,9 @@ def register(
     from cluster_inventory.manager import RegistrationError, registration_secret
 
     try:
-        text = kubeconfig.read_text()
-    except OSError as exc:
-        fail(f"{kubeconfig}: cannot read: {exc.strerror}")
+        text = read_text(kubeconfig)
+    except UnreadableFileError as exc:
+        fail(str(exc))
     try:
         secret = registration_secret(
             name, namespace, text, clusterset, context=context, display_name=display_name
@@ -196,3 +198,47 @@ def manager_run(
     manager = process.manager()
     manager.add(lambda hub: ClusterManager(hub, config, identity=process.identity))
     run_until_signal(manager)
+
+
+@manager_app.command("grants")
+def manager_grants(
+    member_kubeconfig: Annotated[
+        Path, typer.Option(help="Kubeconfig of the member cluster (read access is enough).")
+    ],
+    context: Annotated[str | None, typer.Option(help="Context of the member kubeconfig.")] = None,
+    name: Annotated[str, typer.Option(help="The cluster manager's name.")] = DEFAULT_MANAGER_NAME,
+    member_namespace: Annotated[
+        str, typer.Option(help="The manager's namespace on the member.")
+    ] = DEFAULT_NAMESPACE,
+) -> None:
+    """List what a cluster manager holds on a member: its consumers' accounts and bindings.
+
+    The ServiceAccounts (one per inventory) and ClusterRoleBindings the manager made on the
+    member for its consumers' tokens; a member that left the manager should show none.
+    """
+    from cluster_inventory import kube
+    from cluster_inventory.cli._table import format_table
+    from cluster_inventory.manager.accounts import list_grants
+
+    try:
+        read_text(member_kubeconfig)
+        conn = kube.connection_from_kubeconfig(member_kubeconfig, context=context)
+    except (UnreadableFileError, kube.KubeConfigError) as exc:
+        fail(str(exc))
+
+    async def run() -> list[list[str]]:
+        client = await kube.new_client(conn)
+        try:
+            grants = await list_grants(client, name, member_namespace)
+        finally:
+            await client.close()
+        return [[g.kind, g.namespace or "-", g.name, g.inventory, g.role or "-"] for g in grants]
+
+    try:
+        rows = asyncio.run(run())
+    except kube.KubeError as exc:
+        fail(str(exc))
+    if not rows:
+        typer.echo(f"cluster manager {name!r} holds nothing on this member")
+        return
+    typer.echo(format_table(["KIND", "NAMESPACE", "NAME", "INVENTORY", "ROLE"], rows), nl=False)

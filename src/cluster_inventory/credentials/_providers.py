@@ -14,9 +14,9 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
+from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.credentials.errors import ProviderConfigError
 
 __all__ = [
@@ -152,9 +152,9 @@ def load_provider_file(path: str | os.PathLike[str]) -> ProviderConfig:
     """
     source = str(path)
     try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ProviderConfigError(source, "", f"cannot read: {exc.strerror}") from None
+        text = read_text(path)
+    except UnreadableFileError as exc:
+        raise ProviderConfigError(source, "", exc.problem) from None
     try:
         data = json.loads(text)
     except RecursionError:

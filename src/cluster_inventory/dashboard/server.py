@@ -13,8 +13,12 @@ endpoints). Routes, all ``GET`` (the dashboard writes nothing, anywhere):
   CDN); ``/healthz`` and ``/readyz`` for a Deployment's probes.
 
 Every response carries a Content-Security-Policy that allows only this origin's scripts and
-styles. A server bound to a loopback address answers only requests whose ``Host`` is a
-loopback name (a web page elsewhere cannot reach it through DNS rebinding).
+styles. The ``Host`` header is checked (a web page elsewhere cannot reach the dashboard
+through DNS rebinding): bound to a loopback address it answers loopback names and the
+allowed hosts; bound beyond loopback it answers only the allowed hosts when any are given,
+and otherwise any name, with a warning at start that says so. A request for another name
+gets 421 Misdirected Request. ``/healthz`` and ``/readyz`` answer any name (the kubelet
+probes a Pod by its IP).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,10 +41,13 @@ from cluster_inventory.dashboard.hub import HubState
 from cluster_inventory.dashboard.overview import HEALTH_ORDER, Query, select
 from cluster_inventory.kube import cancel_and_wait
 
-__all__ = ["DEFAULT_ADDRESS", "Dashboard", "parse_address"]
+__all__ = ["DEFAULT_ADDRESS", "MESSAGE_CUT", "Dashboard", "parse_address"]
 
 #: Where ``cluster-inventory dashboard`` listens unless told otherwise.
 DEFAULT_ADDRESS = "127.0.0.1:8080"
+#: Characters of a condition message the member table shows; the rest opens on a click
+#: (a 5,000-character message filled several screens). ``describe`` prints it whole.
+MESSAGE_CUT = 200
 _PACKAGE = "cluster_inventory.dashboard"
 _CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -70,6 +77,16 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _host_name(value: str) -> str:
+    """An allowed host as the ``Host`` header's name part: lower case, no port, no brackets."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:].partition("]")[0]
+    if value.count(":") == 1:
+        return value.partition(":")[0]
+    return value
+
+
 def _templates() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader(_PACKAGE, "templates"),
@@ -79,6 +96,7 @@ def _templates() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.globals["version"] = __version__
+    env.globals["message_cut"] = MESSAGE_CUT
     return env
 
 
@@ -93,6 +111,9 @@ class Dashboard:
         state: The hub's state (started by :meth:`prepare`).
         address: (host, port) to listen on; port 0 picks a free one (:attr:`url` says which).
         announce: Called with :attr:`url` once listening (the command prints it).
+        allowed_hosts: Names the ``Host`` header may carry (``dashboard.example.com``,
+            ``10.0.0.5``; a port is ignored). Loopback names are always allowed on a
+            loopback address; beyond loopback, an empty tuple allows any name (warned).
         min_interval: Seconds between two ``changed`` events of one stream (a burst of hub
             changes costs a browser one refresh per interval, not one per change).
         ping_interval: Seconds between two keep-alive comments of a stream; a failed one
@@ -110,9 +131,11 @@ class Dashboard:
         min_interval: float = 0.25,
         ping_interval: float = 15.0,
         announce: Callable[[str], None] | None = None,
+        allowed_hosts: Sequence[str] = (),
     ) -> None:
         self.state = state
         self.address = address
+        self.allowed_hosts = frozenset(_host_name(h) for h in allowed_hosts if h.strip())
         self.min_interval = min_interval
         self.ping_interval = ping_interval
         self.url = ""
@@ -139,8 +162,12 @@ class Dashboard:
     async def _headers(
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
-        if self.loopback_only and not _is_loopback(request.url.host or ""):
-            raise web.HTTPMisdirectedRequest(text="this dashboard answers on localhost only\n")
+        if request.path not in ("/healthz", "/readyz") and not self._host_allowed(
+            request.url.host or ""
+        ):
+            raise web.HTTPMisdirectedRequest(
+                text="this dashboard does not answer for this host name (see --allowed-host)\n"
+            )
         response = await handler(request)
         response.headers.setdefault("Content-Security-Policy", _CSP)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
@@ -148,6 +175,14 @@ class Dashboard:
         if not request.path.startswith("/static/"):
             response.headers.setdefault("Cache-Control", "no-store")
         return response
+
+    def _host_allowed(self, host: str) -> bool:
+        host = host.lower()
+        if host in self.allowed_hosts:
+            return True
+        if self.loopback_only:
+            return _is_loopback(host)
+        return not self.allowed_hosts
 
     # -- pages -------------------------------------------------------------------------
     def _context(self, request: web.Request) -> dict[str, Any]:
@@ -243,6 +278,15 @@ class Dashboard:
         bound = self._runner.addresses[0][1]
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{bound}/"
+        if not self.loopback_only:
+            _log.warning(
+                "dashboard: listening on %s beyond loopback: anyone who reaches this "
+                "address can read the inventory; %s",
+                self.url,
+                "it answers only for " + ", ".join(sorted(self.allowed_hosts)) + " (--allowed-host)"
+                if self.allowed_hosts
+                else "it answers for any host name: give --allowed-host NAME to refuse others",
+            )
         if self._announce is not None:
             self._announce(self.url)
 

@@ -10,13 +10,14 @@ context holds the CA in memory. A client key has to pass through a file for
 
 from __future__ import annotations
 
+import functools
 import os
 import ssl
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -25,8 +26,12 @@ from cluster_inventory.kube._k8s import ApiClient, ApiException, Configuration
 from cluster_inventory.kube._k8s import rest as _rest
 from cluster_inventory.kube.errors import KubeConfigError
 
+if TYPE_CHECKING:
+    from aiohttp_socks import ProxyConnector
+
 __all__ = [
     "ClusterConnection",
+    "SocksProxyError",
     "TokenSource",
     "UnauthorizedHook",
     "clone_client",
@@ -394,9 +399,9 @@ def proxy_connector(
         )
     if parts.scheme != "socks5":
         return proxy_url, aiohttp.TCPConnector(limit=limit, ssl=ssl)
-    from aiohttp_socks import ProxyConnector, ProxyType
+    from aiohttp_socks import ProxyType
 
-    connector = ProxyConnector(
+    connector = _socks_connector()(
         proxy_type=ProxyType.SOCKS5,
         host=parts.hostname,
         port=port or 1080,
@@ -407,6 +412,38 @@ def proxy_connector(
         ssl=ssl,
     )
     return None, connector
+
+
+class SocksProxyError(aiohttp.ClientConnectionError):
+    """A ``socks5`` proxy-url could not be reached, timed out, or refused the tunnel.
+
+    aiohttp-socks raises its own exceptions, which are neither ``OSError`` nor aiohttp's:
+    every caller that handles an unreachable server (and an HTTP proxy that is down, which
+    aiohttp reports as a ``ClientConnectionError``) let them through as a traceback. This is
+    an ``aiohttp.ClientConnectionError``, so a SOCKS proxy that is down is an unreachable
+    server like any other. The message names the proxy (never its password) and the target.
+    """
+
+
+@functools.cache
+def _socks_connector() -> type[ProxyConnector]:
+    """aiohttp-socks' connector, its failures raised as :class:`SocksProxyError`.
+
+    Built on first use: aiohttp-socks is imported only for a socks5 proxy-url.
+    """
+    from aiohttp_socks import ProxyConnectionError, ProxyError, ProxyTimeoutError
+    from aiohttp_socks import ProxyConnector as Base
+
+    class SocksConnector(Base):
+        async def _wrap_create_connection(self, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await super()._wrap_create_connection(*args, **kwargs)
+            except (ProxyConnectionError, ProxyTimeoutError, ProxyError) as exc:
+                proxy = f"socks5://{self._proxy_host}:{self._proxy_port}"
+                kind = "timed out" if isinstance(exc, ProxyTimeoutError) else "failed"
+                raise SocksProxyError(f"socks5 proxy {proxy} {kind}: {exc}") from None
+
+    return SocksConnector
 
 
 def _redact(url: str) -> str:

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 import aiohttp
 
+from cluster_inventory.api.constants import REQUEST_TIMEOUT
 from cluster_inventory.kube._k8s import ApiClient, ApiException
 from cluster_inventory.kube.errors import (
     CertificateError,
@@ -42,8 +43,8 @@ __all__ = [
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 #: The ``fieldValidation`` directives of a write (KEP-2885, server-side field validation).
 FieldValidation = Literal["Ignore", "Warn", "Strict"]
-#: Seconds a single non-streaming request may take.
-DEFAULT_TIMEOUT = 30.0
+#: Seconds a single non-streaming request may take (the one client timeout).
+DEFAULT_TIMEOUT = REQUEST_TIMEOUT
 _OBJECT_RESPONSES = {200: "object", 201: "object", 202: "object"}
 
 
@@ -148,13 +149,17 @@ async def request(
         )
         raise _redacted(error, body) from None
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise _unreachable_error(client, exc, target) from None
+        raise _unreachable_error(client, exc, target, timeout) from None
 
 
 def _unreachable_error(
-    client: ApiClient, exc: BaseException, target: str
+    client: ApiClient, exc: BaseException, target: str, timeout: float
 ) -> ServerUnavailableError:
-    """Map a transport failure to :class:`CertificateError` or :class:`ServerUnavailableError`."""
+    """Map a transport failure to :class:`CertificateError` or :class:`ServerUnavailableError`.
+
+    A timeout says how long we waited (its own text is empty); anything else says what
+    failed, e.g. ``ProxyConnectionError: Could not connect to proxy 127.0.0.1:1080``.
+    """
     host = client.configuration.host
     if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
         return CertificateError(
@@ -163,11 +168,13 @@ def _unreachable_error(
             message=f"{host}: TLS verification failed: {exc}",
             target=target,
         )
+    what = (
+        f"no answer within {timeout:g} s"
+        if isinstance(exc, TimeoutError) and not str(exc)
+        else f"{type(exc).__name__}: {exc}"
+    )
     return ServerUnavailableError(
-        status=0,
-        reason="Unreachable",
-        message=f"{host} unreachable: {type(exc).__name__}: {exc}",
-        target=target,
+        status=0, reason="Unreachable", message=f"{host} unreachable: {what}", target=target
     )
 
 
@@ -200,7 +207,7 @@ async def get_text(
     except ApiException as exc:
         return exc.status or 0, str(exc.body or "")
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise _unreachable_error(client, exc, target or path) from None
+        raise _unreachable_error(client, exc, target or path, timeout) from None
 
 
 def _secret_values(body: Any) -> list[str]:

@@ -23,6 +23,7 @@ __all__ = [
     "KubeAPIError",
     "KubeConfigError",
     "KubeError",
+    "LeaseUnavailableError",
     "NotFoundError",
     "ServerUnavailableError",
     "SourceUnavailableError",
@@ -58,6 +59,28 @@ class SourceUnavailableError(KubeError):
         self.source = source
         self.problem = problem
         super().__init__(f"{source}: cannot be read: {problem}")
+
+
+class LeaseUnavailableError(KubeError):
+    """The leader-election Lease can never be taken as configured: stop at start.
+
+    A Lease in a namespace that does not exist (the create answers 404) or one the process
+    may not read or write (403) will not start working by itself; retrying it forever kept a
+    process up, ready, and doing nothing. Transient failures (unreachable, 5xx, a lost race)
+    are retried instead.
+
+    Attributes:
+        namespace: The Lease's namespace.
+        name: The Lease's name.
+        problem: What the server said, e.g. ``namespaces "kueue-system" not found (404
+            NotFound)``.
+    """
+
+    def __init__(self, namespace: str, name: str, problem: str) -> None:
+        self.namespace = namespace
+        self.name = name
+        self.problem = problem
+        super().__init__(f"leader election Lease {namespace}/{name} cannot be taken: {problem}")
 
 
 class KubeConfigError(KubeError):

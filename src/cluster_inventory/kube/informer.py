@@ -149,6 +149,7 @@ class Informer:
         self._synced = asyncio.Event()
         self._first_error: KubeAPIError | None = None
         self._failure: str | None = None
+        self._warned = False  # "cannot reach the server" said for the current failures
         self._health_handlers: list[Callable[[], None]] = []
         self._rv = ""
         #: Monotonic time of the last answer from the server (a list, an event, a bookmark).
@@ -198,6 +199,9 @@ class Informer:
     def _set_failure(self, failure: str | None) -> None:
         changed = (failure is None) != (self._failure is None)
         self._failure = failure
+        if failure is None and self._warned:
+            self._warned = False
+            _log.info("%s informer: reading again", self.name)
         if changed:
             for handler in self._health_handlers:
                 try:
@@ -431,7 +435,20 @@ class Informer:
                     backoff = min(backoff * 2, 10.0)
                     need_list = need_list or exc.status >= 500
                 except (KubeError, aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
-                    _log.info("%s informer: watch ended (%s); reconnecting", self.name, exc)
+                    # A watch that breaks is routine (a server restarts, a proxy recycles
+                    # connections); a reconnect that fails too means the server is out of
+                    # reach: said once as a warning, and once more when reading works again.
+                    if self._failure is not None and not self._warned:
+                        self._warned = True
+                        _log.warning(
+                            "%s informer: cannot reach the server (%s: %s); retrying with "
+                            "backoff up to 10 s",
+                            self.name,
+                            type(exc).__name__,
+                            exc,
+                        )
+                    else:
+                        _log.info("%s informer: watch ended (%s); reconnecting", self.name, exc)
                     self._set_failure(f"{type(exc).__name__}: {exc}")
                     await self._sleep(backoff)
                     backoff = min(backoff * 2, 10.0)

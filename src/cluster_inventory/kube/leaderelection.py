@@ -34,7 +34,14 @@ from cluster_inventory.kube._metrics import LeaseMetrics, collectors_for
 from cluster_inventory.kube._resources import request
 from cluster_inventory.kube._tasks import cancel_and_wait
 from cluster_inventory.kube.background import BackgroundLoop
-from cluster_inventory.kube.errors import ConflictError, KubeError, NotFoundError
+from cluster_inventory.kube.errors import (
+    ConflictError,
+    ForbiddenError,
+    KubeAPIError,
+    KubeError,
+    LeaseUnavailableError,
+    NotFoundError,
+)
 from cluster_inventory.kube.resources import LEASES
 
 __all__ = ["LeaderElectionConfig", "LeaderElector"]
@@ -153,7 +160,8 @@ class LeaderElector:
             client: The client to use (the elector's own by default).
 
         Raises:
-            KubeAPIError: The server refused for a reason other than a lost race.
+            KubeAPIError: The server refused for a reason other than a lost race (a create
+                answered 404: the namespace does not exist).
         """
         cfg = self.config
         client = client or self.client
@@ -170,8 +178,8 @@ class LeaderElector:
                 self._lease = await request(
                     client, "POST", self._path(), body=body, target=self._target()
                 )
-            except KubeError:
-                return False
+            except ConflictError:
+                return False  # another candidate created it first
             self._observe(self._lease)
             return True
         self._observe(current)
@@ -186,8 +194,8 @@ class LeaderElector:
             self._lease = await request(
                 client, "PUT", self._path(cfg.name), body=updated, target=self._target()
             )
-        except ConflictError:
-            return False  # someone else wrote first
+        except (ConflictError, NotFoundError):
+            return False  # someone else wrote first, or deleted it since our read
         self._observe(self._lease)
         return True
 
@@ -197,7 +205,12 @@ class LeaderElector:
         self._observed = lease
 
     async def acquire(self) -> None:
-        """Return once this replica holds the Lease (retrying every ``retry_period``)."""
+        """Return once this replica holds the Lease (retrying every ``retry_period``).
+
+        Raises:
+            LeaseUnavailableError: The Lease's namespace does not exist (its create answered
+                404) or the Lease is forbidden (403): retrying cannot help.
+        """
         while True:
             try:
                 if await self.try_acquire_or_renew():
@@ -206,6 +219,10 @@ class LeaderElector:
                         "leader election: %s acquired %s", self.config.identity, self._target()
                     )
                     return
+            except (NotFoundError, ForbiddenError) as exc:
+                raise LeaseUnavailableError(
+                    self.config.namespace, self.config.name, _said(exc)
+                ) from None
             except KubeError as exc:
                 _log.warning("leader election: %s", exc)
             await self._sleep(self.config.retry_period)
@@ -310,6 +327,11 @@ class LeaderElector:
             work_task.result()
             return False
         return True
+
+
+def _said(exc: KubeAPIError) -> str:
+    """The server's words without our target prefix (the caller names the Lease)."""
+    return f"{exc.message} ({exc.status} {exc.reason})"
 
 
 def _record(lease: dict[str, Any]) -> tuple[Any, ...]:

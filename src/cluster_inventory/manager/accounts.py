@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cluster_inventory import kube
@@ -24,7 +25,11 @@ from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_INVENTORY
 if TYPE_CHECKING:
     from cluster_inventory.manager.member import MemberConnection
 
-__all__ = ["ConsumerAccounts", "service_account_name"]
+__all__ = ["ConsumerAccounts", "Grant", "list_grants", "remove_grants", "service_account_name"]
+
+#: Label on every ServiceAccount and ClusterRoleBinding a cluster manager makes on a member,
+#: naming the manager (with :data:`LABEL_INVENTORY` naming the inventory it serves).
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 
 _log = logging.getLogger("cluster_inventory.manager")
 
@@ -36,6 +41,90 @@ def service_account_name(inventory_namespace: str, manager: str) -> str:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:10]
     return f"{name[:52].rstrip('-')}-{digest}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Grant:
+    """One object a cluster manager made on a member for its consumers.
+
+    Attributes:
+        kind: ``ServiceAccount`` or ``ClusterRoleBinding``.
+        name: Its name.
+        namespace: Its namespace ("" for a ClusterRoleBinding).
+        inventory: The hub inventory namespace it serves.
+        role: The ClusterRole bound ("" for a ServiceAccount).
+    """
+
+    kind: str
+    name: str
+    namespace: str
+    inventory: str
+    role: str
+
+
+def _selector(manager: str) -> str:
+    return f"{LABEL_MANAGED_BY}={manager},{LABEL_INVENTORY}"
+
+
+async def list_grants(client: kube.ApiClient, manager: str, namespace: str) -> list[Grant]:
+    """What cluster manager ``manager`` holds on a member: its consumers' accounts and bindings.
+
+    Args:
+        client: A client of the member.
+        manager: The cluster manager's name (``--name``).
+        namespace: The manager's namespace on the member (``member_namespace``).
+
+    Returns:
+        ServiceAccounts, then ClusterRoleBindings, each by name.
+
+    Raises:
+        KubeError: The member cannot be read.
+    """
+    accounts = await kube.list_objects(
+        client, kube.SERVICE_ACCOUNTS, namespace=namespace, label_selector=_selector(manager)
+    )
+    bindings = await kube.list_objects(
+        client, kube.CLUSTER_ROLE_BINDINGS, label_selector=_selector(manager)
+    )
+    out = [
+        Grant(
+            kind="ServiceAccount",
+            name=str(objects.meta(sa).get("name")),
+            namespace=namespace,
+            inventory=str(objects.labels_of(sa).get(LABEL_INVENTORY)),
+            role="",
+        )
+        for sa in accounts.get("items") or ()
+    ]
+    out += [
+        Grant(
+            kind="ClusterRoleBinding",
+            name=str(objects.meta(crb).get("name")),
+            namespace="",
+            inventory=str(objects.labels_of(crb).get(LABEL_INVENTORY)),
+            role=str((crb.get("roleRef") or {}).get("name") or ""),
+        )
+        for crb in bindings.get("items") or ()
+    ]
+    return sorted(out, key=lambda g: (g.kind != "ServiceAccount", g.name))
+
+
+async def remove_grants(client: kube.ApiClient, manager: str, namespace: str) -> int:
+    """Delete everything :func:`list_grants` finds (a member left the manager); how many.
+
+    Only objects labelled with this manager's name go: another cluster manager's accounts on
+    the same member are not ours to touch.
+
+    Raises:
+        KubeError: The member cannot be read or refused a delete (retry later).
+    """
+    grants = await list_grants(client, manager, namespace)
+    for grant in grants:
+        if grant.kind == "ServiceAccount":
+            await kube.delete(client, kube.SERVICE_ACCOUNTS, grant.name, namespace=namespace)
+        else:
+            await kube.delete(client, kube.CLUSTER_ROLE_BINDINGS, grant.name)
+    return len(grants)
 
 
 class ConsumerAccounts:
@@ -109,7 +198,7 @@ class ConsumerAccounts:
     async def _ensure_account(self, sa: str, inventory: str, role: str) -> None:
         assert self.member.client is not None
         client, ns = self.member.client, self.config.member_namespace
-        labels = {LABEL_INVENTORY: inventory, "app.kubernetes.io/managed-by": self.config.name}
+        labels = {LABEL_INVENTORY: inventory, LABEL_MANAGED_BY: self.config.name}
         try:
             await kube.create(client, kube.NAMESPACES, {"metadata": {"name": ns}})
         except kube.AlreadyExistsError:

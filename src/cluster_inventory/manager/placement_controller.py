@@ -109,7 +109,7 @@ class PlacementController:
         by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
         for key in desired:
             by_member.setdefault(conns[key.name], set()).add(key)
-        previous = m.desired
+        previous, previous_by_member = m.desired, m.by_member
         m.desired, m.by_member = desired, by_member
         await kube.gather_bounded(
             [functools.partial(self._create_profile, key, *desired[key]) for key in creations],
@@ -119,8 +119,13 @@ class PlacementController:
             [functools.partial(self._delete_profile, key, previous.get(key)) for key in deletions],
             m.config.workers * 2,
         )
-        for conn in set(m.members) - needed:
-            await m.members.remove(conn)
+        gone = set(m.members) - needed
+        wanted = self._wanted_anywhere(registrations, invs) if gone else set()
+        for conn in gone:
+            # Moved to another replica, or held (its registration is invalid now): its
+            # grants stay. Left the manager: they go (docs/manager.md).
+            kept = held is None or any(k.name in held for k in previous_by_member.get(conn, ()))
+            await m.members.remove(conn, left=conn not in wanted and not kept)
         if not m.members.starting:  # also when the last member starting was removed
             m.tokens.release()
         if m.shard is not None:
@@ -137,6 +142,18 @@ class PlacementController:
             if previous.get(key) != entry:
                 m.queue.add(key)
         return None
+
+    @staticmethod
+    def _wanted_anywhere(
+        registrations: dict[str, Registration], invs: dict[str, Inventory]
+    ) -> set[kube.ClusterConnection]:
+        """Connections some inventory wants, whichever replica serves them."""
+        sets = [inv.clustersets for inv in invs.values()]
+        return {
+            connection_key(reg.connection)
+            for reg in registrations.values()
+            if any(s.intersection(reg.clustersets) for s in sets)
+        }
 
     def _mine(self, member: str) -> bool:
         """True if this replica serves ``member`` (always, unsharded)."""

@@ -26,6 +26,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
+from cluster_inventory.manager.accounts import remove_grants
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.member import MemberConnection
 
@@ -34,6 +35,8 @@ __all__ = ["MemberPool"]
 _log = logging.getLogger("cluster_inventory.manager")
 #: Lag during a member's start, as a share of the probe timeout, that halves the start pace.
 _START_LAG_FRACTION = 0.5
+#: Longest wait (seconds) between two tries to remove a departed member's grants.
+_RETIRE_BACKOFF_MAX = 60.0
 
 
 def _utcnow() -> dt.datetime:
@@ -77,6 +80,9 @@ class MemberPool:
         self.probes = AdaptiveLimit(initial=64, minimum=8, maximum=1024)
         self._members: dict[kube.ClusterConnection, MemberConnection] = {}
         self._starting: dict[kube.ClusterConnection, asyncio.Task[None]] = {}
+        #: Members that left the manager, whose grants are being removed (retried until the
+        #: member answers; cancelled if the member comes back).
+        self._retiring: dict[kube.ClusterConnection, asyncio.Task[None]] = {}
 
     # -- the mapping -------------------------------------------------------------------
     def __contains__(self, conn: object) -> bool:
@@ -128,6 +134,9 @@ class MemberPool:
                 self._members[conn].fail(reason, message)
         loop = asyncio.get_running_loop()
         for conn in conns:
+            retiring = self._retiring.pop(conn, None)
+            if retiring is not None:
+                retiring.cancel()  # it is back before its grants were removed: keep them
             member = MemberConnection(
                 conn,
                 config=self.config,
@@ -175,18 +184,67 @@ class MemberPool:
             return
         await member.properties_listed(member.config.probe_timeout)
 
-    async def remove(self, conn: kube.ClusterConnection) -> MemberConnection | None:
-        """Stop and forget the connection ``conn`` (starting or started); returns it."""
+    async def remove(
+        self, conn: kube.ClusterConnection, *, left: bool = False
+    ) -> MemberConnection | None:
+        """Stop and forget the connection ``conn`` (starting or started); returns it.
+
+        Args:
+            conn: The connection key.
+            left: The member left this cluster manager (its registration is gone, or no
+                inventory selects it; not merely moved to another replica): everything the
+                manager made on it for its consumers is removed too, in the background,
+                retried with backoff while the member does not answer.
+        """
         await kube.cancel_and_wait(self._starting.pop(conn, None))
         member = self._members.pop(conn, None)
         if member is not None:
             await member.stop()
+            if left:
+                self._retiring[conn] = asyncio.get_running_loop().create_task(
+                    self._remove_grants(conn, member.connection), name=f"retire {member.label}"
+                )
         return member
+
+    async def _remove_grants(
+        self, conn: kube.ClusterConnection, connection: kube.ClusterConnection
+    ) -> None:
+        """Remove this manager's accounts and bindings from a member that left; retried."""
+        delay, warned = 1.0, False
+        while True:
+            try:
+                client = await kube.new_client(connection)
+                try:
+                    removed = await remove_grants(
+                        client, self.config.name, self.config.member_namespace
+                    )
+                finally:
+                    await client.close()
+            except kube.KubeError as exc:
+                if not warned:
+                    warned = True
+                    _log.warning(
+                        "member left the manager; its consumer accounts cannot be removed yet "
+                        "(retrying while it does not answer): %s",
+                        exc,
+                        extra={"cluster": connection.server},
+                    )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, _RETIRE_BACKOFF_MAX)
+                continue
+            _log.info(
+                "member left the manager; removed its %d consumer account objects",
+                removed,
+                extra={"cluster": connection.server},
+            )
+            self._retiring.pop(conn, None)
+            return
 
     async def close(self) -> None:
         """Stop every member connection and the lag sampler (idempotent)."""
-        await kube.cancel_and_wait(*self._starting.values())
+        await kube.cancel_and_wait(*self._starting.values(), *self._retiring.values())
         self._starting.clear()
+        self._retiring.clear()
         await asyncio.gather(*(m.stop() for m in self._members.values()), return_exceptions=True)
         self._members.clear()
         if self._own_lag:

@@ -11,6 +11,7 @@ profile per inventory and a ``DuplicateMember`` Event.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import yaml
 
 from cluster_inventory import _yaml, kube
+from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.manager.capi import ClusterAPISource
 from cluster_inventory.manager.config import ManagerConfig, parse_source
 from cluster_inventory.manager.registration import (
@@ -35,6 +37,8 @@ __all__ = [
     "build_source",
     "parse_file_registrations",
 ]
+
+_log = logging.getLogger("cluster_inventory.manager")
 
 Snapshot = tuple[dict[str, Registration], list[tuple[dict[str, Any], RegistrationError]]]
 
@@ -208,36 +212,74 @@ def _file_entry(
 
 
 class FileRegistrationSource:
-    """Registrations from a static YAML file (small setups), read once at start.
+    """Registrations from a static YAML file (small setups), read at start and on change.
 
     A file that cannot be read (missing, unreadable, not YAML, not a list of clusters) is
-    never an empty fleet: :meth:`wait_synced` raises and the manager stops before writing.
+    never an empty fleet: at start :meth:`wait_synced` raises and the manager stops before
+    writing; later (the file polled every ``poll`` seconds, as kubelet refreshes a mounted
+    ConfigMap) the last good view is kept and :meth:`failures` says why. An entry removed
+    from the file is a member leaving the manager, like a deleted registration Secret.
 
     Args:
         path: The file (see :func:`parse_file_registrations` for its shape).
+        poll: Seconds between checks of the file's size and modification time.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, poll: float = 2.0) -> None:
         self.path = path
+        self.poll = poll
         self._good: dict[str, Registration] = {}
         self._bad: list[RegistrationError] = []
         self._error: kube.SourceUnavailableError | None = None
+        self._failing: str | None = None
+        self._stamp: tuple[int, int] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def _read(self) -> None:
+        """Read the file into the view, or set ``_error`` (the view is left as it was)."""
+        where = f"registration file {self.path}"
+        self._error = None
+        try:
+            self._stamp = self._stat()
+            text = read_text(self.path)
+        except UnreadableFileError as exc:
+            self._error = kube.SourceUnavailableError(where, exc.problem)
+            return
+        try:
+            self._good, self._bad = parse_file_registrations(_yaml.load(text), self.path)
+        except yaml.YAMLError as exc:
+            self._error = kube.SourceUnavailableError(where, _yaml.describe(exc))
+        except RegistrationError as exc:
+            self._error = kube.SourceUnavailableError(where, f"{exc.field}: {exc.problem}")
+
+    def _stat(self) -> tuple[int, int] | None:
+        try:
+            found = self.path.stat()
+        except OSError:
+            return None
+        return found.st_mtime_ns, found.st_size
 
     def start(self, on_change: Callable[[], None]) -> None:
-        """Read the file (a failure is raised by :meth:`wait_synced`)."""
-        where = f"registration file {self.path}"
-        try:
-            text = self.path.read_text()
-        except OSError as exc:
-            self._error = kube.SourceUnavailableError(where, exc.strerror or str(exc))
-        else:
-            try:
-                self._good, self._bad = parse_file_registrations(_yaml.load(text), self.path)
-            except yaml.YAMLError as exc:
-                self._error = kube.SourceUnavailableError(where, _yaml.describe(exc))
-            except RegistrationError as exc:
-                self._error = kube.SourceUnavailableError(where, f"{exc.field}: {exc.problem}")
+        """Read the file (a failure is raised by :meth:`wait_synced`), then poll it."""
+        self._read()
         on_change()
+        if self._error is None and self.poll > 0:
+            self._task = asyncio.get_running_loop().create_task(
+                self._watch(on_change), name=f"registration file {self.path}"
+            )
+
+    async def _watch(self, on_change: Callable[[], None]) -> None:
+        while True:
+            await asyncio.sleep(self.poll)
+            if self._stat() == self._stamp:
+                continue
+            self._read()
+            failing = None if self._error is None else str(self._error)
+            if failing != self._failing:
+                self._failing = failing
+                if failing:
+                    _log.warning("%s; the last good view is kept", failing)
+            on_change()
 
     async def wait_synced(self) -> None:
         """Nothing to wait for: the file was read in :meth:`start`.
@@ -249,12 +291,14 @@ class FileRegistrationSource:
             raise self._error
 
     def failures(self) -> list[str]:
-        """None: the file is read once, and a file that cannot be read stops the manager."""
-        return []
+        """Why the file cannot be read now (its last good view is kept), if it cannot."""
+        return [self._failing] if self._failing else []
 
     def snapshot(self) -> Snapshot:
         """The registrations; invalid entries carry no API object (logged, no Event)."""
         return dict(self._good), [({}, e) for e in self._bad]
 
     async def stop(self) -> None:
-        """Nothing to stop."""
+        """Stop polling the file."""
+        await kube.cancel_and_wait(self._task)
+        self._task = None

@@ -1,10 +1,12 @@
-"""Build the release tools the packaging tests run: ``helm`` and ``promtool``.
+"""Build the tools tests run: ``helm``, ``promtool`` and ``toxiproxy``.
 
 The chart is linted and rendered by Helm, the alerting rules are checked and unit-tested by
-Prometheus's ``promtool``. Release tarballs cannot be downloaded here, so both are compiled
-from their Go modules (pinned in :mod:`cluster_inventory.testing.versions`) into
+Prometheus's ``promtool``; the fault tests put Shopify's Toxiproxy (its ``cmd/server``) in
+front of a fleet's servers. Release tarballs cannot be downloaded here, so all three are
+compiled from their Go modules (pinned in :mod:`cluster_inventory.testing.versions`) into
 ``~/.cache/cluster-inventory/tools/<name>-<version>/``, like the control-plane binaries.
-``TEST_ASSET_HELM`` and ``TEST_ASSET_PROMTOOL`` point at existing binaries instead.
+``TEST_ASSET_HELM``, ``TEST_ASSET_PROMTOOL`` and ``TEST_ASSET_TOXIPROXY`` point at existing
+binaries instead.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from cluster_inventory.testing._gobuild import (
     is_executable,
 )
 from cluster_inventory.testing.assets import AssetNotFoundError
-from cluster_inventory.testing.versions import HELM_VERSION, KUBERNETES_VERSION, PROMETHEUS_VERSION
+from cluster_inventory.testing.versions import (
+    HELM_VERSION,
+    KUBERNETES_VERSION,
+    PROMETHEUS_VERSION,
+    TOXIPROXY_VERSION,
+)
 
 __all__ = ["TOOLS", "find_tool", "install_tool"]
 
@@ -61,9 +68,19 @@ def _promtool() -> GoModuleBuild:
     )
 
 
+def _toxiproxy() -> GoModuleBuild:
+    return GoModuleBuild(
+        module="github.com/Shopify/toxiproxy/v2",
+        version=TOXIPROXY_VERSION,
+        packages={"toxiproxy": "github.com/Shopify/toxiproxy/v2/cmd/server"},
+        # What `toxiproxy-server -version` reports (set by its Makefile too).
+        ldflags=(f"-X github.com/Shopify/toxiproxy/v2.Version={TOXIPROXY_VERSION.lstrip('v')}",),
+    )
+
+
 #: Tool name to how it is built.
 TOOLS: Mapping[str, Callable[[], GoModuleBuild]] = MappingProxyType(
-    {"helm": _helm, "promtool": _promtool}
+    {"helm": _helm, "promtool": _promtool, "toxiproxy": _toxiproxy}
 )
 
 

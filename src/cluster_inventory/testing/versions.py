@@ -17,6 +17,7 @@ __all__ = [
     "KUEUE_VERSION",
     "MIN_GO_VERSION",
     "PROMETHEUS_VERSION",
+    "TOXIPROXY_VERSION",
 ]
 
 #: ``k8s.io/kubernetes`` module version for kube-apiserver, kube-controller-manager, kubectl.
@@ -41,6 +42,9 @@ HELM_VERSION = "v3.22.0"
 #: ``github.com/prometheus/prometheus`` module version (v0.316.0 is Prometheus 3.16.0):
 #: ``promtool`` checks and unit-tests the alerting rules.
 PROMETHEUS_VERSION = "v0.316.0"
+#: ``github.com/Shopify/toxiproxy/v2`` module version: the TCP proxy the fault tests put
+#: between our processes and the fleet's servers (latency, resets, half-open connections).
+TOXIPROXY_VERSION = "v2.5.0"
 #: ``knative.dev/operator`` module version (Knative v1.22, the first with
 #: ``spec.clusterProfileRef``): the operator the Knative end-to-end test runs.
 KNATIVE_OPERATOR_VERSION = "v0.50.0"

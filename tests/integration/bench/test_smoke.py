@@ -24,6 +24,7 @@ def test_every_benchmark_is_found() -> None:
         "cli_get.py",
         "credentials.py",
         "delivery.py",
+        "fault_campaign.py",
         "fleet_scale.py",
         "fleet_startup.py",
         "http_stack.py",

@@ -192,3 +192,33 @@ async def test_a_sync_that_cannot_list_the_profiles_stops_before_taking_the_leas
     assert "Traceback" not in done.stderr
     with pytest.raises(kube.NotFoundError):
         await kube.get(hub, kube.LEASES, "cluster-inventory-argocd", argo)
+
+
+@pytest.mark.parametrize(
+    ("command", "lease"),
+    [
+        (["multikueue", "sync", "--kueue-namespace", "no-such-kueue"], "no-such-kueue/"),
+        (["argocd", "sync", "--argocd-namespace", "no-such-argocd"], "no-such-argocd/"),
+    ],
+    ids=["multikueue", "argocd"],
+)
+async def test_a_sync_whose_lease_namespace_is_missing_stops_at_start(
+    inventory: Inventory, command: list[str], lease: str
+) -> None:
+    """Issue 32: the failed Lease create was swallowed; the sync ran forever, ready, idle."""
+    if command[0] == "multikueue":  # its first LIST needs Kueue's CRDs on the hub
+        from cluster_inventory.testing.upstream_crds import kueue_crds
+
+        await kube.ensure_crds(inventory.hub, await asyncio.to_thread(kueue_crds))
+    extra = ["--provider-file", str(inventory.provider_file), "-n", inventory.namespace]
+    done = await asyncio.to_thread(
+        cli, *command, *(extra if command[0] == "argocd" else []),
+        "--kubeconfig", str(inventory.fleet.hub.kubeconfig_path),
+        "--health-probe-bind-address=0", "--metrics-bind-address=0", timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-2000:]
+    errors = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    assert len(errors) == 1, done.stderr[-2000:]
+    assert f"leader election Lease {lease}" in errors[0]
+    assert "not found (404 NotFound)" in errors[0]
+    assert "Traceback" not in done.stderr

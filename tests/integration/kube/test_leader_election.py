@@ -70,3 +70,50 @@ async def test_bad_timings_are_refused() -> None:
         LeaderElectionConfig(
             namespace="n", name="l", identity="i", lease_duration=5, renew_deadline=10
         )
+
+
+async def test_a_lease_in_a_missing_namespace_stops_the_candidate_at_once(hub) -> None:
+    """Issue 32: the create's 404 was swallowed and the candidate retried forever, silent."""
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    async with await hub.client() as client:
+        config = LeaderElectionConfig(namespace="no-such-ns", name="sync", identity="me")
+        candidate = LeaderElector(client, config, sleep=sleep, registry=CollectorRegistry())
+        with pytest.raises(kube.LeaseUnavailableError) as info:
+            await candidate.acquire()
+    assert (info.value.namespace, info.value.name) == ("no-such-ns", "sync")
+    assert str(info.value).startswith("leader election Lease no-such-ns/sync cannot be taken: ")
+    assert '"no-such-ns" not found (404 NotFound)' in str(info.value)
+    assert sleeps == []  # not one retry
+    assert not candidate.is_leader
+
+
+async def test_a_forbidden_lease_stops_the_candidate_at_once(hub, test_namespace) -> None:
+    async with await hub.client(f"nobody-{test_namespace[-6:]}") as client:
+        config = LeaderElectionConfig(namespace=test_namespace, name="sync", identity="me")
+        candidate = LeaderElector(client, config, registry=CollectorRegistry())
+        with pytest.raises(kube.LeaseUnavailableError) as info:
+            await candidate.acquire()
+    assert f"Lease {test_namespace}/sync cannot be taken" in str(info.value)
+    assert "(403 Forbidden)" in str(info.value)
+
+
+async def test_an_unreachable_hub_is_retried_not_fatal(hub, test_namespace) -> None:
+    """Transient failures keep the candidate trying, every retry_period."""
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 3:
+            raise asyncio.CancelledError
+
+    async with await hub.client() as client:
+        client.configuration.host = "https://127.0.0.1:9"  # discard port: refused
+        config = LeaderElectionConfig(namespace=test_namespace, name="sync", identity="me")
+        candidate = LeaderElector(client, config, sleep=sleep, registry=CollectorRegistry())
+        with pytest.raises(asyncio.CancelledError):
+            await candidate.acquire()
+    assert sleeps == [2.0, 2.0, 2.0]

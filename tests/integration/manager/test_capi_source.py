@@ -16,6 +16,7 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.manager.accounts import list_grants
 from cluster_inventory.manager.capi import (
     CAPI_SECRET_TYPE,
     CLUSTERS,
@@ -209,14 +210,13 @@ async def test_deleted_cluster_loses_its_profile(capi: Harness) -> None:
         return "wl3" not in await h.profile_names(ns)
 
     await eventually(gone, what="wl3's profile deleted")
-    # The member-side ServiceAccount made for this inventory goes too.
+    # Everything made on the member for this manager's consumers goes too: the member left.
     async with await h.member(0).client() as member:
 
-        async def accounts() -> bool:
-            listed = await kube.list_objects(member, kube.SERVICE_ACCOUNTS, namespace=h.namespace)
-            return not [a for a in listed["items"] if ns in a["metadata"]["name"]]
+        async def nothing_held() -> bool:
+            return await list_grants(member, h.manager.config.name, h.namespace) == []
 
-        await eventually(accounts, what="member ServiceAccount removed")
+        await eventually(nothing_held, what="member ServiceAccount and binding removed")
 
 
 async def test_broken_kubeconfig_secret_is_reported_and_others_go_on(capi: Harness) -> None:

@@ -8,61 +8,20 @@ the tunnels it opened: a consumer that went around the proxy leaves it empty.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
 from cluster_inventory import credentials, kube
-from cluster_inventory.api.constants import EXTENSION_EXEC
 from cluster_inventory.runtime import Cluster, Request
-from cluster_inventory.testing import ControlPlane
 from tests.cli_run import cli
 from tests.inventory import Inventory
-from tests.proxies import serve_proxy
+from tests.proxies import hostport, hub_kubeconfig_behind, publish_behind, serve_proxy
 from tests.waiting import eventually
 
 SCHEMES = ["socks5", "http"]
-
-
-def hostport(server: str) -> str:
-    parts = urlsplit(server)
-    return f"{parts.hostname}:{parts.port}"
-
-
-async def publish_behind(inventory: Inventory, name: str, member: ControlPlane, proxy: str) -> None:
-    """Publish ``name`` with its access provider reaching ``member`` through ``proxy``."""
-    await inventory.publish(name, member)
-    await inventory.patch_status(
-        name,
-        {
-            "accessProviders": [
-                {
-                    "name": "secretreader",
-                    "cluster": {
-                        "server": member.server,
-                        "certificate-authority-data": base64.b64encode(member.ca_pem).decode(),
-                        "proxy-url": proxy,
-                        "extensions": [
-                            {"name": EXTENSION_EXEC, "extension": {"clusterName": name}}
-                        ],
-                    },
-                }
-            ]
-        },
-    )
-
-
-def hub_kubeconfig_behind(inventory: Inventory, proxy: str, path: Path) -> Path:
-    """A copy of the hub's kubeconfig whose cluster has ``proxy-url: proxy``."""
-    doc = yaml.safe_load(inventory.fleet.hub.kubeconfig_path.read_text())
-    for entry in doc["clusters"]:
-        entry["cluster"]["proxy-url"] = proxy
-    path.write_text(yaml.safe_dump(doc))
-    return path
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)

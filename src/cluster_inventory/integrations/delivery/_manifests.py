@@ -11,6 +11,7 @@ from typing import Any, TextIO
 import yaml
 
 from cluster_inventory import _yaml
+from cluster_inventory._textfile import UnreadableFileError, read_stream, read_text
 
 CRD_KIND = "CustomResourceDefinition"
 
@@ -128,9 +129,11 @@ def load_manifests(paths: Sequence[str | Path], *, stdin: TextIO | None = None) 
     out: list[Manifest] = []
     for raw in paths:
         if str(raw) == "-":
-            out += [
-                m for w, d in _documents((stdin or sys.stdin).read(), "-") for m in _manifest(w, d)
-            ]
+            try:
+                text = read_stream(stdin or sys.stdin)
+            except UnreadableFileError as exc:
+                raise ManifestError("-", exc.problem, field="(file)") from None
+            out += [m for w, d in _documents(text, "-") for m in _manifest(w, d)]
             continue
         path = Path(raw)
         if path.is_dir():
@@ -141,9 +144,9 @@ def load_manifests(paths: Sequence[str | Path], *, stdin: TextIO | None = None) 
             raise ManifestError(str(path), "no such file or directory", field="(file)")
         for file in files:
             try:
-                text = file.read_text()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ManifestError(str(file), f"cannot read: {exc}", field="(file)") from None
+                text = read_text(file)
+            except UnreadableFileError as exc:
+                raise ManifestError(str(file), exc.problem, field="(file)") from None
             out += [m for w, d in _documents(text, str(file)) for m in _manifest(w, d)]
     seen: dict[tuple[str, str, str | None, str], str] = {}
     for m in out:
