@@ -139,10 +139,17 @@ class InformerCache:
 
     @classmethod
     def for_client(cls, client: ApiClient) -> InformerCache:
-        """The cache of ``client`` (made on first use, gone with the client)."""
-        found = _CACHES.get(client)
-        if found is None:
-            found = _CACHES[client] = cls(client)
+        """The cache of ``client`` (made on first use, gone with the client).
+
+        A client that cannot be weakly referenced (a unit test's stand-in) gets a cache of
+        its own each time.
+        """
+        try:
+            found = _CACHES.get(client)
+            if found is None:
+                found = _CACHES[client] = cls(client)
+        except TypeError:
+            return cls(client)
         return found
 
     def informer(

@@ -88,11 +88,20 @@ async def test_argocd_sync_with_only_kubeconfig_set(inventory: Inventory, tmp_pa
     ns = inventory.namespace
     argo = await inventory.namespace_for("argocd")
     await inventory.publish("c1", inventory.member(0))
+
+    async def written() -> bool:
+        try:
+            return bool(await kube.get(inventory.hub, kube.SECRETS, f"cluster-{ns}-c1", argo))
+        except kube.NotFoundError:
+            return False
+
+    # Ready (caches listed) comes before the first write: stop it once it wrote.
     await _run_until_ready_then_sigterm(
         ["argocd", "sync", "--provider-file", str(inventory.provider_file), "-n", ns,
          "--argocd-namespace", argo],
         _environment(inventory, tmp_path),
         free_port(),
+        busy=written,
     )  # fmt: skip
     assert await kube.get(inventory.hub, kube.SECRETS, f"cluster-{ns}-c1", argo)
 

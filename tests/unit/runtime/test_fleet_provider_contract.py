@@ -32,7 +32,8 @@ def test_a_provider_file_builds_the_clusterprofile_provider_with_the_options() -
     )
     assert isinstance(fm.profiles, ClusterProfileProvider)
     assert fm.provider is fm.profiles
-    assert [i.namespace for i in fm.profiles.informers] == ["a", "b"]
+    assert fm.profiles.namespaces == ["a", "b"]
+    assert fm.profiles.informers == []  # from the hub client's cache at start
     assert fm.queue is fm.profiles.queue
     assert fm.providers == ProviderConfig(providers=())
     assert fm.placed is None

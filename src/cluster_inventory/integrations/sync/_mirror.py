@@ -223,9 +223,6 @@ class ProfileMirror(Controller[str], abc.ABC):
             name=f"{self.controller} {self.resource.kind}",
             transform=strip_managed_fields,
         )
-        # Targets first, then profiles: nothing is judged on half-listed caches.
-        self.watch(self._targets, self._target_changed)
-        self.watch(self._profiles, self._profile_changed)
         #: Targets whose profile last failed to render (their last good target stays).
         self._render_failed: set[str] = set()
         self._render_failing = kube.collectors_for(_render_failing_gauge, registry).labels(
@@ -238,6 +235,10 @@ class ProfileMirror(Controller[str], abc.ABC):
         self._by_profile: dict[str, str] = {}
         self._stale = True
         self._reported: dict[str, str] = {}
+        # Targets first, then profiles: nothing is judged on half-listed caches. Last in the
+        # constructor: a shared informer that holds objects already replays them at once.
+        self.watch(self._targets, self._target_changed)
+        self.watch(self._profiles, self._profile_changed)
 
     def ownership_labels(self) -> dict[str, str]:
         """The labels every object this instance writes carries."""

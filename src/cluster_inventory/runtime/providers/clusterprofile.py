@@ -230,6 +230,11 @@ class ClusterProfileProvider:
             self._profiles.add_handler(handler)
 
     @property
+    def namespaces(self) -> list[str | None]:
+        """The namespaces whose profiles it watches (``[None]``: every namespace)."""
+        return list(self._namespaces)
+
+    @property
     def informers(self) -> list[Informer]:
         """The ClusterProfile informers, one per watched namespace (none before start)."""
         return list(self._profiles.informers) if self._profiles is not None else []
