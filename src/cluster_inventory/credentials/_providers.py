@@ -189,7 +189,12 @@ def _fields(data: Any, source: str, where: str, known: set[str]) -> dict[str, An
         if name is None:
             prefix = f"{where}." if where else ""
             allowed = ", ".join(sorted(known))
-            raise ProviderConfigError(source, f"{prefix}{key}", f"unknown field (known: {allowed})")
+            # A key that is no plain word (a newline, a control character) is quoted, so the
+            # error stays one line naming it.
+            shown = str(key) if str(key).isprintable() and str(key).strip() else repr(key)
+            raise ProviderConfigError(
+                source, f"{prefix}{shown}", f"unknown field (known: {allowed})"
+            )
         out[name] = value
     return out
 

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from cluster_inventory.api import objects
 from cluster_inventory.api._base import format_micro_time
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import create
@@ -90,7 +91,7 @@ async def record_event(
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
     """``{apiVersion, kind, namespace, name, uid}`` of an API object (an Event's ``regarding``)."""
-    meta = obj.get("metadata") or {}
+    meta = objects.meta(obj)
     ref = {
         "apiVersion": str(obj.get("apiVersion") or "v1"),
         "kind": str(obj.get("kind") or "Secret"),

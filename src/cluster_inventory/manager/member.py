@@ -11,14 +11,10 @@ clusters costs a few probes and watches, not one per registration. It:
   ``VERSION_EVERY`` probes: one request per member per interval at rest (``docs/scale.md``);
 - watches the member's ClusterProperty objects (a watch, not a poll) and records when each
   value was observed;
-- keeps, per inventory namespace, a ServiceAccount in the manager's namespace on the member
-  bound to the ClusterRole that inventory asks for (ensured once per connection), and mints
-  its tokens with TokenRequest, minting again once ``rotation_fraction`` of the lifetime has
-  passed.
+- keeps the consumers' accounts and tokens on the member (:mod:`.accounts`).
 
-A probe that times out while this process is itself behind (its event loop lagging, see
-:class:`~cluster_inventory.controller.overload.LoopLag`) is no verdict on the member: it is
-deferred (``cluster_inventory_probes_deferred_total``) and the member keeps its status.
+A probe that times out while this process is behind (:mod:`.verdicts`) is deferred: no
+verdict on the member (``cluster_inventory_probes_deferred_total``).
 
 Changes are reported through ``on_change``; nothing here writes to the hub.
 """
@@ -52,6 +48,7 @@ from cluster_inventory.manager.status import (
     probe_failure,
     readyz_condition,
 )
+from cluster_inventory.manager.verdicts import behind_condition, is_busy
 
 __all__ = ["MemberConnection", "connection_key", "service_account_name"]
 
@@ -67,26 +64,12 @@ def connection_key(conn: kube.ClusterConnection) -> kube.ClusterConnection:
     return dataclasses.replace(conn, name="", namespace=None)
 
 
-#: Seconds before the first re-probe of a member that is not healthy (doubling).
-_FIRST_RETRY = 1.0
-#: A healthy member's version is read again every this many probes (and on reconnect).
-VERSION_EVERY = 10
-#: Intervals in a row a probe may be skipped because the property watch heard the member.
-MAX_QUIET_SKIPS = 4
-#: Probe intervals without a verdict, because we were behind, before the status says so.
-BEHIND_AFTER = 3
-#: ``ControlPlaneHealthy`` reason while the last verdict stands because we are behind.
-REASON_BEHIND = "ClusterManagerBehind"
+_FIRST_RETRY = 1.0  #: Seconds before re-probing a member that is not healthy (doubling).
+VERSION_EVERY = 10  #: A healthy member's version is read again every this many probes.
+MAX_QUIET_SKIPS = 4  #: Probes skipped in a row while the property watch hears the member.
 
 # Probe failures that are about the registration credential, so about ``Joined``.
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
-
-
-def _busy(exc: kube.KubeError) -> bool:
-    """True if a request got no answer in time, or 429 (the server is up but overloaded)."""
-    if not isinstance(exc, kube.ServerUnavailableError):
-        return False
-    return exc.status == 429 or "unreachable: TimeoutError" in str(exc)
 
 
 def _utcnow() -> dt.datetime:
@@ -275,19 +258,12 @@ class MemberConnection:
     async def probe(self) -> None:
         """Probe once and update the observation.
 
-        ``/readyz?verbose`` decides ``ControlPlaneHealthy``: a draining API server fails it
-        (``[-]shutdown``) while it still answers, and its body names the failing checks.
-        On (re)connect (no member id yet, ``Joined`` not True, or the member just became
-        reachable again) and every ``VERSION_EVERY`` probes, ``/version`` refreshes the version
-        (if it fails while readyz passed, that failure is the verdict) and the
-        ``kube-system`` namespace read decides ``Joined`` and the member id, which changes
-        only when the cluster is rebuilt, and a rebuilt cluster is unreachable for a while
-        first. Only an answer about the credential (401, 403, TLS) turns ``Joined`` False;
-        with no HTTP answer at all, only ``ControlPlaneHealthy`` changes.
-
-        Overload is not failure: a timeout (or 429) while this process's loop was behind
-        since the probe started is deferred: no verdict, probed again soon. A timeout while
-        we kept up counts after one re-probe (one may be the member's blip).
+        ``/readyz?verbose`` decides ``ControlPlaneHealthy`` (a draining server fails it and
+        its body names the failing checks). On (re)connect, and every ``VERSION_EVERY``
+        probes, ``/version`` refreshes the version and the ``kube-system`` read decides
+        ``Joined`` and the member id (only 401, 403 or TLS turn ``Joined`` False). A timeout
+        or 429 while we were behind is deferred; while we kept up it counts after one
+        re-probe (``docs/scale.md``).
         """
         assert self._client is not None
         self.probes += 1
@@ -299,7 +275,7 @@ class MemberConnection:
         except kube.KubeError as exc:
             if self._ours(exc, started):
                 return
-            if _busy(exc) and not self._timeouts and obs.healthy.status == "True":
+            if is_busy(exc) and not self._timeouts and obs.healthy.status == "True":
                 # One probe without an answer in time, or answered 429, is no verdict on a
                 # healthy member (the member may be busy): probe again in 1 s first.
                 self._timeouts = 1
@@ -328,7 +304,7 @@ class MemberConnection:
                     client, "GET", "/version", timeout=timeout, target="/version"
                 )
             except kube.KubeError as exc:
-                if healthy.status == "True" and not (_busy(exc) and self._behind(started)):
+                if healthy.status == "True" and not (is_busy(exc) and self._behind(started)):
                     changes["healthy"] = probe_failure(exc)
             else:
                 changes["version"] = version.get("gitVersion")
@@ -352,30 +328,16 @@ class MemberConnection:
 
     def _ours(self, exc: kube.KubeError, started: float) -> bool:
         """Defer a probe that got no answer in time while we were behind; True if deferred."""
-        if not _busy(exc) or not self._behind(started):
+        if not is_busy(exc) or not self._behind(started):
             return False
         self.deferred += 1
         self._deferring = True
         self._deferred_total.inc()
-        healthy = self.observation.healthy
         since = self._verdict_at
-        # A member never probed has no verdict to keep: it stays unobserved (nothing written).
-        stale = (
-            since is not None
-            and time.monotonic() - since > BEHIND_AFTER * self.config.probe_interval
-        )
-        if stale and healthy.reason != REASON_BEHIND:
-            # Say so, keeping the last verdict: the member did nothing wrong (docs/scale.md).
-            assert since is not None
-            last = f"{time.monotonic() - since:.0f} s ago"
-            self._set(
-                healthy=ConditionState(
-                    healthy.status,
-                    REASON_BEHIND,
-                    f"the cluster manager is behind on its own work and could not probe this "
-                    f"member in time; the status is its last verdict (probed {last})",
-                )
-            )
+        age = None if since is None else time.monotonic() - since
+        behind = behind_condition(self.observation.healthy, age, self.config.probe_interval)
+        if behind is not None:  # keeping the last verdict: the member did nothing wrong
+            self._set(healthy=behind)
         return True
 
     async def probe_safely(self) -> None:

@@ -10,13 +10,9 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.controller.overload import LoopLag
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.member import (
-    BEHIND_AFTER,
-    REASON_BEHIND,
-    VERSION_EVERY,
-    MemberConnection,
-)
+from cluster_inventory.manager.member import VERSION_EVERY, MemberConnection
 from cluster_inventory.manager.status import ConditionState
+from cluster_inventory.manager.verdicts import BEHIND_AFTER, REASON_BEHIND
 
 
 class Recorded(MemberConnection):
