@@ -27,6 +27,7 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     LABEL_CLUSTER_MANAGER,
+    LABEL_INVENTORY_MEMBER_ID,
 )
 from cluster_inventory.controller import Controller, Result, ShardMembership
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
@@ -52,6 +53,7 @@ from cluster_inventory.manager.registration import (
 )
 from cluster_inventory.manager.reporting import ManagerReports
 from cluster_inventory.manager.sources import build_source
+from cluster_inventory.manager.status import Observation, seed_observation
 from cluster_inventory.manager.tokens import TokenController
 
 __all__ = ["PLACEMENT", "ClusterManager", "fallback_member_id", "held_members"]
@@ -113,6 +115,9 @@ class ClusterManager:
         # From the hub client's shared cache (kube.InformerCache): another component of this
         # process watching the same objects reads the same informer.
         cache = kube.InformerCache.for_client(hub)
+        #: What another replica's profiles say of their members, kept instead of their
+        #: status: a taken-over member starts from it (:meth:`seed_for`).
+        self._seeds: dict[str, Observation] = {}
         self.namespaces = cache.informer(kube.NAMESPACES, namespaces=[None], name="hub Namespaces")
         self.profiles = cache.informer(
             kube.CLUSTER_PROFILES,
@@ -248,8 +253,29 @@ class ClusterManager:
         if self.fence is not None:
             holder = objects.annotations_of(obj).get(ANNOTATION_SHARD_HOLDER)
             if holder and holder != self.fence.identity:
-                obj.pop("status", None)
+                meta = objects.meta(obj)
+                key = f"{meta.get('namespace')}/{meta.get('name')}"
+                seed = seed_observation(
+                    obj.pop("status", None), objects.labels_of(obj).get(LABEL_INVENTORY_MEMBER_ID)
+                )
+                if seed is None:
+                    self._seeds.pop(key, None)
+                else:
+                    self._seeds[key] = seed
         return obj
+
+    def seed_for(self, key: ProfileKey) -> Observation | None:
+        """The observation a new connection for ``key``'s member may start from, or None.
+
+        From the profile's stored status (:func:`~.status.seed_observation`): the last
+        holder's verdict when another replica held it, this manager's own otherwise (a
+        restart).
+        """
+        current = self.profiles.get(str(key))
+        if current is not None and "status" in current:
+            member_id = objects.labels_of(current).get(LABEL_INVENTORY_MEMBER_ID)
+            return seed_observation(current["status"], member_id)
+        return self._seeds.get(str(key))
 
     def _profile_keys(
         self, event: str, obj: dict[str, Any], old: dict[str, Any] | None

@@ -91,6 +91,7 @@ class MemberConnection:
         probes: The limit of probes in flight shared by every member of the replica
             (adaptive: a deferred probe halves it), or None for no limit.
         registry: Where the manager's metrics are registered.
+        seed: What the member's last holder observed (:func:`.status.seed_observation`).
     """
 
     def __init__(
@@ -103,6 +104,7 @@ class MemberConnection:
         lag: LoopLag | None = None,
         probes: AdaptiveLimit | None = None,
         registry: CollectorRegistry = REGISTRY,
+        seed: Observation | None = None,
     ) -> None:
         self.connection = connection
         self.lag = lag
@@ -112,7 +114,7 @@ class MemberConnection:
         self.config = config
         self.on_change = on_change
         self.now = now
-        self.observation = Observation()
+        self.observation = seed or Observation()
         self._client: kube.ApiClient | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._informer: Informer | None = None
@@ -123,8 +125,7 @@ class MemberConnection:
         self.probes = 0
         self.deferred = 0
         self.skipped = 0
-        #: Set once a probe gave a verdict (or the member cannot be contacted at all);
-        #: ``_attempted`` once a first probe ran, verdict or not.
+        #: Set once a probe gave a verdict (or the member is not contactable) / ran at all.
         self._probed = asyncio.Event()
         self._attempted = asyncio.Event()
         self._closed = False
@@ -368,9 +369,8 @@ class MemberConnection:
         await self._attempted.wait()
         started = time.monotonic()
         if self.observation.healthy.status == "True":
-            # A random phase: members started together (thousands in a cold start, probed
-            # within a second or two) would otherwise probe together at every interval, a
-            # burst of N probes instead of N / interval per second (docs/scale.md).
+            # A random phase: members started together would otherwise probe together at
+            # every interval, a burst of N probes, not N / interval per second (scale.md).
             started -= self.config.probe_interval * random.random()  # noqa: S311 - not a secret
         retry = _FIRST_RETRY
         quiet_skips = 0

@@ -84,7 +84,13 @@ class PlacementController:
         not_ready = {
             conns[key.name]: reg.not_ready for key, (reg, _) in candidates.items() if reg.not_ready
         }
-        m.members.add(needed - set(m.members), not_ready)
+        new = needed - set(m.members)
+        seeds = {}
+        for key in candidates:
+            conn = conns[key.name]
+            if conn in new and conn not in seeds and (seed := m.seed_for(key)) is not None:
+                seeds[conn] = seed
+        m.members.add(new, not_ready, seeds)
         members = {name: member for name, conn in conns.items() if (member := m.members.get(conn))}
         pending = {name for name, member in members.items() if not member.observed}
         member_ids = member_ids_elsewhere(m.profiles.items(), registrations, owned) | {

@@ -29,6 +29,7 @@ from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, Overlo
 from cluster_inventory.manager.accounts import remove_grants
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.member import MemberConnection
+from cluster_inventory.manager.status import Observation
 
 __all__ = ["MemberPool"]
 
@@ -122,13 +123,17 @@ class MemberPool:
         self,
         conns: set[kube.ClusterConnection],
         not_ready: Mapping[kube.ClusterConnection, tuple[str, str]],
+        seeds: Mapping[kube.ClusterConnection, Observation] | None = None,
     ) -> None:
         """Add a connection for each of ``conns`` and start it in the background (paced).
 
         A member its source calls not ready (``not_ready``: connection key -> reason,
         message) is never contacted: its connection only records why (also one already
-        known).
+        known). ``seeds`` (connection key -> observation) are what a profile's last holder
+        observed: such a member's first probe is ``/readyz`` alone
+        (:func:`~cluster_inventory.manager.status.seed_observation`).
         """
+        seeds = seeds or {}
         for conn, (reason, message) in not_ready.items():
             if conn in self._members:
                 self._members[conn].fail(reason, message)
@@ -145,6 +150,7 @@ class MemberPool:
                 lag=self.lag,
                 probes=self.probes,
                 registry=self.registry,
+                seed=seeds.get(conn),
             )
             self._members[conn] = member
             if conn in not_ready:

@@ -40,6 +40,7 @@ __all__ = [
     "probe_failure",
     "readyz_condition",
     "readyz_failure",
+    "seed_observation",
     "status_matches",
 ]
 
@@ -295,3 +296,43 @@ def status_matches(desired: Mapping[str, Any], current: Mapping[str, Any] | None
         elif current.get(key) != value:
             return False
     return True
+
+
+def seed_observation(status: Mapping[str, Any] | None, member_id: str | None) -> Observation | None:
+    """What a profile's stored status lets a new holder assume before its first probe.
+
+    A replica that takes a member over (its holder died, a rolling restart) finds the last
+    holder's verdict on the profile. If that says the member was healthy and joined, with a
+    version and a member id, the new connection starts from it and its first probe is
+    ``/readyz`` alone: the ``kube-system`` read and ``/version`` (two of a start's five member
+    requests) wait for a reconnect or the usual ``VERSION_EVERY`` probes, as they would have
+    on the last holder (``docs/scale.md``). Properties are never seeded: they are listed.
+
+    Args:
+        status: The profile's ``status`` (None: none stored).
+        member_id: The profile's member-id label, if any.
+
+    Returns:
+        The seed, or None when the stored status is not a healthy, joined member with a
+        version and a member id (the first probe then reads everything).
+    """
+    if not status or not member_id:
+        return None
+    version = (status.get("version") or {}).get("kubernetes")
+    conditions = {
+        str(c.get("type")): c for c in status.get("conditions") or () if isinstance(c, Mapping)
+    }
+    healthy = conditions.get(CONDITION_CONTROL_PLANE_HEALTHY) or {}
+    joined = conditions.get(CONDITION_JOINED) or {}
+    if not version or healthy.get("status") != "True" or joined.get("status") != "True":
+        return None
+    return Observation(
+        version=str(version),
+        healthy=ConditionState(
+            "True", str(healthy.get("reason", "")), str(healthy.get("message", ""))
+        ),
+        joined=ConditionState(
+            "True", str(joined.get("reason", "")), str(joined.get("message", ""))
+        ),
+        member_id=member_id,
+    )

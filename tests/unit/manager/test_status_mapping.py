@@ -13,6 +13,7 @@ from cluster_inventory.manager.status import (
     probe_failure,
     readyz_condition,
     readyz_failure,
+    seed_observation,
     status_matches,
 )
 
@@ -155,3 +156,28 @@ def test_probe_failure_reasons(exc, reason):
 def test_probe_failure_never_repeats_an_unauthorized_message():
     exc = kube.UnauthorizedError(status=401, reason="Unauthorized", message="token eyJhbGci.x.y")
     assert "eyJ" not in probe_failure(exc).message
+
+
+def test_a_healthy_joined_status_seeds_the_next_holder():
+    obs = Observation(version="v1.36.3", healthy=HEALTHY, joined=HEALTHY, member_id="uid-1")
+    status = build_status(obs, PROVIDER, None, T0)
+    seed = seed_observation(status, "uid-1")
+    assert seed == Observation(
+        version="v1.36.3", healthy=HEALTHY, joined=HEALTHY, member_id="uid-1"
+    )
+    assert seed.properties is None  # properties are always listed again, never assumed
+
+
+@pytest.mark.parametrize(
+    ("obs", "member_id"),
+    [
+        (Observation(version="v1", healthy=DOWN, joined=HEALTHY, member_id="u"), "u"),
+        (Observation(version="v1", healthy=HEALTHY, joined=DOWN, member_id="u"), "u"),
+        (Observation(version=None, healthy=HEALTHY, joined=HEALTHY, member_id="u"), "u"),
+        (Observation(version="v1", healthy=HEALTHY, joined=HEALTHY, member_id="u"), None),
+    ],
+    ids=["unhealthy", "not-joined", "no-version", "no-member-id"],
+)
+def test_anything_less_than_healthy_and_known_seeds_nothing(obs, member_id):
+    assert seed_observation(build_status(obs, PROVIDER, None, T0), member_id) is None
+    assert seed_observation(None, "u") is None
