@@ -1,8 +1,7 @@
 """One member cluster as the manager reaches it: probes, property watch, consumer tokens.
 
 A :class:`MemberConnection` is shared by every registration with the same connection
-details (server, CA, credential), so a fleet of registrations pointing at a few real
-clusters costs a few probes and watches, not one per registration. It:
+details (server, CA, credential): a few real clusters cost a few probes and watches. It:
 
 - probes ``/readyz?verbose`` every ``probe_interval`` seconds, unless the ClusterProperty
   watch heard from the member since the last probe (an event or a bookmark is evidence of
@@ -14,9 +13,7 @@ clusters costs a few probes and watches, not one per registration. It:
 - keeps the consumers' accounts and tokens on the member (:mod:`.accounts`).
 
 A probe that times out while this process is behind (:mod:`.verdicts`) is deferred: no
-verdict on the member (``cluster_inventory_probes_deferred_total``).
-
-Changes are reported through ``on_change``; nothing here writes to the hub.
+verdict on the member. Changes are reported through ``on_change``; nothing here writes.
 """
 
 from __future__ import annotations
@@ -67,6 +64,7 @@ def connection_key(conn: kube.ClusterConnection) -> kube.ClusterConnection:
 _FIRST_RETRY = 1.0  #: Seconds before re-probing a member that is not healthy (doubling).
 VERSION_EVERY = 10  #: A healthy member's version is read again every this many probes.
 MAX_QUIET_SKIPS = 4  #: Probes skipped in a row while the property watch hears the member.
+BUSY_VERDICT_AFTER = 3  #: Probes in a row with no answer in time (or 429) that are a verdict.
 
 # Probe failures that are about the registration credential, so about ``Joined``.
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
@@ -263,8 +261,8 @@ class MemberConnection:
         its body names the failing checks). On (re)connect, and every ``VERSION_EVERY``
         probes, ``/version`` refreshes the version and the ``kube-system`` read decides
         ``Joined`` and the member id (only 401, 403 or TLS turn ``Joined`` False). A timeout
-        or 429 while we were behind is deferred; while we kept up it counts after one
-        re-probe (``docs/scale.md``).
+        or 429 while we were behind is deferred; while we kept up, a healthy member is
+        unreachable after ``BUSY_VERDICT_AFTER`` such probes in a row (``docs/scale.md``).
         """
         assert self._client is not None
         self.probes += 1
@@ -276,10 +274,11 @@ class MemberConnection:
         except kube.KubeError as exc:
             if self._ours(exc, started):
                 return
-            if is_busy(exc) and not self._timeouts and obs.healthy.status == "True":
-                # One probe without an answer in time, or answered 429, is no verdict on a
-                # healthy member (the member may be busy): probe again in 1 s first.
-                self._timeouts = 1
+            busy = is_busy(exc) and obs.healthy.status == "True"
+            if busy and self._timeouts < BUSY_VERDICT_AFTER - 1:
+                # No answer in time, or 429: no verdict on a healthy member yet (it may be
+                # busy): probe again in 1, then 2 s first (docs/scale.md).
+                self._timeouts += 1
                 return
             state = probe_failure(exc)
             self._verdict_at = time.monotonic()
