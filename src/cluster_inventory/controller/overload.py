@@ -18,7 +18,14 @@ queued more work and kept it behind (``docs/scale.md``). So:
   overload (our lag, a member's 429 or timeout). Member start-up runs under it instead of a
   fixed 64 at once.
 
-Both are pure bookkeeping around an injectable clock; only :meth:`LoopLag.start` runs a task.
+- :class:`CpuPressure` reads Linux's CPU pressure (PSI, ``cpu.pressure`` of this process's
+  cgroup, else ``/proc/pressure/cpu``): the share of each second in which a runnable task
+  waited for a CPU. A replica starved of CPU by its limit or its node may still wake its
+  sleepers nearly on time (the kernel shares the CPU out in slices) while every reply it
+  waits for is read late; at 50% or more the replica counts as behind too
+  (``cluster_inventory_cpu_pressure_ratio``).
+
+All are bookkeeping around an injectable clock; only :meth:`LoopLag.start` runs a task.
 """
 
 from __future__ import annotations
@@ -29,12 +36,13 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
 from cluster_inventory import kube
 
-__all__ = ["AdaptiveLimit", "LoopLag", "OverloadMetrics"]
+__all__ = ["AdaptiveLimit", "CpuPressure", "LoopLag", "OverloadMetrics"]
 
 #: Lag buckets (seconds): a loop keeping up is under 10 ms; a probe's timeout is 2 s.
 _LAG_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -54,6 +62,7 @@ class OverloadMetrics(kube.PerRegistry):
     lag: Histogram
     probes_deferred: Counter
     start_limit: Gauge
+    cpu_pressure: Gauge
 
     @classmethod
     def create(cls, registry: CollectorRegistry) -> OverloadMetrics:
@@ -75,7 +84,93 @@ class OverloadMetrics(kube.PerRegistry):
                 "Member connections started at once (adaptive)",
                 registry=registry,
             ),
+            Gauge(
+                "cluster_inventory_cpu_pressure_ratio",
+                "Share of the last second in which a runnable task of this process's cgroup "
+                "(or machine) waited for a CPU (Linux PSI 'some')",
+                registry=registry,
+            ),
         )
+
+
+class CpuPressure:
+    """CPU pressure (Linux PSI ``some``) over the last sample, and when it was high.
+
+    Args:
+        path: A ``cpu.pressure`` file (see :meth:`for_process`).
+        threshold: Share of wall time (0-1) stalled from which this process counts as behind.
+        window: Seconds of high samples kept (at least a probe's timeout).
+
+    The file's ``some ... total=`` is the microseconds some runnable task waited for a CPU;
+    :meth:`sample` turns its growth since the previous sample into a share of wall time.
+    """
+
+    def __init__(self, path: Path, *, threshold: float = 0.5, window: float = 60.0) -> None:
+        self.path = path
+        self.threshold = threshold
+        self.window = window
+        self.share = 0.0
+        self._previous: tuple[float, int] | None = None
+        #: (when, share) of the samples at or above the threshold within ``window``.
+        self._high: collections.deque[tuple[float, float]] = collections.deque()
+
+    @classmethod
+    def for_process(cls) -> CpuPressure | None:
+        """This process's cgroup's ``cpu.pressure`` (cgroup v2), else the machine's, else None.
+
+        None where the kernel has no PSI (not Linux, or built without it): only the event
+        loop's lag then says whether we are behind.
+        """
+        candidates = []
+        with contextlib.suppress(OSError):
+            for line in Path("/proc/self/cgroup").read_text().splitlines():
+                if line.startswith("0::"):
+                    candidates.append(
+                        Path("/sys/fs/cgroup") / line[3:].lstrip("/") / "cpu.pressure"
+                    )
+        candidates.append(Path("/proc/pressure/cpu"))
+        for path in candidates:
+            if _read_stall_us(path) is not None:
+                return cls(path)
+        return None
+
+    def sample(self, now: float) -> float:
+        """Read the file once (at monotonic ``now``); returns the share stalled since last time.
+
+        An unreadable file gives 0.0 (no evidence that we are behind).
+        """
+        total = _read_stall_us(self.path)
+        if total is None:
+            return 0.0
+        if self._previous is not None:
+            then, before = self._previous
+            if now > then:
+                self.share = min(1.0, max(0.0, (total - before) / 1e6 / (now - then)))
+                if self.share >= self.threshold:
+                    self._high.append((now, self.share))
+        self._previous = (now, total)
+        while self._high and self._high[0][0] < now - self.window:
+            self._high.popleft()
+        return self.share
+
+    def high_since(self, since: float) -> bool:
+        """True if a sample taken after ``since`` (monotonic) was at or above the threshold."""
+        return bool(self._high) and self._high[-1][0] >= since
+
+
+def _read_stall_us(path: Path) -> int | None:
+    """``total=`` of the ``some`` line of a PSI file (microseconds), or None if unreadable."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("some "):
+            for field in line.split()[1:]:
+                name, _, value = field.partition("=")
+                if name == "total" and value.isdigit():
+                    return int(value)
+    return None
 
 
 class LoopLag:
@@ -87,6 +182,8 @@ class LoopLag:
         threshold: Lag (seconds) from which the loop counts as behind.
         clock: Monotonic seconds.
         registry: Where ``cluster_inventory_event_loop_lag_seconds`` is registered.
+        pressure: CPU pressure, sampled once a second with the lag: this process also
+            counts as behind while it is at or above its threshold. None: lag only.
     """
 
     def __init__(
@@ -97,10 +194,12 @@ class LoopLag:
         threshold: float = 0.1,
         clock: Callable[[], float] = time.monotonic,
         registry: CollectorRegistry = REGISTRY,
+        pressure: CpuPressure | None = None,
     ) -> None:
         self.period = period
         self.window = window
         self.threshold = threshold
+        self.pressure = pressure
         self._clock = clock
         self._metrics = OverloadMetrics.for_registry(registry)
         #: (when the sample was taken, its lag): samples at or above the threshold only, and
@@ -146,15 +245,25 @@ class LoopLag:
         return worst
 
     def behind_since(self, since: float) -> bool:
-        """True if the loop lagged by ``threshold`` or more at some point since ``since``."""
+        """True if we were behind at some point since ``since`` (monotonic).
+
+        Behind: the loop lagged by ``threshold`` or more, or the CPU pressure was at or above
+        its threshold in a sample taken since then.
+        """
+        if self.pressure is not None and self.pressure.high_since(since):
+            return True
         return self.max_since(since) >= self.threshold
 
     async def _sample(self) -> None:
+        next_pressure = self._clock()
         while True:
             self._due = self._clock() + self.period
             await asyncio.sleep(self.period)
             now = self._clock()
             self.record(now, max(0.0, now - self._due))
+            if self.pressure is not None and now >= next_pressure:
+                next_pressure = now + 1.0
+                self._metrics.cpu_pressure.set(self.pressure.sample(now))
 
 
 class AdaptiveLimit:

@@ -25,7 +25,12 @@ from collections.abc import Callable, Iterator, Mapping
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
+from cluster_inventory.controller.overload import (
+    AdaptiveLimit,
+    CpuPressure,
+    LoopLag,
+    OverloadMetrics,
+)
 from cluster_inventory.manager.accounts import remove_grants
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.member import MemberConnection
@@ -73,7 +78,10 @@ class MemberPool:
         self._on_change = on_change
         self._on_started = on_started
         self._own_lag = lag is None
-        self.lag = lag or LoopLag(registry=registry, window=max(60.0, 2 * config.probe_interval))
+        window = max(60.0, 2 * config.probe_interval)
+        self.lag = lag or LoopLag(
+            registry=registry, window=window, pressure=CpuPressure.for_process()
+        )
         gauge = OverloadMetrics.for_registry(registry).start_limit
         self.limit = AdaptiveLimit(initial=32, minimum=8, maximum=256, on_change=gauge.set)
         #: Probes in flight at once, over every member: halved when one is deferred (we were

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 
-from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag
+from cluster_inventory.controller.overload import AdaptiveLimit, CpuPressure, LoopLag
 
 
 class Clock:
@@ -28,6 +29,44 @@ def test_lag_is_remembered_for_the_window_and_only_from_the_given_time():
     clock.now += 40
     lag.record(clock.now, 0.001)
     assert not lag.behind_since(0.0)  # forgotten after the window
+
+
+def _psi(path: Path, stalled_us: int) -> None:
+    path.write_text(
+        f"some avg10=0.00 avg60=0.00 avg300=0.00 total={stalled_us}\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+    )
+
+
+def test_cpu_pressure_is_the_share_of_wall_time_stalled_between_samples(tmp_path: Path):
+    psi = tmp_path / "cpu.pressure"
+    _psi(psi, 5_000_000)
+    pressure = CpuPressure(psi, threshold=0.5, window=30.0)
+    assert pressure.sample(100.0) == 0.0  # the first read only sets the baseline
+    _psi(psi, 5_200_000)
+    assert abs(pressure.sample(101.0) - 0.2) < 1e-9  # 0.2 s stalled in 1 s
+    assert not pressure.high_since(99.0)
+    _psi(psi, 6_100_000)
+    assert abs(pressure.sample(102.0) - 0.9) < 1e-9
+    assert pressure.high_since(101.5) and not pressure.high_since(102.5)
+    psi.unlink()
+    assert pressure.sample(103.0) == 0.0  # unreadable: no evidence that we are behind
+
+
+def test_a_loop_on_time_under_cpu_pressure_is_behind(tmp_path: Path):
+    psi = tmp_path / "cpu.pressure"
+    _psi(psi, 0)
+    clock = Clock()
+    pressure = CpuPressure(psi)
+    lag = LoopLag(threshold=0.1, clock=clock, registry=CollectorRegistry(), pressure=pressure)
+    pressure.sample(clock.now)
+    lag.record(clock.now, 0.001)  # the loop wakes its sleeper on time ...
+    assert not lag.behind_since(clock.now - 1)
+    clock.now += 1
+    _psi(psi, 800_000)  # ... while its runnable tasks waited for a CPU 80% of a second
+    pressure.sample(clock.now)
+    lag.record(clock.now, 0.001)
+    assert lag.behind_since(clock.now - 2)
 
 
 def test_an_overdue_sample_counts_as_lag_before_it_is_taken():
