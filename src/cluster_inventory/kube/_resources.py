@@ -24,6 +24,7 @@ from cluster_inventory.kube._k8s import ApiClient, ApiException
 from cluster_inventory.kube.errors import (
     CertificateError,
     KubeAPIError,
+    RequestTimeoutError,
     ServerUnavailableError,
     error_from_status,
 )
@@ -168,13 +169,16 @@ def _unreachable_error(
             message=f"{host}: TLS verification failed: {exc}",
             target=target,
         )
-    what = (
-        f"no answer within {timeout:g} s"
-        if isinstance(exc, TimeoutError) and not str(exc)
-        else f"{type(exc).__name__}: {exc}"
-    )
+    if isinstance(exc, TimeoutError):
+        what = f"no answer within {timeout:g} s" if not str(exc) else f"TimeoutError: {exc}"
+        return RequestTimeoutError(
+            status=0, reason="Unreachable", message=f"{host} unreachable: {what}", target=target
+        )
     return ServerUnavailableError(
-        status=0, reason="Unreachable", message=f"{host} unreachable: {what}", target=target
+        status=0,
+        reason="Unreachable",
+        message=f"{host} unreachable: {type(exc).__name__}: {exc}",
+        target=target,
     )
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "KubeError",
     "LeaseUnavailableError",
     "NotFoundError",
+    "RequestTimeoutError",
     "ServerUnavailableError",
     "SourceUnavailableError",
     "StatusCause",
@@ -151,6 +152,15 @@ class InvalidError(KubeAPIError):
 
 class ServerUnavailableError(KubeAPIError):
     """429 or 5xx, or the server could not be reached (status 0): try again later."""
+
+
+class RequestTimeoutError(ServerUnavailableError):
+    """No answer within the request's timeout (``status`` 0, ``reason`` ``Unreachable``).
+
+    Its own class, so that a caller telling a busy server (or a busy caller) from a refused
+    connection checks the type, not the message: the cluster manager gives a timeout no
+    verdict while it was itself behind (``docs/scale.md``).
+    """
 
 
 class CertificateError(ServerUnavailableError):

@@ -78,8 +78,8 @@ async def test_the_cadence_starts_from_the_first_probe(monkeypatch):
 
 async def test_timeouts_are_probed_again_before_they_count(monkeypatch):
     """A healthy member whose readyz times out stays healthy until the third in a row."""
-    timeout = kube.ServerUnavailableError(
-        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    timeout = kube.RequestTimeoutError(
+        status=0, reason="Unreachable", message="https://m unreachable: no answer within 2 s"
     )
 
     async def no_answer(*args, **kwargs):
@@ -120,8 +120,8 @@ def _healthy_member(lag: LoopLag | None) -> MemberConnection:
 
 async def test_a_timeout_while_we_were_behind_is_no_verdict_on_the_member(monkeypatch):
     """Overload is not failure: timeouts while our loop lagged never turn a member False."""
-    timeout = kube.ServerUnavailableError(
-        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    timeout = kube.RequestTimeoutError(
+        status=0, reason="Unreachable", message="https://m unreachable: no answer within 2 s"
     )
     lag = LoopLag(registry=CollectorRegistry())
 
@@ -138,8 +138,8 @@ async def test_a_timeout_while_we_were_behind_is_no_verdict_on_the_member(monkey
 
 
 async def test_a_timeout_while_we_kept_up_still_counts(monkeypatch):
-    timeout = kube.ServerUnavailableError(
-        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    timeout = kube.RequestTimeoutError(
+        status=0, reason="Unreachable", message="https://m unreachable: no answer within 2 s"
     )
     lag = LoopLag(registry=CollectorRegistry())
 
@@ -189,8 +189,8 @@ async def test_a_healthy_member_costs_one_request_per_probe_once_known(monkeypat
 
 async def test_a_member_not_probed_for_long_because_we_are_behind_says_so(monkeypatch):
     """Pushed past capacity, a profile keeps its last status, with a reason naming us."""
-    timeout = kube.ServerUnavailableError(
-        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    timeout = kube.RequestTimeoutError(
+        status=0, reason="Unreachable", message="https://m unreachable: no answer within 2 s"
     )
     lag = LoopLag(registry=CollectorRegistry())
 
@@ -208,8 +208,8 @@ async def test_a_member_not_probed_for_long_because_we_are_behind_says_so(monkey
 
 async def test_a_first_probe_deferred_gives_no_verdict_to_write(monkeypatch):
     """A member taken over while we are behind keeps its profile's last status: unobserved."""
-    timeout = kube.ServerUnavailableError(
-        status=0, reason="Unreachable", message="https://m unreachable: TimeoutError: "
+    timeout = kube.RequestTimeoutError(
+        status=0, reason="Unreachable", message="https://m unreachable: no answer within 2 s"
     )
     lag = LoopLag(registry=CollectorRegistry())
 
