@@ -22,7 +22,8 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.runtime import EngagementPolicy, FleetManager
-from cluster_inventory.testing import Fleet, VirtualMembers
+from cluster_inventory.testing import Fleet
+from cluster_inventory_workshop import VirtualMembers
 from tests.inventory import Inventory
 from tests.provider_files import PLUGIN, provider_file
 

@@ -28,16 +28,17 @@ import yaml
 
 from cluster_inventory import api, kube
 from cluster_inventory.manager import registration_secret
-from cluster_inventory.testing import ControlPlane, Fleet, upstream_crd
+from cluster_inventory.testing import ControlPlane, Fleet
 from cluster_inventory.testing._process import free_port
-from cluster_inventory.testing.chart import (
+from cluster_inventory_workshop import upstream_crd
+from cluster_inventory_workshop.chart import (
     CHART_DIR,
     HelmError,
     deploy_files,
     helm,
     render_chart,
 )
-from cluster_inventory.testing.upstream_crds import kueue_crds
+from cluster_inventory_workshop.upstream_crds import kueue_crds
 from tests.integration.deploy.test_deploy_manifests import (
     APP_LABEL,
     DEPLOY,
