@@ -106,6 +106,32 @@ def test_schema_rejects_unknown_keys_and_bad_values() -> None:
             render_chart(set_values=[bad])
 
 
+def test_two_releases_on_one_hub_own_distinct_objects() -> None:
+    """Names derive from the release (a fullname helper), so releases do not collide."""
+
+    def keys(release: str) -> set[tuple[str, str, str]]:
+        text = render_chart([CHART_DIR / "examples" / "all.yaml"], release=release)
+        return {
+            (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
+            for o in yaml.safe_load_all(text)
+            if o and o["kind"] != "Namespace"
+        }
+
+    blue, green = keys("blue"), keys("green")
+    assert blue and not blue & green, sorted(blue & green)
+    assert ("Deployment", "cluster-inventory-system", "blue-cluster-inventory-manager") in blue
+    # The default release keeps the names deploy/ is rendered with.
+    default = keys("cluster-inventory")
+    assert ("Deployment", "cluster-inventory-system", "cluster-inventory-manager") in default
+    # Leases stay the code's: a release's Role grants the Lease its component elects on.
+    manager = of_kind(objects("all.yaml"), "Role")
+    assert any(
+        "cluster-inventory-manager" in rule.get("resourceNames", ())
+        for role in manager
+        for rule in role["rules"]
+    )
+
+
 def test_scoped_secrets_mode_needs_inventories() -> None:
     with pytest.raises(HelmError, match=r"needs manager\.inventoryNamespaces"):
         render_chart(set_values=["manager.secretAccess=namespaces"])

@@ -85,6 +85,7 @@ def render_chart(
     set_values: Sequence[str] = (),
     namespace: str = NAMESPACE,
     chart: Path = CHART_DIR,
+    release: str = RELEASE,
 ) -> str:
     """Return ``helm template`` of the chart (CRDs left out: they live in its ``crds/``).
 
@@ -93,12 +94,13 @@ def render_chart(
         set_values: ``--set`` assignments, in order.
         namespace: The release namespace.
         chart: The chart directory.
+        release: The release name (object names derive from it).
 
     Raises:
         AssetNotFoundError: helm is not built yet.
         HelmError: The chart does not render with these values.
     """
-    args = ["template", RELEASE, str(chart), "--namespace", namespace]
+    args = ["template", release, str(chart), "--namespace", namespace]
     for path in values:
         args += ["--values", str(path)]
     for assignment in set_values:
