@@ -4,14 +4,14 @@
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: setup assets chromium image-tools demo test lint unit manifests image
+.PHONY: setup assets chromium image-tools demo test lint unit manifests demo-crds image
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 	$(UV) sync --frozen
 
 assets: setup
-	$(UV) run cluster-inventory testing install-assets
+	$(UV) run cluster-inventory-workshop install-assets
 	@command -v chromium >/dev/null 2>&1 || $(MAKE) --no-print-directory chromium
 	@command -v buildah >/dev/null 2>&1 && command -v mmdebstrap >/dev/null 2>&1 || $(MAKE) --no-print-directory image-tools
 
@@ -29,8 +29,8 @@ demo: setup
 	$(UV) run cluster-inventory demo $(ARGS)
 
 lint: setup
-	$(UV) run ruff check src tests bench examples
-	$(UV) run ruff format --check src tests bench examples
+	$(UV) run ruff check src workshop tests bench examples
+	$(UV) run ruff format --check src workshop tests bench examples
 	$(UV) run mypy
 	$(UV) run lint-imports
 
@@ -42,7 +42,12 @@ unit: setup
 
 # deploy/ is rendered from the Helm chart (charts/cluster-inventory); run after changing it.
 manifests: setup
-	$(UV) run python -m cluster_inventory.testing.chart
+	$(UV) run cluster-inventory-workshop manifests
+
+# The Kueue CRDs the demo ships (src/cluster_inventory/cli/demo/crds), copied from the pinned
+# sigs.k8s.io/kueue module; run after changing KUEUE_VERSION.
+demo-crds: setup
+	$(UV) run cluster-inventory-workshop demo-crds
 
 # The container image (image/Containerfile) without a daemon: Debian's buildah and mmdebstrap.
 image-tools:

@@ -37,7 +37,8 @@ from cluster_inventory.credentials import (
     ExecEnvVar,
     run_exec_plugin,
 )
-from cluster_inventory.testing import ControlPlane, upstream_plugin
+from cluster_inventory.testing import ControlPlane
+from cluster_inventory_workshop import upstream_plugin
 
 NAMESPACE = "default"
 SECRET = "bench-cluster"

@@ -3,7 +3,7 @@
 Starts one real hub, writes N ClusterProfiles with full status (conditions, version, two
 properties, labels, a member id) into one inventory namespace, serves the dashboard over it
 and over an empty inventory (the baseline: the same page with no row), and drives Chromium
-over the DevTools protocol (cluster_inventory.testing.browser). Figures, medians over the
+over the DevTools protocol (cluster_inventory_workshop.browser). Figures, medians over the
 runs, A B A B so drift of the machine's speed hits both:
 
 - render: from navigation to the first animation frame after the load event, in the page's
@@ -31,7 +31,7 @@ from _common import SMOKE_HELP, bounded, require, require_times
 from cluster_inventory import kube
 from cluster_inventory.dashboard import Dashboard, HubState
 from cluster_inventory.testing import Fleet
-from cluster_inventory.testing.browser import Browser, Page
+from cluster_inventory_workshop.browser import Browser, Page
 
 NAMESPACE = "bench-dashboard"
 EMPTY = "bench-dashboard-empty"

@@ -107,7 +107,7 @@ from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
 from cluster_inventory.testing import Fleet
-from cluster_inventory.testing.virtual_members import LABEL_VIRTUAL_MEMBER, VirtualMembers
+from cluster_inventory_workshop.virtual_members import LABEL_VIRTUAL_MEMBER, VirtualMembers
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 ROOT = Path(__file__).resolve().parent.parent

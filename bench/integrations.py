@@ -154,7 +154,7 @@ async def run(n: int, samples: int, workers: int) -> dict:
         MULTIKUEUE_CLUSTERS,
         render_multikueue_cluster,
     )
-    from cluster_inventory.testing.upstream_crds import kueue_crds
+    from cluster_inventory_workshop.upstream_crds import kueue_crds
 
     async with Fleet(members=[]) as fleet, await fleet.hub.client() as hub:
         await kube.ensure_crds(hub, await asyncio.to_thread(kueue_crds))

@@ -43,7 +43,8 @@ from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.manager.capi import CAPI_SECRET_TYPE, CLUSTERS, LABEL_CAPI_CLUSTER_NAME
 from cluster_inventory.manager.names import ANNOTATION_CLUSTERSETS
-from cluster_inventory.testing import Fleet, upstream_crd
+from cluster_inventory.testing import Fleet
+from cluster_inventory_workshop import upstream_crd
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 SYSTEM = "bench-system"

@@ -782,7 +782,7 @@ async def argocd_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault) -
 async def multikueue_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault) -> Cell:
     """The MultiKueue sync reading profiles and writing MultiKueueClusters on the hub."""
     from cluster_inventory.integrations.sync.multikueue import MULTIKUEUE_CLUSTERS, MultiKueueSync
-    from cluster_inventory.testing.upstream_crds import kueue_crds
+    from cluster_inventory_workshop.upstream_crds import kueue_crds
 
     cell = Cell("multikueue-hub", fault.name)
     ns = inventory.namespace

@@ -32,8 +32,8 @@ from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane, ManagedProcess
 from cluster_inventory.testing._certs import CertificateAuthority
 from cluster_inventory.testing._process import free_port
-from cluster_inventory.testing.consumers import find_consumer
-from cluster_inventory.testing.upstream_crds import kueue_manager_crds
+from cluster_inventory_workshop.consumers import find_consumer
+from cluster_inventory_workshop.upstream_crds import kueue_manager_crds
 from tests.waiting import eventually
 
 #: Where Kueue v0.19.2 reads its metrics certificate (``cmd/kueue/main.go``), fixed.

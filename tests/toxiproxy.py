@@ -1,7 +1,7 @@
 """Shopify's Toxiproxy in front of a fleet's servers, for network fault tests (test code only).
 
-Toxiproxy (v2.5.0, built from its Go module into the tools cache by ``cluster-inventory
-testing install-assets``) is a TCP proxy driven over a small HTTP API on loopback. A
+Toxiproxy (v2.5.0, built from its Go module into the tools cache by ``cluster-inventory-workshop
+install-assets``) is a TCP proxy driven over a small HTTP API on loopback. A
 :class:`Front` is one proxy in front of one server (a hub or member kube-apiserver): clients
 given :attr:`Front.server` instead of the real URL reach the same server through it (TLS is
 end to end, and the serving certificates name 127.0.0.1, so nothing else changes), and the
@@ -29,7 +29,7 @@ import aiohttp
 
 from cluster_inventory.testing._process import free_port
 from cluster_inventory.testing.assets import AssetNotFoundError
-from cluster_inventory.testing.tools import find_tool
+from cluster_inventory_workshop.tools import find_tool
 
 __all__ = ["FAULTS", "Fault", "Front", "Toxiproxy", "running_toxiproxy"]
 
@@ -193,7 +193,7 @@ async def running_toxiproxy() -> AsyncIterator[Toxiproxy]:
     """A started :class:`Toxiproxy`, stopped on exit.
 
     Raises:
-        AssetNotFoundError: Not built (``cluster-inventory testing install-assets``).
+        AssetNotFoundError: Not built (``cluster-inventory-workshop install-assets``).
     """
     try:
         proxy = Toxiproxy()

@@ -9,6 +9,8 @@ processes, and ``pytest -m "not integration"`` exactly ``tests/unit``
 (:class:`tests.inventory.Inventory`); ``fleet_manager`` builds FleetManagers over it and
 stops them after the test. The runtime and integrations tests use both. ``virtual_members``
 serves six virtual members over the session fleet's real members (session-wide).
+``wheel_dist`` and ``wheel_venv`` are this checkout's wheel, built once per session, and a
+fresh venv outside the checkout with only that wheel (``tests/wheel.py``).
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.runtime import EngagementPolicy, FleetManager
-from cluster_inventory.testing import Fleet, VirtualMembers
+from cluster_inventory.testing import Fleet
+from cluster_inventory_workshop import VirtualMembers
 from tests.inventory import Inventory
 from tests.provider_files import PLUGIN, provider_file
+from tests.wheel import build_dist, make_venv
 
 HERE = Path(__file__).parent
 
@@ -34,6 +38,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(HERE):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def wheel_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory holding this checkout's wheel and sdist (``uv build``), once a session."""
+    return build_dist(tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="session")
+def wheel_venv(wheel_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv (no project, no dev tools) with only the wheel and its dependencies."""
+    (wheel,) = wheel_dist.glob("*.whl")
+    return make_venv(tmp_path_factory.mktemp("venv"), wheel)
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,29 @@
 {{/*
-Names are fixed ("cluster-inventory-<component>"): each component's leader-election Lease
-has that name in the code, and its Role may only name that Lease. One release per hub.
+Object names derive from the release, as charts do: "<fullname>-<component>", where fullname
+is fullnameOverride, else the release name when it holds the chart's name (release
+"cluster-inventory": "cluster-inventory-manager", what deploy/ holds), else
+"<release>-cluster-inventory"; 63 characters at most. Two releases on one hub therefore own
+separate ServiceAccounts, RBAC, Deployments and Services. Leader-election Leases keep the
+names the code gives them (a manager named by manager.name, a MultiKueue config name, each
+elects on its own), so two releases of the same component with the same name share one
+leader, as they share one job.
 */}}
-{{- define "ci.name" -}}cluster-inventory{{- end -}}
+{{- define "ci.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+
+{{- define "ci.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- $name := include "ci.name" . }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end -}}
 
 {{/* Labels of every object; ci.selector is the immutable subset Deployments select on. */}}
 {{- define "ci.labels" -}}

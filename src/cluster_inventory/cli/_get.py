@@ -96,6 +96,30 @@ def context_namespace(path: Path | None, context: str | None) -> str:
         return "default"  # connecting reports a broken kubeconfig with its file and field
 
 
+def profile_reference(reference: str, namespace: str | None) -> tuple[str | None, str]:
+    """Read a profile argument given as ``NAME`` or ``NAMESPACE/NAME`` (as our tables print it).
+
+    Args:
+        reference: The command's argument, e.g. ``member1`` or ``team-a/member1``.
+        namespace: ``-n``'s value, or None.
+
+    Returns:
+        (namespace, name): the namespace from ``-n`` or the reference (None when neither says).
+
+    Raises:
+        SystemExit: An empty part, more than one ``/``, or a ``-n`` that names another
+            namespace than the reference (via :func:`fail`).
+    """
+    if "/" not in reference:
+        return namespace, reference
+    ns, _, name = reference.partition("/")
+    if not ns or not name or "/" in name:
+        fail(f'"{reference}" is no profile: give NAME or NAMESPACE/NAME')
+    if namespace is not None and namespace != ns:
+        fail(f'"{reference}" is in namespace "{ns}", but -n says "{namespace}"')
+    return ns, name
+
+
 def _parse_output(output: str | None) -> str:
     """The ``-o`` format's name; "" for the default table.
 

@@ -21,6 +21,7 @@ from cluster_inventory.cli._get import (
     fail,
     hub_client,
     hub_kubeconfig_pin,
+    profile_reference,
 )
 from cluster_inventory.cli._help import DESCRIPTION
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
@@ -148,7 +149,9 @@ _InventoryNamespace = Annotated[
 
 @app.command("kubeconfig")
 def kubeconfig_cmd(
-    profile: Annotated[str, typer.Argument(help="ClusterProfile name.")],
+    profile: Annotated[
+        str, typer.Argument(help="ClusterProfile name, or NAMESPACE/NAME as tables print it.")
+    ],
     namespace: _InventoryNamespace = None,
     kubeconfig: HubKubeconfig = None,
     context: HubContext = None,
@@ -164,7 +167,8 @@ def kubeconfig_cmd(
     """
     from cluster_inventory import credentials, kube
 
-    namespace = namespace or context_namespace(kubeconfig, context)
+    given, profile = profile_reference(profile, namespace)
+    namespace = given or context_namespace(kubeconfig, context)
 
     async def fetch() -> dict[str, object]:
         async with await hub_client(kubeconfig, context) as client:
@@ -316,7 +320,9 @@ def conformance_cmd(
 
 @app.command("describe")
 def describe_cmd(
-    name: Annotated[str, typer.Argument(help="ClusterProfile name.")],
+    name: Annotated[
+        str, typer.Argument(help="ClusterProfile name, or NAMESPACE/NAME as tables print it.")
+    ],
     namespace: _InventoryNamespace = None,
     kubeconfig: HubKubeconfig = None,
     context: HubContext = None,
@@ -327,7 +333,8 @@ def describe_cmd(
     from cluster_inventory.cli.profiles import describe_profile
 
     path = kubeconfig
-    ns = namespace or context_namespace(path, context)
+    given, name = profile_reference(name, namespace)
+    ns = given or context_namespace(path, context)
 
     async def fetch() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         async with await hub_client(path, context) as client:

@@ -42,8 +42,8 @@ def _kept_fleet_dir() -> Path:
     return cache_root() / "fleet"
 
 
-def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, list[Path]]:
-    """Build (or find cached) the control-plane binaries, and the upstream plugins if asked.
+def _build_assets(*, force: bool = False) -> Path:
+    """Build (or find cached) the control-plane binaries.
 
     Progress shows as a spinner on a terminal and as plain lines elsewhere: off a terminal
     (CI) a spinner's refresh thread costs CPU the compile needs, and lines make a useful log.
@@ -52,7 +52,7 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
         GoNotFoundError: Go is not installed.
         GoBuildError: A build failed.
     """
-    from cluster_inventory.testing import install_assets, upstream_plugin
+    from cluster_inventory.testing import install_assets
 
     status = _stderr().status("building control-plane assets") if _stderr().is_terminal else None
     with status if status is not None else contextlib.nullcontext():
@@ -63,62 +63,28 @@ def _build_assets(*, force: bool = False, plugins: bool = False) -> tuple[Path, 
             else:
                 _stderr().print(line, highlight=False, soft_wrap=True)
 
-        path = install_assets(progress=progress, force=force)
-        built = [
-            upstream_plugin(name, progress=progress)
-            for name in (("secretreader", "kubeconfig-secretreader") if plugins else ())
-        ]
-        if plugins:
-            # Upstream CRDs the integration tests install (module zips, no compile).
-            from cluster_inventory.testing.argocd_check import argocd_check
-            from cluster_inventory.testing.upstream_crds import UPSTREAM_CRDS, upstream_crd
-
-            for crd in UPSTREAM_CRDS:
-                upstream_crd(crd, progress=progress)
-            built.append(argocd_check(progress=progress))
-            # The upstream consumer library (pkg/access) and the consumers' own controllers
-            # the end-to-end tests run: Kueue's manager and the Knative Operator.
-            from cluster_inventory.testing.access_check import access_check
-            from cluster_inventory.testing.consumers import CONSUMERS, install_consumer
-
-            built.append(access_check(progress=progress))
-            built += [install_consumer(name, progress=progress) for name in CONSUMERS]
-            # helm renders the chart, promtool checks the alerting rules (packaging tests),
-            # toxiproxy breaks network paths for the fault tests.
-            from cluster_inventory.testing.tools import TOOLS, install_tool
-
-            built += [install_tool(name, progress=progress) for name in TOOLS]
-            # The virtual members' proxy (a standard-library Go program shipped in the wheel).
-            from cluster_inventory.testing.virtual_members import virtual_members_binary
-
-            built.append(virtual_members_binary(progress=progress))
-    return path, built
+        return install_assets(progress=progress, force=force)
 
 
 @testing_app.command("install-assets")
 def install_assets(
     force: Annotated[bool, typer.Option(help="Rebuild even if cached.")] = False,
 ) -> None:
-    """Build etcd, kube-apiserver, kube-controller-manager, kubectl, plugins, consumers, tools.
+    """Build etcd, kube-apiserver, kube-controller-manager and kubectl; print their directory.
 
-    Everything comes from Go modules through the module proxy and is cached under
-    ~/.cache/cluster-inventory; the upstream secretreader plugin, argocd-check (Argo CD's
-    own Secret-to-cluster code) and access-check (the upstream pkg/access library) are what
-    interop tests run, Kueue's manager and the Knative Operator are the consumers the
-    end-to-end tests run, the upstream CRDs (Cluster API's Cluster, Kueue's kinds) are what
-    integration tests install, helm and promtool check the chart and the alerting rules,
-    toxiproxy breaks network paths for the fault tests, and virtualmembers serves thousands
-    of virtual members over the fleet's real ones.
+    They come from Go modules through the module proxy and are cached under
+    ~/.cache/cluster-inventory (Go is needed only for this). The fleet, the demo and the
+    pytest plugin (cluster_inventory.testing) find them there, as envtest finds
+    KUBEBUILDER_ASSETS. This repository's own suite needs more (upstream plugins, consumers,
+    tools): `make assets` builds those with `cluster-inventory-workshop install-assets`.
     """
     from cluster_inventory.testing import GoBuildError, GoNotFoundError
 
     try:
-        path, plugins = _build_assets(force=force, plugins=True)
+        path = _build_assets(force=force)
     except (GoNotFoundError, GoBuildError) as exc:
         fail(str(exc))
     typer.echo(str(path))
-    for plugin in plugins:
-        typer.echo(str(plugin))
 
 
 def _print_fleet(fleet_state: dict[str, dict[str, str]], hub: str) -> None:

@@ -4,50 +4,50 @@ Nothing here is mocked: :class:`ControlPlane` runs etcd and kube-apiserver (and,
 kube-controller-manager) built from the Kubernetes Go modules; :class:`Fleet` runs a hub and
 member clusters with the Cluster Inventory CRDs installed. Binaries are found the way envtest
 finds them (``TEST_ASSET_*``, ``KUBEBUILDER_ASSETS``) or built once into
-``~/.cache/cluster-inventory`` by :func:`install_assets`. The pytest plugin
-(:mod:`cluster_inventory.testing.pytest_plugin`) exposes ``fleet``, ``hub`` and
-``test_namespace`` fixtures to any project. :class:`VirtualMembers` serves thousands of
-distinct members as URL paths over the fleet's real ones.
+``~/.cache/cluster-inventory`` by :func:`install_assets` (Go needed only then). The pytest
+plugin (:mod:`cluster_inventory.testing.pytest_plugin`) gives ``fleet``, ``hub`` and
+``test_namespace`` fixtures to a project that enables it (``-p
+cluster_inventory.testing.pytest_plugin``, or ``pytest_plugins`` in its ``conftest.py``);
+nothing loads into a pytest run that does not ask.
+
+What only this repository's tests and benches use (virtual members, upstream builders, interop
+checks, chart and browser helpers) is the workshop, ``cluster_inventory_workshop``, kept out
+of the wheel.
 """
 
 from __future__ import annotations
 
-from cluster_inventory.testing._gobuild import GoBuildError, GoNotFoundError, cache_root
-from cluster_inventory.testing._process import ManagedProcess
-from cluster_inventory.testing.assets import (
-    BINARIES,
-    AssetNotFoundError,
-    assets_dir,
-    find_binary,
-    install_assets,
-    missing_binaries,
-)
-from cluster_inventory.testing.controlplane import (
-    DEFAULT_CONTROLLERS,
-    ControlPlane,
-    ControlPlaneError,
-    Etcd,
-)
-from cluster_inventory.testing.fleet import (
-    Fleet,
-    KeptFleetError,
-    start_detached_member,
-    stop_detached,
-    stop_detached_member,
-)
-from cluster_inventory.testing.upstream_crds import go_module_dir, upstream_crd
-from cluster_inventory.testing.upstream_plugins import upstream_plugin
-from cluster_inventory.testing.virtual_members import (
-    LABEL_VIRTUAL_MEMBER,
-    VirtualMembers,
-    member_id,
-    virtual_members_binary,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cluster_inventory.testing._process import ManagedProcess
+    from cluster_inventory.testing.assets import (
+        BINARIES,
+        AssetNotFoundError,
+        assets_dir,
+        find_binary,
+        install_assets,
+        missing_binaries,
+    )
+    from cluster_inventory.testing.controlplane import (
+        DEFAULT_CONTROLLERS,
+        ControlPlane,
+        ControlPlaneError,
+        Etcd,
+    )
+    from cluster_inventory.testing.fleet import (
+        Fleet,
+        KeptFleetError,
+        start_detached_member,
+        stop_detached,
+        stop_detached_member,
+    )
+    from cluster_inventory.testing.gobuild import GoBuildError, GoNotFoundError, cache_root
 
 __all__ = [
     "BINARIES",
     "DEFAULT_CONTROLLERS",
-    "LABEL_VIRTUAL_MEMBER",
     "AssetNotFoundError",
     "ControlPlane",
     "ControlPlaneError",
@@ -57,18 +57,53 @@ __all__ = [
     "GoNotFoundError",
     "KeptFleetError",
     "ManagedProcess",
-    "VirtualMembers",
     "assets_dir",
     "cache_root",
     "find_binary",
-    "go_module_dir",
     "install_assets",
-    "member_id",
     "missing_binaries",
     "start_detached_member",
     "stop_detached",
     "stop_detached_member",
-    "upstream_crd",
-    "upstream_plugin",
-    "virtual_members_binary",
 ]
+
+# Where each public name lives. Resolved on first use (PEP 562): enabling the pytest plugin, or
+# reading the asset paths, must not import aiohttp and the Kubernetes client before a test asks
+# for a control plane.
+_HOMES = {
+    "ManagedProcess": "_process",
+    **dict.fromkeys(
+        (
+            "BINARIES",
+            "AssetNotFoundError",
+            "assets_dir",
+            "find_binary",
+            "install_assets",
+            "missing_binaries",
+        ),
+        "assets",
+    ),
+    **dict.fromkeys(
+        ("DEFAULT_CONTROLLERS", "ControlPlane", "ControlPlaneError", "Etcd"), "controlplane"
+    ),
+    **dict.fromkeys(
+        (
+            "Fleet",
+            "KeptFleetError",
+            "start_detached_member",
+            "stop_detached",
+            "stop_detached_member",
+        ),
+        "fleet",
+    ),
+    **dict.fromkeys(("GoBuildError", "GoNotFoundError", "cache_root"), "gobuild"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

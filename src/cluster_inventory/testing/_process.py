@@ -46,7 +46,7 @@ def free_port(host: str = "127.0.0.1") -> int:
     The port is reserved for two minutes with a lock file under the cache directory (as
     envtest does) so that parallel test processes do not pick the same one.
     """
-    from cluster_inventory.testing._gobuild import cache_root
+    from cluster_inventory.testing.gobuild import cache_root
 
     lock_dir = cache_root() / "ports"
     lock_dir.mkdir(parents=True, exist_ok=True)

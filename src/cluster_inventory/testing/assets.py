@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from cluster_inventory.testing._gobuild import GoModuleBuild, build_lock, cache_root
+from cluster_inventory.testing.gobuild import GoModuleBuild, build_lock, cache_root
 from cluster_inventory.testing.versions import ETCD_VERSION, KUBERNETES_VERSION
 
 __all__ = [

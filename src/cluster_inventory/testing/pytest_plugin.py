@@ -1,7 +1,10 @@
 """pytest plugin: a session-wide local fleet and a fresh namespace per test.
 
-Installed with the distribution (entry point ``pytest11``), so any project that depends on
-``cluster-inventory`` gets these fixtures without importing anything:
+Opt-in: a project enables it with ``-p cluster_inventory.testing.pytest_plugin`` (on the
+command line or in ``addopts``) or ``pytest_plugins = ["cluster_inventory.testing.pytest_plugin"]``
+in its top-level ``conftest.py``. Installing ``cluster-inventory`` loads nothing into pytest.
+Enabled, it registers these fixtures and imports the control planes' machinery (aiohttp, the
+Kubernetes client) only when a test asks for one:
 
 - ``fleet`` (session): a started :class:`~cluster_inventory.testing.Fleet`, stopped at the
   end of the session. Size it with the ini options ``cluster_inventory_members`` (default 2)
@@ -11,9 +14,8 @@ Installed with the distribution (entry point ``pytest11``), so any project that 
 - ``test_namespace``: a namespace created on the hub and on every member for this test only,
   deleted afterwards; its name is derived from the test name.
 
-With pytest-timeout (its default ``signal`` method), a test that times out also prints the
-await chain of every asyncio task on the test's event loop, so a hung async test names the
-``await`` it is stuck in, not only the (idle) threads.
+A second opt-in plugin, :mod:`cluster_inventory.testing.pytest_hang_report`, makes
+pytest-timeout print the await chain of every asyncio task when a test times out.
 
 The fixtures are synchronous, so they work with or without pytest-asyncio. A missing binary
 fails the first test that asks for a fleet with a message saying how to build the assets.
@@ -24,16 +26,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-import signal
-from collections.abc import Generator, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from cluster_inventory import kube
-from cluster_inventory.testing._hangs import format_asyncio_tasks
-from cluster_inventory.testing.controlplane import DEFAULT_CONTROLLERS, ControlPlane
-from cluster_inventory.testing.fleet import Fleet
+if TYPE_CHECKING:
+    from cluster_inventory.testing.controlplane import ControlPlane
+    from cluster_inventory.testing.fleet import Fleet
 
 __all__ = ["fleet", "hub", "test_namespace"]
 
@@ -50,34 +50,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-@pytest.hookimpl(hookwrapper=True, optionalhook=True)
-def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> Generator[None, None, None]:
-    """pytest-timeout hook: on a timeout, print the asyncio tasks before its thread stacks.
-
-    pytest-timeout's ``signal`` method installs a SIGALRM handler; this wraps it. The
-    ``thread`` method ends the process from another thread, where the test's event loop
-    cannot be inspected safely, so it is left as it is.
-    """
-    yield
-    if getattr(settings, "method", None) != "signal":
-        return
-    original = signal.getsignal(signal.SIGALRM)
-    if not callable(original):
-        return
-
-    def on_timeout(signum: int, frame: Any) -> None:
-        __tracebackhide__ = True
-        writer = item.config.get_terminal_writer()
-        writer.sep("+", title="asyncio tasks at the timeout")
-        writer.write(format_asyncio_tasks() + "\n")
-        original(signum, frame)
-
-    signal.signal(signal.SIGALRM, on_timeout)
-
-
 @pytest.fixture(scope="session")
 def fleet(pytestconfig: pytest.Config) -> Iterator[Fleet]:
     """A hub and N members (real etcd + kube-apiserver), shared by the whole session."""
+    from cluster_inventory.testing.controlplane import DEFAULT_CONTROLLERS
+    from cluster_inventory.testing.fleet import Fleet
+
     members = int(str(pytestconfig.getini("cluster_inventory_members")))
     controllers = str(pytestconfig.getini("cluster_inventory_controllers")).lower() == "true"
     chosen = DEFAULT_CONTROLLERS if controllers else None
@@ -98,6 +76,8 @@ def _namespace_name(nodeid: str) -> str:
 
 
 async def _for_each_cluster(fleet: Fleet, name: str, create: bool) -> None:
+    from cluster_inventory import kube
+
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     for cp in fleet.clusters:
         async with await cp.client() as client:

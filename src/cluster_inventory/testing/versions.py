@@ -1,23 +1,18 @@
-"""The one place where the versions of everything built from Go modules are pinned.
+"""The versions the shipped harness and the product pin: control planes and upstream data.
 
 Changing a version here changes the asset cache directory, so old and new builds never mix.
+The workshop's own pins (Argo CD, Helm, Prometheus, ...) live in
+``cluster_inventory_workshop.versions``, outside the wheel.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "ARGOCD_VERSION",
-    "CLUSTER_API_VERSION",
     "CLUSTER_INVENTORY_API_VERSION",
     "ETCD_VERSION",
-    "GITOPS_ENGINE_VERSION",
-    "HELM_VERSION",
-    "KNATIVE_OPERATOR_VERSION",
     "KUBERNETES_VERSION",
     "KUEUE_VERSION",
     "MIN_GO_VERSION",
-    "PROMETHEUS_VERSION",
-    "TOXIPROXY_VERSION",
 ]
 
 #: ``k8s.io/kubernetes`` module version for kube-apiserver, kube-controller-manager, kubectl.
@@ -26,25 +21,8 @@ KUBERNETES_VERSION = "v1.36.3"
 ETCD_VERSION = "v3.6.16"
 #: ``sigs.k8s.io/cluster-inventory-api`` module version: upstream CRDs and interop plugins.
 CLUSTER_INVENTORY_API_VERSION = "v0.1.3"
-#: ``sigs.k8s.io/cluster-api`` module version: the Cluster CRD the Cluster API source reads.
-CLUSTER_API_VERSION = "v1.13.1"
 #: The Kubernetes module's go.mod asks for this Go version (``GOTOOLCHAIN=local``).
 MIN_GO_VERSION = (1, 26)
-#: ``sigs.k8s.io/kueue`` module version: the MultiKueue CRDs and Kueue's manager (``cmd/kueue``).
+#: ``sigs.k8s.io/kueue`` module version: the MultiKueue CRDs the demo ships
+#: (``cluster_inventory/cli/demo/crds``, generated from this module) and Kueue's manager.
 KUEUE_VERSION = "v0.19.2"
-#: ``github.com/argoproj/argo-cd/v3`` version the Argo CD interop check is built against.
-ARGOCD_VERSION = "v3.5.7"
-#: ``github.com/argoproj/argo-cd/gitops-engine/v3`` release standing in for the in-tree copy
-#: Argo CD's go.mod replaces it with (absent from the module zip; see ``argocd_check``).
-GITOPS_ENGINE_VERSION = "v3.6.0"
-#: ``helm.sh/helm/v3`` module version: ``helm`` lints and renders the chart in the tests.
-HELM_VERSION = "v3.22.0"
-#: ``github.com/prometheus/prometheus`` module version (v0.316.0 is Prometheus 3.16.0):
-#: ``promtool`` checks and unit-tests the alerting rules.
-PROMETHEUS_VERSION = "v0.316.0"
-#: ``github.com/Shopify/toxiproxy/v2`` module version: the TCP proxy the fault tests put
-#: between our processes and the fleet's servers (latency, resets, half-open connections).
-TOXIPROXY_VERSION = "v2.5.0"
-#: ``knative.dev/operator`` module version (Knative v1.22, the first with
-#: ``spec.clusterProfileRef``): the operator the Knative end-to-end test runs.
-KNATIVE_OPERATOR_VERSION = "v0.50.0"

@@ -2,12 +2,16 @@
 
 The demo starts its own hub and three members, so these tests check what a new user sees:
 the profile table, the consumer's view through the exec plugin, a placement and an apply to
-it, the outage and recovery, and that nothing it started is left running.
+it, the outage and recovery, and that nothing it started is left running. It runs once, as a
+user who installed the wheel would run it: from the session's wheel in a fresh venv outside
+the checkout, with the control-plane binaries in the cache and no Go on ``PATH``.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 from cluster_inventory.cli.demo import (
@@ -20,6 +24,7 @@ from cluster_inventory.cli.demo import (
 from cluster_inventory.testing.versions import KUBERNETES_VERSION
 from tests.cli_run import cli
 from tests.procs import control_plane_pids, pids_with_args, wait_dead
+from tests.wheel import outside
 
 _MANAGER_ARGS = ("cluster_inventory.cli", "manager", "run")
 
@@ -40,9 +45,22 @@ def _section(stdout: str, title: str) -> list[dict[str, str]]:
     return rows
 
 
-def test_demo_shows_profiles_a_consumer_and_an_outage_then_stops_everything() -> None:
+def test_demo_from_the_wheel_without_go_shows_profiles_a_consumer_and_an_outage(
+    wheel_venv: Path, tmp_path: Path
+) -> None:
+    env = outside(wheel_venv)
+    assert shutil.which("go", path=env["PATH"]) is None, "the demo must not need Go"
     before = control_plane_pids() | pids_with_args(*_MANAGER_ARGS)
-    result = cli("demo", timeout=1500)
+    result = subprocess.run(
+        [str(wheel_venv / "bin" / "cluster-inventory"), "demo"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     leftovers = (control_plane_pids() | pids_with_args(*_MANAGER_ARGS)) - before
     assert result.returncode == 0, result.stderr[-4000:]
     out = result.stdout

@@ -78,3 +78,49 @@ def test_unknown_profile_is_one_line_error(published: Published) -> None:
     assert proc.stderr.startswith("error: ")
     assert "nope" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_profile_given_as_namespace_slash_name_is_found(published: Published) -> None:
+    """The form our tables print (``team-a/member1``) works as ``get`` and ``describe`` take it."""
+    hub = ("--kubeconfig", str(published.hub.kubeconfig_path))
+    reference = f"{published.namespace}/{PROFILE}"
+    with_slash = subprocess.run(
+        [str(CLI), "kubeconfig", reference, *hub], capture_output=True, text=True, check=False
+    )
+    assert with_slash.returncode == 0, with_slash.stderr
+    with_n = subprocess.run(
+        [str(CLI), "kubeconfig", PROFILE, "-n", published.namespace, *hub],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert with_slash.stdout == with_n.stdout
+    described = subprocess.run(
+        [str(CLI), "describe", reference, *hub], capture_output=True, text=True, check=False
+    )
+    assert described.returncode == 0, described.stderr
+    assert f"Namespace:        {published.namespace}" in described.stdout
+
+
+def test_a_namespace_slash_name_that_contradicts_n_is_one_line_error(
+    published: Published,
+) -> None:
+    proc = subprocess.run(
+        [
+            str(CLI),
+            "kubeconfig",
+            f"{published.namespace}/{PROFILE}",
+            "-n",
+            "elsewhere",
+            "--kubeconfig",
+            str(published.hub.kubeconfig_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f'error: "{published.namespace}/{PROFILE}" is in namespace "{published.namespace}", '
+        'but -n says "elsewhere"\n'
+    )

@@ -13,7 +13,7 @@ from cluster_inventory.credentials import (
     load_provider_file,
     resolve_access,
 )
-from cluster_inventory.testing import upstream_plugin
+from cluster_inventory_workshop import upstream_plugin
 from tests.provider_files import provider_file
 from tests.published import Published
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_inventory.testing import upstream_plugin
+from cluster_inventory_workshop import upstream_plugin
 
 # A placeholder kubeconfig: the plugin's main() builds a client before it reads
 # KUBERNETES_EXEC_INFO and panics (exit 2) if neither in-cluster config nor a kubeconfig

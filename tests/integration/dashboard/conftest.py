@@ -3,7 +3,7 @@
 ``serve(namespaces, client=...)`` starts a :class:`~cluster_inventory.dashboard.Dashboard` in
 the test's event loop on a free loopback port and yields its URL; ``browser`` is one
 Chromium for the module, driven over the DevTools protocol
-(:mod:`cluster_inventory.testing.browser`), each test opening its own tab.
+(:mod:`cluster_inventory_workshop.browser`), each test opening its own tab.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from cluster_inventory import kube
 from cluster_inventory.dashboard import Dashboard, HubState
 from cluster_inventory.testing import Fleet
-from cluster_inventory.testing.browser import Browser
+from cluster_inventory_workshop.browser import Browser
 
 __all__ = ["browser", "serve"]
 

@@ -24,7 +24,7 @@ from cluster_inventory.integrations.sync.multikueue import (
 )
 from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.testing import Fleet
-from cluster_inventory.testing.browser import Browser
+from cluster_inventory_workshop.browser import Browser
 from tests.kueue import (
     condition,
     install_kueue_crds,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from cluster_inventory.testing import Fleet
-from cluster_inventory.testing.browser import Browser
+from cluster_inventory_workshop.browser import Browser
 from tests.manager_harness import running_manager
 from tests.waiting import eventually
 

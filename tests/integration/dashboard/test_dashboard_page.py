@@ -20,7 +20,7 @@ from cluster_inventory.integrations.placement import PLACEMENTS
 from cluster_inventory.integrations.sync import argocd
 from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE
 from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
-from cluster_inventory.testing.browser import Browser, Page
+from cluster_inventory_workshop.browser import Browser, Page
 from tests.inventory import Inventory
 
 #: A Secret value that must never reach the page (the Argo CD Secret's data).

@@ -22,8 +22,8 @@ from cluster_inventory.kube.leaderelection import _leader_gauge
 from cluster_inventory.kube.workqueue import WorkQueueMetrics
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
-from cluster_inventory.testing.chart import CHART_DIR
-from cluster_inventory.testing.tools import find_tool
+from cluster_inventory_workshop.chart import CHART_DIR
+from cluster_inventory_workshop.tools import find_tool
 
 FILES = CHART_DIR / "files"
 #: Words in PromQL that are not metric names.

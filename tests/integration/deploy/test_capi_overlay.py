@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 
 from cluster_inventory import kube
-from cluster_inventory.testing import ControlPlane, upstream_crd
+from cluster_inventory.testing import ControlPlane
+from cluster_inventory_workshop import upstream_crd
 from tests.integration.deploy.test_deploy_manifests import (
     APP_LABEL,
     DEPLOY,

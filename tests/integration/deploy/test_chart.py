@@ -28,16 +28,17 @@ import yaml
 
 from cluster_inventory import api, kube
 from cluster_inventory.manager import registration_secret
-from cluster_inventory.testing import ControlPlane, Fleet, upstream_crd
+from cluster_inventory.testing import ControlPlane, Fleet
 from cluster_inventory.testing._process import free_port
-from cluster_inventory.testing.chart import (
+from cluster_inventory_workshop import upstream_crd
+from cluster_inventory_workshop.chart import (
     CHART_DIR,
     HelmError,
     deploy_files,
     helm,
     render_chart,
 )
-from cluster_inventory.testing.upstream_crds import kueue_crds
+from cluster_inventory_workshop.upstream_crds import kueue_crds
 from tests.integration.deploy.test_deploy_manifests import (
     APP_LABEL,
     DEPLOY,
@@ -103,6 +104,32 @@ def test_schema_rejects_unknown_keys_and_bad_values() -> None:
     ):
         with pytest.raises(HelmError, match="values don't meet the specifications"):
             render_chart(set_values=[bad])
+
+
+def test_two_releases_on_one_hub_own_distinct_objects() -> None:
+    """Names derive from the release (a fullname helper), so releases do not collide."""
+
+    def keys(release: str) -> set[tuple[str, str, str]]:
+        text = render_chart([CHART_DIR / "examples" / "all.yaml"], release=release)
+        return {
+            (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
+            for o in yaml.safe_load_all(text)
+            if o and o["kind"] != "Namespace"
+        }
+
+    blue, green = keys("blue"), keys("green")
+    assert blue and not blue & green, sorted(blue & green)
+    assert ("Deployment", "cluster-inventory-system", "blue-cluster-inventory-manager") in blue
+    # The default release keeps the names deploy/ is rendered with.
+    default = keys("cluster-inventory")
+    assert ("Deployment", "cluster-inventory-system", "cluster-inventory-manager") in default
+    # Leases stay the code's: a release's Role grants the Lease its component elects on.
+    manager = of_kind(objects("all.yaml"), "Role")
+    assert any(
+        "cluster-inventory-manager" in rule.get("resourceNames", ())
+        for role in manager
+        for rule in role["rules"]
+    )
 
 
 def test_scoped_secrets_mode_needs_inventories() -> None:

@@ -12,14 +12,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import re
-import shutil
 import signal
-import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
@@ -28,58 +24,19 @@ import pytest
 
 from cluster_inventory import api, kube
 from cluster_inventory.testing import ControlPlane
-from tests.integration.deploy.test_deploy_manifests import REPO
+from tests.wheel import make_venv, outside, run
 
 TOKEN = "wheel-test-token"
 
 
-def uv() -> list[str]:
-    """The uv that runs this suite (``uv run`` sets $UV), else uv on PATH."""
-    found = os.environ.get("UV") or shutil.which("uv")
-    if found is None:
-        pytest.fail("uv is needed to build and install the wheel: python3 -m pip install uv")
-    return [found]
-
-
-def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        list(args),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
-    assert done.returncode == 0, f"{args} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+@pytest.fixture(scope="module")
+def dist(wheel_dist: Path) -> Path:
+    return wheel_dist
 
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    run(*uv(), "build", "--out-dir", str(out), str(REPO), cwd=REPO)
-    return out
-
-
-@pytest.fixture(scope="module")
-def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A fresh virtual environment (no project, no dev tools) with only the wheel installed."""
-    where = tmp_path_factory.mktemp("venv")
-    env_dir = where / "venv"
-    run(*uv(), "venv", "--python", sys.executable, str(env_dir), cwd=where)
-    (wheel,) = dist.glob("*.whl")
-    run(*uv(), "pip", "install", "--python", str(env_dir / "bin" / "python"), str(wheel), cwd=where)
-    yield env_dir
-
-
-def outside(venv: Path) -> dict[str, str]:
-    """An environment that sees only the venv: no checkout on sys.path, no project venv."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env["PATH"] = f"{venv / 'bin'}:/usr/bin:/bin"
-    env["COLUMNS"] = "200"  # rich's help boxes would cut long option names
-    return env
+def venv(wheel_venv: Path) -> Path:
+    return wheel_venv
 
 
 def test_uv_builds_a_wheel_and_an_sdist_that_twine_accepts(dist: Path) -> None:
@@ -113,6 +70,71 @@ def test_the_wheel_ships_the_crds_and_type_information(dist: Path) -> None:
     )
     assert "cluster_inventory/py.typed" in names
     assert not [n for n in names if n.startswith(("tests/", "charts/", "deploy/"))]
+
+
+def test_the_wheel_ships_the_harness_and_the_demos_crds_but_not_the_workshop(dist: Path) -> None:
+    (wheel,) = dist.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    testing = {n.removeprefix("cluster_inventory/testing/") for n in names if "/testing/" in n}
+    assert {"controlplane.py", "fleet.py", "assets.py", "pytest_plugin.py"} <= testing
+    workshop = {"virtual_members.py", "argocd_check.py", "chart.py", "browser.py", "consumers.py"}
+    assert not testing & workshop
+    assert not [n for n in names if n.endswith(".go") or "workshop" in n]
+    assert {
+        "cluster_inventory/cli/demo/crds/kueue.x-k8s.io_multikueueclusters.yaml",
+        "cluster_inventory/cli/demo/crds/kueue.x-k8s.io_multikueueconfigs.yaml",
+    } <= names
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "pytest11" not in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+_DOWNSTREAM_CONFTEST = """
+import sys
+
+
+def pytest_sessionfinish(session):
+    heavy = ("aiohttp", "kubernetes_asyncio", "cluster_inventory")
+    loaded = sorted(m for m in sys.modules if m.partition(".")[0] in heavy)
+    (session.config.rootpath / "loaded.txt").write_text("\\n".join(loaded))
+"""
+
+_DOWNSTREAM_TEST = """
+def test_unrelated():
+    assert sorted([3, 1, 2]) == [1, 2, 3]
+"""
+
+
+def test_a_project_with_the_wheel_runs_its_own_tests_without_importing_aiohttp(
+    tmp_path_factory: pytest.TempPathFactory, dist: Path
+) -> None:
+    """Installing cluster-inventory loads nothing into pytest; enabling the plugin, little."""
+    (wheel,) = dist.glob("*.whl")
+    venv = make_venv(tmp_path_factory.mktemp("downstream"), wheel, "pytest")
+    project = tmp_path_factory.mktemp("project")
+    (project / "conftest.py").write_text(_DOWNSTREAM_CONFTEST)
+    (project / "test_unrelated.py").write_text(_DOWNSTREAM_TEST)
+    env = outside(venv)
+    pytest_cmd = (str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider")
+
+    out = run(*pytest_cmd, cwd=project, env=env)
+    assert "1 passed" in out, out
+    assert (project / "loaded.txt").read_text() == ""
+
+    # Enabled, the plugin offers its fixtures but imports the control planes' machinery only
+    # when a test asks for a fleet.
+    out = run(*pytest_cmd, "-p", "cluster_inventory.testing.pytest_plugin", cwd=project, env=env)
+    assert "1 passed" in out, out
+    loaded = (project / "loaded.txt").read_text().split()
+    assert not [m for m in loaded if m.startswith(("aiohttp", "kubernetes_asyncio"))], loaded
+    fixtures = run(
+        *pytest_cmd,
+        "-p",
+        "cluster_inventory.testing.pytest_plugin",
+        "--fixtures",
+        cwd=project,
+        env=env,
+    )
+    assert "test_namespace" in fixtures
 
 
 def test_console_scripts_run_from_the_fresh_venv(venv: Path, tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The upstream consumer library ``pkg/access`` reaches every member of our manager's inventory.
 
 ``access-check`` (built against ``sigs.k8s.io/cluster-inventory-api`` v0.1.3, see
-:mod:`cluster_inventory.testing.access_check`) is what multicluster-runtime's ClusterProfile
+:mod:`cluster_inventory_workshop.access_check`) is what multicluster-runtime's ClusterProfile
 provider, Kueue and the Knative Operator do: list the profiles, ``BuildConfigFromCP`` with a
 provider file, let client-go run the exec plugin. It runs once with our
 ``cluster-inventory-secretreader`` and once with the upstream Go ``secretreader`` plugin, over
@@ -21,8 +21,9 @@ import yaml
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.manager import service_account_name
-from cluster_inventory.testing import Fleet, upstream_plugin
-from cluster_inventory.testing.access_check import access_check
+from cluster_inventory.testing import Fleet
+from cluster_inventory_workshop import upstream_plugin
+from cluster_inventory_workshop.access_check import access_check
 from tests.manager_harness import running_manager
 from tests.provider_files import PLUGIN, provider_file
 from tests.waiting import eventually

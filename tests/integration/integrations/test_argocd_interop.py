@@ -1,7 +1,7 @@
 """Argo CD's own code reads the Secrets the sync writes and reaches the member through them.
 
 ``argocd-check`` (built from ``github.com/argoproj/argo-cd/v3``, see
-:mod:`cluster_inventory.testing.argocd_check`) converts each Secret with Argo CD's
+:mod:`cluster_inventory_workshop.argocd_check`) converts each Secret with Argo CD's
 ``SecretToCluster``, builds the REST config with ``Cluster.RawRestConfig`` (running our
 ``cluster-inventory-secretreader`` as the exec provider) and lists ConfigMaps on the member.
 """
@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.credentials import load_provider_file
 from cluster_inventory.integrations.sync.argocd import ArgoCDSync
-from cluster_inventory.testing.argocd_check import argocd_check
+from cluster_inventory_workshop.argocd_check import argocd_check
 from tests.inventory import Inventory
 from tests.provider_files import PLUGIN
 from tests.waiting import eventually

@@ -3,7 +3,7 @@
 Everything is real except a kubelet: our cluster manager publishes two members as
 ClusterProfiles (with their token Secrets) in Kueue's namespace on the hub, our MultiKueue
 sync writes the MultiKueueClusters and the MultiKueueConfig, and Kueue v0.19.2 (built from
-``sigs.k8s.io/kueue``, :mod:`cluster_inventory.testing.consumers`) runs on the hub as the
+``sigs.k8s.io/kueue``, :mod:`cluster_inventory_workshop.consumers`) runs on the hub as the
 MultiKueue manager (feature gate ``MultiKueueClusterProfile``, our
 ``cluster-inventory-secretreader`` as its access provider) and on the first member as the
 worker; the second member has only Kueue's CRDs. Kueue itself marks both

@@ -18,7 +18,7 @@ from cluster_inventory.integrations.sync.multikueue import (
     MultiKueueSync,
 )
 from cluster_inventory.testing import Fleet
-from cluster_inventory.testing.upstream_crds import kueue_crds
+from cluster_inventory_workshop.upstream_crds import kueue_crds
 from tests.waiting import eventually
 
 

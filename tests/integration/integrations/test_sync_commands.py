@@ -207,7 +207,7 @@ async def test_a_sync_whose_lease_namespace_is_missing_stops_at_start(
 ) -> None:
     """Issue 32: the failed Lease create was swallowed; the sync ran forever, ready, idle."""
     if command[0] == "multikueue":  # its first LIST needs Kueue's CRDs on the hub
-        from cluster_inventory.testing.upstream_crds import kueue_crds
+        from cluster_inventory_workshop.upstream_crds import kueue_crds
 
         await kube.ensure_crds(inventory.hub, await asyncio.to_thread(kueue_crds))
     extra = ["--provider-file", str(inventory.provider_file), "-n", inventory.namespace]

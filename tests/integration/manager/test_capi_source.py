@@ -24,7 +24,8 @@ from cluster_inventory.manager.capi import (
     PROPERTY_CAPI_VERSION,
 )
 from cluster_inventory.manager.names import LABEL_CAPI_CLUSTERSET
-from cluster_inventory.testing import ControlPlane, Fleet, upstream_crd
+from cluster_inventory.testing import ControlPlane, Fleet
+from cluster_inventory_workshop import upstream_crd
 from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually
 

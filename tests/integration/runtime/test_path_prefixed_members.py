@@ -20,7 +20,7 @@ from cluster_inventory.credentials import (
     resolve_access,
 )
 from cluster_inventory.runtime import Cluster, Request
-from cluster_inventory.testing import VirtualMembers
+from cluster_inventory_workshop import VirtualMembers
 from tests.inventory import Inventory
 from tests.waiting import eventually
 

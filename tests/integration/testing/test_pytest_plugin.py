@@ -1,4 +1,4 @@
-"""Another project gets the fixtures from the installed plugin, with nothing imported."""
+"""Another project gets the fixtures when it enables the plugin, and nothing when it does not."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def test_a_foreign_project_uses_fleet_and_test_namespace(
         cluster_inventory_controllers = false
         """
     )
+    pytester.makeconftest('pytest_plugins = ["cluster_inventory.testing.pytest_plugin"]')
     pytester.makepyfile(
         """
         import asyncio
@@ -53,3 +54,20 @@ def test_a_foreign_project_uses_fleet_and_test_namespace(
         "-p", "no:cacheprovider", "-p", "no:asyncio", "-W", "error"
     )
     result.assert_outcomes(passed=3)
+
+
+def test_a_project_that_does_not_enable_it_gets_no_fixture(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import sys
+
+        def test_nothing_of_ours_is_loaded():
+            assert "cluster_inventory.testing.pytest_plugin" not in sys.modules
+
+        def test_fleet(fleet):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*fixture 'fleet' not found*"])

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from cluster_inventory import api
-from cluster_inventory.testing.upstream_crds import go_module_dir
 from cluster_inventory.testing.versions import CLUSTER_INVENTORY_API_VERSION
+from cluster_inventory_workshop.upstream_crds import go_module_dir
 
 UPSTREAM = "sigs.k8s.io/cluster-inventory-api"
 

@@ -101,3 +101,40 @@ def test_two_words_whose_first_is_no_type_fail_naming_it(
     assert capsys.readouterr().err == (
         'error: unknown resource type "pods": get shows clusterprofiles and placementdecisions\n'
     )
+
+
+@pytest.mark.parametrize(
+    ("reference", "namespace", "expected"),
+    [
+        ("member1", None, (None, "member1")),
+        ("member1", "team-a", ("team-a", "member1")),
+        ("team-a/member1", None, ("team-a", "member1")),
+        ("team-a/member1", "team-a", ("team-a", "member1")),
+    ],
+)
+def test_a_profile_is_name_or_namespace_slash_name(
+    reference: str, namespace: str | None, expected: tuple[str | None, str]
+) -> None:
+    from cluster_inventory.cli._get import profile_reference
+
+    assert profile_reference(reference, namespace) == expected
+
+
+@pytest.mark.parametrize(
+    ("reference", "namespace", "error"),
+    [
+        ("/member1", None, '"/member1" is no profile: give NAME or NAMESPACE/NAME'),
+        ("team-a/", None, '"team-a/" is no profile: give NAME or NAMESPACE/NAME'),
+        ("a/b/c", None, '"a/b/c" is no profile: give NAME or NAMESPACE/NAME'),
+        ("team-a/m1", "team-b", '"team-a/m1" is in namespace "team-a", but -n says "team-b"'),
+    ],
+)
+def test_a_bad_profile_reference_fails_in_one_line(
+    reference: str, namespace: str | None, error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cluster_inventory.cli._get import profile_reference
+
+    with pytest.raises(SystemExit) as exited:
+        profile_reference(reference, namespace)
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == f"error: {error}\n"

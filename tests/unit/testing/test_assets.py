@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cluster_inventory.testing import AssetNotFoundError, GoNotFoundError, find_binary
-from cluster_inventory.testing._gobuild import go_env
+from cluster_inventory.testing.gobuild import go_env
 
 
 @pytest.fixture

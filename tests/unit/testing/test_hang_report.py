@@ -1,4 +1,4 @@
-"""A test that times out names the ``await`` it is stuck in (pytest-timeout + our plugin)."""
+"""A test that times out names the ``await`` it is stuck in (pytest-timeout + our opt-in plugin)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,10 @@ def test_a_timed_out_async_test_prints_every_tasks_await_chain(tmp_path: Path) -
         "[pytest]\nasyncio_mode = auto\ntimeout = 2\ntimeout_method = signal\n"
     )
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+            *("-p", "cluster_inventory.testing.pytest_hang_report", str(tmp_path)),
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -65,3 +68,22 @@ async def test_it_lists_every_pending_task(n: int) -> None:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def test_without_the_opt_in_a_timeout_prints_no_task(tmp_path: Path) -> None:
+    (tmp_path / "test_hanging.py").write_text(HANGING)
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+        "timeout = 1\ntimeout_method = signal\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    out = run.stdout + run.stderr
+    assert "Timeout (>1.0s)" in out, out
+    assert "asyncio tasks at the timeout" not in out, out

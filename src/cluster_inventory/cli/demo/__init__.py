@@ -30,11 +30,13 @@ clusters (real etcd and kube-apiserver processes on loopback, from
 Tables go to stdout, progress to stderr. A step that fails ends the demo with
 :class:`DemoError` naming the step; everything started is stopped unless ``keep`` is set.
 Each step lives in its own module (``_consumer``, ``_placement``, ``_integrations``,
-``_outage``); ``_demo`` runs them in order.
+``_outage``); ``_demo`` runs them in order. The Kueue CRDs step 8 installs ship as package
+data (``crds/``, :func:`kueue_crds`), so the demo needs no Go at run time.
 """
 
 from __future__ import annotations
 
+from cluster_inventory.cli.demo._crds import KUEUE_CRD_FILES, kueue_crds
 from cluster_inventory.cli.demo._demo import Demo, profile_table
 from cluster_inventory.cli.demo._plan import (
     CONSUMER,
@@ -50,6 +52,7 @@ from cluster_inventory.cli.demo._plan import (
 __all__ = [
     "CONSUMER",
     "INVENTORIES",
+    "KUEUE_CRD_FILES",
     "PROPERTY_ACCOUNT_ID",
     "PROPERTY_REGION",
     "Demo",
@@ -57,5 +60,6 @@ __all__ = [
     "DemoInventory",
     "DemoMember",
     "demo_members",
+    "kueue_crds",
     "profile_table",
 ]

@@ -22,10 +22,10 @@ async def consumers_served(
     demo: Demo, hub: kube.ApiClient, namespace: str, providers: Path
 ) -> None:
     """Keep Argo CD Secrets and MultiKueueClusters; take a member out and put it back."""
+    from cluster_inventory.cli.demo._crds import kueue_crds
     from cluster_inventory.credentials import load_provider_file
     from cluster_inventory.integrations.sync.argocd import ArgoCDSync
     from cluster_inventory.integrations.sync.multikueue import MULTIKUEUE_CLUSTERS, MultiKueueSync
-    from cluster_inventory.testing.upstream_crds import kueue_crds
 
     argo_ns = "argocd"
     members = [m for m in demo.members if INVENTORIES[0].clusterset in m.clustersets]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster_inventory.testing import upstream_plugin
-from cluster_inventory.testing.upstream_plugins import UPSTREAM_PLUGIN_DIR_ENV
 from cluster_inventory.testing.versions import CLUSTER_INVENTORY_API_VERSION
+from cluster_inventory_workshop import upstream_plugin
+from cluster_inventory_workshop.upstream_plugins import UPSTREAM_PLUGIN_DIR_ENV
 
 
 @pytest.fixture(autouse=True)

@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from cluster_inventory.api import objects
-from cluster_inventory.testing._gobuild import GoBuildError, go_env
-from cluster_inventory.testing.versions import (
+from cluster_inventory.testing.gobuild import GoBuildError, go_env
+from cluster_inventory_workshop.versions import (
     CLUSTER_API_VERSION,
     KNATIVE_OPERATOR_VERSION,
     KUEUE_VERSION,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster_inventory.testing import upstream_crds
-from cluster_inventory.testing._gobuild import cache_root
+from cluster_inventory.testing.gobuild import cache_root
+from cluster_inventory_workshop import upstream_crds
 
 
 def test_a_fresh_cache_directory_is_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -3,7 +3,7 @@
 ``charts/cluster-inventory`` is what platform teams install. ``deploy/`` keeps kustomize
 trees for those who apply plain manifests; each is ``helm template`` of the chart with one of
 its example values files, split into one file per template, so the two never drift (the
-tests compare them). ``make manifests`` (``python -m cluster_inventory.testing.chart``)
+tests compare them). ``make manifests`` (``cluster-inventory-workshop manifests``)
 rewrites ``deploy/`` after a chart change.
 """
 
@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
 from types import MappingProxyType
 
-from cluster_inventory.testing.tools import find_tool
+from cluster_inventory_workshop.tools import find_tool
 
 __all__ = ["CHART_DIR", "DEPLOY_TREES", "HelmError", "deploy_files", "helm", "render_chart"]
 
@@ -86,6 +85,7 @@ def render_chart(
     set_values: Sequence[str] = (),
     namespace: str = NAMESPACE,
     chart: Path = CHART_DIR,
+    release: str = RELEASE,
 ) -> str:
     """Return ``helm template`` of the chart (CRDs left out: they live in its ``crds/``).
 
@@ -94,12 +94,13 @@ def render_chart(
         set_values: ``--set`` assignments, in order.
         namespace: The release namespace.
         chart: The chart directory.
+        release: The release name (object names derive from it).
 
     Raises:
         AssetNotFoundError: helm is not built yet.
         HelmError: The chart does not render with these values.
     """
-    args = ["template", RELEASE, str(chart), "--namespace", namespace]
+    args = ["template", release, str(chart), "--namespace", namespace]
     for path in values:
         args += ["--values", str(path)]
     for assignment in set_values:
@@ -188,8 +189,3 @@ def write_deploy(root: Path = REPO / "deploy") -> list[Path]:
             path.write_bytes(data)
             written.append(path)
     return written
-
-
-if __name__ == "__main__":
-    for changed in write_deploy():
-        sys.stdout.write(f"wrote {changed.relative_to(REPO)}\n")

@@ -2,7 +2,7 @@
 
 Interop tests run the reference plugins (``secretreader``, ``kubeconfig-secretreader``)
 exactly as a consumer would. No release binaries can be downloaded here, so the plugins are
-compiled from the Go module at the version pinned in :mod:`cluster_inventory.testing.versions`
+compiled from the Go module at the version pinned in :mod:`cluster_inventory_workshop.versions`
 into ``~/.cache/cluster-inventory/plugins/cluster-inventory-api-<version>/``. A cold build
 compiles client-go (a few minutes on two cores); afterwards the cached binary is returned at
 once.
@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from cluster_inventory.testing._gobuild import (
+from cluster_inventory.testing.gobuild import (
     GoModuleBuild,
     build_once,
     cache_root,
     is_executable,
 )
-from cluster_inventory.testing.versions import CLUSTER_INVENTORY_API_VERSION
+from cluster_inventory_workshop.versions import CLUSTER_INVENTORY_API_VERSION
 
 __all__ = ["UPSTREAM_PLUGINS", "UPSTREAM_PLUGIN_DIR_ENV", "upstream_plugin"]
 

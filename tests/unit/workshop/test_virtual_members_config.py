@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from cluster_inventory.testing import VirtualMembers, member_id
+from cluster_inventory_workshop import VirtualMembers, member_id
 
 
 def test_member_ids_are_stable_across_runs() -> None:

@@ -14,13 +14,8 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.kube.informer import Informer
-from cluster_inventory.testing import (
-    LABEL_VIRTUAL_MEMBER,
-    Fleet,
-    VirtualMembers,
-    find_binary,
-    member_id,
-)
+from cluster_inventory.testing import Fleet, find_binary
+from cluster_inventory_workshop import LABEL_VIRTUAL_MEMBER, VirtualMembers, member_id
 from tests.cli_run import cli
 from tests.provider_files import PLUGIN
 from tests.waiting import eventually

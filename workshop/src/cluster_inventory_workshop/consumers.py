@@ -2,9 +2,9 @@
 
 Kueue's manager (MultiKueue) and the Knative Operator read ClusterProfiles with the upstream
 ``pkg/access`` library and run our exec plugin. The tests run their real binaries, compiled
-from their Go modules (pinned in :mod:`cluster_inventory.testing.versions`) into
+from their Go modules (pinned in :mod:`cluster_inventory_workshop.versions`) into
 ``~/.cache/cluster-inventory/consumers/<name>-<version>/``, like the control planes:
-``cluster-inventory testing install-assets`` builds them on a cold machine.
+``cluster-inventory-workshop install-assets`` builds them on a cold machine.
 ``TEST_ASSET_KUEUE`` and ``TEST_ASSET_KNATIVE_OPERATOR`` point at existing binaries instead.
 """
 
@@ -15,16 +15,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from cluster_inventory.testing._gobuild import (
+from cluster_inventory.testing.assets import AssetNotFoundError
+from cluster_inventory.testing.gobuild import (
     GoModuleBuild,
     build_once,
     cache_root,
     go_env,
     is_executable,
 )
-from cluster_inventory.testing.assets import AssetNotFoundError
-from cluster_inventory.testing.upstream_crds import go_module_dir
-from cluster_inventory.testing.versions import KNATIVE_OPERATOR_VERSION, KUEUE_VERSION
+from cluster_inventory_workshop.upstream_crds import go_module_dir
+from cluster_inventory_workshop.versions import KNATIVE_OPERATOR_VERSION, KUEUE_VERSION
 
 __all__ = ["CONSUMERS", "find_consumer", "install_consumer", "knative_operator_data"]
 
@@ -85,7 +85,7 @@ def find_consumer(name: str) -> Path:
     raise AssetNotFoundError(
         f"{name} not found at {path}"
         + (f" ({_env_name(name)})" if explicit else "")
-        + f". Build it once (cached under {cached.parent}) with `cluster-inventory testing "
+        + f". Build it once (cached under {cached.parent}) with `cluster-inventory-workshop "
         f"install-assets` or `make assets` (needs Go), or set {_env_name(name)} to an "
         "existing binary."
     )

@@ -3,7 +3,7 @@
 The chart is linted and rendered by Helm, the alerting rules are checked and unit-tested by
 Prometheus's ``promtool``; the fault tests put Shopify's Toxiproxy (its ``cmd/server``) in
 front of a fleet's servers. Release tarballs cannot be downloaded here, so all three are
-compiled from their Go modules (pinned in :mod:`cluster_inventory.testing.versions`) into
+compiled from their Go modules (pinned in :mod:`cluster_inventory_workshop.versions`) into
 ``~/.cache/cluster-inventory/tools/<name>-<version>/``, like the control-plane binaries.
 ``TEST_ASSET_HELM``, ``TEST_ASSET_PROMTOOL`` and ``TEST_ASSET_TOXIPROXY`` point at existing
 binaries instead.
@@ -16,14 +16,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from cluster_inventory.testing._gobuild import (
+from cluster_inventory.testing.assets import AssetNotFoundError
+from cluster_inventory.testing.gobuild import (
     GoModuleBuild,
     build_once,
     cache_root,
     is_executable,
 )
-from cluster_inventory.testing.assets import AssetNotFoundError
-from cluster_inventory.testing.versions import (
+from cluster_inventory_workshop.versions import (
     HELM_VERSION,
     KUBERNETES_VERSION,
     PROMETHEUS_VERSION,
@@ -116,7 +116,7 @@ def find_tool(name: str) -> Path:
     raise AssetNotFoundError(
         f"{name} not found at {path}"
         + (f" ({_env_name(name)})" if explicit else "")
-        + f". Build it once (cached under {cached.parent}) with `cluster-inventory testing "
+        + f". Build it once (cached under {cached.parent}) with `cluster-inventory-workshop "
         f"install-assets` or `make assets` (needs Go), or set {_env_name(name)} to an "
         "existing binary."
     )

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from cluster_inventory.testing import AssetNotFoundError, upstream_crds
-from cluster_inventory.testing._gobuild import cache_root
-from cluster_inventory.testing.consumers import CONSUMERS, find_consumer
-from cluster_inventory.testing.versions import KNATIVE_OPERATOR_VERSION, KUEUE_VERSION
+from cluster_inventory.testing import AssetNotFoundError
+from cluster_inventory.testing.gobuild import cache_root
+from cluster_inventory.testing.versions import KUEUE_VERSION
+from cluster_inventory_workshop import upstream_crds
+from cluster_inventory_workshop.consumers import CONSUMERS, find_consumer
+from cluster_inventory_workshop.versions import KNATIVE_OPERATOR_VERSION
 
 
 @pytest.fixture
@@ -35,7 +37,7 @@ def test_an_absent_consumer_says_how_to_build_it(
     with pytest.raises(AssetNotFoundError) as info:
         find_consumer(name)
     message = str(info.value)
-    assert "cluster-inventory testing install-assets" in message
+    assert "cluster-inventory-workshop install-assets" in message
     assert variable in message
     assert str(clean_env / "cache" / "consumers" / f"{name}-{version}") in message
 

@@ -31,15 +31,15 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from cluster_inventory.testing._gobuild import (
+from cluster_inventory.testing.gobuild import (
     GoBuildError,
     _run,
     build_lock,
     cache_root,
     go_env,
 )
-from cluster_inventory.testing.upstream_crds import go_module_dir
-from cluster_inventory.testing.versions import ARGOCD_VERSION, GITOPS_ENGINE_VERSION
+from cluster_inventory_workshop.upstream_crds import go_module_dir
+from cluster_inventory_workshop.versions import ARGOCD_VERSION, GITOPS_ENGINE_VERSION
 
 __all__ = ["ARGOCD_VERSION", "GITOPS_ENGINE_VERSION", "argocd_check"]
 

@@ -21,8 +21,8 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-from cluster_inventory.testing._gobuild import build_source, cache_root, is_executable
-from cluster_inventory.testing.versions import CLUSTER_INVENTORY_API_VERSION
+from cluster_inventory.testing.gobuild import build_source, cache_root, is_executable
+from cluster_inventory_workshop.versions import CLUSTER_INVENTORY_API_VERSION
 
 __all__ = ["access_check"]
 
