@@ -166,7 +166,7 @@ def manager_run(
 
     With ``--sharding`` every replica runs and owns a share of the members (docs/scale.md).
     """
-    from cluster_inventory.manager import ClusterManager, ManagerConfig
+    from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig
     from cluster_inventory.manager.runner import lease_name
 
     try:
@@ -196,7 +196,7 @@ def manager_run(
         shard=(namespace, name, shard_lease_duration, shard_renew_interval) if sharding else None,
     )
     manager = process.manager()
-    manager.add(lambda hub: ClusterManager(hub, config, identity=process.identity))
+    manager.add(lambda hub: ClusterManagerRunnable(hub, config, identity=process.identity))
     run_until_signal(manager)
 
 

@@ -18,7 +18,7 @@ consistent-hashing sharding do, without a Lease per member (``docs/scale.md``):
 - **Fence**: views of the peers differ for a moment while a replica joins or dies, so owning
   is not enough to write; what a component writes for a member carries the writing replica
   and every write is conditional on the object's ``resourceVersion`` (see
-  ``ClusterManager``: the ``cluster-inventory.dev/shard-holder`` annotation), so a second
+  ``ClusterManagerRunnable``: the ``cluster-inventory.dev/shard-holder`` annotation), so a second
   writer's write is refused by the hub (409) instead of landing. A replica whose own renewals
   fail keeps its view (it stays live for itself): the others take its members once its Lease
   is old, and the fence refuses its writes to what they took.

@@ -23,7 +23,7 @@ from cluster_inventory.manager.registration import Registration, RegistrationErr
 __all__ = [
     "DuplicateMember",
     "Inventory",
-    "Plan",
+    "PlacementPlan",
     "ProfileKey",
     "desired_profiles",
     "duplicate_members",
@@ -175,7 +175,7 @@ def duplicate_members(
 
 
 @dataclass(frozen=True)
-class Plan:
+class PlacementPlan:
     """What placement has to do: create and delete, in sorted order."""
 
     create: list[ProfileKey]
@@ -186,7 +186,7 @@ def plan(
     desired: Iterable[ProfileKey],
     existing: Iterable[ProfileKey],
     inventories: Mapping[str, Inventory],
-) -> Plan:
+) -> PlacementPlan:
     """Desired minus existing to create; existing (ours) minus desired to delete.
 
     Nothing is created or deleted in a terminating namespace.
@@ -198,7 +198,7 @@ def plan(
     """
     frozen = {n for n, inv in inventories.items() if inv.terminating}
     want, have = set(desired), set(existing)
-    return Plan(
+    return PlacementPlan(
         create=sorted(k for k in want - have if k.namespace not in frozen),
         delete=sorted(k for k in have - want if k.namespace not in frozen),
     )

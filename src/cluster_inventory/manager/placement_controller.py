@@ -35,7 +35,7 @@ from cluster_inventory.manager.placement import (
 from cluster_inventory.manager.registration import Registration
 
 if TYPE_CHECKING:
-    from cluster_inventory.manager.controller import ClusterManager
+    from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
 __all__ = ["PlacementController"]
 
@@ -43,14 +43,14 @@ _log = logging.getLogger("cluster_inventory.manager")
 
 
 class PlacementController:
-    """Reconciles the ``placement`` key of one :class:`~cluster_inventory.manager.ClusterManager`.
+    """Reconciles the ``placement`` key of one :class:`ClusterManagerRunnable`.
 
     Args:
         manager: The cluster manager whose source, cache, member pool and desired profiles
             this controller reads and updates.
     """
 
-    def __init__(self, manager: ClusterManager) -> None:
+    def __init__(self, manager: ClusterManagerRunnable) -> None:
         self.manager = manager
 
     async def reconcile(self) -> float | None:

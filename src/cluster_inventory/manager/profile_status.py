@@ -32,7 +32,7 @@ from cluster_inventory.manager.status import (
 )
 
 if TYPE_CHECKING:
-    from cluster_inventory.manager.controller import ClusterManager
+    from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
 __all__ = ["StatusController"]
 
@@ -40,7 +40,7 @@ _log = logging.getLogger("cluster_inventory.manager")
 
 
 class StatusController:
-    """Reconciles profile keys of one :class:`~cluster_inventory.manager.ClusterManager`.
+    """Reconciles profile keys of one :class:`~cluster_inventory.manager.ClusterManagerRunnable`.
 
     Args:
         manager: The cluster manager whose cache, member pool, desired profiles and fence
@@ -48,7 +48,7 @@ class StatusController:
             and client the same way).
     """
 
-    def __init__(self, manager: ClusterManager) -> None:
+    def __init__(self, manager: ClusterManagerRunnable) -> None:
         self.manager = manager
         #: The resourceVersion of our last status write per profile (its echo is skipped).
         self.written: dict[ProfileKey, str] = {}

@@ -32,7 +32,7 @@ from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKE
 from cluster_inventory.manager.placement import ProfileKey
 
 if TYPE_CHECKING:
-    from cluster_inventory.manager.controller import ClusterManager
+    from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
 __all__ = ["TokenController", "token_secret", "token_secret_data"]
 
@@ -87,7 +87,7 @@ class TokenController:
         manager: The cluster manager whose cache, member pool and desired profiles it reads.
     """
 
-    def __init__(self, manager: ClusterManager) -> None:
+    def __init__(self, manager: ClusterManagerRunnable) -> None:
         self.manager = manager
         #: What this process last wrote to each token Secret: (digest of its data, its
         #: resourceVersion).

@@ -23,7 +23,7 @@ from cluster_inventory.api import objects
 from cluster_inventory.controller import TerminalError
 from cluster_inventory.runtime.cluster import Cluster
 from cluster_inventory.runtime.fleet import FleetManager
-from cluster_inventory.runtime.reconciler import Controller, Request, Result
+from cluster_inventory.runtime.reconciler import FleetController, Request, Result
 
 __all__ = ["FIELD_MANAGER", "ORIGIN", "ConfigMapSync"]
 
@@ -55,7 +55,7 @@ class ConfigMapSync:
             namespace=source_namespace,
             field_selector=f"metadata.name={name}",
         )
-        self.controller: Controller = fleet.add_reconciler(
+        self.controller: FleetController = fleet.add_reconciler(
             "v1/ConfigMap",
             self.reconcile,
             name="configmap-sync",

@@ -43,7 +43,7 @@ from cluster_inventory.runtime.providers.clusterprofile import (
     ClusterProfileProvider,
     Readiness,
 )
-from cluster_inventory.runtime.reconciler import Controller, Reconciler
+from cluster_inventory.runtime.reconciler import FleetController, Reconciler
 
 __all__ = ["ClusterHook", "FleetManager", "Readiness"]
 
@@ -125,7 +125,7 @@ class FleetManager(LeaderElectedRunnable):
             self._cache, on_change=self._metrics.connections.labels(name).set
         )
         self._clusters: dict[str, Cluster] = {}
-        self._controllers: list[Controller] = []
+        self._controllers: list[FleetController] = []
         self._on_engage: list[ClusterHook] = []
         self._on_disengage: list[ClusterHook] = []
         self._hub_watches: list[Informer] = []
@@ -144,7 +144,7 @@ class FleetManager(LeaderElectedRunnable):
         label_selector: str | None = None,
         max_concurrent_reconciles: int = 1,
         reconcile_timeout: float | None = None,
-    ) -> Controller:
+    ) -> FleetController:
         """Run ``reconcile`` for every object of ``kind`` on every engaged cluster.
 
         Args:
@@ -157,7 +157,8 @@ class FleetManager(LeaderElectedRunnable):
             reconcile_timeout: Seconds after which a reconcile is cancelled and retried.
 
         Returns:
-            The controller (for :meth:`Controller.enqueue` / :meth:`Controller.enqueue_all`).
+            The controller (for :meth:`FleetController.enqueue` /
+            :meth:`FleetController.enqueue_all`).
 
         Raises:
             ValueError: ``kind`` is malformed, a name is taken, or the fleet already started.
@@ -168,7 +169,7 @@ class FleetManager(LeaderElectedRunnable):
         controller_name = name or kind.rsplit("/", 1)[-1].lower()
         if any(c.name == controller_name for c in self._controllers):
             raise ValueError(f"fleet {self.name}: a controller named {controller_name} exists")
-        controller = Controller(
+        controller = FleetController(
             controller_name,
             WatchSpec(kind, namespace, label_selector),
             reconcile,
@@ -214,7 +215,7 @@ class FleetManager(LeaderElectedRunnable):
         """Watch objects on the hub for as long as the fleet runs (a hub-side source).
 
         ``on_change`` gets every added, modified and deleted object and typically calls
-        :meth:`Controller.enqueue_all`. It runs inline in the watch: it must not block.
+        :meth:`FleetController.enqueue_all`. It runs inline in the watch: it must not block.
 
         Args:
             kind: A kind this project knows on the hub (e.g. ``v1/ConfigMap``, ``v1/Secret``,

@@ -54,7 +54,7 @@ from cluster_inventory.manager.reporting import ManagerReports
 from cluster_inventory.manager.sources import build_source
 from cluster_inventory.manager.tokens import TokenController
 
-__all__ = ["PLACEMENT", "ClusterManager", "fallback_member_id", "held_members"]
+__all__ = ["PLACEMENT", "ClusterManagerRunnable", "fallback_member_id", "held_members"]
 
 #: Seconds between placements while members are still starting.
 _PLACEMENT_BATCH = 1.0
@@ -68,7 +68,7 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class ClusterManager:
+class ClusterManagerRunnable:
     """Run the cluster manager against one hub.
 
     Args:
