@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from cluster_inventory.api.constants import GROUP
 from cluster_inventory.cli._table import format_table
 
 TYPE_CHECKING = False
@@ -401,7 +402,7 @@ def _fetch_fast(
         return None
     items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
     for item in items:  # a LIST drops them from items; kubectl puts them back
-        item.setdefault("apiVersion", f"multicluster.x-k8s.io/{version}")
+        item.setdefault("apiVersion", f"{GROUP}/{version}")
         item.setdefault("kind", _KINDS[plural])
     return ns, items
 

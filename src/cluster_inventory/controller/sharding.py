@@ -41,6 +41,9 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 
 from cluster_inventory import kube
 from cluster_inventory.api import format_micro_time, objects
+from cluster_inventory.api.constants import (
+    FIELD_MANAGER_SHARD,
+)
 from cluster_inventory.controller.rendezvous import (
     LABEL_SHARD_GROUP,
     ShardConfig,
@@ -57,7 +60,6 @@ __all__ = [
     "rendezvous_owner",
 ]
 
-_FIELD_MANAGER = "cluster-inventory-shard"
 _UNKNOWN = object()
 _log = logging.getLogger("cluster_inventory.controller.sharding")
 
@@ -284,7 +286,7 @@ class ShardMembership:
         hub = self._lease_hub or self.hub
         try:
             await asyncio.wait_for(
-                kube.apply(hub, kube.LEASES, self._body(), field_manager=_FIELD_MANAGER),
+                kube.apply(hub, kube.LEASES, self._body(), field_manager=FIELD_MANAGER_SHARD),
                 timeout=self.config.renew_interval * 2,
             )
         except (kube.KubeError, TimeoutError) as exc:

@@ -19,17 +19,18 @@ from typing import TYPE_CHECKING
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import (
+    FIELD_MANAGER_CLUSTER_MANAGER,
+    LABEL_INVENTORY,
+    LABEL_MANAGED_BY,
+)
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_INVENTORY
 
 if TYPE_CHECKING:
     from cluster_inventory.manager.member import MemberConnection
 
 __all__ = ["ConsumerAccounts", "Grant", "list_grants", "remove_grants", "service_account_name"]
 
-#: Label on every ServiceAccount and ClusterRoleBinding a cluster manager makes on a member,
-#: naming the manager (with :data:`LABEL_INVENTORY` naming the inventory it serves).
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 
 _log = logging.getLogger("cluster_inventory.manager")
 
@@ -207,7 +208,7 @@ class ConsumerAccounts:
             client,
             kube.SERVICE_ACCOUNTS,
             {"metadata": {"name": sa, "namespace": ns, "labels": labels}},
-            field_manager=FIELD_MANAGER,
+            field_manager=FIELD_MANAGER_CLUSTER_MANAGER,
         )
         await kube.apply(
             client,
@@ -221,7 +222,7 @@ class ConsumerAccounts:
                 },
                 "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
             },
-            field_manager=FIELD_MANAGER,
+            field_manager=FIELD_MANAGER_CLUSTER_MANAGER,
         )
         # A changed role must not leave the old binding (and its rights) behind.
         bindings = await kube.list_objects(

@@ -26,17 +26,15 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
+    ANNOTATION_SHARD_HOLDER,
     LABEL_CLUSTER_MANAGER,
+    LABEL_TOKEN_FOR,
 )
 from cluster_inventory.controller import Controller, Result, ShardMembership
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.fence import ProfileFence
-from cluster_inventory.manager.names import (
-    ANNOTATION_SHARD_HOLDER,
-    LABEL_TOKEN_FOR,
-)
 from cluster_inventory.manager.placement import (
     Inventory,
     ProfileKey,

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTER_SET
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.manager.registration import Registration, RegistrationError
 
 __all__ = [

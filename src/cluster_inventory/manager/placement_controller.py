@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import FIELD_MANAGER_CLUSTER_MANAGER, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.manager.fence import member_ids_elsewhere
 from cluster_inventory.manager.member import connection_key
-from cluster_inventory.manager.names import FIELD_MANAGER
 from cluster_inventory.manager.placement import (
     Inventory,
     ProfileKey,
@@ -179,7 +178,9 @@ class PlacementController:
         body = m.status.profile_metadata(key, reg, str(labels.get(LABEL_INVENTORY_MEMBER_ID)), "")
         body["metadata"]["resourceVersion"] = version
         try:
-            await kube.apply(m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER)
+            await kube.apply(
+                m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER_CLUSTER_MANAGER
+            )
         except (kube.ConflictError, kube.NotFoundError):
             return
         m.status.count_health(key, None)

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from cluster_inventory import kube
 from cluster_inventory.api import check_storable, objects
 from cluster_inventory.api.constants import (
+    FIELD_MANAGER_CLUSTER_MANAGER,
     GROUP,
     LABEL_CLUSTER_MANAGER,
     LABEL_INVENTORY_MEMBER_ID,
     V1ALPHA1,
 )
 from cluster_inventory.manager.member import MemberConnection, connection_key
-from cluster_inventory.manager.names import FIELD_MANAGER
 from cluster_inventory.manager.placement import Inventory, ProfileKey, fallback_member_id
 from cluster_inventory.manager.registration import Registration
 from cluster_inventory.manager.status import (
@@ -154,7 +154,7 @@ class StatusController:
                 if version is not None:
                     body["metadata"]["resourceVersion"] = version
                 written = await kube.apply(
-                    m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER
+                    m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER_CLUSTER_MANAGER
                 )
                 if m.fence is not None:
                     version = m.fence.wrote(key, current, written)
@@ -202,7 +202,7 @@ class StatusController:
                     "metadata": meta,
                     "status": status,
                 },
-                field_manager=FIELD_MANAGER,
+                field_manager=FIELD_MANAGER_CLUSTER_MANAGER,
                 subresource="status",
                 # One member's change is one such write per inventory, all on the hub: no
                 # second (strict) decoding of a body built from a dict (see kube.apply).

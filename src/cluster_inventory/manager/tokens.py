@@ -21,14 +21,16 @@ from typing import TYPE_CHECKING, Any
 from cluster_inventory import kube
 from cluster_inventory.api import format_time, objects
 from cluster_inventory.api.constants import (
+    FIELD_MANAGER_CLUSTER_MANAGER,
     GROUP,
     LABEL_CLUSTER_MANAGER,
+    LABEL_TOKEN_FOR,
     SECRET_EXPIRATION_KEY,
     SECRET_TOKEN_KEY,
+    TOKEN_SECRET_TYPE,
     V1ALPHA1,
 )
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
 from cluster_inventory.manager.placement import ProfileKey
 
 if TYPE_CHECKING:
@@ -174,7 +176,9 @@ class TokenController:
         secret = token_secret(
             key, profile_uid=objects.meta(profile).get("uid"), manager=m.config.name, data=data
         )
-        written = await kube.apply(m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER)
+        written = await kube.apply(
+            m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER_CLUSTER_MANAGER
+        )
         self._stored[key] = (digest, str(objects.meta(written).get("resourceVersion")))
         _log.info(
             "stored member token",

@@ -17,11 +17,10 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_CLUSTER_SET
 from cluster_inventory.controller import Manager, ShardConfig, ShardMembership
 from cluster_inventory.controller.sharding import rendezvous_owner
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
-from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
 from tests.waiting import eventually
 
 

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
 from cluster_inventory.cli._table import format_table
-from cluster_inventory.cli.demo._plan import CONSUMER, FIELD_MANAGER, PROPERTY_REGION, poll
+from cluster_inventory.cli.demo._plan import CONSUMER, PROPERTY_REGION, poll
 
 if TYPE_CHECKING:
     from cluster_inventory.cli.demo._demo import Demo
@@ -43,7 +44,7 @@ async def place_and_apply(
     async with demo.step(f"placing {namespace}'s clusters in {region} (PlacementDecision)"):
         async with PlacementScheduler(hub, namespaces=[namespace], name="demo") as scheduler:
             await scheduler.wait_synced()
-            await kube.apply(hub, PLACEMENTS, body, field_manager=FIELD_MANAGER)
+            await kube.apply(hub, PLACEMENTS, body, field_manager=FIELD_MANAGER_DEMO)
             placed = await poll(decided, demo.ready_timeout, lambda: "no decision yet")
         decision = await read_decisions(me, namespace, name)  # as a consumer reads it
     status = objects.status(placed)

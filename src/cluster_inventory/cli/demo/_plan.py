@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
+from cluster_inventory.manager.names import DEFAULT_NAMESPACE
 from cluster_inventory.testing import Fleet
 
 #: ClusterProperty names published on every member (KEP-2149 objects in ``about.k8s.io``;
@@ -19,8 +21,7 @@ PROPERTY_ACCOUNT_ID = "account-id"
 CONSUMER = "demo-consumer"
 #: The hub ConfigMap the runtime example copies to ``default`` on each member.
 SYNCED_CONFIGMAP = "fleet-settings"
-MANAGER_NAMESPACE = "cluster-inventory-system"
-FIELD_MANAGER = "cluster-inventory-demo"
+MANAGER_NAMESPACE = DEFAULT_NAMESPACE
 T = TypeVar("T")
 _REGIONS = ("eu-west-1", "us-east-1", "ap-south-1", "eu-central-1", "us-west-2")
 
@@ -129,4 +130,4 @@ async def register_one(
     secret = registration_secret(
         member.name, MANAGER_NAMESPACE, cp.kubeconfig_path.read_text(), clustersets
     )
-    await kube.apply(hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER)
+    await kube.apply(hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER_DEMO)

@@ -39,7 +39,15 @@ from typing import Any, TypedDict
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
+from cluster_inventory.api.constants import (
+    ANNOTATION_PROFILE,
+    DEFAULT_SYNC_INSTANCE,
+    FIELD_MANAGER_MIRROR,
+    GROUP,
+    LABEL_SYNC_INSTANCE,
+    REPORTING_CONTROLLER_MIRROR,
+    V1ALPHA1,
+)
 from cluster_inventory.api.objects import meta as _meta
 from cluster_inventory.controller import Controller, Manager, Result
 from cluster_inventory.integrations.sync._ownership import (
@@ -78,12 +86,8 @@ __all__ = [
     "validate_instance",
 ]
 
-#: Annotation naming the source profile, ``namespace/name`` (an annotation: a label value is
-#: limited to 63 bytes, a profile name is not).
-ANNOTATION_PROFILE = "cluster-inventory.dev/cluster-profile"
 #: Queue key that recomputes the plan (no target is named with a NUL byte).
 _PLAN = "\x00plan"
-_PROFILE_API_VERSION = "multicluster.x-k8s.io/v1alpha1"
 
 
 class RenderError(Exception):
@@ -174,10 +178,10 @@ class ProfileMirror(Controller[str], abc.ABC):
 
     resource: kube.Resource
     target_namespace: str | None = None
-    field_manager: str = "cluster-inventory-mirror"
+    field_manager: str = FIELD_MANAGER_MIRROR
     controller: str = "mirror"
     #: Events' ``reportingController``.
-    reporting_controller: str = "cluster-inventory.dev/mirror"
+    reporting_controller: str = REPORTING_CONTROLLER_MIRROR
 
     def __init__(
         self,
@@ -490,7 +494,7 @@ class ProfileMirror(Controller[str], abc.ABC):
         await record_event(
             self.hub,
             {
-                "apiVersion": _PROFILE_API_VERSION,
+                "apiVersion": f"{GROUP}/{V1ALPHA1}",
                 "kind": "ClusterProfile",
                 "name": meta.get("name"),
                 "namespace": meta.get("namespace"),
