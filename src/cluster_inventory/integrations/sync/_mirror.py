@@ -97,14 +97,19 @@ class RenderError(Exception):
         profile: ``namespace/name`` of the ClusterProfile.
         field: The profile (or provider file) field at fault, e.g.
             ``status.accessProviders[name=secretreader].cluster.certificate-authority-data``.
-        message: What is wrong with it; never a credential.
+        problem: What is wrong with it; never a credential.
+
+    Attributes:
+        profile: As given.
+        field: As given.
+        problem: As given.
     """
 
-    def __init__(self, profile: str, field: str, message: str) -> None:
-        super().__init__(f"ClusterProfile {profile}: {field}: {message}")
+    def __init__(self, profile: str, field: str, problem: str) -> None:
+        super().__init__(f"ClusterProfile {profile}: {field}: {problem}")
         self.profile = profile
         self.field = field
-        self.message = message
+        self.problem = problem
 
 
 class RenderPending(RenderError):

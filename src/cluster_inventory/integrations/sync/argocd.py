@@ -207,11 +207,11 @@ def render_cluster_secret(
     try:
         access = resolve_access(profile, providers)
     except AccessNotPublished as exc:
-        raise RenderPending(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
+        raise RenderPending(pid, exc.field, exc.problem) from None
     except AccessProviderNotFound as exc:
-        raise RenderError(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
+        raise RenderError(pid, exc.field, exc.problem) from None
     except AccessResolutionError as exc:
-        raise RenderError(pid, exc.field, str(exc).partition(": ")[2]) from None
+        raise RenderError(pid, exc.field, exc.problem) from None
     if access.ca_data:
         try:
             x509.load_pem_x509_certificates(access.ca_data)
