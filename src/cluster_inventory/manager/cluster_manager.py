@@ -227,6 +227,9 @@ class ClusterManagerRunnable:
         """Stop the controllers (and their caches), then the source and every member connection.
 
         In that order: a reconcile still running must not find its member's client closed.
+        Its reconciles are cancelled at once rather than given a Manager's
+        ``graceful_shutdown``: they are ours, level-based and write conditionally, so the next
+        leader redoes whatever one left half done, and the Lease goes sooner.
         """
         await asyncio.gather(
             *(controller.stop(grace=0.0) for controller in self._controllers()),

@@ -23,7 +23,11 @@ from typing import Any, Unpack
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.controller import LeaderElectedRunnable, ShardMembership
+from cluster_inventory.controller import (
+    DEFAULT_GRACEFUL_SHUTDOWN,
+    LeaderElectedRunnable,
+    ShardMembership,
+)
 from cluster_inventory.credentials import (
     ClusterAccess,
     CredentialCache,
@@ -69,7 +73,10 @@ class FleetManager(LeaderElectedRunnable):
         policy: Engagement settings; the fleet manager uses ``cache_sync_timeout``, the
             ClusterProfile provider (when built here) the rest.
         credential_cache: Shared exec credential cache (default: a new one).
-        shutdown_grace: Seconds running reconciles get to finish on :meth:`stop`.
+        graceful_shutdown: Seconds running reconciles get to finish on :meth:`stop`
+            (:data:`~cluster_inventory.controller.reconcile.DEFAULT_GRACEFUL_SHUTDOWN`); a
+            :class:`~cluster_inventory.controller.Manager` running this fleet sets it to its
+            own, and :meth:`run` with a Lease runs one with this value.
         name: Name of this fleet manager (metrics label ``fleet``, logs).
         registry: Prometheus registry for every metric.
         **options: The ClusterProfile provider's options (``namespaces``,
@@ -96,7 +103,7 @@ class FleetManager(LeaderElectedRunnable):
         provider: ClusterProvider | None = None,
         policy: EngagementPolicy | None = None,
         credential_cache: CredentialCache | None = None,
-        shutdown_grace: float = 30.0,
+        graceful_shutdown: float = DEFAULT_GRACEFUL_SHUTDOWN,
         name: str = "fleet",
         registry: CollectorRegistry = REGISTRY,
         **options: Unpack[ClusterProfileOptions],
@@ -119,7 +126,7 @@ class FleetManager(LeaderElectedRunnable):
         self._cache = credential_cache or CredentialCache(
             metrics=kube.collectors_for(CredentialMetrics.create, registry)
         )
-        self._grace = shutdown_grace
+        self.graceful_shutdown = graceful_shutdown
         self._metrics = FleetMetrics.for_registry(registry)
         self._pool = ConnectionPool(
             self._cache, on_change=self._metrics.connections.labels(name).set
@@ -360,7 +367,7 @@ class FleetManager(LeaderElectedRunnable):
         self._started = False
         self._stopped = True
         await asyncio.gather(
-            self.provider.stop(), *(c.stop(self._grace) for c in self._controllers)
+            self.provider.stop(), *(c.stop(self.graceful_shutdown) for c in self._controllers)
         )
         for informer in self._hub_watches:
             await informer.stop()
