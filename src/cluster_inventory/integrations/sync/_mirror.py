@@ -32,7 +32,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -49,7 +49,7 @@ from cluster_inventory.api.constants import (
     V1ALPHA1,
 )
 from cluster_inventory.api.objects import meta as _meta
-from cluster_inventory.controller import Controller, Manager, Result
+from cluster_inventory.controller import Controller, Result
 from cluster_inventory.integrations.sync._ownership import (
     ANNOTATION_FINGERPRINT,
     LABEL_MANAGED_BY,
@@ -67,7 +67,6 @@ from cluster_inventory.kube.informer import (
     object_key,
     strip_managed_fields,
 )
-from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 
 __all__ = [
     "ANNOTATION_FINGERPRINT",
@@ -82,7 +81,6 @@ __all__ = [
     "fingerprint",
     "instance_lease_name",
     "owner_of",
-    "run_mirror",
     "validate_instance",
 ]
 
@@ -528,37 +526,3 @@ class ProfileMirror(Controller[str], abc.ABC):
         await super().wait_synced()
         self.synced.set()
 
-
-async def run_mirror(
-    hub: kube.ClusterConnection,
-    make: Callable[[kube.ApiClient], ProfileMirror],
-    *,
-    lease: LeaderElectionConfig | None,
-    health_address: tuple[str, int] | None = None,
-    metrics_address: tuple[str, int] | None = None,
-    registry: CollectorRegistry = REGISTRY,
-    started: Callable[[], Awaitable[None] | None] | None = None,
-) -> bool:
-    """Run one mirror replica as a process: a :class:`~cluster_inventory.controller.Manager`.
-
-    Args:
-        hub: Hub connection.
-        make: Builds the mirror on the hub client.
-        lease: Lease settings; None runs without leader election.
-        health_address: Where to serve ``/healthz`` and ``/readyz`` (None: nowhere).
-        metrics_address: Where to serve ``/metrics`` (None: nowhere).
-        registry: Prometheus registry for the endpoints (the mirror should use it too).
-        started: Called once the endpoints are up.
-
-    Returns:
-        True if leadership was lost (the CLI exits non-zero, as controller-runtime does).
-
-    Raises:
-        KubeConfigError: The hub TLS material does not load.
-        SourceUnavailableError: A first LIST was refused (before the Lease is taken).
-        OSError: An endpoint address cannot be bound.
-    """
-    manager = Manager(
-        hub, lease=lease, health=health_address, metrics=metrics_address, registry=registry
-    )
-    return await manager.add(make).run(started=started)
