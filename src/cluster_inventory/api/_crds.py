@@ -23,4 +23,3 @@ def load_crds() -> list[dict[str, Any]]:
     PlacementDecision (``multicluster.x-k8s.io``).
     """
     return [yaml.safe_load(source.read_text()) for source in _sources()]
-

@@ -353,7 +353,7 @@ def _fetch_fast(
     import json
 
     from cluster_inventory.api.constants import REQUEST_TIMEOUT
-    from cluster_inventory.credentials.plugins._hub import Hub, HubError, HubTimeoutError, quote
+    from cluster_inventory.credentials.plugins.hub import Hub, HubError, HubTimeoutError, quote
 
     opts = {
         **({"kubeconfig": str(path)} if path else {}),

@@ -24,7 +24,7 @@ from typing import Generic, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from cluster_inventory.kube._metrics import ReconcileMetrics
+from cluster_inventory.kube import ReconcileMetrics
 from cluster_inventory.kube.errors import KubeError
 from cluster_inventory.kube.workqueue import QueueShutDown, WorkQueue
 

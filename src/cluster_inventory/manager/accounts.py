@@ -15,7 +15,7 @@ import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
@@ -26,10 +26,14 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.manager.config import ManagerConfig
 
-if TYPE_CHECKING:
-    from cluster_inventory.manager.member import MemberConnection
-
-__all__ = ["ConsumerAccounts", "Grant", "list_grants", "remove_grants", "service_account_name"]
+__all__ = [
+    "ConnectedMember",
+    "ConsumerAccounts",
+    "Grant",
+    "list_grants",
+    "remove_grants",
+    "service_account_name",
+]
 
 
 _log = logging.getLogger("cluster_inventory.manager")
@@ -128,6 +132,24 @@ async def remove_grants(client: kube.ApiClient, manager: str, namespace: str) ->
     return len(grants)
 
 
+class ConnectedMember(Protocol):
+    """What the accounts read of their member connection (``MemberConnection`` is one).
+
+    A Protocol, not the class: ``member`` imports this module, so importing it back would
+    make a circle.
+    """
+
+    @property
+    def client(self) -> kube.ApiClient | None:
+        """The member's client once it is connected."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """The member's server, for logs."""
+        ...
+
+
 class ConsumerAccounts:
     """The ServiceAccounts, bindings and tokens a cluster manager keeps on one member.
 
@@ -139,7 +161,7 @@ class ConsumerAccounts:
 
     def __init__(
         self,
-        member: MemberConnection,
+        member: ConnectedMember,
         *,
         config: ManagerConfig,
         now: Callable[[], dt.datetime],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
 
@@ -15,18 +14,10 @@ from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._table import format_table
-from cluster_inventory.cli.demo._plan import (
-    CONSUMER,
-    INVENTORIES,
-    SYNCED_CONFIGMAP,
-    poll,
-)
-
-if TYPE_CHECKING:
-    from cluster_inventory.cli.demo._demo import Demo
+from cluster_inventory.cli.demo._plan import CONSUMER, INVENTORIES, SYNCED_CONFIGMAP, DemoRun, poll
 
 
-async def make_consumer(demo: Demo, hub: kube.ApiClient, namespace: str) -> tuple[Path, Path]:
+async def make_consumer(demo: DemoRun, hub: kube.ApiClient, namespace: str) -> tuple[Path, Path]:
     """Make the consumer ServiceAccount with a Role on its inventory only.
 
     Returns:
@@ -76,7 +67,7 @@ async def make_consumer(demo: Demo, hub: kube.ApiClient, namespace: str) -> tupl
 
 
 async def consume(
-    demo: Demo, hub: kube.ApiClient, me: kube.ApiClient, namespace: str, providers: Path
+    demo: DemoRun, hub: kube.ApiClient, me: kube.ApiClient, namespace: str, providers: Path
 ) -> None:
     """Run the runtime example as the consumer, then reach each member through the plugin."""
     from cluster_inventory import credentials

@@ -7,7 +7,6 @@ import base64
 import functools
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
@@ -17,14 +16,11 @@ from cluster_inventory.api.constants import (
     LABEL_ARGOCD_SECRET_TYPE,
 )
 from cluster_inventory.cli._table import format_table
-from cluster_inventory.cli.demo._plan import INVENTORIES, poll, register_one
-
-if TYPE_CHECKING:
-    from cluster_inventory.cli.demo._demo import Demo
+from cluster_inventory.cli.demo._plan import INVENTORIES, DemoRun, poll, register_one
 
 
 async def consumers_served(
-    demo: Demo, hub: kube.ApiClient, namespace: str, providers: Path
+    demo: DemoRun, hub: kube.ApiClient, namespace: str, providers: Path
 ) -> None:
     """Keep Argo CD Secrets and MultiKueueClusters; take a member out and put it back."""
     from cluster_inventory.credentials import load_provider_file

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
@@ -97,6 +98,37 @@ class Outcome:
     down_after: float = 0.0
     up_after: float = 0.0
     served: tuple[int, int] = (0, 0)
+
+
+class DemoRun(Protocol):
+    """What a step of the demo reads of its run (``_demo.Demo`` is one).
+
+    The steps live in modules of their own and ``_demo`` imports them, so they see the run
+    through this Protocol rather than importing ``Demo`` back (no import circle).
+    """
+
+    fleet: Fleet
+    members: list[DemoMember]
+    out: Callable[[str], None]
+    outcome: Outcome
+    ready_timeout: float
+
+    @property
+    def outage_member(self) -> str:
+        """The member whose API server the demo stops."""
+        ...
+
+    def expected_profiles(self) -> list[tuple[str, str]]:
+        """``(inventory namespace, member)`` of every profile the manager should make."""
+        ...
+
+    def check_manager(self) -> None:
+        """Raise if the cluster manager process exited."""
+        ...
+
+    def step(self, title: str, total: int | None = None) -> AbstractAsyncContextManager[Any]:
+        """Show ``title`` while the block runs; a failure names the step."""
+        ...
 
 
 async def poll(

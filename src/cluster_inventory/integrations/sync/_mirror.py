@@ -525,4 +525,3 @@ class ProfileMirror(Controller[str], abc.ABC):
         """
         await super().wait_synced()
         self.synced.set()
-
