@@ -101,11 +101,14 @@ from _cpu_limit import CpuLimit
 from _prometheus import histogram_bounds, metric_delta, metric_total, parse_metrics, sample_of
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER, LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import (
+    ANNOTATION_SHARD_HOLDER,
+    LABEL_CLUSTER_MANAGER,
+    LABEL_CLUSTER_SET,
+)
 from cluster_inventory.controller.sharding import LABEL_SHARD_GROUP, rendezvous_owner
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.manager import registration_secret
-from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.virtual_members import LABEL_VIRTUAL_MEMBER, VirtualMembers
 

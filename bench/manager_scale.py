@@ -38,11 +38,14 @@ import yaml
 from _common import SMOKE_HELP, bounded, percentile, require, require_times, rss_mib
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER, LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import (
+    ANNOTATION_CLUSTERSETS,
+    LABEL_CLUSTER_MANAGER,
+    LABEL_CLUSTER_SET,
+)
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.manager.capi import CAPI_SECRET_TYPE, CLUSTERS, LABEL_CAPI_CLUSTER_NAME
-from cluster_inventory.manager.names import ANNOTATION_CLUSTERSETS
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop import upstream_crd
 

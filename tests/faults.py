@@ -553,7 +553,7 @@ async def runtime_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault) 
                 registry=CollectorRegistry(),
                 policy=EngagementPolicy(readiness_recheck=0.5),
                 provider_file_poll=0.2,
-                shutdown_grace=5.0,
+                graceful_shutdown=5.0,
             )
 
             @fm.reconciler("v1/ServiceAccount", namespace=ns)

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
-from cluster_inventory.manager import ClusterManager, ManagerConfig, registration_secret
+from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
 from cluster_inventory.testing import ControlPlane, Fleet
 
 
@@ -38,7 +38,7 @@ class Harness:
     fleet: Fleet
     hub_client: kube.ApiClient
     namespace: str
-    manager: ClusterManager
+    manager: ClusterManagerRunnable
     clock: Clock
     created_namespaces: list[str] = field(default_factory=list)
     #: The manager's task (done only if it ended or failed).
@@ -110,7 +110,7 @@ async def running_manager(
         "probe_timeout": 2.0,
         "workers": 4,
     }
-    manager = ClusterManager(
+    manager = ClusterManagerRunnable(
         manager_hub or hub_client,
         ManagerConfig(**{**settings, **config}),
         now=clock,

@@ -89,7 +89,7 @@ async def fleet_manager(
         options.setdefault("registry", CollectorRegistry())
         options.setdefault("policy", EngagementPolicy(readiness_recheck=0.5))
         options.setdefault("provider_file_poll", 0.2)
-        options.setdefault("shutdown_grace", 5.0)
+        options.setdefault("graceful_shutdown", 5.0)
         fm = FleetManager(inventory.hub, inventory.provider_file, **options)
         made.append(fm)
         return fm

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
         field_error,
         format_micro_time,
     )
-    from cluster_inventory.api._crds import crd_yaml, load_crds
+    from cluster_inventory.api._crds import load_crds
     from cluster_inventory.api._storable import StorableError, check_storable
     from cluster_inventory.api.about import (
         ClusterProperty,
@@ -84,7 +84,6 @@ _WHERE = {
     "Version": "v1alpha1",
     "StorableError": "_storable",
     "check_storable": "_storable",
-    "crd_yaml": "_crds",
     "field_error": "_base",
     "format_micro_time": "_base",
     "format_time": "views",
@@ -119,7 +118,6 @@ __all__ = [
     "Version",
     "StorableError",
     "check_storable",
-    "crd_yaml",
     "field_error",
     "format_micro_time",
     "format_time",

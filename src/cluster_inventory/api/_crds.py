@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["crd_yaml", "load_crds"]
+__all__ = ["load_crds"]
 
 
 def _sources() -> list[Any]:
@@ -23,8 +23,3 @@ def load_crds() -> list[dict[str, Any]]:
     PlacementDecision (``multicluster.x-k8s.io``).
     """
     return [yaml.safe_load(source.read_text()) for source in _sources()]
-
-
-def crd_yaml() -> str:
-    """Return every CRD as one multi-document YAML stream."""
-    return yaml.safe_dump_all(load_crds(), sort_keys=False)

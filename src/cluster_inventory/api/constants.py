@@ -1,7 +1,12 @@
-"""Names fixed by the Cluster Inventory API, KEP-4322, KEP-5339, KEP-5313 and KEP-2149.
+"""Every wire name: the API's, the ones we read from other projects, and our own.
 
-Values match the upstream Go constants (``sigs.k8s.io/cluster-inventory-api/apis/v1alpha1``)
-where those exist; ``Joined`` and the PlacementDecision revision label exist only in KEP text.
+The Cluster Inventory API's names (KEP-4322, KEP-5339, KEP-5313 and KEP-2149) match the
+upstream Go constants (``sigs.k8s.io/cluster-inventory-api/apis/v1alpha1``) where those exist;
+``Joined`` and the PlacementDecision revision label exist only in KEP text. Below them come the
+names of other projects we read or write (Argo CD, Cluster API, KEP-3659 ApplySets) and this
+project's own labels, annotations, Secret types, field managers and Event reporting
+controllers, all under :data:`PROJECT_DOMAIN` (never ``k8s.io``). A name on the wire is
+written here once, so a reader finds what an object on a hub carries in one place.
 """
 
 from __future__ import annotations
@@ -9,6 +14,23 @@ from __future__ import annotations
 __all__ = [
     "ABOUT_GROUP",
     "ACCESS_PROVIDER_SECRETREADER",
+    "ANNOTATION_ACCESS_PROVIDER",
+    "ANNOTATION_CLUSTERSETS",
+    "ANNOTATION_CONTEXT",
+    "ANNOTATION_DECISION_SLICES",
+    "ANNOTATION_DISPLAY_NAME",
+    "ANNOTATION_FINGERPRINT",
+    "ANNOTATION_MEMBER_ROLE",
+    "ANNOTATION_PROFILE",
+    "ANNOTATION_SHARD_HOLDER",
+    "ANNOTATION_SYNCED_FROM",
+    "APPLYSET_GROUP_KINDS",
+    "APPLYSET_ID_LABEL",
+    "APPLYSET_NAMESPACES",
+    "APPLYSET_PART_OF",
+    "APPLYSET_TOOLING",
+    "CAPI_KUBECONFIG_KEY",
+    "CAPI_SECRET_TYPE",
     "CLUSTER_PROFILE_CRD",
     "CLUSTER_PROFILE_KIND",
     "CLUSTER_PROFILE_PLURAL",
@@ -17,29 +39,61 @@ __all__ = [
     "CLUSTER_PROPERTY_PLURAL",
     "CONDITION_CONTROL_PLANE_HEALTHY",
     "CONDITION_JOINED",
+    "CONDITION_PROPERTIES_SYNCED",
+    "DEFAULT_SYNC_INSTANCE",
     "EXTENSION_ADDITIONAL_ARGS",
     "EXTENSION_ADDITIONAL_ENVS",
     "EXTENSION_EXEC",
+    "FIELD_MANAGER_APPLY",
+    "FIELD_MANAGER_ARGOCD",
+    "FIELD_MANAGER_CLI",
+    "FIELD_MANAGER_CLUSTER_MANAGER",
+    "FIELD_MANAGER_CONFIGMAP_SYNC",
+    "FIELD_MANAGER_DEMO",
+    "FIELD_MANAGER_MIRROR",
+    "FIELD_MANAGER_MULTIKUEUE",
+    "FIELD_MANAGER_PLACEMENT",
+    "FIELD_MANAGER_SHARD",
     "GROUP",
+    "LABEL_ARGOCD_SECRET_TYPE",
+    "LABEL_CAPI_CLUSTERSET",
+    "LABEL_CAPI_CLUSTER_NAME",
     "LABEL_CLUSTER_MANAGER",
     "LABEL_CLUSTER_SET",
     "LABEL_DECISION_INDEX",
     "LABEL_DECISION_KEY",
     "LABEL_DECISION_REVISION",
+    "LABEL_DELIVERY",
+    "LABEL_INVENTORY",
     "LABEL_INVENTORY_MEMBER_ID",
+    "LABEL_MANAGED_BY",
     "LABEL_PLACEMENT_KEY",
+    "LABEL_PROFILE_NAMESPACE",
+    "LABEL_REGISTRATION",
+    "LABEL_SHARD_GROUP",
+    "LABEL_SYNC_INSTANCE",
+    "LABEL_TOKEN_FOR",
     "PLACEMENT_DECISION_CRD",
     "PLACEMENT_DECISION_KIND",
     "PLACEMENT_DECISION_MAX_DECISIONS",
     "PLACEMENT_DECISION_PLURAL",
+    "PLACEMENT_SCHEDULER_NAME",
     "PROJECT_DOMAIN",
+    "PROPERTY_CAPI_VERSION",
     "PROPERTY_CLUSTER_ID",
     "PROPERTY_CLUSTER_SET",
     "PROPERTY_NAME_MAX_LENGTH",
     "PROPERTY_VALUE_MAX_LENGTH",
+    "REGISTRATION_KUBECONFIG_KEY",
+    "REGISTRATION_SECRET_TYPE",
+    "REPORTING_CONTROLLER_ARGOCD",
+    "REPORTING_CONTROLLER_MANAGER",
+    "REPORTING_CONTROLLER_MIRROR",
+    "REPORTING_CONTROLLER_MULTIKUEUE",
     "REQUEST_TIMEOUT",
     "SECRET_EXPIRATION_KEY",
     "SECRET_TOKEN_KEY",
+    "TOKEN_SECRET_TYPE",
     "V1ALPHA1",
     "V1ALPHA2",
     "V1BETA1",
@@ -109,14 +163,6 @@ LABEL_DECISION_REVISION = "multicluster.x-k8s.io/decision-revision"
 #: At most this many clusters per PlacementDecision slice.
 PLACEMENT_DECISION_MAX_DECISIONS = 100
 
-#: Domain of this project's own labels and annotations (never a ``k8s.io`` one).
-PROJECT_DOMAIN = "cluster-inventory.dev"
-#: Label naming the sync instance that wrote an object (beside ``app.kubernetes.io/managed-by``
-#: naming the sync): two syncs of one kind (say two MultiKueue configs) each keep only theirs.
-LABEL_SYNC_INSTANCE = f"{PROJECT_DOMAIN}/sync-instance"
-#: The instance name of a sync that is not given one.
-DEFAULT_SYNC_INSTANCE = "default"
-
 #: Key of a consumer token Secret (``<inventory-ns>/<profile>``) holding the bearer token: the
 #: upstream ``secretreader`` contract (``SecretTokenKey``).
 SECRET_TOKEN_KEY = "token"  # noqa: S105 - a key name
@@ -126,3 +172,120 @@ SECRET_EXPIRATION_KEY = "expirationTimestamp"  # noqa: S105 - a key name
 #: waits for one answer from an API server before it calls the server unreachable
 #: (docs/cli.md, "Errors and exit codes"). Watches are streams and have their own timeouts.
 REQUEST_TIMEOUT = 30.0
+
+# Names of other projects, read or written as they define them.
+
+#: Kubernetes' recommended label naming the tool that manages an object: the value is our
+#: field manager on sync targets, the cluster manager's name on member ServiceAccounts.
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+#: Argo CD's label selecting cluster Secrets (value ``cluster``).
+LABEL_ARGOCD_SECRET_TYPE = "argocd.argoproj.io/secret-type"  # noqa: S105 - a label key
+#: Type of the Secrets Cluster API writes (kubeconfig, CA, etcd ...).
+CAPI_SECRET_TYPE = "cluster.x-k8s.io/secret"  # noqa: S105 - a type name, not a secret
+#: Label on those Secrets naming their Cluster.
+LABEL_CAPI_CLUSTER_NAME = "cluster.x-k8s.io/cluster-name"
+#: Key of Cluster API's ``<cluster>-kubeconfig`` Secret holding the admin kubeconfig.
+CAPI_KUBECONFIG_KEY = "value"
+#: KEP-3659 ApplySet names (kubectl's ``applyset.kubernetes.io/...``): on the parent, its id.
+APPLYSET_ID_LABEL = "applyset.kubernetes.io/id"
+#: On each member object of an ApplySet: the parent's id.
+APPLYSET_PART_OF = "applyset.kubernetes.io/part-of"
+#: On the parent: the tool that owns the ApplySet.
+APPLYSET_TOOLING = "applyset.kubernetes.io/tooling"
+#: On the parent: the group-kinds its members have.
+APPLYSET_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
+#: On the parent: namespaces beyond its own that hold members.
+APPLYSET_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
+
+# This project's names.
+
+#: Domain of this project's own labels and annotations (never a ``k8s.io`` one).
+PROJECT_DOMAIN = "cluster-inventory.dev"
+
+#: On a registration Secret: ``"true"`` marks it as one.
+LABEL_REGISTRATION = f"{PROJECT_DOMAIN}/registration"
+#: Type of registration Secrets.
+REGISTRATION_SECRET_TYPE = f"{PROJECT_DOMAIN}/registration"
+#: Key of a registration Secret holding the member kubeconfig.
+REGISTRATION_KUBECONFIG_KEY = "kubeconfig"
+#: On a registration Secret: comma-separated cluster sets the member joins.
+ANNOTATION_CLUSTERSETS = f"{PROJECT_DOMAIN}/clustersets"
+#: On a registration Secret: the kubeconfig context to use (default: current-context).
+ANNOTATION_CONTEXT = f"{PROJECT_DOMAIN}/context"
+#: On a registration Secret: the profile's ``spec.displayName`` (default: the member name).
+ANNOTATION_DISPLAY_NAME = f"{PROJECT_DOMAIN}/display-name"
+#: On a Cluster API ``Cluster``: the cluster set it joins (the default key; configurable).
+LABEL_CAPI_CLUSTERSET = f"{PROJECT_DOMAIN}/clusterset"
+#: ClusterProperty carrying a Cluster API Cluster's declared version (``spec.topology.version``).
+PROPERTY_CAPI_VERSION = f"version.cluster-api.{PROJECT_DOMAIN}"
+#: On an inventory namespace: the member ClusterRole its consumers get (default ``view``).
+ANNOTATION_MEMBER_ROLE = f"{PROJECT_DOMAIN}/member-cluster-role"
+#: On a ClusterProfile of a sharded cluster manager: the replica that writes its status (the
+#: fence; every write is conditional on the profile's resourceVersion, docs/scale.md).
+ANNOTATION_SHARD_HOLDER = f"{PROJECT_DOMAIN}/shard-holder"
+#: On every replica Lease: the shard group it belongs to.
+LABEL_SHARD_GROUP = f"{PROJECT_DOMAIN}/shard-group"
+#: On a consumer token Secret: the profile it serves.
+LABEL_TOKEN_FOR = f"{PROJECT_DOMAIN}/token-for"
+#: Type of consumer token Secrets (the secretreader contract only needs key ``token``).
+TOKEN_SECRET_TYPE = f"{PROJECT_DOMAIN}/member-token"
+#: On member-side ServiceAccounts and bindings: the hub inventory namespace they serve.
+LABEL_INVENTORY = f"{PROJECT_DOMAIN}/inventory"
+#: Condition: every ClusterProperty of the member is mirrored into ``status.properties``.
+CONDITION_PROPERTIES_SYNCED = f"{PROJECT_DOMAIN}/PropertiesSynced"
+
+#: Label naming the sync instance that wrote an object (beside ``app.kubernetes.io/managed-by``
+#: naming the sync): two syncs of one kind (say two MultiKueue configs) each keep only theirs.
+LABEL_SYNC_INSTANCE = f"{PROJECT_DOMAIN}/sync-instance"
+#: The instance name of a sync that is not given one.
+DEFAULT_SYNC_INSTANCE = "default"
+#: On a sync target: the source profile, ``namespace/name`` (an annotation: a label value is
+#: limited to 63 bytes, a profile name is not).
+ANNOTATION_PROFILE = f"{PROJECT_DOMAIN}/cluster-profile"
+#: On a sync target: the fingerprint of the rendered object (rewritten only on change).
+ANNOTATION_FINGERPRINT = f"{PROJECT_DOMAIN}/fingerprint"
+#: On an Argo CD cluster Secret: the source profile's inventory namespace (63 bytes fit a
+#: namespace name).
+LABEL_PROFILE_NAMESPACE = f"{PROJECT_DOMAIN}/profile-namespace"
+#: On an Argo CD cluster Secret: the access provider it was rendered for.
+ANNOTATION_ACCESS_PROVIDER = f"{PROJECT_DOMAIN}/access-provider"
+
+#: ``schedulerName`` of every PlacementDecision our placement scheduler writes.
+PLACEMENT_SCHEDULER_NAME = f"{PROJECT_DOMAIN}/placement"
+#: On a PlacementDecision slice: how many slices its revision has (optional).
+ANNOTATION_DECISION_SLICES = f"{PROJECT_DOMAIN}/decision-slices"
+#: On every object ``FleetDelivery`` applies: its field manager (the member-side watch for
+#: drift selects on it).
+LABEL_DELIVERY = f"{PROJECT_DOMAIN}/delivery"
+#: On a ConfigMap the runtime's example ``ConfigMapSync`` writes: the hub ConfigMap it copies.
+ANNOTATION_SYNCED_FROM = f"{PROJECT_DOMAIN}/synced-from"
+
+#: Field manager of every server-side apply the cluster manager sends.
+FIELD_MANAGER_CLUSTER_MANAGER = "cluster-inventory-manager"
+#: Field manager of the CLI's own writes (``register``).
+FIELD_MANAGER_CLI = "cluster-inventory-cli"
+#: Default field manager of ``cluster-inventory apply``.
+FIELD_MANAGER_APPLY = "cluster-inventory-apply"
+#: Field manager (and ``app.kubernetes.io/managed-by``) of the placement scheduler.
+FIELD_MANAGER_PLACEMENT = "cluster-inventory-placement"
+#: Field manager (and ``app.kubernetes.io/managed-by``) of the Argo CD sync.
+FIELD_MANAGER_ARGOCD = "cluster-inventory-argocd"
+#: Field manager (and ``app.kubernetes.io/managed-by``) of the MultiKueue sync.
+FIELD_MANAGER_MULTIKUEUE = "cluster-inventory-multikueue"
+#: Default field manager of a profile mirror (each sync names its own).
+FIELD_MANAGER_MIRROR = "cluster-inventory-mirror"
+#: Field manager of the replica Leases of a shard group.
+FIELD_MANAGER_SHARD = "cluster-inventory-shard"
+#: Field manager (and ``app.kubernetes.io/managed-by``) of the runtime's example ConfigMapSync.
+FIELD_MANAGER_CONFIGMAP_SYNC = "fleet-configmap-sync"
+#: Field manager of what ``cluster-inventory demo`` writes to set its fleet up.
+FIELD_MANAGER_DEMO = "cluster-inventory-demo"
+
+#: ``reportingController`` of the cluster manager's Events.
+REPORTING_CONTROLLER_MANAGER = f"{PROJECT_DOMAIN}/manager"
+#: ``reportingController`` of a profile mirror's Events (each sync names its own).
+REPORTING_CONTROLLER_MIRROR = f"{PROJECT_DOMAIN}/mirror"
+#: ``reportingController`` of the Argo CD sync's Events.
+REPORTING_CONTROLLER_ARGOCD = f"{PROJECT_DOMAIN}/argocd-sync"
+#: ``reportingController`` of the MultiKueue sync's Events.
+REPORTING_CONTROLLER_MULTIKUEUE = f"{PROJECT_DOMAIN}/multikueue-sync"

@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from cluster_inventory.api.constants import GROUP
 from cluster_inventory.cli._table import format_table
 
 TYPE_CHECKING = False
@@ -376,7 +377,7 @@ def _fetch_fast(
     import json
 
     from cluster_inventory.api.constants import REQUEST_TIMEOUT
-    from cluster_inventory.credentials.plugins._hub import Hub, HubError, HubTimeoutError, quote
+    from cluster_inventory.credentials.plugins.hub import Hub, HubError, HubTimeoutError, quote
 
     opts = {
         **({"kubeconfig": str(path)} if path else {}),
@@ -425,7 +426,7 @@ def _fetch_fast(
         return None
     items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
     for item in items:  # a LIST drops them from items; kubectl puts them back
-        item.setdefault("apiVersion", f"multicluster.x-k8s.io/{version}")
+        item.setdefault("apiVersion", f"{GROUP}/{version}")
         item.setdefault("kind", _KINDS[plural])
     return ns, items
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from cluster_inventory.api.constants import FIELD_MANAGER_APPLY
 from cluster_inventory.cli._get import context_namespace, fail, hub_client
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
 from cluster_inventory.cli._table import format_table
@@ -174,7 +175,7 @@ def apply_cmd(
     ] = "default",
     field_manager: Annotated[
         str, typer.Option(help="Server-side apply field manager.")
-    ] = "cluster-inventory-apply",
+    ] = FIELD_MANAGER_APPLY,
     force_conflicts: Annotated[
         bool, typer.Option(help="Take over fields that another field manager owns.")
     ] = False,

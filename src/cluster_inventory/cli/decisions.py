@@ -17,6 +17,11 @@ from datetime import datetime
 from typing import Any
 
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import (
+    LABEL_DECISION_INDEX,
+    LABEL_DECISION_KEY,
+    LABEL_PLACEMENT_KEY,
+)
 from cluster_inventory.cli._table import age
 
 __all__ = ["DECISION_COLUMNS", "DECISION_WIDE_COLUMNS", "decision_clusters", "decision_row"]
@@ -25,11 +30,6 @@ __all__ = ["DECISION_COLUMNS", "DECISION_WIDE_COLUMNS", "decision_clusters", "de
 DECISION_COLUMNS = ("NAME", "PLACEMENT-KEY", "DECISION-INDEX", "SCHEDULER", "CLUSTERS", "AGE")
 #: Columns ``-o wide`` adds after the default ones.
 DECISION_WIDE_COLUMNS = ("DECISION-KEY", "CLUSTER-NAMES")
-
-# The label keys of KEP-5313 (api.constants holds them too; importing it would load pydantic).
-_PLACEMENT_KEY = "multicluster.x-k8s.io/placement-key"
-_DECISION_KEY = "multicluster.x-k8s.io/decision-key"
-_DECISION_INDEX = "multicluster.x-k8s.io/decision-index"
 
 
 def decision_clusters(decision: Mapping[str, Any]) -> list[str]:
@@ -78,14 +78,14 @@ def decision_row(
     clusters = decision_clusters(decision)
     row = [
         str(meta.get("name") or ""),
-        str(labels.get(_PLACEMENT_KEY) or ""),
-        str(labels.get(_DECISION_INDEX) or ""),
+        str(labels.get(LABEL_PLACEMENT_KEY) or ""),
+        str(labels.get(LABEL_DECISION_INDEX) or ""),
         str(decision.get("schedulerName") or ""),
         str(len(clusters)),
         age(meta.get("creationTimestamp"), now),
     ]
     if wide:
-        row += [str(labels.get(_DECISION_KEY) or ""), ",".join(clusters)]
+        row += [str(labels.get(LABEL_DECISION_KEY) or ""), ",".join(clusters)]
     if namespace:
         row.insert(0, str(meta.get("namespace") or ""))
     return row

@@ -57,7 +57,7 @@ _Name = Annotated[
 
 
 def _instance(name: str) -> str:
-    from cluster_inventory.integrations.sync._mirror import validate_instance
+    from cluster_inventory.integrations.sync import validate_instance
 
     try:
         return validate_instance(name)
@@ -116,7 +116,7 @@ def argocd_sync(
 
     --name defaults to "default".
     """
-    from cluster_inventory.integrations.sync._mirror import instance_lease_name
+    from cluster_inventory.integrations.sync import instance_lease_name
     from cluster_inventory.integrations.sync.argocd import LEASE_NAME, ArgoCDSync
 
     instance = _instance(name or DEFAULT_SYNC_INSTANCE)
@@ -163,7 +163,7 @@ def argocd_render(
     inventory it serves holds the same name.
     """
     from cluster_inventory import kube
-    from cluster_inventory.integrations.sync._mirror import RenderError
+    from cluster_inventory.integrations.sync import RenderError
     from cluster_inventory.integrations.sync.argocd import render_cluster_secret
 
     providers = _providers(provider_file)
@@ -217,7 +217,7 @@ def multikueue_sync(
     --name defaults to --config-name when given, else "default": two syncs with different
     configs each keep only their own MultiKueueClusters.
     """
-    from cluster_inventory.integrations.sync._mirror import instance_lease_name
+    from cluster_inventory.integrations.sync import instance_lease_name
     from cluster_inventory.integrations.sync.multikueue import LEASE_NAME, MultiKueueSync
 
     instance = _instance(name or config_name or DEFAULT_SYNC_INSTANCE)

@@ -15,6 +15,7 @@ import typer
 
 from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import FIELD_MANAGER_CLI, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
@@ -39,7 +40,7 @@ def register(
     hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = "cluster-inventory-system",
+    ] = DEFAULT_NAMESPACE,
 ) -> None:
     """Register a member cluster: write its registration Secret on the hub."""
     from cluster_inventory import kube
@@ -62,7 +63,7 @@ def register(
                 await kube.create(hub, kube.NAMESPACES, {"metadata": {"name": namespace}})
             except kube.AlreadyExistsError:
                 pass
-            await kube.apply(hub, kube.SECRETS, secret, field_manager="cluster-inventory-cli")
+            await kube.apply(hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER_CLI)
 
     try:
         asyncio.run(run())
@@ -77,11 +78,11 @@ def deregister(
     hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = "cluster-inventory-system",
+    ] = DEFAULT_NAMESPACE,
 ) -> None:
     """Deregister a member: its profiles and token Secrets are then removed by the manager."""
     from cluster_inventory import kube
-    from cluster_inventory.manager.names import LABEL_REGISTRATION
+    from cluster_inventory.api.constants import LABEL_REGISTRATION
 
     async def run() -> None:
         async with await hub_client(hub_kubeconfig, hub_context) as hub:
@@ -117,10 +118,10 @@ def manager_run(
     name: Annotated[str, typer.Option(help="Cluster manager name.")] = "cluster-inventory",
     namespace: Annotated[
         str, typer.Option(help="Hub namespace of registrations and the Lease.")
-    ] = "cluster-inventory-system",
+    ] = DEFAULT_NAMESPACE,
     member_namespace: Annotated[
         str, typer.Option(help="Namespace on members for consumer ServiceAccounts.")
-    ] = "cluster-inventory-system",
+    ] = DEFAULT_NAMESPACE,
     inventory_namespace: Annotated[
         list[str] | None,
         typer.Option(help="Fixed inventory NAMESPACE=SET[,SET] (repeatable)."),
@@ -156,7 +157,7 @@ def manager_run(
     ] = None,
     capi_clusterset_label: Annotated[
         str, typer.Option(help="Label key on a Cluster naming its cluster set.")
-    ] = "cluster-inventory.dev/clusterset",
+    ] = LABEL_CAPI_CLUSTERSET,
     capi_clusterset: Annotated[
         list[str] | None,
         typer.Option(help="Cluster set of Clusters that name none (repeatable)."),
@@ -166,7 +167,7 @@ def manager_run(
 
     With ``--sharding`` every replica runs and owns a share of the members (docs/scale.md).
     """
-    from cluster_inventory.manager import ClusterManager, ManagerConfig
+    from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig
     from cluster_inventory.manager.runner import lease_name
 
     try:
@@ -196,7 +197,7 @@ def manager_run(
         shard=(namespace, name, shard_lease_duration, shard_renew_interval) if sharding else None,
     )
     manager = process.manager()
-    manager.add(lambda hub: ClusterManager(hub, config, identity=process.identity))
+    manager.add(lambda hub: ClusterManagerRunnable(hub, config, identity=process.identity))
     run_until_signal(manager)
 
 

@@ -13,10 +13,12 @@ from typing import Annotated, Any
 
 import typer
 
+from cluster_inventory.api.constants import FIELD_MANAGER_CLI
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._get import context_namespace, fail, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli._table import age, format_table
+from cluster_inventory.manager.names import DEFAULT_NAMESPACE
 
 __all__ = ["placement_app"]
 
@@ -24,7 +26,6 @@ placement_app = typer.Typer(
     help="Placements: choose member clusters and publish PlacementDecisions (KEP-5313).",
     no_args_is_help=True,
 )
-_CLI_MANAGER = "cluster-inventory-cli"
 
 _Namespace = Annotated[
     str | None,
@@ -118,7 +119,7 @@ def create(
 
     async def run() -> None:
         async with await hub_client(kubeconfig, context) as hub:
-            await kube.apply(hub, PLACEMENTS, body, field_manager=_CLI_MANAGER, force=True)
+            await kube.apply(hub, PLACEMENTS, body, field_manager=FIELD_MANAGER_CLI, force=True)
 
     _run(run())
     typer.echo(f"placement.cluster-inventory.dev/{name} applied in {ns}")
@@ -293,7 +294,7 @@ def run_scheduler(
     leader_elect: opt.LeaderElect = True,
     lease_namespace: Annotated[
         str, typer.Option(help="Namespace of the Lease on the hub.")
-    ] = "cluster-inventory-system",
+    ] = DEFAULT_NAMESPACE,
     workers: Annotated[int, typer.Option(min=1, help="Placements reconciled at once.")] = 4,
     metrics_bind_address: opt.MetricsAddress = "0",
     health_probe_bind_address: opt.HealthAddress = "0",

@@ -19,6 +19,7 @@ See ``docs/architecture.md`` for the picture.
 from cluster_inventory.controller.controller import Controller, MapFunc
 from cluster_inventory.controller.manager import LeaderElectedRunnable, Manager, Runnable
 from cluster_inventory.controller.reconcile import (
+    DEFAULT_GRACEFUL_SHUTDOWN,
     RequestDropped,
     Result,
     TerminalError,
@@ -29,6 +30,7 @@ from cluster_inventory.controller.reconcile import (
 from cluster_inventory.controller.sharding import ShardConfig, ShardMembership
 
 __all__ = [
+    "DEFAULT_GRACEFUL_SHUTDOWN",
     "Controller",
     "LeaderElectedRunnable",
     "Manager",

@@ -20,7 +20,7 @@ from typing import Any, Generic, Self, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from cluster_inventory.controller.reconcile import Result, Workers
+from cluster_inventory.controller.reconcile import DEFAULT_GRACEFUL_SHUTDOWN, Result, Workers
 from cluster_inventory.kube import collectors_for
 from cluster_inventory.kube.cache import NamespacedInformer
 from cluster_inventory.kube.errors import KubeAPIError, SourceUnavailableError
@@ -48,12 +48,16 @@ class Controller(Generic[K]):
         registry: Prometheus registry of the work-queue and reconcile metrics.
         describe: Log fields naming a key (default ``{"key": str(key)}``).
         log: Where reconcile failures are logged.
+        graceful_shutdown: Seconds running reconciles get to finish on :meth:`stop`
+            (:data:`~cluster_inventory.controller.reconcile.DEFAULT_GRACEFUL_SHUTDOWN`); a
+            :class:`~cluster_inventory.controller.manager.Manager` sets it to its own.
 
     Raises:
-        ValueError: ``workers`` is less than 1.
+        ValueError: ``workers`` is less than 1, or ``graceful_shutdown`` is negative.
 
     Attributes:
         queue: The work queue (``add`` a key to have it reconciled).
+        graceful_shutdown: As given, or the Manager's.
         elector: Set by a :class:`~cluster_inventory.controller.manager.Manager` running
             this controller under leader election (``ready`` reports a standby as ready).
     """
@@ -67,9 +71,13 @@ class Controller(Generic[K]):
         registry: CollectorRegistry = REGISTRY,
         describe: Callable[[K], dict[str, str]] | None = None,
         log: logging.Logger | None = None,
+        graceful_shutdown: float = DEFAULT_GRACEFUL_SHUTDOWN,
     ) -> None:
         if workers < 1:
             raise ValueError(f"{name}: workers must be >= 1, not {workers}")
+        if graceful_shutdown < 0:
+            raise ValueError(f"{name}: graceful_shutdown must be >= 0 s, not {graceful_shutdown}")
+        self.graceful_shutdown = graceful_shutdown
         self.controller = name
         self.registry = registry
         self.queue: WorkQueue[K] = WorkQueue(
@@ -165,9 +173,14 @@ class Controller(Generic[K]):
             return True
         return self._workers.running and all(i.has_synced for i in self._caches)
 
-    async def stop(self, grace: float = 3.0) -> None:
-        """Stop the workers (running reconciles get ``grace`` seconds) and the caches."""
-        await self._workers.stop(grace)
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop the workers and the caches.
+
+        Args:
+            grace: Seconds running reconciles get to finish before they are cancelled
+                (default: :attr:`graceful_shutdown`).
+        """
+        await self._workers.stop(self.graceful_shutdown if grace is None else grace)
         if self._caches_started:
             self._caches_started = False
             for informer in reversed(self._caches):

@@ -13,8 +13,10 @@ once, on every replica: a source that cannot be read ends the process before the
 or anything is written), the replica waits for the Lease, then the runnables that need
 leadership run. A lost Lease ends :meth:`Manager.run` with True (exit and let the supervisor
 restart, as controller-runtime does). SIGTERM and SIGINT stop every runnable and release the
-Lease; the whole stop is bounded by ``graceful_shutdown`` seconds (Kubernetes' default grace
-period is 30 s).
+Lease. ``graceful_shutdown`` is the one shutdown grace: the Manager hands it to every runnable
+with a ``graceful_shutdown`` attribute (running reconciles get that long to finish, then are
+cancelled) and bounds each stop by it plus ``STOP_ALLOWANCE`` (3 s + 1 s by default; Kubernetes
+gives a pod 30 s).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import credentials, kube
+from cluster_inventory.controller.reconcile import DEFAULT_GRACEFUL_SHUTDOWN, STOP_ALLOWANCE
 from cluster_inventory.controller.sharding import ShardConfig, ShardMembership
 from cluster_inventory.kube.endpoints import serve_endpoints
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
@@ -91,7 +94,10 @@ class Manager:
         health: (host, port) of ``/healthz`` and ``/readyz``, or None.
         metrics: (host, port) of ``/metrics``, or None.
         registry: Prometheus registry the endpoints expose (and the Lease gauge uses).
-        graceful_shutdown: Seconds a stop may take before the rest is cancelled.
+        graceful_shutdown: Seconds running reconciles get to finish on a stop (SIGTERM, a lost
+            Lease, a runnable ending): set on every runnable that has a ``graceful_shutdown``
+            attribute before it prepares. A runnable still stopping ``STOP_ALLOWANCE`` (1 s)
+            after that is left behind, so the process ends and the Lease is released.
 
     Attributes:
         elector: The leader elector while :meth:`run` runs with election.
@@ -106,7 +112,7 @@ class Manager:
     health: tuple[str, int] | None = None
     metrics: tuple[str, int] | None = None
     registry: CollectorRegistry = REGISTRY
-    graceful_shutdown: float = 4.0
+    graceful_shutdown: float = DEFAULT_GRACEFUL_SHUTDOWN
     elector: LeaderElector | None = field(default=None, init=False)
     membership: ShardMembership | None = field(default=None, init=False)
     runnables: list[Runnable] = field(default_factory=list, init=False)
@@ -167,6 +173,9 @@ class Manager:
         try:
             async with self._client() as hub:
                 self.runnables = [r if isinstance(r, Runnable) else r(hub) for r in self._pending]
+                for runnable in self.runnables:
+                    if hasattr(runnable, "graceful_shutdown"):
+                        runnable.graceful_shutdown = self.graceful_shutdown
                 if self.shard is not None:
                     self.membership = ShardMembership(hub, self.shard, registry=self.registry)
                     for runnable in self.runnables:
@@ -241,13 +250,14 @@ class Manager:
                 raise failure
 
     async def _stop(self, tasks: Sequence[asyncio.Future[Any]], *, cancel: bool = True) -> None:
-        """Cancel ``tasks`` and wait up to ``graceful_shutdown`` seconds for their clean-up."""
+        """Cancel ``tasks``; wait up to ``graceful_shutdown`` + ``STOP_ALLOWANCE`` for clean-up."""
         if cancel:
             for t in tasks:
                 t.cancel()
         if not tasks:
             return
-        done, pending = await asyncio.wait(tasks, timeout=self.graceful_shutdown)
+        limit = self.graceful_shutdown + STOP_ALLOWANCE
+        done, pending = await asyncio.wait(tasks, timeout=limit)
         for t in done:
             failure = None if t.cancelled() else t.exception()
             if failure is not None and not cancel:
@@ -256,7 +266,7 @@ class Manager:
             _log.warning(
                 "%d runnable(s) still stopping after %.0f s; leaving them",
                 len(pending),
-                self.graceful_shutdown,
+                limit,
             )
 
 
@@ -271,10 +281,13 @@ class LeaderElectedRunnable:
 
     Attributes:
         elector: The leader elector while :meth:`run` runs with leader election.
+        graceful_shutdown: Seconds running reconciles get to finish on ``stop()``; a
+            :class:`Manager` running this object sets it to its own.
     """
 
     hub: kube.ApiClient
     registry: CollectorRegistry = REGISTRY
+    graceful_shutdown: float = DEFAULT_GRACEFUL_SHUTDOWN
     elector: LeaderElector | None = None
     _synced_once: bool = False
 
@@ -324,7 +337,13 @@ class LeaderElectedRunnable:
             KubeAPIError: A first LIST was refused (a missing CRD, missing RBAC).
         """
         if leader_election is not None or shard is not None:
-            manager = Manager(self.hub, lease=leader_election, shard=shard, registry=self.registry)
+            manager = Manager(
+                self.hub,
+                lease=leader_election,
+                shard=shard,
+                registry=self.registry,
+                graceful_shutdown=self.graceful_shutdown,
+            )
             return await manager.add(self).run()
         try:
             await self.prepare()

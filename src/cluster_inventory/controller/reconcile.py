@@ -24,11 +24,12 @@ from typing import Generic, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from cluster_inventory.kube._metrics import ReconcileMetrics
+from cluster_inventory.kube import ReconcileMetrics
 from cluster_inventory.kube.errors import KubeError
 from cluster_inventory.kube.workqueue import QueueShutDown, WorkQueue
 
 __all__ = [
+    "DEFAULT_GRACEFUL_SHUTDOWN",
     "RequestDropped",
     "Result",
     "TerminalError",
@@ -39,6 +40,17 @@ __all__ = [
 
 K = TypeVar("K", bound=Hashable)
 _log = logging.getLogger("cluster_inventory.controller")
+
+#: Seconds running reconciles get to finish when a controller stops, before they are
+#: cancelled: the one shutdown grace (controller-runtime's ``GracefulShutdownTimeout``).
+#: ``Manager(graceful_shutdown=...)`` hands its value to every runnable it runs (a
+#: ``Controller``, the runtime's ``FleetManager`` and its controllers) and waits that long
+#: plus :data:`STOP_ALLOWANCE` for their clean-up. 3 s + 1 s stays well inside the 30 s
+#: Kubernetes gives a pod between SIGTERM and SIGKILL, so the Lease is released in time.
+DEFAULT_GRACEFUL_SHUTDOWN = 3.0
+#: Seconds a stop may take beyond the grace: cancelled reconciles unwinding, caches and
+#: clients closing, the Lease released.
+STOP_ALLOWANCE = 1.0
 
 
 class TerminalError(Exception):

@@ -13,10 +13,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cluster_inventory.api.constants import (
+    LABEL_SHARD_GROUP,
+)
+
 __all__ = ["LABEL_SHARD_GROUP", "ShardConfig", "lease_name", "rendezvous_owner"]
 
-#: Label on every replica Lease naming its shard group.
-LABEL_SHARD_GROUP = "cluster-inventory.dev/shard-group"
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
 
 

@@ -18,7 +18,7 @@ consistent-hashing sharding do, without a Lease per member (``docs/scale.md``):
 - **Fence**: views of the peers differ for a moment while a replica joins or dies, so owning
   is not enough to write; what a component writes for a member carries the writing replica
   and every write is conditional on the object's ``resourceVersion`` (see
-  ``ClusterManager``: the ``cluster-inventory.dev/shard-holder`` annotation), so a second
+  ``ClusterManagerRunnable``: the ``cluster-inventory.dev/shard-holder`` annotation), so a second
   writer's write is refused by the hub (409) instead of landing. A replica whose own renewals
   fail keeps its view (it stays live for itself): the others take its members once its Lease
   is old, and the fence refuses its writes to what they took.
@@ -41,6 +41,9 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 
 from cluster_inventory import kube
 from cluster_inventory.api import format_micro_time, objects
+from cluster_inventory.api.constants import (
+    FIELD_MANAGER_SHARD,
+)
 from cluster_inventory.controller.rendezvous import (
     LABEL_SHARD_GROUP,
     ShardConfig,
@@ -57,7 +60,6 @@ __all__ = [
     "rendezvous_owner",
 ]
 
-_FIELD_MANAGER = "cluster-inventory-shard"
 _UNKNOWN = object()
 _log = logging.getLogger("cluster_inventory.controller.sharding")
 
@@ -284,7 +286,7 @@ class ShardMembership:
         hub = self._lease_hub or self.hub
         try:
             await asyncio.wait_for(
-                kube.apply(hub, kube.LEASES, self._body(), field_manager=_FIELD_MANAGER),
+                kube.apply(hub, kube.LEASES, self._body(), field_manager=FIELD_MANAGER_SHARD),
                 timeout=self.config.renew_interval * 2,
             )
         except (kube.KubeError, TimeoutError) as exc:

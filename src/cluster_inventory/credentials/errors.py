@@ -1,8 +1,9 @@
 """One error type per way a consumer can fail to reach a member cluster.
 
 Every error names the object and field it concerns (the provider file and key, the
-ClusterProfile and access provider, the plugin command) and never carries a credential:
-plugin stdout is never quoted, and plugin stderr is truncated before it is.
+ClusterProfile and access provider, the plugin command) and the problem, each as an attribute
+so that no caller parses the message, and never carries a credential: plugin stdout is never
+quoted, and plugin stderr is truncated before it is.
 """
 
 from __future__ import annotations
@@ -30,12 +31,15 @@ class ProviderConfigError(CredentialsError):
 
     Attributes:
         source: The file path (or ``"<provider config>"`` for in-memory data).
-        field: Location of the bad field, e.g. ``providers[0].execConfig.apiVersion``.
+        field: Location of the bad field, e.g. ``providers[0].execConfig.apiVersion``
+            (``""`` when the whole file is at fault).
+        problem: What is wrong, e.g. ``is required``.
     """
 
     def __init__(self, source: str, field: str, problem: str) -> None:
         self.source = source
         self.field = field
+        self.problem = problem
         where = f"{source}: {field}: " if field else f"{source}: "
         super().__init__(f"{where}{problem}")
 
@@ -47,6 +51,8 @@ class AccessResolutionError(CredentialsError):
         profile: ``namespace/name`` of the ClusterProfile.
         field: The profile (or provider file) field at fault, e.g.
             ``status.accessProviders[name=secretreader].cluster.server``.
+        problem: What is wrong, without the profile's name (the message is
+            ``ClusterProfile <profile>: <problem>``).
     """
 
     def __init__(
@@ -54,6 +60,7 @@ class AccessResolutionError(CredentialsError):
     ) -> None:
         self.profile = profile
         self.field = field
+        self.problem = message
         super().__init__(f"ClusterProfile {profile}: {message}")
 
 
@@ -76,11 +83,13 @@ class ExecPluginError(CredentialsError):
     Attributes:
         command: The plugin command as configured.
         provider: The access provider name the plugin serves.
+        problem: What went wrong, e.g. ``did not finish within 10 s; killed``.
     """
 
     def __init__(self, command: str, provider: str, message: str) -> None:
         self.command = command
         self.provider = provider
+        self.problem = message
         super().__init__(f"exec plugin {command!r} (provider {provider!r}): {message}")
 
 

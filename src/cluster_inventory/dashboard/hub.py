@@ -25,11 +25,11 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import LABEL_MANAGED_BY
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.dashboard.overview import Overview, build
 from cluster_inventory.integrations.placement import PLACEMENTS
 from cluster_inventory.integrations.sync import argocd, multikueue
-from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
 from cluster_inventory.kube.informer import object_key, strip_managed_fields
 
 __all__ = ["HubState", "Source"]

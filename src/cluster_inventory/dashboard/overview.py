@@ -26,6 +26,7 @@ from typing import Any
 
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
+    ANNOTATION_PROFILE,
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_JOINED,
     LABEL_CLUSTER_MANAGER,
@@ -45,7 +46,6 @@ from cluster_inventory.integrations.placement import (
     spec_from_object,
 )
 from cluster_inventory.integrations.placement.selectors import matches
-from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE
 
 __all__ = [
     "HEALTH_ORDER",

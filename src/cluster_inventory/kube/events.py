@@ -15,8 +15,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from cluster_inventory.api import objects
-from cluster_inventory.api._base import format_micro_time
+from cluster_inventory.api import format_micro_time, objects
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import create
 from cluster_inventory.kube.errors import AlreadyExistsError, KubeError

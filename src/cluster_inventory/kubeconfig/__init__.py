@@ -166,20 +166,18 @@ def _parse(text: str, source: str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):  # RecursionError: nested too deep for JSON
         pass
-    from cluster_inventory.kubeconfig import _yaml
+    from cluster_inventory import _yaml
 
     try:
-        return _yaml.load(text)
+        return _yaml.load_block(text)
     except _yaml.Unsupported:
         pass
     import yaml  # the full parser, only for files outside kubectl's subset
 
-    from cluster_inventory import _yaml as bounded
-
     try:
-        return bounded.load(text)
+        return _yaml.load(text)
     except yaml.YAMLError as exc:
-        raise KubeconfigError(f"{source}: {bounded.describe(exc)}") from None
+        raise KubeconfigError(f"{source}: {_yaml.describe(exc)}") from None
 
 
 def search_paths(

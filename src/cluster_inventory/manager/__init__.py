@@ -4,17 +4,17 @@ Member registrations (:mod:`.registration`: Secrets; :mod:`.capi`: Cluster API
 Clusters; :mod:`.sources`: a static file and several sources at once) become
 ClusterProfiles in inventory namespaces (:mod:`.placement`, pure) with true status
 (:mod:`.status`, pure; observed by :mod:`.member`), access providers, and short-lived
-member tokens rotated into hub Secrets. :class:`ClusterManager` is the reconciler;
+member tokens rotated into hub Secrets. :class:`ClusterManagerRunnable` is the reconciler;
 :func:`run_manager` the leader-elected process.
 """
 
 from __future__ import annotations
 
 from cluster_inventory.manager.capi import ClusterAPISource
+from cluster_inventory.manager.cluster_manager import PLACEMENT, ClusterManagerRunnable
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.controller import PLACEMENT, ClusterManager
 from cluster_inventory.manager.member import MemberConnection, service_account_name
-from cluster_inventory.manager.placement import Inventory, Plan, ProfileKey
+from cluster_inventory.manager.placement import Inventory, PlacementPlan, ProfileKey
 from cluster_inventory.manager.registration import (
     Registration,
     RegistrationError,
@@ -31,14 +31,14 @@ __all__ = [
     "LEASE_NAME",
     "PLACEMENT",
     "ClusterAPISource",
-    "ClusterManager",
+    "ClusterManagerRunnable",
     "CombinedSource",
     "FileRegistrationSource",
     "Inventory",
     "ManagerConfig",
     "MemberConnection",
     "Observation",
-    "Plan",
+    "PlacementPlan",
     "ProfileKey",
     "Registration",
     "RegistrationError",

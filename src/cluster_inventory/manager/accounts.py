@@ -15,21 +15,26 @@ import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import (
+    FIELD_MANAGER_CLUSTER_MANAGER,
+    LABEL_INVENTORY,
+    LABEL_MANAGED_BY,
+)
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_INVENTORY
 
-if TYPE_CHECKING:
-    from cluster_inventory.manager.member import MemberConnection
+__all__ = [
+    "ConnectedMember",
+    "ConsumerAccounts",
+    "Grant",
+    "list_grants",
+    "remove_grants",
+    "service_account_name",
+]
 
-__all__ = ["ConsumerAccounts", "Grant", "list_grants", "remove_grants", "service_account_name"]
-
-#: Label on every ServiceAccount and ClusterRoleBinding a cluster manager makes on a member,
-#: naming the manager (with :data:`LABEL_INVENTORY` naming the inventory it serves).
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 
 _log = logging.getLogger("cluster_inventory.manager")
 
@@ -127,6 +132,24 @@ async def remove_grants(client: kube.ApiClient, manager: str, namespace: str) ->
     return len(grants)
 
 
+class ConnectedMember(Protocol):
+    """What the accounts read of their member connection (``MemberConnection`` is one).
+
+    A Protocol, not the class: ``member`` imports this module, so importing it back would
+    make a circle.
+    """
+
+    @property
+    def client(self) -> kube.ApiClient | None:
+        """The member's client once it is connected."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """The member's server, for logs."""
+        ...
+
+
 class ConsumerAccounts:
     """The ServiceAccounts, bindings and tokens a cluster manager keeps on one member.
 
@@ -138,7 +161,7 @@ class ConsumerAccounts:
 
     def __init__(
         self,
-        member: MemberConnection,
+        member: ConnectedMember,
         *,
         config: ManagerConfig,
         now: Callable[[], dt.datetime],
@@ -207,7 +230,7 @@ class ConsumerAccounts:
             client,
             kube.SERVICE_ACCOUNTS,
             {"metadata": {"name": sa, "namespace": ns, "labels": labels}},
-            field_manager=FIELD_MANAGER,
+            field_manager=FIELD_MANAGER_CLUSTER_MANAGER,
         )
         await kube.apply(
             client,
@@ -221,7 +244,7 @@ class ConsumerAccounts:
                 },
                 "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
             },
-            field_manager=FIELD_MANAGER,
+            field_manager=FIELD_MANAGER_CLUSTER_MANAGER,
         )
         # A changed role must not leave the old binding (and its rights) behind.
         bindings = await kube.list_objects(

@@ -29,6 +29,7 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import LABEL_CAPI_CLUSTERSET
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.manager.capi_clusters import (
     CAPI_KUBECONFIG_KEY,
@@ -41,9 +42,6 @@ from cluster_inventory.manager.capi_clusters import (
     kubeconfig_secret_name,
     parse_capi_kubeconfig,
     strip_unused_data,
-)
-from cluster_inventory.manager.names import (
-    LABEL_CAPI_CLUSTERSET,
 )
 from cluster_inventory.manager.registration import (
     Registration,

@@ -16,14 +16,18 @@ import yaml
 
 from cluster_inventory import _yaml, kube
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import PROJECT_DOMAIN, PROPERTY_VALUE_MAX_LENGTH
-from cluster_inventory.kube.events import object_reference
-from cluster_inventory.kube.informer import strip_managed_fields
-from cluster_inventory.manager.names import (
+from cluster_inventory.api.constants import (
     ANNOTATION_CLUSTERSETS,
     ANNOTATION_DISPLAY_NAME,
+    CAPI_KUBECONFIG_KEY,
+    CAPI_SECRET_TYPE,
+    LABEL_CAPI_CLUSTER_NAME,
     LABEL_CAPI_CLUSTERSET,
+    PROPERTY_CAPI_VERSION,
+    PROPERTY_VALUE_MAX_LENGTH,
 )
+from cluster_inventory.kube.events import object_reference
+from cluster_inventory.kube.informer import strip_managed_fields
 from cluster_inventory.manager.registration import (
     Registration,
     RegistrationError,
@@ -49,14 +53,6 @@ __all__ = [
 CLUSTERS = kube.Resource(
     group="cluster.x-k8s.io", version="v1beta2", plural="clusters", kind="Cluster"
 )
-#: Type of the Secrets Cluster API writes (kubeconfig, CA, etcd ...).
-CAPI_SECRET_TYPE = "cluster.x-k8s.io/secret"  # noqa: S105 - a type name, not a secret
-#: Label on those Secrets naming their Cluster.
-LABEL_CAPI_CLUSTER_NAME = "cluster.x-k8s.io/cluster-name"
-#: Key of the kubeconfig Secret that holds the admin kubeconfig.
-CAPI_KUBECONFIG_KEY = "value"
-#: Property carrying the Cluster's declared version (``spec.topology.version``).
-PROPERTY_CAPI_VERSION = f"version.cluster-api.{PROJECT_DOMAIN}"
 
 
 def kubeconfig_secret_name(cluster: str) -> str:

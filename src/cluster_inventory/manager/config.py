@@ -6,12 +6,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cluster_inventory.api.constants import ACCESS_PROVIDER_SECRETREADER
-from cluster_inventory.manager.names import (
-    DEFAULT_MANAGER_NAME,
-    DEFAULT_NAMESPACE,
-    LABEL_CAPI_CLUSTERSET,
-)
+from cluster_inventory.api.constants import ACCESS_PROVIDER_SECRETREADER, LABEL_CAPI_CLUSTERSET
+from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
 __all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source"]
 

@@ -19,9 +19,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.controller import ShardMembership
-from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
 from cluster_inventory.manager.placement import ProfileKey
 
 __all__ = ["ProfileFence", "member_ids_elsewhere"]

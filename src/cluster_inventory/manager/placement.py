@@ -15,15 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTER_SET
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.manager.registration import Registration, RegistrationError
 
 __all__ = [
     "DuplicateMember",
     "Inventory",
-    "Plan",
+    "PlacementPlan",
     "ProfileKey",
     "desired_profiles",
     "duplicate_members",
@@ -175,7 +174,7 @@ def duplicate_members(
 
 
 @dataclass(frozen=True)
-class Plan:
+class PlacementPlan:
     """What placement has to do: create and delete, in sorted order."""
 
     create: list[ProfileKey]
@@ -186,7 +185,7 @@ def plan(
     desired: Iterable[ProfileKey],
     existing: Iterable[ProfileKey],
     inventories: Mapping[str, Inventory],
-) -> Plan:
+) -> PlacementPlan:
     """Desired minus existing to create; existing (ours) minus desired to delete.
 
     Nothing is created or deleted in a terminating namespace.
@@ -198,7 +197,7 @@ def plan(
     """
     frozen = {n for n, inv in inventories.items() if inv.terminating}
     want, have = set(desired), set(existing)
-    return Plan(
+    return PlacementPlan(
         create=sorted(k for k in want - have if k.namespace not in frozen),
         delete=sorted(k for k in have - want if k.namespace not in frozen),
     )

@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import FIELD_MANAGER_CLUSTER_MANAGER, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.manager.fence import member_ids_elsewhere
 from cluster_inventory.manager.member import connection_key
-from cluster_inventory.manager.names import FIELD_MANAGER
 from cluster_inventory.manager.placement import (
     Inventory,
     ProfileKey,
@@ -35,7 +34,7 @@ from cluster_inventory.manager.placement import (
 from cluster_inventory.manager.registration import Registration
 
 if TYPE_CHECKING:
-    from cluster_inventory.manager.controller import ClusterManager
+    from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
 __all__ = ["PlacementController"]
 
@@ -43,14 +42,14 @@ _log = logging.getLogger("cluster_inventory.manager")
 
 
 class PlacementController:
-    """Reconciles the ``placement`` key of one :class:`~cluster_inventory.manager.ClusterManager`.
+    """Reconciles the ``placement`` key of one :class:`ClusterManagerRunnable`.
 
     Args:
         manager: The cluster manager whose source, cache, member pool and desired profiles
             this controller reads and updates.
     """
 
-    def __init__(self, manager: ClusterManager) -> None:
+    def __init__(self, manager: ClusterManagerRunnable) -> None:
         self.manager = manager
 
     async def reconcile(self) -> float | None:
@@ -185,7 +184,9 @@ class PlacementController:
         body = m.status.profile_metadata(key, reg, str(labels.get(LABEL_INVENTORY_MEMBER_ID)), "")
         body["metadata"]["resourceVersion"] = version
         try:
-            await kube.apply(m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER)
+            await kube.apply(
+                m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER_CLUSTER_MANAGER
+            )
         except (kube.ConflictError, kube.NotFoundError):
             return
         m.status.count_health(key, None)

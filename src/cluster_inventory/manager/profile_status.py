@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from cluster_inventory import kube
 from cluster_inventory.api import check_storable, objects
 from cluster_inventory.api.constants import (
+    FIELD_MANAGER_CLUSTER_MANAGER,
     GROUP,
     LABEL_CLUSTER_MANAGER,
     LABEL_INVENTORY_MEMBER_ID,
     V1ALPHA1,
 )
 from cluster_inventory.manager.member import MemberConnection, connection_key
-from cluster_inventory.manager.names import FIELD_MANAGER
 from cluster_inventory.manager.placement import Inventory, ProfileKey, fallback_member_id
 from cluster_inventory.manager.registration import Registration
 from cluster_inventory.manager.status import (
@@ -32,7 +32,7 @@ from cluster_inventory.manager.status import (
 )
 
 if TYPE_CHECKING:
-    from cluster_inventory.manager.controller import ClusterManager
+    from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
 __all__ = ["StatusController"]
 
@@ -40,7 +40,7 @@ _log = logging.getLogger("cluster_inventory.manager")
 
 
 class StatusController:
-    """Reconciles profile keys of one :class:`~cluster_inventory.manager.ClusterManager`.
+    """Reconciles profile keys of one :class:`~cluster_inventory.manager.ClusterManagerRunnable`.
 
     Args:
         manager: The cluster manager whose cache, member pool, desired profiles and fence
@@ -48,7 +48,7 @@ class StatusController:
             and client the same way).
     """
 
-    def __init__(self, manager: ClusterManager) -> None:
+    def __init__(self, manager: ClusterManagerRunnable) -> None:
         self.manager = manager
         #: The resourceVersion of our last status write per profile (its echo is skipped).
         self.written: dict[ProfileKey, str] = {}
@@ -154,7 +154,7 @@ class StatusController:
                 if version is not None:
                     body["metadata"]["resourceVersion"] = version
                 written = await kube.apply(
-                    m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER
+                    m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER_CLUSTER_MANAGER
                 )
                 if m.fence is not None:
                     version = m.fence.wrote(key, current, written)
@@ -202,7 +202,7 @@ class StatusController:
                     "metadata": meta,
                     "status": status,
                 },
-                field_manager=FIELD_MANAGER,
+                field_manager=FIELD_MANAGER_CLUSTER_MANAGER,
                 subresource="status",
                 # One member's change is one such write per inventory, all on the hub: no
                 # second (strict) decoding of a body built from a dict (see kube.apply).

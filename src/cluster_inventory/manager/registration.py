@@ -21,15 +21,15 @@ import yaml
 
 from cluster_inventory import _yaml, kube
 from cluster_inventory.api import objects
-from cluster_inventory.kube.events import object_reference
-from cluster_inventory.manager.names import (
+from cluster_inventory.api.constants import (
     ANNOTATION_CLUSTERSETS,
     ANNOTATION_CONTEXT,
     ANNOTATION_DISPLAY_NAME,
-    KUBECONFIG_KEY,
     LABEL_REGISTRATION,
+    REGISTRATION_KUBECONFIG_KEY,
     REGISTRATION_SECRET_TYPE,
 )
+from cluster_inventory.kube.events import object_reference
 
 __all__ = [
     "Registration",
@@ -156,8 +156,8 @@ def _parse_registration_secret(
         source,
         f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]",
     )
-    raw = _string_map(secret, "data", source, "data").get(KUBECONFIG_KEY)
-    field = f"data.{KUBECONFIG_KEY}"
+    raw = _string_map(secret, "data", source, "data").get(REGISTRATION_KUBECONFIG_KEY)
+    field = f"data.{REGISTRATION_KUBECONFIG_KEY}"
     if not raw:
         raise RegistrationError(source, field, "is missing")
     try:
@@ -255,7 +255,7 @@ def registration_secret(
             "labels": {LABEL_REGISTRATION: "true"},
             "annotations": annotations,
         },
-        "data": {KUBECONFIG_KEY: base64.b64encode(kubeconfig.encode()).decode()},
+        "data": {REGISTRATION_KUBECONFIG_KEY: base64.b64encode(kubeconfig.encode()).decode()},
     }
     parse_registration_secret(secret)
     return secret

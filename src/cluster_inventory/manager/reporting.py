@@ -16,6 +16,9 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import (
+    REPORTING_CONTROLLER_MANAGER,
+)
 from cluster_inventory.kube.events import object_reference, record_event
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.placement import DuplicateMember, ProfileKey
@@ -142,7 +145,7 @@ class ManagerReports:
             reason=reason,
             note=note,
             action=action,
-            controller="cluster-inventory.dev/manager",
+            controller=REPORTING_CONTROLLER_MANAGER,
             instance=self.identity,
             dedupe=dedupe,
             now=self.now(),

@@ -17,8 +17,8 @@ from cluster_inventory import kube
 from cluster_inventory.controller import Manager
 from cluster_inventory.kube.endpoints import default_identity, parse_bind_address
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig
+from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.controller import ClusterManager
 
 __all__ = [
     "LEASE_NAME",
@@ -58,7 +58,7 @@ async def run_manager(
 ) -> bool:
     """Run one manager replica until cancelled or until it loses leadership.
 
-    A :class:`~cluster_inventory.controller.Manager` running a :class:`ClusterManager`.
+    A :class:`~cluster_inventory.controller.Manager` running a :class:`ClusterManagerRunnable`.
 
     Args:
         hub: Hub connection.
@@ -95,7 +95,9 @@ async def run_manager(
         metrics=metrics_address,
         registry=registry,
     )
-    manager.add(lambda client: ClusterManager(client, config, identity=identity, registry=registry))
+    manager.add(
+        lambda client: ClusterManagerRunnable(client, config, identity=identity, registry=registry)
+    )
     return await manager.run(
         handle_signals=handle_signals, started=started.set if started is not None else None
     )

@@ -24,12 +24,12 @@ from cluster_inventory.api import format_time
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_JOINED,
+    CONDITION_PROPERTIES_SYNCED,
     EXTENSION_EXEC,
     PROPERTY_NAME_MAX_LENGTH,
     PROPERTY_VALUE_MAX_LENGTH,
 )
 from cluster_inventory.kube import ClusterConnection
-from cluster_inventory.manager.names import CONDITION_PROPERTIES_SYNCED
 
 __all__ = [
     "ConditionState",

@@ -21,18 +21,20 @@ from typing import TYPE_CHECKING, Any
 from cluster_inventory import kube
 from cluster_inventory.api import format_time, objects
 from cluster_inventory.api.constants import (
+    FIELD_MANAGER_CLUSTER_MANAGER,
     GROUP,
     LABEL_CLUSTER_MANAGER,
+    LABEL_TOKEN_FOR,
     SECRET_EXPIRATION_KEY,
     SECRET_TOKEN_KEY,
+    TOKEN_SECRET_TYPE,
     V1ALPHA1,
 )
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.manager.names import FIELD_MANAGER, LABEL_TOKEN_FOR, TOKEN_SECRET_TYPE
 from cluster_inventory.manager.placement import ProfileKey
 
 if TYPE_CHECKING:
-    from cluster_inventory.manager.controller import ClusterManager
+    from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
 __all__ = ["TokenController", "token_secret", "token_secret_data"]
 
@@ -87,7 +89,7 @@ class TokenController:
         manager: The cluster manager whose cache, member pool and desired profiles it reads.
     """
 
-    def __init__(self, manager: ClusterManager) -> None:
+    def __init__(self, manager: ClusterManagerRunnable) -> None:
         self.manager = manager
         #: What this process last wrote to each token Secret: (digest of its data, its
         #: resourceVersion).
@@ -174,7 +176,9 @@ class TokenController:
         secret = token_secret(
             key, profile_uid=objects.meta(profile).get("uid"), manager=m.config.name, data=data
         )
-        written = await kube.apply(m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER)
+        written = await kube.apply(
+            m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER_CLUSTER_MANAGER
+        )
         self._stored[key] = (digest, str(objects.meta(written).get("resourceVersion")))
         _log.info(
             "stored member token",

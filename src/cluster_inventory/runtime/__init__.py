@@ -31,8 +31,8 @@ from cluster_inventory.runtime.cluster import Cluster, SharedConnection, WatchSp
 from cluster_inventory.runtime.decisions import DecisionSet, group_decisions, read_decisions
 from cluster_inventory.runtime.engagement import (
     Action,
+    EngagementPlan,
     EngagementPolicy,
-    Plan,
     control_plane_healthy,
     group_holder,
     member_id,
@@ -42,7 +42,7 @@ from cluster_inventory.runtime.errors import CacheNotWatched, ClusterNotEngaged,
 from cluster_inventory.runtime.fleet import ClusterHook, FleetManager, Readiness
 from cluster_inventory.runtime.provider import ClusterAware, ClusterProvider
 from cluster_inventory.runtime.providers import ClusterProfileProvider
-from cluster_inventory.runtime.reconciler import Controller, Reconciler, Request, Result
+from cluster_inventory.runtime.reconciler import FleetController, Reconciler, Request, Result
 
 __all__ = [
     "Action",
@@ -53,12 +53,12 @@ __all__ = [
     "ClusterNotEngaged",
     "ClusterProfileProvider",
     "ClusterProvider",
-    "Controller",
     "DecisionSet",
+    "EngagementPlan",
     "EngagementPolicy",
+    "FleetController",
     "FleetError",
     "FleetManager",
-    "Plan",
     "Readiness",
     "Reconciler",
     "Request",

@@ -20,17 +20,17 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import (
+    ANNOTATION_SYNCED_FROM,
+    FIELD_MANAGER_CONFIGMAP_SYNC,
+    LABEL_MANAGED_BY,
+)
 from cluster_inventory.controller import TerminalError
 from cluster_inventory.runtime.cluster import Cluster
 from cluster_inventory.runtime.fleet import FleetManager
-from cluster_inventory.runtime.reconciler import Controller, Request, Result
+from cluster_inventory.runtime.reconciler import FleetController, Request, Result
 
-__all__ = ["FIELD_MANAGER", "ORIGIN", "ConfigMapSync"]
-
-FIELD_MANAGER = "fleet-configmap-sync"
-#: Annotation on every copy naming its hub original (``namespace/name``): only copies this
-#: controller made are ever deleted. An annotation, as a label value is limited to 63 bytes.
-ORIGIN = "cluster-inventory.dev/synced-from"
+__all__ = ["ConfigMapSync"]
 
 
 class ConfigMapSync:
@@ -55,7 +55,7 @@ class ConfigMapSync:
             namespace=source_namespace,
             field_selector=f"metadata.name={name}",
         )
-        self.controller: Controller = fleet.add_reconciler(
+        self.controller: FleetController = fleet.add_reconciler(
             "v1/ConfigMap",
             self.reconcile,
             name="configmap-sync",
@@ -75,7 +75,10 @@ class ConfigMapSync:
         hub_copy = self.source.get(f"{self.source.namespace}/{self.name}")
         current = cluster.get("v1/ConfigMap", self.name, self.target_namespace)
         if hub_copy is None:
-            if current is not None and _annotations(current).get(ORIGIN) == self.origin:
+            if (
+                current is not None
+                and _annotations(current).get(ANNOTATION_SYNCED_FROM) == self.origin
+            ):
                 with contextlib.suppress(kube.NotFoundError):
                     await kube.delete(
                         cluster.client, kube.CONFIG_MAPS, self.name, self.target_namespace
@@ -85,21 +88,25 @@ class ConfigMapSync:
         if (
             current is not None
             and (current.get("data") or {}) == data
-            and _annotations(current).get(ORIGIN) == self.origin
+            and _annotations(current).get(ANNOTATION_SYNCED_FROM) == self.origin
         ):
             return None
         body = {
             "metadata": {
                 "name": self.name,
                 "namespace": self.target_namespace,
-                "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER},
-                "annotations": {ORIGIN: self.origin},
+                "labels": {LABEL_MANAGED_BY: FIELD_MANAGER_CONFIGMAP_SYNC},
+                "annotations": {ANNOTATION_SYNCED_FROM: self.origin},
             },
             "data": data,
         }
         try:
             await kube.apply(
-                cluster.client, kube.CONFIG_MAPS, body, field_manager=FIELD_MANAGER, force=True
+                cluster.client,
+                kube.CONFIG_MAPS,
+                body,
+                field_manager=FIELD_MANAGER_CONFIGMAP_SYNC,
+                force=True,
             )
         except kube.InvalidError as exc:
             # The member refuses this object as it is: retrying cannot help until the hub's

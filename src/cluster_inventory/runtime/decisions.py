@@ -22,16 +22,13 @@ from typing import Any
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
+    ANNOTATION_DECISION_SLICES,
     LABEL_DECISION_INDEX,
     LABEL_DECISION_KEY,
     LABEL_DECISION_REVISION,
-    PROJECT_DOMAIN,
 )
 
-__all__ = ["ANNOTATION_SLICES", "DecisionSet", "group_decisions", "read_decisions"]
-
-#: On a slice: how many slices its revision has (written by our scheduler; optional).
-ANNOTATION_SLICES = f"{PROJECT_DOMAIN}/decision-slices"
+__all__ = ["DecisionSet", "group_decisions", "read_decisions"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +84,7 @@ def _complete(group: list[Mapping[str, Any]]) -> bool:
     indices = sorted(_index(s) for s in group)
     if indices != list(range(len(group))):
         return False
-    counts = {objects.annotations_of(s).get(ANNOTATION_SLICES) for s in group} - {None}
+    counts = {objects.annotations_of(s).get(ANNOTATION_DECISION_SLICES) for s in group} - {None}
     return not counts or counts == {str(len(group))}
 
 

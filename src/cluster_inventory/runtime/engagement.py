@@ -27,8 +27,8 @@ from cluster_inventory.api.views import ProfileView
 
 __all__ = [
     "Action",
+    "EngagementPlan",
     "EngagementPolicy",
-    "Plan",
     "control_plane_healthy",
     "group_holder",
     "member_id",
@@ -98,7 +98,7 @@ class Action(enum.StrEnum):
 
 
 @dataclass(frozen=True)
-class Plan:
+class EngagementPlan:
     """A decision: the action, why, and when to look again (seconds, or None)."""
 
     action: Action
@@ -116,7 +116,7 @@ def plan_engagement(
     same_access: bool = False,
     unhealthy_for: float = 0.0,
     policy: EngagementPolicy,
-) -> Plan:
+) -> EngagementPlan:
     """Decide what to do with one profile.
 
     Args:
@@ -134,24 +134,30 @@ def plan_engagement(
         ``no-access``, ``access-changed``.
     """
     if not exists:
-        return Plan(Action.DISENGAGE if engaged else Action.IGNORE, "deleted")
+        return EngagementPlan(Action.DISENGAGE if engaged else Action.IGNORE, "deleted")
     if not holder:
-        return Plan(Action.DISENGAGE if engaged else Action.IGNORE, "duplicate")
+        return EngagementPlan(Action.DISENGAGE if engaged else Action.IGNORE, "duplicate")
     if not ready:
         if not engaged:
-            return Plan(Action.IGNORE, "not-ready", policy.readiness_recheck)
+            return EngagementPlan(Action.IGNORE, "not-ready", policy.readiness_recheck)
         after = policy.disengage_unhealthy_after
         if after is None:
-            return Plan(Action.KEEP, "unhealthy", policy.readiness_recheck)
+            return EngagementPlan(Action.KEEP, "unhealthy", policy.readiness_recheck)
         if unhealthy_for >= after:
-            return Plan(Action.DISENGAGE, "unhealthy")
-        return Plan(Action.KEEP, "unhealthy", min(after - unhealthy_for, policy.readiness_recheck))
+            return EngagementPlan(Action.DISENGAGE, "unhealthy")
+        return EngagementPlan(
+            Action.KEEP, "unhealthy", min(after - unhealthy_for, policy.readiness_recheck)
+        )
     if not access_ok:
         # A bad edit must not take down a working cluster: keep the access it was engaged with.
-        return Plan(Action.KEEP if engaged else Action.IGNORE, "no-access")
+        return EngagementPlan(Action.KEEP if engaged else Action.IGNORE, "no-access")
     if engaged:
-        return Plan(Action.KEEP) if same_access else Plan(Action.REBUILD, "access-changed")
-    return Plan(Action.ENGAGE)
+        return (
+            EngagementPlan(Action.KEEP)
+            if same_access
+            else EngagementPlan(Action.REBUILD, "access-changed")
+        )
+    return EngagementPlan(Action.ENGAGE)
 
 
 def group_holder(*, engaged: Iterable[str], eligible: Iterable[str]) -> str | None:

@@ -23,7 +23,11 @@ from typing import Any, Unpack
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.controller import LeaderElectedRunnable, ShardMembership
+from cluster_inventory.controller import (
+    DEFAULT_GRACEFUL_SHUTDOWN,
+    LeaderElectedRunnable,
+    ShardMembership,
+)
 from cluster_inventory.credentials import (
     ClusterAccess,
     CredentialCache,
@@ -43,7 +47,7 @@ from cluster_inventory.runtime.providers.clusterprofile import (
     ClusterProfileProvider,
     Readiness,
 )
-from cluster_inventory.runtime.reconciler import Controller, Reconciler
+from cluster_inventory.runtime.reconciler import FleetController, Reconciler
 
 __all__ = ["ClusterHook", "FleetManager", "Readiness"]
 
@@ -69,7 +73,10 @@ class FleetManager(LeaderElectedRunnable):
         policy: Engagement settings; the fleet manager uses ``cache_sync_timeout``, the
             ClusterProfile provider (when built here) the rest.
         credential_cache: Shared exec credential cache (default: a new one).
-        shutdown_grace: Seconds running reconciles get to finish on :meth:`stop`.
+        graceful_shutdown: Seconds running reconciles get to finish on :meth:`stop`
+            (:data:`~cluster_inventory.controller.reconcile.DEFAULT_GRACEFUL_SHUTDOWN`); a
+            :class:`~cluster_inventory.controller.Manager` running this fleet sets it to its
+            own, and :meth:`run` with a Lease runs one with this value.
         name: Name of this fleet manager (metrics label ``fleet``, logs).
         registry: Prometheus registry for every metric.
         **options: The ClusterProfile provider's options (``namespaces``,
@@ -96,7 +103,7 @@ class FleetManager(LeaderElectedRunnable):
         provider: ClusterProvider | None = None,
         policy: EngagementPolicy | None = None,
         credential_cache: CredentialCache | None = None,
-        shutdown_grace: float = 30.0,
+        graceful_shutdown: float = DEFAULT_GRACEFUL_SHUTDOWN,
         name: str = "fleet",
         registry: CollectorRegistry = REGISTRY,
         **options: Unpack[ClusterProfileOptions],
@@ -119,13 +126,13 @@ class FleetManager(LeaderElectedRunnable):
         self._cache = credential_cache or CredentialCache(
             metrics=kube.collectors_for(CredentialMetrics.create, registry)
         )
-        self._grace = shutdown_grace
+        self.graceful_shutdown = graceful_shutdown
         self._metrics = FleetMetrics.for_registry(registry)
         self._pool = ConnectionPool(
             self._cache, on_change=self._metrics.connections.labels(name).set
         )
         self._clusters: dict[str, Cluster] = {}
-        self._controllers: list[Controller] = []
+        self._controllers: list[FleetController] = []
         self._on_engage: list[ClusterHook] = []
         self._on_disengage: list[ClusterHook] = []
         self._hub_watches: list[Informer] = []
@@ -144,7 +151,7 @@ class FleetManager(LeaderElectedRunnable):
         label_selector: str | None = None,
         max_concurrent_reconciles: int = 1,
         reconcile_timeout: float | None = None,
-    ) -> Controller:
+    ) -> FleetController:
         """Run ``reconcile`` for every object of ``kind`` on every engaged cluster.
 
         Args:
@@ -157,7 +164,8 @@ class FleetManager(LeaderElectedRunnable):
             reconcile_timeout: Seconds after which a reconcile is cancelled and retried.
 
         Returns:
-            The controller (for :meth:`Controller.enqueue` / :meth:`Controller.enqueue_all`).
+            The controller (for :meth:`FleetController.enqueue` /
+            :meth:`FleetController.enqueue_all`).
 
         Raises:
             ValueError: ``kind`` is malformed, a name is taken, or the fleet already started.
@@ -168,7 +176,7 @@ class FleetManager(LeaderElectedRunnable):
         controller_name = name or kind.rsplit("/", 1)[-1].lower()
         if any(c.name == controller_name for c in self._controllers):
             raise ValueError(f"fleet {self.name}: a controller named {controller_name} exists")
-        controller = Controller(
+        controller = FleetController(
             controller_name,
             WatchSpec(kind, namespace, label_selector),
             reconcile,
@@ -214,7 +222,7 @@ class FleetManager(LeaderElectedRunnable):
         """Watch objects on the hub for as long as the fleet runs (a hub-side source).
 
         ``on_change`` gets every added, modified and deleted object and typically calls
-        :meth:`Controller.enqueue_all`. It runs inline in the watch: it must not block.
+        :meth:`FleetController.enqueue_all`. It runs inline in the watch: it must not block.
 
         Args:
             kind: A kind this project knows on the hub (e.g. ``v1/ConfigMap``, ``v1/Secret``,
@@ -359,7 +367,7 @@ class FleetManager(LeaderElectedRunnable):
         self._started = False
         self._stopped = True
         await asyncio.gather(
-            self.provider.stop(), *(c.stop(self._grace) for c in self._controllers)
+            self.provider.stop(), *(c.stop(self.graceful_shutdown) for c in self._controllers)
         )
         for informer in self._hub_watches:
             await informer.stop()

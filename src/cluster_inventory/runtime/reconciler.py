@@ -28,7 +28,7 @@ from cluster_inventory.runtime.cluster import Cluster, WatchSpec
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-__all__ = ["Controller", "Reconciler", "Request", "Result"]
+__all__ = ["FleetController", "Reconciler", "Request", "Result"]
 
 _log = logging.getLogger("cluster_inventory.runtime")
 
@@ -57,7 +57,7 @@ class Request:
 Reconciler = Callable[[Request, Cluster], Coroutine[Any, Any, Result | None]]
 
 
-class Controller:
+class FleetController:
     """One reconciler for one kind, run on every engaged cluster.
 
     Made by :meth:`FleetManager.add_reconciler`; users call :meth:`enqueue` and

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import api, credentials, kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.credentials import ProviderConfig
-from cluster_inventory.manager import ClusterManager, ManagerConfig, registration_secret
+from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
 from cluster_inventory.runtime import FleetManager
 from cluster_inventory.testing import ControlPlane
 from tests.cli_run import cli
@@ -120,7 +120,9 @@ async def test_the_manager_and_a_consumer_work_on_a_v1alpha1_only_hub(tmp_path: 
         config = ManagerConfig(
             name="m", namespace="system", member_namespace="system", probe_interval=0.5
         )
-        manager = ClusterManager(client, config, registry=CollectorRegistry(), identity="test")
+        manager = ClusterManagerRunnable(
+            client, config, registry=CollectorRegistry(), identity="test"
+        )
         task = asyncio.get_running_loop().create_task(manager.run())
         try:
 

@@ -49,7 +49,7 @@ async def test_get_and_describe_give_up_after_one_timeout(fleet: Fleet, tmp_path
 def test_the_plugins_small_client_uses_the_one_timeout() -> None:
     import inspect
 
-    from cluster_inventory.credentials.plugins._hub import Hub
+    from cluster_inventory.credentials.plugins.hub import Hub
 
     default = inspect.signature(Hub.get_json).parameters["timeout"].default
     assert default == REQUEST_TIMEOUT

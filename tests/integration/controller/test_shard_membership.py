@@ -17,11 +17,10 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_CLUSTER_SET
 from cluster_inventory.controller import Manager, ShardConfig, ShardMembership
 from cluster_inventory.controller.sharding import rendezvous_owner
-from cluster_inventory.manager import ClusterManager, ManagerConfig, registration_secret
-from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
+from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
 from tests.waiting import eventually
 
 
@@ -135,7 +134,7 @@ async def test_a_replica_never_writes_a_profile_a_live_replica_holds(fleet, test
         tasks = {}
         for identity in ("a", "b"):
             registry = CollectorRegistry()
-            cm = ClusterManager(hub, config, registry=registry, identity=identity)
+            cm = ClusterManagerRunnable(hub, config, registry=registry, identity=identity)
             replicas[identity] = cm
             process = Manager(hub, shard=_config(test_namespace, identity), registry=registry)
             tasks[identity] = asyncio.ensure_future(process.add(cm).run())

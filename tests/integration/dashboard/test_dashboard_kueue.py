@@ -16,13 +16,13 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.credentials import load_provider_file
 from cluster_inventory.integrations.sync.multikueue import (
     MULTIKUEUE_CLUSTERS,
     MultiKueueSync,
     kueue_configuration,
 )
-from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.browser import Browser
 from tests.kueue import (

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster_inventory import api, kube
-from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
+from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.testing import DEFAULT_CONTROLLERS, ControlPlane, Fleet
 from cluster_inventory_workshop.upstream_crds import KNATIVE_OPERATOR_CRDS, upstream_crd
 from tests.knative import running_operator

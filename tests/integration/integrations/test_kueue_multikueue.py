@@ -24,6 +24,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.credentials import load_provider_file
 from cluster_inventory.integrations.sync.multikueue import (
     MULTIKUEUE_CLUSTERS,
@@ -31,7 +32,6 @@ from cluster_inventory.integrations.sync.multikueue import (
     MultiKueueSync,
     kueue_configuration,
 )
-from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.kueue import (
     ADMISSION_CHECKS,

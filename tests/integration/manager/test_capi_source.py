@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import LABEL_CAPI_CLUSTERSET, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.manager.accounts import list_grants
 from cluster_inventory.manager.capi import (
     CAPI_SECRET_TYPE,
@@ -23,7 +23,6 @@ from cluster_inventory.manager.capi import (
     LABEL_CAPI_CLUSTER_NAME,
     PROPERTY_CAPI_VERSION,
 )
-from cluster_inventory.manager.names import LABEL_CAPI_CLUSTERSET
 from cluster_inventory.testing import ControlPlane, Fleet
 from cluster_inventory_workshop import upstream_crd
 from tests.manager_harness import Harness, running_manager

@@ -143,7 +143,7 @@ async def test_fixed_inventory_namespace_from_config(fleet, test_namespace) -> N
     import yaml
     from prometheus_client import CollectorRegistry
 
-    from cluster_inventory.manager import ClusterManager, ManagerConfig, registration_secret
+    from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
 
     async with await fleet.hub.client() as hub:
         config = ManagerConfig(
@@ -158,7 +158,7 @@ async def test_fixed_inventory_namespace_from_config(fleet, test_namespace) -> N
             "edge1", test_namespace, yaml.safe_dump(member.kubeconfig()), ["edge"]
         )
         await kube.apply(hub, kube.SECRETS, secret, field_manager="test")
-        manager = ClusterManager(hub, config, registry=CollectorRegistry())
+        manager = ClusterManagerRunnable(hub, config, registry=CollectorRegistry())
         task = asyncio.get_running_loop().create_task(manager.run())
         try:
 

@@ -9,9 +9,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
 from cluster_inventory.manager import ProfileKey, service_account_name
-from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from tests.manager_harness import Harness
 from tests.provider_files import PLUGIN, provider_file
 from tests.waiting import eventually

@@ -23,11 +23,14 @@ from typing import Any
 import yaml
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER, LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import (
+    ANNOTATION_SHARD_HOLDER,
+    LABEL_CLUSTER_MANAGER,
+    LABEL_CLUSTER_SET,
+)
 from cluster_inventory.controller.sharding import LABEL_SHARD_GROUP, rendezvous_owner
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import registration_secret
-from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
 from tests.waiting import eventually
 
 CLI = Path(sys.executable).parent / "cluster-inventory"

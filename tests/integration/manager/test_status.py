@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from cluster_inventory import kube
-from cluster_inventory.manager.names import CONDITION_PROPERTIES_SYNCED
+from cluster_inventory.api.constants import CONDITION_PROPERTIES_SYNCED
 from tests.manager_harness import Harness
 from tests.waiting import eventually
 

@@ -73,7 +73,7 @@ async def test_a_static_provider_engages_clusters_on_the_fleet_manager(
         provider=provider,
         policy=EngagementPolicy(cache_sync_timeout=60),
         registry=registry,
-        shutdown_grace=5.0,
+        graceful_shutdown=5.0,
     )
     seen: list[Request] = []
     engaged: list[str] = []

@@ -392,8 +392,8 @@ async def test_stop_does_not_wait_the_grace_period_when_no_reconcile_runs(
     inventory: Inventory, fleet_manager
 ) -> None:
     # The provider-file poll used to sit among the reconcile workers, so every stop waited
-    # out the whole shutdown_grace (30 s by default) for a task that never ends by itself.
-    fm = fleet_manager(shutdown_grace=3600.0)
+    # out the whole grace (then 30 s by default) for a task that never ends by itself.
+    fm = fleet_manager(graceful_shutdown=3600.0)
 
     async def reconcile(request: Request, cluster: Cluster) -> None:
         return None

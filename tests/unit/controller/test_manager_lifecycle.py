@@ -11,8 +11,9 @@ import asyncio
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
-from cluster_inventory.controller import Manager
+from cluster_inventory.controller import DEFAULT_GRACEFUL_SHUTDOWN, Controller, Manager, Result
 
 
 class Stub:
@@ -86,3 +87,67 @@ async def test_a_stop_is_bounded_even_when_a_clean_up_hangs() -> None:
     assert polite.finished.is_set()
     assert not stubborn.finished.is_set()  # left behind instead of holding the process
     assert "stop stubborn" in log
+
+
+class SlowReconcile:
+    """A reconcile that takes ``seconds`` and records whether it finished."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started = asyncio.Event()
+        self.finished = False
+        self.cancelled = False
+
+    async def __call__(self, key: str) -> Result | None:
+        self.started.set()
+        try:
+            await asyncio.sleep(self.seconds)
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        self.finished = True
+        return None
+
+
+async def _stop_while_reconciling(manager: Manager, reconcile: SlowReconcile) -> float:
+    task = asyncio.get_running_loop().create_task(manager.run())
+    await asyncio.wait_for(reconcile.started.wait(), 10)
+    began = asyncio.get_running_loop().time()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 30)
+    return asyncio.get_running_loop().time() - began
+
+
+@pytest.mark.parametrize("runnable", ["controller", "factory"])
+async def test_the_managers_graceful_shutdown_is_the_grace_its_controllers_give(
+    runnable: str,
+) -> None:
+    reconcile = SlowReconcile(0.5)
+    controller: Controller[str] = Controller(
+        "slow", reconcile, graceful_shutdown=0.0, registry=CollectorRegistry()
+    )
+    controller.queue.add("k")
+    manager = Manager(HUB, graceful_shutdown=5.0)
+    manager.add(controller if runnable == "controller" else (lambda _: controller))
+    await _stop_while_reconciling(manager, reconcile)
+    assert controller.graceful_shutdown == 5.0  # the Manager's, not the controller's own 0 s
+    assert reconcile.finished and not reconcile.cancelled
+
+
+async def test_a_reconcile_longer_than_the_grace_is_cancelled_in_time() -> None:
+    reconcile = SlowReconcile(3600)
+    controller: Controller[str] = Controller("stuck", reconcile, registry=CollectorRegistry())
+    controller.queue.add("k")
+    took = await _stop_while_reconciling(
+        Manager(HUB, graceful_shutdown=0.2).add(controller), reconcile
+    )
+    assert reconcile.cancelled
+    assert took < 5
+
+
+def test_one_default_grace() -> None:
+    assert Manager(HUB).graceful_shutdown == DEFAULT_GRACEFUL_SHUTDOWN
+    assert Controller("c", SlowReconcile(0), registry=CollectorRegistry()).graceful_shutdown == (
+        DEFAULT_GRACEFUL_SHUTDOWN
+    )

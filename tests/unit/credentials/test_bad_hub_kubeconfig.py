@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from cluster_inventory.credentials.plugins._hub import Hub, HubError
+from cluster_inventory.credentials.plugins.hub import Hub, HubError
 
 
 def _kubeconfig(tmp_path, insecure):

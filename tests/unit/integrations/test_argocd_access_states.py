@@ -26,6 +26,12 @@ def test_no_access_provider_yet_is_pending_not_a_mismatch() -> None:
     with pytest.raises(RenderPending) as pending:
         render_cluster_secret(not_joined(), providers(), namespace="argocd")
     assert pending.value.field == "status.accessProviders"
+    # The parts of the access error, not a parsed message.
+    assert pending.value.problem == info.value.problem
+    assert (
+        str(pending.value)
+        == f"ClusterProfile team-a/c1: status.accessProviders: {info.value.problem}"
+    )
 
 
 def test_a_provider_the_file_does_not_know_is_still_an_error() -> None:

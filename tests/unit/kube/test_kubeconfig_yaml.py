@@ -5,7 +5,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_inventory.kubeconfig import _yaml as _kubeconfig_yaml
+from cluster_inventory import _yaml as _kubeconfig_yaml
 
 texts = st.text(
     alphabet=string.ascii_letters + string.digits + "-_./:=+ @'\"#\\", min_size=0, max_size=40
@@ -52,7 +52,7 @@ users:
       - 'quoted value'
       provideClusterInfo: true
 """
-    assert _kubeconfig_yaml.load(text) == yaml.safe_load(text)
+    assert _kubeconfig_yaml.load_block(text) == yaml.safe_load(text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -61,7 +61,7 @@ def test_same_answer_as_pyyaml_or_unsupported(doc):
     for style in (False, None):
         text = yaml.safe_dump(doc, default_flow_style=style, width=10_000)
         try:
-            ours = _kubeconfig_yaml.load(text)
+            ours = _kubeconfig_yaml.load_block(text)
         except _kubeconfig_yaml.Unsupported:
             continue
         assert ours == yaml.safe_load(text), text
@@ -82,4 +82,4 @@ def test_same_answer_as_pyyaml_or_unsupported(doc):
 )
 def test_outside_the_subset_is_unsupported(text):
     with pytest.raises(_kubeconfig_yaml.Unsupported):
-        _kubeconfig_yaml.load(text)
+        _kubeconfig_yaml.load_block(text)

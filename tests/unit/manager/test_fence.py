@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.api.objects import ObjectKey
 from cluster_inventory.manager.fence import ProfileFence, member_ids_elsewhere
-from cluster_inventory.manager.names import ANNOTATION_SHARD_HOLDER
 
 KEY = ObjectKey("inv", "m1")
 

@@ -1,7 +1,6 @@
-from cluster_inventory.api.constants import LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTER_SET
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager import ProfileKey, Registration
-from cluster_inventory.manager.names import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.manager.placement import desired_profiles, inventories, plan
 
 

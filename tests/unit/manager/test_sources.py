@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cluster_inventory.api.constants import ANNOTATION_CLUSTERSETS, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager import ManagerConfig, Registration, RegistrationError
 from cluster_inventory.manager.capi import (
@@ -17,7 +18,6 @@ from cluster_inventory.manager.capi import (
     parse_capi_kubeconfig,
     strip_unused_data,
 )
-from cluster_inventory.manager.names import ANNOTATION_CLUSTERSETS, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.manager.sources import CombinedSource, parse_file_registrations
 from cluster_inventory.manager.status import (
     ConditionState,

@@ -6,8 +6,8 @@ import pytest
 
 from cluster_inventory.runtime import (
     Action,
+    EngagementPlan,
     EngagementPolicy,
-    Plan,
     control_plane_healthy,
     group_holder,
     member_id,
@@ -17,7 +17,7 @@ from cluster_inventory.runtime import (
 POLICY = EngagementPolicy(disengage_unhealthy_after=60.0, readiness_recheck=10.0)
 
 
-def plan(**kw) -> Plan:
+def plan(**kw) -> EngagementPlan:
     kw.setdefault("policy", POLICY)
     kw.setdefault("exists", True)
     kw.setdefault("engaged", False)
@@ -26,34 +26,34 @@ def plan(**kw) -> Plan:
 
 
 def test_a_ready_profile_with_access_is_engaged() -> None:
-    assert plan() == Plan(Action.ENGAGE)
+    assert plan() == EngagementPlan(Action.ENGAGE)
 
 
 def test_an_engaged_cluster_with_the_same_access_is_kept_whatever_else_changed() -> None:
-    assert plan(engaged=True, same_access=True) == Plan(Action.KEEP)
+    assert plan(engaged=True, same_access=True) == EngagementPlan(Action.KEEP)
 
 
 def test_an_engaged_cluster_with_new_access_inputs_is_rebuilt() -> None:
-    assert plan(engaged=True, same_access=False) == Plan(Action.REBUILD, "access-changed")
+    assert plan(engaged=True, same_access=False) == EngagementPlan(Action.REBUILD, "access-changed")
 
 
 def test_a_deleted_profile_disengages_its_cluster() -> None:
-    assert plan(exists=False, engaged=True) == Plan(Action.DISENGAGE, "deleted")
-    assert plan(exists=False) == Plan(Action.IGNORE, "deleted")
+    assert plan(exists=False, engaged=True) == EngagementPlan(Action.DISENGAGE, "deleted")
+    assert plan(exists=False) == EngagementPlan(Action.IGNORE, "deleted")
 
 
 def test_a_not_ready_profile_is_not_engaged_and_is_rechecked() -> None:
-    assert plan(ready=False) == Plan(Action.IGNORE, "not-ready", 10.0)
+    assert plan(ready=False) == EngagementPlan(Action.IGNORE, "not-ready", 10.0)
 
 
 def test_an_unhealthy_engaged_cluster_is_kept_until_the_policy_period_ends() -> None:
-    assert plan(engaged=True, ready=False, unhealthy_for=0.0) == Plan(
+    assert plan(engaged=True, ready=False, unhealthy_for=0.0) == EngagementPlan(
         Action.KEEP, "unhealthy", 10.0
     )
-    assert plan(engaged=True, ready=False, unhealthy_for=55.0) == Plan(
+    assert plan(engaged=True, ready=False, unhealthy_for=55.0) == EngagementPlan(
         Action.KEEP, "unhealthy", 5.0
     )
-    assert plan(engaged=True, ready=False, unhealthy_for=60.0) == Plan(
+    assert plan(engaged=True, ready=False, unhealthy_for=60.0) == EngagementPlan(
         Action.DISENGAGE, "unhealthy"
     )
 
@@ -66,13 +66,13 @@ def test_policy_none_keeps_an_unhealthy_cluster_and_zero_drops_it_at_once() -> N
 
 
 def test_unresolvable_access_keeps_the_engaged_cluster_and_engages_nothing_new() -> None:
-    assert plan(engaged=True, access_ok=False) == Plan(Action.KEEP, "no-access")
-    assert plan(access_ok=False) == Plan(Action.IGNORE, "no-access")
+    assert plan(engaged=True, access_ok=False) == EngagementPlan(Action.KEEP, "no-access")
+    assert plan(access_ok=False) == EngagementPlan(Action.IGNORE, "no-access")
 
 
 def test_a_duplicate_of_another_profile_is_not_engaged() -> None:
-    assert plan(holder=False) == Plan(Action.IGNORE, "duplicate")
-    assert plan(engaged=True, holder=False) == Plan(Action.DISENGAGE, "duplicate")
+    assert plan(holder=False) == EngagementPlan(Action.IGNORE, "duplicate")
+    assert plan(engaged=True, holder=False) == EngagementPlan(Action.DISENGAGE, "duplicate")
 
 
 def test_the_engaged_profile_holds_its_member_id_otherwise_the_first_eligible() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -58,3 +59,18 @@ def test_exactly_one_of_a_provider_file_and_a_provider() -> None:
 def test_engage_workers_below_one_is_refused_at_construction() -> None:
     with pytest.raises(ValueError, match="engage_workers"):
         FleetManager(HUB, ProviderConfig(providers=()), engage_workers=0)
+
+
+async def test_a_manager_gives_the_fleet_its_graceful_shutdown() -> None:
+    from cluster_inventory.controller import DEFAULT_GRACEFUL_SHUTDOWN, Manager
+
+    fm = FleetManager(HUB, provider=NoClusters(), registry=CollectorRegistry())
+    assert fm.graceful_shutdown == DEFAULT_GRACEFUL_SHUTDOWN
+    manager = Manager(HUB, graceful_shutdown=7.0, registry=CollectorRegistry()).add(fm)
+    task = asyncio.get_running_loop().create_task(manager.run())
+    while not manager.ready():
+        await asyncio.sleep(0.01)
+    assert fm.graceful_shutdown == 7.0  # reconciles get the Manager's grace, not their own
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)

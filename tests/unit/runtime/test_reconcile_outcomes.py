@@ -17,7 +17,7 @@ from cluster_inventory.controller import reconcile_loop
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime import Request, Result, TerminalError
 from cluster_inventory.runtime.cluster import WatchSpec
-from cluster_inventory.runtime.reconciler import Controller
+from cluster_inventory.runtime.reconciler import FleetController
 
 
 def _queue(registry: CollectorRegistry) -> WorkQueue[str]:
@@ -175,7 +175,7 @@ async def test_requests_of_a_disengaged_cluster_are_dropped_and_a_cancelled_reco
         entered.set()
         await asyncio.Event().wait()
 
-    controller = Controller(
+    controller = FleetController(
         "test", WatchSpec("v1/ConfigMap"), reconcile, clusters, registry=registry
     )
     controller.start()
@@ -201,7 +201,7 @@ async def test_enqueue_all_reaches_every_engaged_cluster() -> None:
     async def reconcile(request: Request, cluster: Any) -> None:
         seen.append(request)
 
-    controller = Controller(
+    controller = FleetController(
         "test",
         WatchSpec("v1/ConfigMap"),
         reconcile,
@@ -221,7 +221,7 @@ async def test_enqueue_all_reaches_every_engaged_cluster() -> None:
 
 def test_controller_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="max_concurrent_reconciles"):
-        Controller(
+        FleetController(
             "c",
             WatchSpec("v1/Pod"),
             None,
@@ -230,7 +230,7 @@ def test_controller_settings_are_checked() -> None:
             registry=CollectorRegistry(),
         )  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="reconcile_timeout"):
-        Controller(
+        FleetController(
             "c", WatchSpec("v1/Pod"), None, {}, reconcile_timeout=0, registry=CollectorRegistry()
         )  # type: ignore[arg-type]
 

@@ -5,28 +5,19 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
 
 from cluster_inventory import api, kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._table import format_table
-from cluster_inventory.cli.demo._plan import (
-    CONSUMER,
-    FIELD_MANAGER,
-    INVENTORIES,
-    SYNCED_CONFIGMAP,
-    poll,
-)
-
-if TYPE_CHECKING:
-    from cluster_inventory.cli.demo._demo import Demo
+from cluster_inventory.cli.demo._plan import CONSUMER, INVENTORIES, SYNCED_CONFIGMAP, DemoRun, poll
 
 
-async def make_consumer(demo: Demo, hub: kube.ApiClient, namespace: str) -> tuple[Path, Path]:
+async def make_consumer(demo: DemoRun, hub: kube.ApiClient, namespace: str) -> tuple[Path, Path]:
     """Make the consumer ServiceAccount with a Role on its inventory only.
 
     Returns:
@@ -43,16 +34,18 @@ async def make_consumer(demo: Demo, hub: kube.ApiClient, namespace: str) -> tupl
         {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
     ]
     meta = {"name": CONSUMER, "namespace": namespace}
-    await kube.apply(hub, kube.SERVICE_ACCOUNTS, {"metadata": meta}, field_manager=FIELD_MANAGER)
     await kube.apply(
-        hub, kube.ROLES, {"metadata": meta, "rules": rules}, field_manager=FIELD_MANAGER
+        hub, kube.SERVICE_ACCOUNTS, {"metadata": meta}, field_manager=FIELD_MANAGER_DEMO
+    )
+    await kube.apply(
+        hub, kube.ROLES, {"metadata": meta, "rules": rules}, field_manager=FIELD_MANAGER_DEMO
     )
     binding = {
         "metadata": meta,
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": CONSUMER},
         "subjects": [{"kind": "ServiceAccount", "name": CONSUMER, "namespace": namespace}],
     }
-    await kube.apply(hub, kube.ROLE_BINDINGS, binding, field_manager=FIELD_MANAGER)
+    await kube.apply(hub, kube.ROLE_BINDINGS, binding, field_manager=FIELD_MANAGER_DEMO)
     token = await kube.request_service_account_token(hub, namespace, CONSUMER)
     home = demo.fleet.workdir / "consumer"
     home.mkdir(parents=True, exist_ok=True)
@@ -74,7 +67,7 @@ async def make_consumer(demo: Demo, hub: kube.ApiClient, namespace: str) -> tupl
 
 
 async def consume(
-    demo: Demo, hub: kube.ApiClient, me: kube.ApiClient, namespace: str, providers: Path
+    demo: DemoRun, hub: kube.ApiClient, me: kube.ApiClient, namespace: str, providers: Path
 ) -> None:
     """Run the runtime example as the consumer, then reach each member through the plugin."""
     from cluster_inventory import credentials
@@ -85,7 +78,7 @@ async def consume(
     runtime: FleetManager | None = None
     body = {"metadata": {"name": SYNCED_CONFIGMAP, "namespace": namespace}, "data": data}
     async with demo.step(f"syncing ConfigMap {namespace}/{SYNCED_CONFIGMAP} with the runtime"):
-        await kube.apply(hub, kube.CONFIG_MAPS, body, field_manager=FIELD_MANAGER)
+        await kube.apply(hub, kube.CONFIG_MAPS, body, field_manager=FIELD_MANAGER_DEMO)
         runtime = FleetManager(me, str(providers), namespaces=[namespace], name="demo")
         ConfigMapSync(runtime, namespace, SYNCED_CONFIGMAP, "default")
         await runtime.start()

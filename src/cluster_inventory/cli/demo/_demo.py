@@ -16,6 +16,7 @@ from rich.progress import TaskID
 
 from cluster_inventory import api, kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.cli.demo._consumer import consume, make_consumer
@@ -25,7 +26,6 @@ from cluster_inventory.cli.demo._outage import outage
 from cluster_inventory.cli.demo._placement import place_and_apply
 from cluster_inventory.cli.demo._plan import (
     CONSUMER,
-    FIELD_MANAGER,
     INVENTORIES,
     MANAGER_NAMESPACE,
     PROPERTY_ACCOUNT_ID,
@@ -165,16 +165,16 @@ class Demo:
 
     async def _create_inventories(self, hub: kube.ApiClient) -> None:
         manager_namespace = {"metadata": {"name": MANAGER_NAMESPACE}}
-        await kube.apply(hub, kube.NAMESPACES, manager_namespace, field_manager=FIELD_MANAGER)
+        await kube.apply(hub, kube.NAMESPACES, manager_namespace, field_manager=FIELD_MANAGER_DEMO)
         for inv in INVENTORIES:
             body = {
                 "metadata": {
                     "name": inv.namespace,
                     "labels": {api.LABEL_CLUSTER_SET: inv.clusterset},
-                    "annotations": {"cluster-inventory.dev/member-cluster-role": inv.member_role},
+                    "annotations": {api.ANNOTATION_MEMBER_ROLE: inv.member_role},
                 }
             }
-            await kube.apply(hub, kube.NAMESPACES, body, field_manager=FIELD_MANAGER)
+            await kube.apply(hub, kube.NAMESPACES, body, field_manager=FIELD_MANAGER_DEMO)
 
     async def _register(self, hub: kube.ApiClient) -> None:
         for member in self.members:
@@ -189,7 +189,7 @@ class Demo:
                 ):
                     body = {"metadata": {"name": name}, "spec": {"value": value}}
                     await kube.apply(
-                        client, kube.CLUSTER_PROPERTIES, body, field_manager=FIELD_MANAGER
+                        client, kube.CLUSTER_PROPERTIES, body, field_manager=FIELD_MANAGER_DEMO
                     )
 
     def _start_manager(self) -> None:

@@ -7,19 +7,20 @@ import base64
 import functools
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import (
+    ANNOTATION_PROFILE,
+    FIELD_MANAGER_DEMO,
+    LABEL_ARGOCD_SECRET_TYPE,
+)
 from cluster_inventory.cli._table import format_table
-from cluster_inventory.cli.demo._plan import FIELD_MANAGER, INVENTORIES, poll, register_one
-
-if TYPE_CHECKING:
-    from cluster_inventory.cli.demo._demo import Demo
+from cluster_inventory.cli.demo._plan import INVENTORIES, DemoRun, poll, register_one
 
 
 async def consumers_served(
-    demo: Demo, hub: kube.ApiClient, namespace: str, providers: Path
+    demo: DemoRun, hub: kube.ApiClient, namespace: str, providers: Path
 ) -> None:
     """Keep Argo CD Secrets and MultiKueueClusters; take a member out and put it back."""
     from cluster_inventory.cli.demo._crds import kueue_crds
@@ -33,11 +34,10 @@ async def consumers_served(
 
     async def table(expected: set[str]) -> list[list[str]] | None:
         secrets = await kube.list_objects(
-            hub, kube.SECRETS, argo_ns, label_selector="argocd.argoproj.io/secret-type=cluster"
+            hub, kube.SECRETS, argo_ns, label_selector=f"{LABEL_ARGOCD_SECRET_TYPE}=cluster"
         )
         by_profile = {
-            objects.annotations_of(s).get("cluster-inventory.dev/cluster-profile", ""): s
-            for s in secrets["items"]
+            objects.annotations_of(s).get(ANNOTATION_PROFILE, ""): s for s in secrets["items"]
         }
         mkcs = {
             objects.meta(m).get("name"): m
@@ -74,7 +74,7 @@ async def consumers_served(
     async with demo.step("installing Kueue's MultiKueue CRDs (sigs.k8s.io/kueue module)"):
         await kube.ensure_crds(hub, await asyncio.to_thread(kueue_crds))
         await kube.apply(
-            hub, kube.NAMESPACES, {"metadata": {"name": argo_ns}}, field_manager=FIELD_MANAGER
+            hub, kube.NAMESPACES, {"metadata": {"name": argo_ns}}, field_manager=FIELD_MANAGER_DEMO
         )
     argo = ArgoCDSync(
         hub, load_provider_file(providers), namespaces=[namespace], argocd_namespace=argo_ns

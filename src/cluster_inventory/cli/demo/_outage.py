@@ -5,19 +5,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from cluster_inventory import api, kube
 from cluster_inventory.api.views import ProfileView
-from cluster_inventory.cli.demo._plan import poll
-
-if TYPE_CHECKING:
-    from cluster_inventory.cli.demo._demo import Demo
+from cluster_inventory.cli.demo._plan import DemoRun, poll
 
 T = TypeVar("T")
 
 
-async def outage(demo: Demo, hub: kube.ApiClient) -> None:
+async def outage(demo: DemoRun, hub: kube.ApiClient) -> None:
     """Stop the last member's API server and start it again, timing each health flip."""
     name = demo.outage_member
     keys = [key for key in demo.expected_profiles() if key[1] == name]
@@ -63,7 +60,7 @@ async def _while(action: Awaitable[None], wait: Awaitable[T]) -> T:
 
 
 async def _wait_health(
-    demo: Demo, hub: kube.ApiClient, keys: list[tuple[str, str]], wanted: str
+    demo: DemoRun, hub: kube.ApiClient, keys: list[tuple[str, str]], wanted: str
 ) -> tuple[str, float]:
     """Wait until ``ControlPlaneHealthy`` is ``wanted`` on every profile of ``keys``.
 

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
 from cluster_inventory.cli._table import format_table
-from cluster_inventory.cli.demo._plan import CONSUMER, FIELD_MANAGER, PROPERTY_REGION, poll
-
-if TYPE_CHECKING:
-    from cluster_inventory.cli.demo._demo import Demo
+from cluster_inventory.cli.demo._plan import CONSUMER, PROPERTY_REGION, DemoRun, poll
 
 
 async def place_and_apply(
-    demo: Demo, hub: kube.ApiClient, me: kube.ApiClient, namespace: str, providers: Path
+    demo: DemoRun, hub: kube.ApiClient, me: kube.ApiClient, namespace: str, providers: Path
 ) -> None:
     """Place the inventory's clusters of the first member's region and apply to them."""
     from cluster_inventory.integrations import delivery
@@ -43,7 +41,7 @@ async def place_and_apply(
     async with demo.step(f"placing {namespace}'s clusters in {region} (PlacementDecision)"):
         async with PlacementScheduler(hub, namespaces=[namespace], name="demo") as scheduler:
             await scheduler.wait_synced()
-            await kube.apply(hub, PLACEMENTS, body, field_manager=FIELD_MANAGER)
+            await kube.apply(hub, PLACEMENTS, body, field_manager=FIELD_MANAGER_DEMO)
             placed = await poll(decided, demo.ready_timeout, lambda: "no decision yet")
         decision = await read_decisions(me, namespace, name)  # as a consumer reads it
     status = objects.status(placed)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
+from cluster_inventory.manager.names import DEFAULT_NAMESPACE
 from cluster_inventory.testing import Fleet
 
 #: ClusterProperty names published on every member (KEP-2149 objects in ``about.k8s.io``;
@@ -19,8 +22,7 @@ PROPERTY_ACCOUNT_ID = "account-id"
 CONSUMER = "demo-consumer"
 #: The hub ConfigMap the runtime example copies to ``default`` on each member.
 SYNCED_CONFIGMAP = "fleet-settings"
-MANAGER_NAMESPACE = "cluster-inventory-system"
-FIELD_MANAGER = "cluster-inventory-demo"
+MANAGER_NAMESPACE = DEFAULT_NAMESPACE
 T = TypeVar("T")
 _REGIONS = ("eu-west-1", "us-east-1", "ap-south-1", "eu-central-1", "us-west-2")
 
@@ -98,6 +100,37 @@ class Outcome:
     served: tuple[int, int] = (0, 0)
 
 
+class DemoRun(Protocol):
+    """What a step of the demo reads of its run (``_demo.Demo`` is one).
+
+    The steps live in modules of their own and ``_demo`` imports them, so they see the run
+    through this Protocol rather than importing ``Demo`` back (no import circle).
+    """
+
+    fleet: Fleet
+    members: list[DemoMember]
+    out: Callable[[str], None]
+    outcome: Outcome
+    ready_timeout: float
+
+    @property
+    def outage_member(self) -> str:
+        """The member whose API server the demo stops."""
+        ...
+
+    def expected_profiles(self) -> list[tuple[str, str]]:
+        """``(inventory namespace, member)`` of every profile the manager should make."""
+        ...
+
+    def check_manager(self) -> None:
+        """Raise if the cluster manager process exited."""
+        ...
+
+    def step(self, title: str, total: int | None = None) -> AbstractAsyncContextManager[Any]:
+        """Show ``title`` while the block runs; a failure names the step."""
+        ...
+
+
 async def poll(
     check: Callable[[], Awaitable[T | None]], timeout: float, why: Callable[[], str]
 ) -> T:
@@ -129,4 +162,4 @@ async def register_one(
     secret = registration_secret(
         member.name, MANAGER_NAMESPACE, cp.kubeconfig_path.read_text(), clustersets
     )
-    await kube.apply(hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER)
+    await kube.apply(hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER_DEMO)

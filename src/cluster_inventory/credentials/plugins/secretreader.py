@@ -28,7 +28,7 @@ import json
 import os
 import sys
 
-from cluster_inventory.credentials.plugins._hub import (
+from cluster_inventory.credentials.plugins.hub import (
     Hub,
     HubError,
     b64decode,

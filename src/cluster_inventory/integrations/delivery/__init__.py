@@ -29,10 +29,10 @@ precondition). A member where any apply failed is not pruned.
 
 from __future__ import annotations
 
+from cluster_inventory.api.constants import LABEL_DELIVERY
 from cluster_inventory.integrations.delivery import _applyset
 from cluster_inventory.integrations.delivery._applyset import *  # noqa: F403 - its __all__
 from cluster_inventory.integrations.delivery._fleet import (
-    LABEL_DELIVERY,
     FleetDelivery,
     ReportHook,
     deliver,

@@ -7,6 +7,16 @@ import hashlib
 from dataclasses import dataclass
 
 from cluster_inventory import __version__
+from cluster_inventory.api.constants import (
+    APPLYSET_GROUP_KINDS,
+    APPLYSET_ID_LABEL,
+    APPLYSET_NAMESPACES,
+    APPLYSET_PART_OF,
+    APPLYSET_TOOLING,
+)
+from cluster_inventory.api.constants import (
+    FIELD_MANAGER_APPLY as FIELD_MANAGER,
+)
 
 __all__ = [
     "APPLYSET_GROUP_KINDS",
@@ -18,25 +28,6 @@ __all__ = [
     "TOOLING",
     "ApplySet",
 ]
-
-#: Default field manager of ``cluster-inventory apply``.
-FIELD_MANAGER = "cluster-inventory-apply"
-
-
-#: KEP-3659 names (kubectl's ``applyset.kubernetes.io/...``).
-APPLYSET_ID_LABEL = "applyset.kubernetes.io/id"
-
-
-APPLYSET_PART_OF = "applyset.kubernetes.io/part-of"
-
-
-APPLYSET_TOOLING = "applyset.kubernetes.io/tooling"
-
-
-APPLYSET_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
-
-
-APPLYSET_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
 
 
 TOOLING = f"cluster-inventory/v{__version__}"

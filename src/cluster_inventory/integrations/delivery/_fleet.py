@@ -12,6 +12,9 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import (
+    LABEL_DELIVERY,
+)
 from cluster_inventory.credentials import (
     CredentialCache,
     CredentialsError,
@@ -274,11 +277,6 @@ async def select_profiles(
 def results_json(results: Iterable[ObjectResult]) -> str:
     """``-o json``: a list of result objects."""
     return json.dumps([r.to_dict() for r in results], indent=2)
-
-
-#: On every object :class:`FleetDelivery` applies: its field manager (the member-side watch
-#: for drift selects on it).
-LABEL_DELIVERY = "cluster-inventory.dev/delivery"
 
 
 #: ``(cluster, rows)``: called after each apply pass or drift repair on a member.

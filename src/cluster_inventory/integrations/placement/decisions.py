@@ -22,21 +22,25 @@ from typing import Any
 
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
+    ANNOTATION_DECISION_SLICES,
+    FIELD_MANAGER_PLACEMENT,
     GROUP,
     LABEL_DECISION_INDEX,
     LABEL_DECISION_KEY,
     LABEL_DECISION_REVISION,
+    LABEL_MANAGED_BY,
     LABEL_PLACEMENT_KEY,
     PLACEMENT_DECISION_KIND,
     PLACEMENT_DECISION_MAX_DECISIONS,
     PROJECT_DOMAIN,
     V1ALPHA1,
 )
+from cluster_inventory.api.constants import (
+    PLACEMENT_SCHEDULER_NAME as SCHEDULER_NAME,
+)
 from cluster_inventory.integrations.placement.choice import Choice, ClusterRef
-from cluster_inventory.runtime.decisions import ANNOTATION_SLICES
 
 __all__ = [
-    "ANNOTATION_SLICES",
     "PLACEMENT_API_VERSION",
     "PLACEMENT_GROUP",
     "PLACEMENT_KIND",
@@ -51,15 +55,11 @@ __all__ = [
     "slice_name",
 ]
 
-#: ``schedulerName`` of every PlacementDecision this scheduler writes.
-SCHEDULER_NAME = f"{PROJECT_DOMAIN}/placement"
 #: The placement request's API group, version, kind and resource (our group, not k8s.io's).
 PLACEMENT_GROUP = PROJECT_DOMAIN
 PLACEMENT_API_VERSION = f"{PLACEMENT_GROUP}/v1alpha1"
 PLACEMENT_KIND = "Placement"
 PLACEMENT_PLURAL = "placements"
-_MANAGED_BY = "app.kubernetes.io/managed-by"
-_MANAGED_BY_VALUE = "cluster-inventory-placement"
 _LABEL_MAX = 63
 _NAME_MAX = 253
 
@@ -146,9 +146,9 @@ def render_slices(
                         LABEL_DECISION_INDEX: str(index),
                         LABEL_PLACEMENT_KEY: label_value(str(spec.get("placementKey") or name)),
                         LABEL_DECISION_REVISION: revision,
-                        _MANAGED_BY: _MANAGED_BY_VALUE,
+                        LABEL_MANAGED_BY: FIELD_MANAGER_PLACEMENT,
                     },
-                    "annotations": {ANNOTATION_SLICES: str(len(chunks))},
+                    "annotations": {ANNOTATION_DECISION_SLICES: str(len(chunks))},
                     "ownerReferences": [owner] if owner["uid"] else [],
                 },
                 "schedulerName": scheduler_name,

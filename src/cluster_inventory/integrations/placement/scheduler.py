@@ -28,6 +28,9 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import (
+    FIELD_MANAGER_PLACEMENT as FIELD_MANAGER,
+)
 from cluster_inventory.api.constants import LABEL_DECISION_KEY
 from cluster_inventory.api.views import format_time
 from cluster_inventory.controller import Controller, Result
@@ -53,8 +56,6 @@ from cluster_inventory.kube.informer import DELETED, Informer, object_key
 
 __all__ = ["FIELD_MANAGER", "PLACEMENTS", "PlacementScheduler", "placement_status"]
 
-#: Field manager of every write of the scheduler.
-FIELD_MANAGER = "cluster-inventory-placement"
 #: The placement request resource.
 PLACEMENTS = kube.Resource(
     group=PLACEMENT_GROUP, version="v1alpha1", plural=PLACEMENT_PLURAL, kind=PLACEMENT_KIND

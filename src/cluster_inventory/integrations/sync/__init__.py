@@ -11,3 +11,31 @@
 The submodules are imported by name (``from cluster_inventory.integrations.sync.argocd
 import ArgoCDSync``), so importing one sync does not load the other.
 """
+
+from __future__ import annotations
+
+from cluster_inventory.integrations.sync._mirror import (
+    Assignment,
+    MirrorOptions,
+    ProfileMirror,
+    RenderError,
+    RenderPending,
+)
+from cluster_inventory.integrations.sync._ownership import (
+    fingerprint,
+    instance_lease_name,
+    owner_of,
+    validate_instance,
+)
+
+__all__ = [
+    "Assignment",
+    "MirrorOptions",
+    "ProfileMirror",
+    "RenderError",
+    "RenderPending",
+    "fingerprint",
+    "instance_lease_name",
+    "owner_of",
+    "validate_instance",
+]

@@ -32,16 +32,24 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
+from cluster_inventory.api.constants import (
+    ANNOTATION_PROFILE,
+    DEFAULT_SYNC_INSTANCE,
+    FIELD_MANAGER_MIRROR,
+    GROUP,
+    LABEL_SYNC_INSTANCE,
+    REPORTING_CONTROLLER_MIRROR,
+    V1ALPHA1,
+)
 from cluster_inventory.api.objects import meta as _meta
-from cluster_inventory.controller import Controller, Manager, Result
+from cluster_inventory.controller import Controller, Result
 from cluster_inventory.integrations.sync._ownership import (
     ANNOTATION_FINGERPRINT,
     LABEL_MANAGED_BY,
@@ -59,7 +67,6 @@ from cluster_inventory.kube.informer import (
     object_key,
     strip_managed_fields,
 )
-from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 
 __all__ = [
     "ANNOTATION_FINGERPRINT",
@@ -74,16 +81,11 @@ __all__ = [
     "fingerprint",
     "instance_lease_name",
     "owner_of",
-    "run_mirror",
     "validate_instance",
 ]
 
-#: Annotation naming the source profile, ``namespace/name`` (an annotation: a label value is
-#: limited to 63 bytes, a profile name is not).
-ANNOTATION_PROFILE = "cluster-inventory.dev/cluster-profile"
 #: Queue key that recomputes the plan (no target is named with a NUL byte).
 _PLAN = "\x00plan"
-_PROFILE_API_VERSION = "multicluster.x-k8s.io/v1alpha1"
 
 
 class RenderError(Exception):
@@ -93,14 +95,19 @@ class RenderError(Exception):
         profile: ``namespace/name`` of the ClusterProfile.
         field: The profile (or provider file) field at fault, e.g.
             ``status.accessProviders[name=secretreader].cluster.certificate-authority-data``.
-        message: What is wrong with it; never a credential.
+        problem: What is wrong with it; never a credential.
+
+    Attributes:
+        profile: As given.
+        field: As given.
+        problem: As given.
     """
 
-    def __init__(self, profile: str, field: str, message: str) -> None:
-        super().__init__(f"ClusterProfile {profile}: {field}: {message}")
+    def __init__(self, profile: str, field: str, problem: str) -> None:
+        super().__init__(f"ClusterProfile {profile}: {field}: {problem}")
         self.profile = profile
         self.field = field
-        self.message = message
+        self.problem = problem
 
 
 class RenderPending(RenderError):
@@ -174,10 +181,10 @@ class ProfileMirror(Controller[str], abc.ABC):
 
     resource: kube.Resource
     target_namespace: str | None = None
-    field_manager: str = "cluster-inventory-mirror"
+    field_manager: str = FIELD_MANAGER_MIRROR
     controller: str = "mirror"
     #: Events' ``reportingController``.
-    reporting_controller: str = "cluster-inventory.dev/mirror"
+    reporting_controller: str = REPORTING_CONTROLLER_MIRROR
 
     def __init__(
         self,
@@ -490,7 +497,7 @@ class ProfileMirror(Controller[str], abc.ABC):
         await record_event(
             self.hub,
             {
-                "apiVersion": _PROFILE_API_VERSION,
+                "apiVersion": f"{GROUP}/{V1ALPHA1}",
                 "kind": "ClusterProfile",
                 "name": meta.get("name"),
                 "namespace": meta.get("namespace"),
@@ -518,38 +525,3 @@ class ProfileMirror(Controller[str], abc.ABC):
         """
         await super().wait_synced()
         self.synced.set()
-
-
-async def run_mirror(
-    hub: kube.ClusterConnection,
-    make: Callable[[kube.ApiClient], ProfileMirror],
-    *,
-    lease: LeaderElectionConfig | None,
-    health_address: tuple[str, int] | None = None,
-    metrics_address: tuple[str, int] | None = None,
-    registry: CollectorRegistry = REGISTRY,
-    started: Callable[[], Awaitable[None] | None] | None = None,
-) -> bool:
-    """Run one mirror replica as a process: a :class:`~cluster_inventory.controller.Manager`.
-
-    Args:
-        hub: Hub connection.
-        make: Builds the mirror on the hub client.
-        lease: Lease settings; None runs without leader election.
-        health_address: Where to serve ``/healthz`` and ``/readyz`` (None: nowhere).
-        metrics_address: Where to serve ``/metrics`` (None: nowhere).
-        registry: Prometheus registry for the endpoints (the mirror should use it too).
-        started: Called once the endpoints are up.
-
-    Returns:
-        True if leadership was lost (the CLI exits non-zero, as controller-runtime does).
-
-    Raises:
-        KubeConfigError: The hub TLS material does not load.
-        SourceUnavailableError: A first LIST was refused (before the Lease is taken).
-        OSError: An endpoint address cannot be bound.
-    """
-    manager = Manager(
-        hub, lease=lease, health=health_address, metrics=metrics_address, registry=registry
-    )
-    return await manager.add(make).run(started=started)

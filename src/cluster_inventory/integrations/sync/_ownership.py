@@ -15,7 +15,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
+from cluster_inventory.api.constants import (
+    ANNOTATION_FINGERPRINT,
+    DEFAULT_SYNC_INSTANCE,
+    LABEL_MANAGED_BY,
+    LABEL_SYNC_INSTANCE,
+)
 from cluster_inventory.api.objects import labels_of, meta
 
 __all__ = [
@@ -29,10 +34,6 @@ __all__ = [
 ]
 
 
-#: Ownership label on every object a mirror writes (value: the mirror's field manager).
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
-#: Annotation holding :func:`fingerprint` of the rendered object.
-ANNOTATION_FINGERPRINT = "cluster-inventory.dev/fingerprint"
 _INSTANCE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$")
 
 

@@ -28,6 +28,17 @@ from typing import Any, Unpack
 from cryptography import x509
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import (
+    ANNOTATION_ACCESS_PROVIDER,
+    LABEL_PROFILE_NAMESPACE,
+    REPORTING_CONTROLLER_ARGOCD,
+)
+from cluster_inventory.api.constants import (
+    FIELD_MANAGER_ARGOCD as FIELD_MANAGER,
+)
+from cluster_inventory.api.constants import (
+    LABEL_ARGOCD_SECRET_TYPE as LABEL_SECRET_TYPE,
+)
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.credentials import (
     AccessNotPublished,
@@ -60,18 +71,10 @@ __all__ = [
     "secret_name",
 ]
 
-#: Argo CD's label selecting cluster Secrets (value ``cluster``).
-LABEL_SECRET_TYPE = "argocd.argoproj.io/secret-type"  # noqa: S105 - a label key
 #: Argo CD's namespace in a default install.
 DEFAULT_NAMESPACE = "argocd"
-#: Field manager and value of the ownership label ``app.kubernetes.io/managed-by``.
-FIELD_MANAGER = "cluster-inventory-argocd"
 #: Leader-election Lease name.
 LEASE_NAME = "cluster-inventory-argocd"
-#: Label naming the source profile's inventory namespace (63 bytes fit a namespace name).
-LABEL_PROFILE_NAMESPACE = "cluster-inventory.dev/profile-namespace"
-#: Annotation naming the access provider the Secret was rendered for.
-ANNOTATION_ACCESS_PROVIDER = "cluster-inventory.dev/access-provider"
 _MAX_NAME = 253
 
 
@@ -204,11 +207,11 @@ def render_cluster_secret(
     try:
         access = resolve_access(profile, providers)
     except AccessNotPublished as exc:
-        raise RenderPending(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
+        raise RenderPending(pid, exc.field, exc.problem) from None
     except AccessProviderNotFound as exc:
-        raise RenderError(pid, "status.accessProviders", str(exc).partition(": ")[2]) from None
+        raise RenderError(pid, exc.field, exc.problem) from None
     except AccessResolutionError as exc:
-        raise RenderError(pid, exc.field, str(exc).partition(": ")[2]) from None
+        raise RenderError(pid, exc.field, exc.problem) from None
     if access.ca_data:
         try:
             x509.load_pem_x509_certificates(access.ca_data)
@@ -262,7 +265,7 @@ class ArgoCDSync(ProfileMirror):
     resource = kube.SECRETS
     field_manager = FIELD_MANAGER
     controller = "argocd-sync"
-    reporting_controller = "cluster-inventory.dev/argocd-sync"
+    reporting_controller = REPORTING_CONTROLLER_ARGOCD
 
     def __init__(
         self,

@@ -21,7 +21,14 @@ from typing import Any, Unpack
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE, LABEL_SYNC_INSTANCE
+from cluster_inventory.api.constants import (
+    DEFAULT_SYNC_INSTANCE,
+    LABEL_SYNC_INSTANCE,
+    REPORTING_CONTROLLER_MULTIKUEUE,
+)
+from cluster_inventory.api.constants import (
+    FIELD_MANAGER_MULTIKUEUE as FIELD_MANAGER,
+)
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.controller import Result
 from cluster_inventory.credentials import ProviderConfig
@@ -62,8 +69,6 @@ MULTIKUEUE_CONFIGS = kube.Resource(
 )
 #: Kueue's namespace in a default install (its Configuration's ``namespace``).
 DEFAULT_NAMESPACE = "kueue-system"
-#: Field manager and value of the ownership label.
-FIELD_MANAGER = "cluster-inventory-multikueue"
 #: Leader-election Lease name.
 LEASE_NAME = "cluster-inventory-multikueue"
 #: The Kueue feature gate that makes MultiKueue read ClusterProfiles.
@@ -209,7 +214,7 @@ class MultiKueueSync(ProfileMirror):
     target_namespace = None
     field_manager = FIELD_MANAGER
     controller = "multikueue-sync"
-    reporting_controller = "cluster-inventory.dev/multikueue-sync"
+    reporting_controller = REPORTING_CONTROLLER_MULTIKUEUE
 
     def __init__(
         self,

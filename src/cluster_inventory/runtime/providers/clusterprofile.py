@@ -310,7 +310,7 @@ class ClusterProfileProvider:
         self._started = False
         self._stopped = True
         # The file poll is no reconcile: it never ends by itself, so it gets no grace period
-        # (with it among the workers every stop took the full shutdown_grace).
+        # (with it among the workers every stop took the full graceful_shutdown).
         await kube.cancel_and_wait(self._provider_watch)
         self._provider_watch = None
         # Engagement workers are cancelled at once, not given the grace period: an engagement

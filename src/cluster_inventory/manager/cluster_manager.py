@@ -26,18 +26,16 @@ from prometheus_client import REGISTRY, CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
+    ANNOTATION_SHARD_HOLDER,
     LABEL_CLUSTER_MANAGER,
     LABEL_INVENTORY_MEMBER_ID,
+    LABEL_TOKEN_FOR,
 )
 from cluster_inventory.controller import Controller, Result, ShardMembership
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.fence import ProfileFence
-from cluster_inventory.manager.names import (
-    ANNOTATION_SHARD_HOLDER,
-    LABEL_TOKEN_FOR,
-)
 from cluster_inventory.manager.placement import (
     Inventory,
     ProfileKey,
@@ -56,7 +54,7 @@ from cluster_inventory.manager.sources import build_source
 from cluster_inventory.manager.status import Observation, seed_observation
 from cluster_inventory.manager.tokens import TokenController
 
-__all__ = ["PLACEMENT", "ClusterManager", "fallback_member_id", "held_members"]
+__all__ = ["PLACEMENT", "ClusterManagerRunnable", "fallback_member_id", "held_members"]
 
 #: Seconds between placements while members are still starting.
 _PLACEMENT_BATCH = 1.0
@@ -70,7 +68,7 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class ClusterManager:
+class ClusterManagerRunnable:
     """Run the cluster manager against one hub.
 
     Args:
@@ -234,6 +232,9 @@ class ClusterManager:
         """Stop the controllers (and their caches), then the source and every member connection.
 
         In that order: a reconcile still running must not find its member's client closed.
+        Its reconciles are cancelled at once rather than given a Manager's
+        ``graceful_shutdown``: they are ours, level-based and write conditionally, so the next
+        leader redoes whatever one left half done, and the Lease goes sooner.
         """
         await asyncio.gather(
             *(controller.stop(grace=0.0) for controller in self._controllers()),
