@@ -10,10 +10,11 @@ member tokens rotated into hub Secrets. :class:`ClusterManagerRunnable` is the r
 
 from __future__ import annotations
 
+from cluster_inventory.manager.accounts import service_account_name
 from cluster_inventory.manager.capi import ClusterAPISource
 from cluster_inventory.manager.cluster_manager import PLACEMENT, ClusterManagerRunnable
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.member import MemberConnection, service_account_name
+from cluster_inventory.manager.member import MemberConnection
 from cluster_inventory.manager.placement import Inventory, PlacementPlan, ProfileKey
 from cluster_inventory.manager.registration import (
     Registration,

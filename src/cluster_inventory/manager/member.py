@@ -8,8 +8,7 @@ details (server, CA, credential): a few real clusters cost a few probes and watc
   life, at most ``MAX_QUIET_SKIPS`` intervals in a row); reads the ``kube-system`` namespace
   (its UID is the member id) and ``/version`` on (re)connect, and the version again every
   ``VERSION_EVERY`` probes: one request per member per interval at rest (``docs/scale.md``);
-- watches the member's ClusterProperty objects (a watch, not a poll) and records when each
-  value was observed;
+- watches the member's ClusterProperty objects and records when each value was observed;
 - keeps the consumers' accounts and tokens on the member (:mod:`.accounts`).
 
 A probe that times out while this process is behind (:mod:`.verdicts`) is deferred: no
@@ -36,7 +35,7 @@ from cluster_inventory.api import objects
 from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager._metrics import ManagerMetrics
-from cluster_inventory.manager.accounts import ConsumerAccounts, service_account_name
+from cluster_inventory.manager.accounts import ConsumerAccounts
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.status import (
     ConditionState,
@@ -47,7 +46,7 @@ from cluster_inventory.manager.status import (
 )
 from cluster_inventory.manager.verdicts import behind_condition, is_busy
 
-__all__ = ["MemberConnection", "connection_key", "service_account_name"]
+__all__ = ["MemberConnection", "connection_key"]
 
 _log = logging.getLogger("cluster_inventory.manager")
 
@@ -70,8 +69,7 @@ BUSY_VERDICT_AFTER = 3  #: Probes in a row with no answer in time (or 429) that 
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
 
 
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+_utcnow = functools.partial(dt.datetime.now, dt.UTC)
 
 
 class MemberConnection:
@@ -132,6 +130,11 @@ class MemberConnection:
         self._since_version = 0
         #: Monotonic time of the last probe that gave a verdict (None: none yet).
         self._verdict_at: float | None = None
+        if seed is not None:
+            # The last holder's verdict stands until a probe answers: a takeover's profiles
+            # are written (properties) even while we are behind (docs/scale.md).
+            self._verdict_at = time.monotonic()
+            self._probed.set()
 
     @property
     def busy(self) -> bool:
@@ -177,10 +180,7 @@ class MemberConnection:
         ]
 
     async def properties_listed(self, timeout: float) -> None:
-        """Wait until the ClusterProperty watch has listed once, or ``timeout`` seconds.
-
-        Never raises: a list that fails or takes longer is retried by the watch itself.
-        """
+        """Wait until the ClusterProperty watch listed once, or ``timeout`` s (never raises)."""
         if self._informer is None:
             return
         with contextlib.suppress(kube.KubeError, TimeoutError):
@@ -188,11 +188,11 @@ class MemberConnection:
 
     @property
     def observed(self) -> bool:
-        """True once a probe gave a verdict, or the member was found not to be contactable.
+        """True once a probe gave a verdict, the member is not contactable, or it was seeded.
 
-        A first probe deferred because we were behind gives none: the member's profiles
-        keep whatever status they have (a profile taken over from a dead replica keeps its
-        holder's last verdict) until a probe answers.
+        A seed (a takeover) is its last holder's verdict. A first probe deferred because we
+        were behind gives none: an unseeded member's profiles keep their status until a
+        probe answers.
         """
         return self._probed.is_set()
 

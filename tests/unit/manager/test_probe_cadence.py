@@ -11,7 +11,7 @@ from cluster_inventory import kube
 from cluster_inventory.controller.overload import LoopLag
 from cluster_inventory.manager import ManagerConfig
 from cluster_inventory.manager.member import BUSY_VERDICT_AFTER, VERSION_EVERY, MemberConnection
-from cluster_inventory.manager.status import ConditionState
+from cluster_inventory.manager.status import ConditionState, Observation
 from cluster_inventory.manager.verdicts import BEHIND_AFTER, REASON_BEHIND
 
 
@@ -230,3 +230,43 @@ async def test_a_first_probe_deferred_gives_no_verdict_to_write(monkeypatch):
     assert not member.observed
     assert member.observation.healthy.status == "Unknown"
     assert member.observation.healthy.reason != REASON_BEHIND
+
+
+async def test_a_taken_over_member_is_observed_from_its_seed_while_we_are_behind(monkeypatch):
+    """A takeover's profiles are written from the last holder's verdict: a first probe
+    deferred (we are behind) does not hold them back, and the verdict ages from the takeover.
+    """
+    timeout = kube.RequestTimeoutError(
+        status=0, reason="Unreachable", message="https://m unreachable: no answer within 2 s"
+    )
+    lag = LoopLag(registry=CollectorRegistry())
+
+    async def no_answer_while_we_lag(*args, **kwargs):
+        lag.record(time.monotonic(), 1.5)
+        raise timeout
+
+    monkeypatch.setattr(kube, "get_text", no_answer_while_we_lag)
+    seed = Observation(
+        healthy=ConditionState("True", "APIServerReady", ""),
+        joined=ConditionState("True", "CredentialAccepted", ""),
+        version="v1.33.0",
+        member_id="uid-1",
+    )
+    member = MemberConnection(
+        kube.ClusterConnection(server="https://member.invalid"),
+        config=ManagerConfig(probe_interval=30.0),
+        on_change=lambda: None,
+        lag=lag,
+        registry=CollectorRegistry(),
+        seed=seed,
+    )
+    assert member.observed
+    member._client = object()  # type: ignore[assignment]  # never used: get_text is replaced
+    await member.probe_safely()
+    assert member.deferred == 1
+    assert member.observed
+    assert member.observation.healthy == seed.healthy  # the seed stands, not yet "behind"
+    member._verdict_at = time.monotonic() - (BEHIND_AFTER + 1) * member.config.probe_interval
+    await member.probe_safely()
+    assert member.observation.healthy.status == "True"
+    assert member.observation.healthy.reason == REASON_BEHIND
