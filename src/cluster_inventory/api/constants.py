@@ -24,6 +24,9 @@ __all__ = [
     "ANNOTATION_PROFILE",
     "ANNOTATION_SHARD_HOLDER",
     "ANNOTATION_SYNCED_FROM",
+    "ANNOTATION_TOKEN_EXPIRES",
+    "ANNOTATION_TOKEN_GRANT",
+    "ANNOTATION_TOKEN_ISSUED",
     "APPLYSET_GROUP_KINDS",
     "APPLYSET_ID_LABEL",
     "APPLYSET_NAMESPACES",
@@ -227,6 +230,13 @@ ANNOTATION_SHARD_HOLDER = f"{PROJECT_DOMAIN}/shard-holder"
 LABEL_SHARD_GROUP = f"{PROJECT_DOMAIN}/shard-group"
 #: On a consumer token Secret: the profile it serves.
 LABEL_TOKEN_FOR = f"{PROJECT_DOMAIN}/token-for"
+#: On a consumer token Secret: when its token was minted and when it expires (RFC 3339), and
+#: the grant it was minted under (``<member id>:<member role>``). The hub cache holds the
+#: Secrets' metadata only: a replica taking the profile over (or restarting) keeps a token whose
+#: grant is unchanged until its rotation is due instead of minting again (docs/scale.md).
+ANNOTATION_TOKEN_ISSUED = f"{PROJECT_DOMAIN}/token-issued"
+ANNOTATION_TOKEN_EXPIRES = f"{PROJECT_DOMAIN}/token-expires"
+ANNOTATION_TOKEN_GRANT = f"{PROJECT_DOMAIN}/token-grant"
 #: Type of consumer token Secrets (the secretreader contract only needs key ``token``).
 TOKEN_SECRET_TYPE = f"{PROJECT_DOMAIN}/member-token"
 #: On member-side ServiceAccounts and bindings: the hub inventory namespace they serve.

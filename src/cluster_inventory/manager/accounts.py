@@ -183,6 +183,11 @@ class ConsumerAccounts:
         token, issued = entry
         return issued + (token.expiration - issued) * fraction
 
+    def issued_at(self, inventory: str, role: str) -> dt.datetime | None:
+        """When the current token for (inventory, role) was minted, or None if none yet."""
+        entry = self._tokens.get((inventory, role))
+        return None if entry is None else entry[1]
+
     async def token_for(
         self, inventory: str, role: str, *, lifetime: float, fraction: float
     ) -> kube.ServiceAccountToken:

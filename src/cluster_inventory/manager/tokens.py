@@ -13,6 +13,7 @@ applies the Secret when its data changed.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -21,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 from cluster_inventory import kube
 from cluster_inventory.api import format_time, objects
 from cluster_inventory.api.constants import (
+    ANNOTATION_TOKEN_EXPIRES,
+    ANNOTATION_TOKEN_GRANT,
+    ANNOTATION_TOKEN_ISSUED,
     FIELD_MANAGER_CLUSTER_MANAGER,
     GROUP,
     LABEL_CLUSTER_MANAGER,
@@ -31,12 +35,19 @@ from cluster_inventory.api.constants import (
     V1ALPHA1,
 )
 from cluster_inventory.api.objects import ObjectKey
+from cluster_inventory.api.views import parse_time
 from cluster_inventory.manager.placement import ProfileKey
 
 if TYPE_CHECKING:
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
-__all__ = ["TokenController", "token_secret", "token_secret_data"]
+__all__ = [
+    "TokenController",
+    "adoption_due",
+    "token_annotations",
+    "token_secret",
+    "token_secret_data",
+]
 
 _log = logging.getLogger("cluster_inventory.manager")
 
@@ -49,8 +60,61 @@ def token_secret_data(token: kube.ServiceAccountToken) -> dict[str, str]:
     }
 
 
+def token_annotations(
+    *, issued: dt.datetime, expiration: dt.datetime, member_id: str, role: str
+) -> dict[str, str]:
+    """The Secret's annotations saying when its token was minted, expires, and for what grant.
+
+    Args:
+        issued: When the token was minted (our clock).
+        expiration: When it expires (the TokenRequest's ``expirationTimestamp``).
+        member_id: The member's id (``kube-system`` UID) it was minted on.
+        role: The member ClusterRole its ServiceAccount is bound to.
+    """
+    return {
+        ANNOTATION_TOKEN_ISSUED: format_time(issued),
+        ANNOTATION_TOKEN_EXPIRES: format_time(expiration),
+        ANNOTATION_TOKEN_GRANT: f"{member_id}:{role}",
+    }
+
+
+def adoption_due(
+    secret: dict[str, Any] | None, *, member_id: str | None, role: str, fraction: float
+) -> dt.datetime | None:
+    """When a token Secret written by another replica (or an earlier run) must be rotated.
+
+    A replica taking a profile over keeps its token until then instead of minting one (five
+    requests on the member and a hub write per profile, ``docs/scale.md``).
+
+    Args:
+        secret: The Secret (its metadata is enough), or None if there is none.
+        member_id: The member's id now; None (unknown) adopts nothing.
+        role: The inventory's member ClusterRole now.
+        fraction: Of the token's life after which it is rotated.
+
+    Returns:
+        ``issued + (expires - issued) * fraction`` if the Secret's annotations
+        (:func:`token_annotations`) are whole and name this grant; otherwise None.
+    """
+    if secret is None or member_id is None:
+        return None
+    notes = objects.meta(secret).get("annotations") or {}
+    if notes.get(ANNOTATION_TOKEN_GRANT) != f"{member_id}:{role}":
+        return None
+    issued = parse_time(notes.get(ANNOTATION_TOKEN_ISSUED))
+    expires = parse_time(notes.get(ANNOTATION_TOKEN_EXPIRES))
+    if issued is None or expires is None or expires <= issued:
+        return None
+    return issued + (expires - issued) * fraction
+
+
 def token_secret(
-    key: ObjectKey, *, profile_uid: str | None, manager: str, data: dict[str, str]
+    key: ObjectKey,
+    *,
+    profile_uid: str | None,
+    manager: str,
+    data: dict[str, str],
+    annotations: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The whole Secret for profile ``key`` (server-side applied by the cluster manager).
 
@@ -59,6 +123,7 @@ def token_secret(
         profile_uid: The profile's uid, for the owner reference.
         manager: The cluster manager's name (label ``x-k8s.io/cluster-manager``).
         data: From :func:`token_secret_data`.
+        annotations: From :func:`token_annotations`.
     """
     return {
         "apiVersion": "v1",
@@ -68,6 +133,7 @@ def token_secret(
             "name": key.name,
             "namespace": key.namespace,
             "labels": {LABEL_CLUSTER_MANAGER: manager, LABEL_TOKEN_FOR: key.name},
+            "annotations": annotations or {},
             "ownerReferences": [
                 {
                     "apiVersion": f"{GROUP}/{V1ALPHA1}",
@@ -127,6 +193,17 @@ class TokenController:
         _, inv, current, member = target
         if current is None or member is None or member.observation.joined.status != "True":
             return None
+        if member.accounts.issued_at(inv.namespace, inv.member_role) is None:
+            # Taken over, or we restarted: the token the Secret holds stands until its
+            # rotation is due, if it was minted for this member and role.
+            due = adoption_due(
+                m.token_secrets.get(str(key)),
+                member_id=member.observation.member_id,
+                role=inv.member_role,
+                fraction=m.config.rotation_fraction,
+            )
+            if due is not None and m.now() < due:
+                return max(1.0, (due - m.now()).total_seconds())
         if (
             m.members.starting
             and member.accounts.rotation_due(inv.namespace, inv.member_role, 1.0) is None
@@ -148,7 +225,14 @@ class TokenController:
                 # minted: its client is closed and the key is no longer ours to serve.
                 return None
             raise
-        await self._store_token(key, current, token)
+        issued = member.accounts.issued_at(inv.namespace, inv.member_role) or m.now()
+        notes = token_annotations(
+            issued=issued,
+            expiration=token.expiration,
+            member_id=member.observation.member_id or "",
+            role=inv.member_role,
+        )
+        await self._store_token(key, current, token, notes)
         due = member.accounts.rotation_due(
             inv.namespace, inv.member_role, m.config.rotation_fraction
         )
@@ -159,10 +243,16 @@ class TokenController:
         self._stored.pop(key, None)
 
     async def _store_token(
-        self, key: ProfileKey, profile: dict[str, Any], token: kube.ServiceAccountToken
+        self,
+        key: ProfileKey,
+        profile: dict[str, Any],
+        token: kube.ServiceAccountToken,
+        annotations: dict[str, str],
     ) -> None:
         data = token_secret_data(token)
-        digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+        digest = hashlib.sha256(
+            json.dumps([data, annotations], sort_keys=True).encode()
+        ).hexdigest()
         m = self.manager
         existing = m.token_secrets.get(str(key))
         stored = self._stored.get(key)
@@ -174,7 +264,11 @@ class TokenController:
         ):
             return
         secret = token_secret(
-            key, profile_uid=objects.meta(profile).get("uid"), manager=m.config.name, data=data
+            key,
+            profile_uid=objects.meta(profile).get("uid"),
+            manager=m.config.name,
+            data=data,
+            annotations=annotations,
         )
         written = await kube.apply(
             m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER_CLUSTER_MANAGER

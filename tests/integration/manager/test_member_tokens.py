@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 
 import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE
+from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, ANNOTATION_TOKEN_GRANT
 from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
 from cluster_inventory.manager import ProfileKey, service_account_name
-from tests.manager_harness import Harness
+from cluster_inventory.testing import Fleet
+from tests.manager_harness import Harness, running_manager
 from tests.provider_files import PLUGIN, provider_file
 from tests.waiting import eventually
 
@@ -29,6 +31,10 @@ async def _token(h: Harness, ns: str, name: str) -> tuple[str, str] | None:
         base64.b64decode(data["token"]).decode(),
         base64.b64decode(data["expirationTimestamp"]).decode(),
     )
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()[:12]
 
 
 async def test_token_secret_is_usable_by_a_consumer_with_the_plugin(
@@ -83,6 +89,44 @@ async def test_token_rotates_at_eighty_percent_of_its_lifetime(harness: Harness)
         return current if current and current[0] != first else None
 
     await eventually(rotated, what="rotated token")
+
+
+async def test_a_restarted_manager_keeps_the_stored_token_until_its_rotation_is_due(
+    fleet: Fleet, test_namespace: str
+) -> None:
+    """A replica taking a profile over (here: the manager restarted) keeps the token the
+    Secret holds, minted for this member and role, instead of minting one: no member request
+    and no hub write per profile (docs/scale.md); it rotates it when it is due."""
+    async with running_manager(fleet, test_namespace) as h:
+        ns = await h.inventory("prod", "prod")
+        h.created_namespaces.remove(ns)  # outlives this manager: the next one takes over
+        await h.register("alpha", h.member(0), ["prod"])
+        first, _ = await eventually(lambda: _token(h, ns, "alpha"), what="first token")
+        stored = await kube.get(h.hub_client, kube.SECRETS, "alpha", namespace=ns)
+    assert stored["metadata"]["annotations"][ANNOTATION_TOKEN_GRANT].endswith(":view")
+    key = ProfileKey(ns, "alpha")
+    try:
+        async with running_manager(fleet, test_namespace) as h2:
+
+            def joined() -> bool:
+                target = h2.manager.status.target(key)
+                member = target[3] if target else None
+                joined = member is not None and member.observation.joined.status == "True"
+                return joined and not h2.manager.members.starting
+
+            await eventually(joined, what="the restarted manager's member connection")
+            due_in = await h2.manager.reconcile_token(key)
+            assert due_in is not None and 40 * 60 < due_in <= 48 * 60
+            secret = await kube.get(h2.hub_client, kube.SECRETS, "alpha", namespace=ns)
+            assert secret["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+            h2.clock.offset = dt.timedelta(minutes=49)  # 82% of the adopted token's life
+            await h2.manager.reconcile_token(key)
+            rotated = await _token(h2, ns, "alpha")
+            assert rotated is not None
+            assert _digest(rotated[0]) != _digest(first)  # never a token in a failure message
+    finally:
+        async with await fleet.hub.client() as hub:
+            await kube.delete(hub, kube.NAMESPACES, ns)
 
 
 async def test_inventory_role_annotation_limits_member_rights(harness: Harness, tmp_path) -> None:

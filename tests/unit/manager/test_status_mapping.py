@@ -3,6 +3,7 @@ import datetime as dt
 import pytest
 
 from cluster_inventory import kube
+from cluster_inventory.api.constants import ANNOTATION_TOKEN_EXPIRES
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager.status import (
     ConditionState,
@@ -16,6 +17,7 @@ from cluster_inventory.manager.status import (
     seed_observation,
     status_matches,
 )
+from cluster_inventory.manager.tokens import adoption_due, token_annotations
 
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 T1 = T0 + dt.timedelta(minutes=5)
@@ -181,3 +183,21 @@ def test_a_healthy_joined_status_seeds_the_next_holder():
 def test_anything_less_than_healthy_and_known_seeds_nothing(obs, member_id):
     assert seed_observation(build_status(obs, PROVIDER, None, T0), member_id) is None
     assert seed_observation(None, "u") is None
+
+
+def test_a_token_secret_is_adopted_only_for_its_own_grant_and_whole_annotations():
+    """A takeover keeps another replica's token only if it was minted for this member and
+    role; its rotation is due at the same fraction of its life as one we minted."""
+    issued = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    notes = token_annotations(
+        issued=issued, expiration=issued + dt.timedelta(hours=1), member_id="uid-1", role="view"
+    )
+    secret = {"metadata": {"annotations": notes}}
+    due = adoption_due(secret, member_id="uid-1", role="view", fraction=0.8)
+    assert due == issued + dt.timedelta(minutes=48)
+    assert adoption_due(secret, member_id="uid-2", role="view", fraction=0.8) is None
+    assert adoption_due(secret, member_id="uid-1", role="admin", fraction=0.8) is None
+    assert adoption_due(secret, member_id=None, role="view", fraction=0.8) is None
+    assert adoption_due(None, member_id="uid-1", role="view", fraction=0.8) is None
+    torn = {"metadata": {"annotations": {**notes, ANNOTATION_TOKEN_EXPIRES: "soon"}}}
+    assert adoption_due(torn, member_id="uid-1", role="view", fraction=0.8) is None
