@@ -311,9 +311,27 @@ class SecretRegistrationSource:
             namespace=namespace,
             label_selector=f"{LABEL_REGISTRATION}=true",
             name="registration Secrets",
+            transform=self._parse,
         )
         self._cache: dict[str, tuple[str, Registration | RegistrationError]] = {}
         self._last_good: dict[str, Registration] = {}
+
+    def _parse(self, secret: dict[str, Any]) -> dict[str, Any]:
+        """Parse a Secret as it arrives (once per version); keep it without ``data``."""
+        # The kubeconfig is most of a registration Secret and the Registration holds what of
+        # it is needed; every replica caches every registration (docs/scale.md).
+        meta = objects.meta(secret)
+        uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
+        cached = self._cache.get(uid)
+        if cached is None or cached[0] != rv:
+            try:
+                parsed: Registration | RegistrationError = parse_registration_secret(secret)
+            except RegistrationError as exc:
+                parsed = exc
+            self._cache[uid] = (rv, parsed)
+        slim = {key: value for key, value in secret.items() if key != "data"}
+        slim["metadata"] = {key: value for key, value in meta.items() if key != "managedFields"}
+        return slim
 
     def start(self, on_change: Callable[[], None]) -> None:
         """Start the informer; each event, and each read failing or recovering, is a change."""
@@ -348,7 +366,7 @@ class SecretRegistrationSource:
     def snapshot(
         self,
     ) -> tuple[dict[str, Registration], list[tuple[dict[str, Any], RegistrationError]]]:
-        """Parse every Secret (cached by resourceVersion, so an unchanged one is parsed once).
+        """Every Secret's registration (parsed once per version as it arrived).
 
         A Secret that turns invalid keeps its last valid registration in the snapshot (and is
         also reported as invalid), so a bad edit never removes the member's profiles.
@@ -361,13 +379,9 @@ class SecretRegistrationSource:
             uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
             seen.add(uid)
             cached = self._cache.get(uid)
-            if cached is None or cached[0] != rv:
-                try:
-                    parsed: Registration | RegistrationError = parse_registration_secret(secret)
-                except RegistrationError as exc:
-                    parsed = exc
-                cached = (rv, parsed)
-                self._cache[uid] = cached
+            if cached is None or cached[0] != rv:  # not seen by _parse: never, but be whole
+                self._parse(secret)
+                cached = self._cache[uid]
             if isinstance(cached[1], RegistrationError):
                 bad.append((secret, cached[1]))
                 # A broken edit must not delete what the last good version created.
