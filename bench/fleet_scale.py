@@ -499,8 +499,9 @@ async def delete_collection(
     )
 
 
-async def hub_writes(hub: kube.ApiClient) -> Counter[str]:
-    """Mutating requests the hub kube-apiserver has served so far, by resource."""
+async def hub_requests(hub: kube.ApiClient, *, writes_only: bool = True) -> Counter[str]:
+    """Requests the hub kube-apiserver has served so far: mutating ones by resource, or
+    (``writes_only=False``) every one by ``VERB resource[/subresource]``."""
     status, text = await kube.get_text(hub, "/metrics")
     require(status == 200, f"hub /metrics answered {status}")
     counts: Counter[str] = Counter()
@@ -509,12 +510,18 @@ async def hub_writes(hub: kube.ApiClient) -> Counter[str]:
             continue
         labels_text, _, value = line.rpartition("} ")
         labels = dict(_LABEL.findall(labels_text))
-        if labels.get("verb") in MUTATING:
-            what = labels.get("resource", "") + (
-                f"/{labels['subresource']}" if labels.get("subresource") else ""
-            )
-            counts[what] += float(value)
+        if writes_only and labels.get("verb") not in MUTATING:
+            continue
+        what = labels.get("resource", "") + (
+            f"/{labels['subresource']}" if labels.get("subresource") else ""
+        )
+        counts[what if writes_only else f"{labels.get('verb')} {what}"] += float(value)
     return counts
+
+
+async def hub_writes(hub: kube.ApiClient) -> Counter[str]:
+    """Mutating requests the hub kube-apiserver has served so far, by resource."""
+    return await hub_requests(hub)
 
 
 # -- processes ---------------------------------------------------------------------------
@@ -878,6 +885,8 @@ async def run_one(
 
         if r > 1:
             cpu_kill = meter.snapshot()
+            marks["hub_before"] = await hub_requests(hub, writes_only=False)
+            marks["members_before"] = await asyncio.to_thread(proxy_stats, vm)
             await kill_and_join(
                 vm, hub, watch, replicas, res, s, run, system, kc, limit, marks, pids
             )
@@ -998,6 +1007,17 @@ async def kill_and_join(
     res["kill_writes_done"] = time.perf_counter() - killed
     res["kill_fresh"] = (
         await wait(fresh, max(60.0, s.timeout / 2), "killed replica's members") - killed
+    )
+    # What the takeover cost, per member taken over: hub requests by verb and resource (the
+    # benchmark's own property writes go to the members), member requests through the proxy.
+    hub_after = await hub_requests(hub, writes_only=False)
+    members_after = await asyncio.to_thread(proxy_stats, vm)
+    spent = hub_after - marks["hub_before"]
+    res["kill_hub_requests_per_member"] = {
+        k: round(v / len(theirs), 2) for k, v in spent.most_common(8)
+    }
+    res["kill_member_requests_per_member"] = round(
+        (members_after["requests"] - marks["members_before"]["requests"]) / len(theirs), 2
     )
     await asyncio.sleep(min(3.0, s.lease_duration))  # anything late would show now
     after = watch.holders_after(killed)
@@ -1333,6 +1353,13 @@ def details(res: dict[str, Any]) -> list[str]:
                 )
             parts.append(f"{key} {'-' if value is None else value}")
         lines.append(f"{tag} replica metrics ({phase}): " + "; ".join(parts))
+    if "kill_hub_requests_per_member" in res:
+        top = ", ".join(f"{k} {v:g}" for k, v in res["kill_hub_requests_per_member"].items())
+        lines.append(
+            f"{tag} the takeover per member taken over: hub requests {top}; member requests "
+            f"{res['kill_member_requests_per_member']:g} (the benchmark's own property write "
+            "is one)"
+        )
     if "kill_fresh" in res:
         lines.append(
             f"{tag} SIGKILLed {res['victim']} holding {res['victim_members']} profiles: its "
