@@ -263,6 +263,13 @@ def build_status(
         str(c.get("type")): c for c in previous.get("conditions") or () if isinstance(c, Mapping)
     }
     properties, props_state = _properties(obs, previous.get("properties"), source_properties, stamp)
+    last = prev_conditions.get(CONDITION_PROPERTIES_SYNCED)
+    if obs.properties is None and obs.properties_error is None and last is not None:
+        # Not listed yet (a takeover, a restart): the stored condition stands until the list
+        # answers or fails; "not read yet" is no news, and would be a write and a flap.
+        props_state = ConditionState(
+            str(last.get("status")), str(last.get("reason", "")), str(last.get("message", ""))
+        )
     status: dict[str, Any] = {
         "conditions": [
             _condition(CONDITION_CONTROL_PLANE_HEALTHY, obs.healthy, prev_conditions, stamp),

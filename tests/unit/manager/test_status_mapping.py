@@ -1,9 +1,10 @@
+import dataclasses
 import datetime as dt
 
 import pytest
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import ANNOTATION_TOKEN_EXPIRES
+from cluster_inventory.api.constants import ANNOTATION_TOKEN_EXPIRES, CONDITION_PROPERTIES_SYNCED
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager.status import (
     ConditionState,
@@ -201,3 +202,22 @@ def test_a_token_secret_is_adopted_only_for_its_own_grant_and_whole_annotations(
     assert adoption_due(None, member_id="uid-1", role="view", fraction=0.8) is None
     torn = {"metadata": {"annotations": {**notes, ANNOTATION_TOKEN_EXPIRES: "soon"}}}
     assert adoption_due(torn, member_id="uid-1", role="view", fraction=0.8) is None
+
+
+def test_properties_not_listed_yet_keep_the_stored_condition_and_write_nothing():
+    """A takeover's member, seeded and observed before its ClusterProperty list answers, does
+    not flap PropertiesSynced to Unknown (nor write); a list that fails does say so."""
+    prop = ObservedProperty("a.example", "1", T0)
+    obs = Observation(
+        version="v1.36.3", healthy=HEALTHY, joined=HEALTHY, properties=(prop,), member_id="u"
+    )
+    stored = build_status(obs, PROVIDER, None, T0)
+    seeded = seed_observation(stored, "u")
+    assert seeded is not None and seeded.properties is None
+    again = build_status(seeded, PROVIDER, stored, T1)
+    assert status_matches(again, stored)
+    assert cond(again, CONDITION_PROPERTIES_SYNCED)["status"] == "True"
+    failed = dataclasses.replace(seeded, properties_error="cannot list ClusterProperty: 403")
+    told = build_status(failed, PROVIDER, stored, T1)
+    assert cond(told, CONDITION_PROPERTIES_SYNCED)["status"] == "Unknown"
+    assert told["properties"] == stored["properties"]  # kept, never dropped
