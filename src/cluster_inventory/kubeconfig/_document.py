@@ -148,6 +148,10 @@ def from_document(
     if not isinstance(insecure, bool):
         # bool("false") is True: a quoted value must not turn verification off.
         raise KubeconfigError(f"{where_c}.insecure-skip-tls-verify must be true or false")
+    # The seam from parsed YAML to the typed shapes: both were checked to be mappings above
+    # (and the exec stanza's fields are checked where it runs).
+    exec_entry: Any = exec_stanza
+    named_extensions: tuple[Any, ...] = tuple(e for e in extensions if isinstance(e, dict))
     return Kubeconfig(
         source=source,
         context=str(ctx_name),
@@ -162,7 +166,7 @@ def from_document(
         token=str(token) if token else None,
         client_cert_data=cert,
         client_key_data=key,
-        exec=exec_stanza,
-        cluster_extensions=tuple(e for e in extensions if isinstance(e, dict)),
+        exec=exec_entry,
+        cluster_extensions=named_extensions,
         namespace=ctx.get("namespace") or None,
     )

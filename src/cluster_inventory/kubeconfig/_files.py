@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from cluster_inventory.shapes import RawKubeconfig
+
 __all__ = ["load_merged", "search_paths"]
 
 _KINDS = ("clusters", "users", "contexts")
@@ -94,7 +96,7 @@ def _resolve_paths(kind: str, body: Mapping[str, Any], base: str) -> dict[str, A
     return out
 
 
-def load_merged(paths: list[str], *, required: bool = False) -> tuple[dict[str, Any], str]:
+def load_merged(paths: list[str], *, required: bool = False) -> tuple[RawKubeconfig, str]:
     """Read and merge ``paths`` as clientcmd does.
 
     Args:
@@ -145,7 +147,8 @@ def load_merged(paths: list[str], *, required: bool = False) -> tuple[dict[str, 
                 merged[kind].setdefault(item["name"], (_resolve_paths(kind, body, base), path))
         if current is None and doc.get("current-context"):
             current = str(doc["current-context"])
-    document: dict[str, Any] = {
+    # Built from checked entries; Any is the seam to RawKubeconfig (no cast: typing stays out).
+    document: Any = {
         kind: [{"name": name, kind[:-1]: body} for name, (body, _) in merged[kind].items()]
         for kind in _KINDS
     }

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # the typing module would slow the plugin's cold start
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
+    from cluster_inventory.shapes import RawExec, RawNamedExtension
 
 __all__ = ["Kubeconfig", "KubeconfigError"]
 
@@ -77,8 +76,8 @@ class Kubeconfig:
         token: str | None = None,
         client_cert_data: bytes | None = None,
         client_key_data: bytes | None = None,
-        exec: Mapping[str, Any] | None = None,
-        cluster_extensions: tuple[Mapping[str, Any], ...] = (),
+        exec: RawExec | None = None,
+        cluster_extensions: tuple[RawNamedExtension, ...] = (),
         namespace: str | None = None,
     ) -> None:
         self.source = source

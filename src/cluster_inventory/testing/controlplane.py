@@ -22,11 +22,11 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from cluster_inventory import kube
+from cluster_inventory.shapes import RawKubeconfig, RawUser
 from cluster_inventory.testing._certs import CertificateAuthority, KeyPair
 from cluster_inventory.testing._lifecycle import StartStop
 from cluster_inventory.testing._process import ManagedProcess, free_port
@@ -170,10 +170,10 @@ class ControlPlane(StartStop):
 
     def kubeconfig(
         self, user: str = "admin", groups: Sequence[str] = (), *, token: str | None = None
-    ) -> dict[str, Any]:
+    ) -> RawKubeconfig:
         """A kubeconfig dict for ``user`` (client certificate), or for a bearer ``token``."""
         if token is not None:
-            user_entry: dict[str, Any] = {"token": token}
+            user_entry: RawUser = {"token": token}
         else:
             pair = self._client_pair(user, groups)
             user_entry = {
