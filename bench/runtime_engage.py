@@ -68,7 +68,7 @@ async def child(
     from prometheus_client import CollectorRegistry
 
     from cluster_inventory.controller import ShardConfig
-    from cluster_inventory.runtime import Cluster, EngagementPolicy, FleetManager, Request
+    from cluster_inventory.runtime import EngagedCluster, EngagementPolicy, FleetManager, Request
 
     out = sys.stdout
     seen: set[str] = set()
@@ -88,7 +88,7 @@ async def child(
         )
 
         @fleet.reconciler("v1/ConfigMap", namespace=MEMBER_NS)
-        async def reconcile(request: Request, cluster: Cluster) -> None:
+        async def reconcile(request: Request, cluster: EngagedCluster) -> None:
             if request.cluster not in seen:
                 seen.add(request.cluster)
                 emit(event="reconcile", cluster=request.cluster, t=time.time())

@@ -37,7 +37,7 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.kube.informer import Informer
-from cluster_inventory.runtime import Cluster, Request
+from cluster_inventory.runtime import EngagedCluster, Request
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.cli_run import cli
 from tests.inventory import Inventory
@@ -405,7 +405,7 @@ async def runtime_member(
     fm = fleet_manager()
 
     @fm.reconciler("v1/ServiceAccount", namespace=ns)
-    async def mirror(request: Request, cluster: Cluster) -> None:
+    async def mirror(request: Request, cluster: EngagedCluster) -> None:
         try:
             sa = await kube.get(cluster.client, kube.SERVICE_ACCOUNTS, request.name, ns)
         except kube.NotFoundError:
@@ -557,7 +557,7 @@ async def runtime_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: Fault) 
             )
 
             @fm.reconciler("v1/ServiceAccount", namespace=ns)
-            async def mirror(request: Request, cluster: Cluster) -> None:
+            async def mirror(request: Request, cluster: EngagedCluster) -> None:
                 with contextlib.suppress(kube.NotFoundError):
                     sa = await kube.get(cluster.client, kube.SERVICE_ACCOUNTS, request.name, ns)
                     await kube.apply(

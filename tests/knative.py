@@ -20,8 +20,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from cluster_inventory.testing import ControlPlane, ManagedProcess
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.testing import ControlPlane, ManagedProcess, free_port
 from cluster_inventory_workshop.consumers import find_consumer, knative_operator_data
 
 #: The port knative.dev/pkg serves its health probes on; no flag or variable moves it.

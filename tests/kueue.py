@@ -29,9 +29,7 @@ import aiohttp
 import yaml
 
 from cluster_inventory import kube
-from cluster_inventory.testing import ControlPlane, ManagedProcess
-from cluster_inventory.testing._certs import CertificateAuthority
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.testing import CertificateAuthority, ControlPlane, ManagedProcess, free_port
 from cluster_inventory_workshop.consumers import find_consumer
 from cluster_inventory_workshop.upstream_crds import kueue_manager_crds
 from tests.waiting import eventually

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.testing import free_port
 from cluster_inventory.testing.assets import AssetNotFoundError
 from cluster_inventory_workshop.tools import find_tool
 

@@ -52,11 +52,11 @@ def status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return _part(obj, "status")
 
 
-def labels_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``obj.metadata.labels``, or an empty mapping."""
+def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    """``obj.metadata.labels``, or an empty mapping (the API server stores strings only)."""
     return _part(meta(obj), "labels")
 
 
-def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``obj.metadata.annotations``, or an empty mapping."""
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    """``obj.metadata.annotations``, or an empty mapping (the API server stores strings only)."""
     return _part(meta(obj), "annotations")

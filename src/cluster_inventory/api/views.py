@@ -27,6 +27,7 @@ from cluster_inventory.api.constants import (
     LABEL_CLUSTER_MANAGER,
     LABEL_INVENTORY_MEMBER_ID,
 )
+from cluster_inventory.shapes import RawAccessProvider, RawClusterProfile
 
 __all__ = ["ConditionView", "ProfileView", "format_time", "parse_time"]
 
@@ -175,9 +176,11 @@ class ProfileView:
     version: str = ""
     properties: Mapping[str, str] = field(default_factory=dict)
     properties_observed: Mapping[str, dt.datetime] = field(default_factory=dict)
-    access_providers: tuple[Mapping[str, Any], ...] = ()
+    access_providers: tuple[RawAccessProvider, ...] = ()
     deprecated_providers: frozenset[str] = frozenset()
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    raw: RawClusterProfile = field(
+        default_factory=lambda: RawClusterProfile(), repr=False, compare=False
+    )
 
     @classmethod
     def of(cls, profile: Mapping[str, Any]) -> ProfileView:
@@ -280,7 +283,7 @@ class ProfileView:
         """The names of :attr:`access_providers`, in their order."""
         return [_text(p.get("name")) for p in self.access_providers]
 
-    def access_provider(self, name: str) -> Mapping[str, Any] | None:
+    def access_provider(self, name: str) -> RawAccessProvider | None:
         """The access provider called ``name``, or None."""
         for provider in self.access_providers:
             if provider.get("name") == name:

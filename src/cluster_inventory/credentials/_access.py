@@ -38,6 +38,7 @@ from cluster_inventory.credentials.errors import (
     AccessProviderNotFound,
     AccessResolutionError,
 )
+from cluster_inventory.shapes import RawExecCluster
 
 __all__ = ["ClusterAccess", "resolve_access"]
 
@@ -81,9 +82,9 @@ class ClusterAccess:
             )
             object.__setattr__(self, "cache_key", hashlib.sha256(blob.encode()).hexdigest())
 
-    def cluster_info(self) -> dict[str, Any]:
+    def cluster_info(self) -> RawExecCluster:
         """The ``spec.cluster`` object of ``KUBERNETES_EXEC_INFO`` (client-go's Cluster type)."""
-        info: dict[str, Any] = {"server": self.server}
+        info: RawExecCluster = {"server": self.server}
         if self.tls_server_name:
             info["tls-server-name"] = self.tls_server_name
         if self.insecure_skip_tls_verify:

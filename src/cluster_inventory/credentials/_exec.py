@@ -19,7 +19,7 @@ import os
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cluster_inventory.credentials._providers import ExecConfig
 from cluster_inventory.credentials.errors import (
@@ -28,6 +28,9 @@ from cluster_inventory.credentials.errors import (
     ExecPluginNotFound,
     ExecPluginTimeout,
 )
+
+if TYPE_CHECKING:
+    from cluster_inventory.shapes import RawExecCluster, RawExecCredential, RawExecCredentialSpec
 
 __all__ = ["DEFAULT_EXEC_TIMEOUT", "ExecCredential", "exec_info", "run_exec_plugin"]
 
@@ -59,11 +62,11 @@ class ExecCredential:
         return now >= self.expiration - dt.timedelta(seconds=skew)
 
 
-def exec_info(config: ExecConfig, cluster: Mapping[str, Any] | None) -> dict[str, Any]:
+def exec_info(config: ExecConfig, cluster: RawExecCluster | None) -> RawExecCredential:
     """The ``KUBERNETES_EXEC_INFO`` object for ``config`` (``spec.cluster`` only if asked)."""
-    spec: dict[str, Any] = {"interactive": False}
+    spec: RawExecCredentialSpec = {"interactive": False}
     if config.provide_cluster_info and cluster is not None:
-        spec["cluster"] = dict(cluster)
+        spec["cluster"] = {**cluster}
     return {"apiVersion": config.api_version, "kind": "ExecCredential", "spec": spec}
 
 
@@ -77,7 +80,7 @@ def _truncate(text: bytes) -> str:
 async def run_exec_plugin(
     config: ExecConfig,
     *,
-    cluster: Mapping[str, Any] | None = None,
+    cluster: RawExecCluster | None = None,
     provider: str = "",
     timeout: float = DEFAULT_EXEC_TIMEOUT,
 ) -> ExecCredential:

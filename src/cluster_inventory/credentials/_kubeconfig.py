@@ -9,12 +9,15 @@ does: the profile's server and CA, the exec extension as the cluster extension
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cluster_inventory.api import v1alpha1
 from cluster_inventory.api.constants import ACCESS_PROVIDER_SECRETREADER, EXTENSION_EXEC
 from cluster_inventory.credentials._access import profile_id
 from cluster_inventory.credentials.errors import AccessProviderNotFound
+
+if TYPE_CHECKING:
+    from cluster_inventory.shapes import RawCluster, RawExec, RawKubeconfig
 
 __all__ = ["kubeconfig_for_profile"]
 
@@ -27,7 +30,7 @@ def kubeconfig_for_profile(
     env: Mapping[str, str] | None = None,
     provider: str = ACCESS_PROVIDER_SECRETREADER,
     install_hint: str | None = None,
-) -> dict[str, Any]:
+) -> RawKubeconfig:
     """Build a kubeconfig (as a dict) reaching ``profile``'s member through an exec plugin.
 
     Args:
@@ -57,7 +60,7 @@ def kubeconfig_for_profile(
             pid, f"does not advertise access provider {provider!r} (offers: {offered})"
         )
     source = entry.cluster
-    cluster: dict[str, Any] = {"server": source.server}
+    cluster: RawCluster = {"server": source.server}
     if source.certificate_authority_data:
         cluster["certificate-authority-data"] = source.certificate_authority_data
     if source.tls_server_name:
@@ -67,7 +70,7 @@ def kubeconfig_for_profile(
     exec_payload = source.exec_config()
     if exec_payload is not None:
         cluster["extensions"] = [{"name": EXTENSION_EXEC, "extension": exec_payload}]
-    user_exec: dict[str, Any] = {
+    user_exec: RawExec = {
         "apiVersion": "client.authentication.k8s.io/v1",
         "command": command,
         "args": list(args),

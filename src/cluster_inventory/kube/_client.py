@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from cluster_inventory import kubeconfig
+from cluster_inventory.api.constants import EXTENSION_EXEC
 from cluster_inventory.kube._k8s import ApiClient, ApiException, Configuration
 from cluster_inventory.kube._k8s import rest as _rest
 from cluster_inventory.kube.errors import KubeConfigError
@@ -92,11 +93,7 @@ def _from_loaded(loaded: kubeconfig.Kubeconfig, *, allow_exec: bool) -> ClusterC
             "use cluster_inventory.credentials for exec credentials"
         )
     exec_config = next(
-        (
-            e.get("extension")
-            for e in loaded.cluster_extensions
-            if e.get("name") == "client.authentication.k8s.io/exec"
-        ),
+        (e.get("extension") for e in loaded.cluster_extensions if e.get("name") == EXTENSION_EXEC),
         None,
     )
     return ClusterConnection(

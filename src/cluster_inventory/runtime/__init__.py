@@ -10,7 +10,7 @@ plugin (:mod:`cluster_inventory.credentials`)::
     fleet = FleetManager(hub, "provider.json", namespaces=["team-a"])
 
     @fleet.reconciler("v1/ConfigMap", namespace="default")
-    async def reconcile(request: Request, cluster: Cluster) -> Result | None:
+    async def reconcile(request: Request, cluster: EngagedCluster) -> Result | None:
         cm = cluster.get("v1/ConfigMap", request.name, request.namespace)
         ...
 
@@ -26,8 +26,11 @@ See ``docs/runtime.md`` for the engagement rules, the metrics and a worked examp
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from cluster_inventory.controller import TerminalError
-from cluster_inventory.runtime.cluster import Cluster, SharedConnection, WatchSpec
+from cluster_inventory.runtime.cluster import EngagedCluster, SharedConnection, WatchSpec
 from cluster_inventory.runtime.decisions import DecisionSet, group_decisions, read_decisions
 from cluster_inventory.runtime.engagement import (
     Action,
@@ -47,13 +50,13 @@ from cluster_inventory.runtime.reconciler import FleetController, Reconciler, Re
 __all__ = [
     "Action",
     "CacheNotWatched",
-    "Cluster",
     "ClusterAware",
     "ClusterHook",
     "ClusterNotEngaged",
     "ClusterProfileProvider",
     "ClusterProvider",
     "DecisionSet",
+    "EngagedCluster",
     "EngagementPlan",
     "EngagementPolicy",
     "FleetController",
@@ -73,3 +76,17 @@ __all__ = [
     "plan_engagement",
     "read_decisions",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ``Cluster`` was this class's name until the API's own ``Cluster`` (a kubeconfig-style
+    # cluster entry in a ClusterProfile's access provider) made two public classes of one name;
+    # README and docs/runtime.md showed ``from cluster_inventory.runtime import Cluster``.
+    if name == "Cluster":
+        warnings.warn(
+            "cluster_inventory.runtime.Cluster is deprecated; use EngagedCluster",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return EngagedCluster
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

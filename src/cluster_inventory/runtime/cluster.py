@@ -1,6 +1,6 @@
 """An engaged member cluster: its client, its caches and the tasks running against it.
 
-A :class:`Cluster` exists from engagement to disengagement. Closing it cancels every
+A :class:`EngagedCluster` exists from engagement to disengagement. Closing it cancels every
 reconcile still running against it and lets go of its connection; the last cluster to let go
 of a connection stops its informers and closes its client, so nothing keeps talking to a
 member after its profiles are gone.
@@ -26,7 +26,7 @@ from cluster_inventory.credentials import ClusterAccess, CredentialCache, connec
 from cluster_inventory.kube.informer import EventHandler, Informer
 from cluster_inventory.runtime.errors import CacheNotWatched
 
-__all__ = ["Cluster", "ConnectionPool", "SharedConnection", "WatchSpec"]
+__all__ = ["ConnectionPool", "EngagedCluster", "SharedConnection", "WatchSpec"]
 
 T = TypeVar("T")
 _log = logging.getLogger("cluster_inventory.runtime")
@@ -162,7 +162,7 @@ class ConnectionPool:
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
-class Cluster:
+class EngagedCluster:
     """One engaged member cluster, as reconcilers see it.
 
     Attributes:
@@ -195,7 +195,7 @@ class Cluster:
         return self.connection.client
 
     def __repr__(self) -> str:
-        return f"Cluster({self.name!r}, server={self.access.server!r})"
+        return f"EngagedCluster({self.name!r}, server={self.access.server!r})"
 
     @property
     def closing(self) -> bool:

@@ -26,7 +26,7 @@ from cluster_inventory.api.constants import (
     LABEL_MANAGED_BY,
 )
 from cluster_inventory.controller import TerminalError
-from cluster_inventory.runtime.cluster import Cluster
+from cluster_inventory.runtime.cluster import EngagedCluster
 from cluster_inventory.runtime.fleet import FleetManager
 from cluster_inventory.runtime.reconciler import FleetController, Request, Result
 
@@ -64,11 +64,11 @@ class ConfigMapSync:
         )
         fleet.on_engage(self.engaged)
 
-    async def engaged(self, cluster: Cluster) -> None:
+    async def engaged(self, cluster: EngagedCluster) -> None:
         """A new cluster may lack the copy entirely (no watch event would say so)."""
         self.controller.enqueue(Request(cluster.name, self.target_namespace, self.name))
 
-    async def reconcile(self, request: Request, cluster: Cluster) -> Result | None:
+    async def reconcile(self, request: Request, cluster: EngagedCluster) -> Result | None:
         """Make the member's copy equal the hub's ConfigMap (level-based)."""
         if request.name != self.name:
             return None

@@ -38,7 +38,7 @@ from cluster_inventory.kube.informer import EventHandler, Informer
 from cluster_inventory.kube.leaderelection import LeaderElector
 from cluster_inventory.kube.workqueue import WorkQueue
 from cluster_inventory.runtime._metrics import FleetMetrics
-from cluster_inventory.runtime.cluster import Cluster, ConnectionPool, WatchSpec
+from cluster_inventory.runtime.cluster import ConnectionPool, EngagedCluster, WatchSpec
 from cluster_inventory.runtime.engagement import EngagementPolicy
 from cluster_inventory.runtime.errors import ClusterNotEngaged, FleetError
 from cluster_inventory.runtime.provider import ClusterProvider
@@ -52,7 +52,7 @@ from cluster_inventory.runtime.reconciler import FleetController, Reconciler
 __all__ = ["ClusterHook", "FleetManager", "Readiness"]
 
 #: ``async (cluster) -> None``, run after a cluster is engaged or before it is disengaged.
-ClusterHook = Callable[[Cluster], Awaitable[None]]
+ClusterHook = Callable[[EngagedCluster], Awaitable[None]]
 
 _log = logging.getLogger("cluster_inventory.runtime")
 
@@ -131,7 +131,7 @@ class FleetManager(LeaderElectedRunnable):
         self._pool = ConnectionPool(
             self._cache, on_change=self._metrics.connections.labels(name).set
         )
-        self._clusters: dict[str, Cluster] = {}
+        self._clusters: dict[str, EngagedCluster] = {}
         self._controllers: list[FleetController] = []
         self._on_engage: list[ClusterHook] = []
         self._on_disengage: list[ClusterHook] = []
@@ -257,11 +257,11 @@ class FleetManager(LeaderElectedRunnable):
 
     # -- queries ---------------------------------------------------------------------
     @property
-    def clusters(self) -> Mapping[str, Cluster]:
+    def clusters(self) -> Mapping[str, EngagedCluster]:
         """Engaged clusters by name (``namespace/name`` of their ClusterProfile)."""
         return dict(self._clusters)
 
-    def cluster(self, name: str) -> Cluster:
+    def cluster(self, name: str) -> EngagedCluster:
         """The engaged cluster ``name``.
 
         Raises:
@@ -382,7 +382,7 @@ class FleetManager(LeaderElectedRunnable):
         *,
         profile: dict[str, Any],
         member_id: str | None = None,
-    ) -> Cluster:
+    ) -> EngagedCluster:
         """Engage cluster ``name``: connection, caches, reconcilers' handlers, engage hooks.
 
         Called by the provider (:class:`~cluster_inventory.runtime.provider.ClusterAware`).
@@ -409,7 +409,7 @@ class FleetManager(LeaderElectedRunnable):
         except Exception:
             self._metrics.engagements.labels(self.name, "error").inc()
             raise
-        cluster = Cluster(
+        cluster = EngagedCluster(
             name=name,
             profile=profile,
             member_id=member_id,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from cluster_inventory.credentials import ClusterAccess
-    from cluster_inventory.runtime.cluster import Cluster
+    from cluster_inventory.runtime.cluster import EngagedCluster
 
 __all__ = ["ClusterAware", "ClusterProvider"]
 
@@ -39,7 +39,7 @@ class ClusterAware(Protocol):
         *,
         profile: dict[str, Any],
         member_id: str | None = None,
-    ) -> Cluster:
+    ) -> EngagedCluster:
         """Build a cluster for ``access``, fill its caches, start its reconcilers and hooks.
 
         Args:

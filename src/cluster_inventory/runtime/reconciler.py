@@ -23,7 +23,7 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.controller.reconcile import RequestDropped, Result, Workers
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
-from cluster_inventory.runtime.cluster import Cluster, WatchSpec
+from cluster_inventory.runtime.cluster import EngagedCluster, WatchSpec
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -54,7 +54,7 @@ class Request:
 
 
 #: ``async (request, cluster) -> Result | None``.
-Reconciler = Callable[[Request, Cluster], Coroutine[Any, Any, Result | None]]
+Reconciler = Callable[[Request, EngagedCluster], Coroutine[Any, Any, Result | None]]
 
 
 class FleetController:
@@ -75,7 +75,7 @@ class FleetController:
         name: str,
         watch: WatchSpec,
         reconcile: Reconciler,
-        clusters: Mapping[str, Cluster],
+        clusters: Mapping[str, EngagedCluster],
         *,
         max_concurrent_reconciles: int = 1,
         reconcile_timeout: float | None = None,
@@ -114,7 +114,7 @@ class FleetController:
         for cluster in list(self._clusters):
             self.queue.add(Request(cluster, namespace, name))
 
-    def engage(self, cluster: Cluster) -> None:
+    def engage(self, cluster: EngagedCluster) -> None:
         """Feed the cluster's cache events of the watched kind into the queue.
 
         The informer replays what it holds as ADDED, so every existing object is reconciled

@@ -10,6 +10,11 @@ plugin (:mod:`cluster_inventory.testing.pytest_plugin`) gives ``fleet``, ``hub``
 cluster_inventory.testing.pytest_plugin``, or ``pytest_plugins`` in its ``conftest.py``);
 nothing loads into a pytest run that does not ask.
 
+What a harness user builds beside a fleet is public here too: :class:`CertificateAuthority`
+(serving and client certificates the control planes trust, e.g. for a webhook),
+:class:`ManagedProcess` and :func:`free_port` (a child process that dies with the test run),
+and :class:`StartStop` (the async or sync context-manager shape of :class:`ControlPlane`).
+
 What only this repository's tests and benches use (virtual members, upstream builders, interop
 checks, chart and browser helpers) is the workshop, ``cluster_inventory_workshop``, kept out
 of the wheel.
@@ -21,7 +26,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cluster_inventory.testing._process import ManagedProcess
+    from cluster_inventory.testing._certs import CertificateAuthority, KeyPair
+    from cluster_inventory.testing._lifecycle import StartStop
+    from cluster_inventory.testing._process import ManagedProcess, free_port
     from cluster_inventory.testing.assets import (
         BINARIES,
         AssetNotFoundError,
@@ -49,6 +56,7 @@ __all__ = [
     "BINARIES",
     "DEFAULT_CONTROLLERS",
     "AssetNotFoundError",
+    "CertificateAuthority",
     "ControlPlane",
     "ControlPlaneError",
     "Etcd",
@@ -56,10 +64,13 @@ __all__ = [
     "GoBuildError",
     "GoNotFoundError",
     "KeptFleetError",
+    "KeyPair",
     "ManagedProcess",
+    "StartStop",
     "assets_dir",
     "cache_root",
     "find_binary",
+    "free_port",
     "install_assets",
     "missing_binaries",
     "start_detached_member",
@@ -71,7 +82,9 @@ __all__ = [
 # reading the asset paths, must not import aiohttp and the Kubernetes client before a test asks
 # for a control plane.
 _HOMES = {
-    "ManagedProcess": "_process",
+    **dict.fromkeys(("ManagedProcess", "free_port"), "_process"),
+    **dict.fromkeys(("CertificateAuthority", "KeyPair"), "_certs"),
+    "StartStop": "_lifecycle",
     **dict.fromkeys(
         (
             "BINARIES",

@@ -17,7 +17,7 @@ from cluster_inventory import kube
 from cluster_inventory.controller import Controller, Manager, Result
 from cluster_inventory.kube.informer import Informer, object_key
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.testing import free_port
 from tests.waiting import eventually
 
 NO_SUCH_KIND = kube.Resource(

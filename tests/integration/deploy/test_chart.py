@@ -28,8 +28,7 @@ import yaml
 
 from cluster_inventory import api, kube
 from cluster_inventory.manager import registration_secret
-from cluster_inventory.testing import ControlPlane, Fleet
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.testing import ControlPlane, Fleet, free_port
 from cluster_inventory_workshop import upstream_crd
 from cluster_inventory_workshop.chart import (
     CHART_DIR,

@@ -25,8 +25,7 @@ import yaml
 from cluster_inventory import api, kube
 from cluster_inventory.cli.placement import placement_app
 from cluster_inventory.integrations.placement import SCHEDULER_NAME
-from cluster_inventory.testing import ControlPlane, Fleet
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.testing import ControlPlane, Fleet, free_port
 from tests.integration.deploy.test_deploy_manifests import (
     APP_LABEL,
     APPLY_PREFIX,

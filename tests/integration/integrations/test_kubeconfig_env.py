@@ -22,7 +22,7 @@ import yaml
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.manager import registration_secret
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.testing import free_port
 from cluster_inventory_workshop.upstream_crds import kueue_crds
 from tests.inventory import Inventory
 from tests.tarpit import serve_tarpit

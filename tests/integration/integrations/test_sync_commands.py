@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from cluster_inventory import kube
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.testing import free_port
 from tests.cli_run import cli
 from tests.inventory import Inventory
 from tests.provider_files import PLUGIN

@@ -18,7 +18,7 @@ from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 from cluster_inventory.manager import ManagerConfig, registration_secret, run_manager
 from cluster_inventory.manager.runner import lease_name
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.testing import free_port
 from tests.waiting import eventually
 
 CLI = Path(sys.executable).parent / "cluster-inventory"

@@ -9,8 +9,8 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.credentials import ClusterAccess, load_provider_file, resolve_access
 from cluster_inventory.runtime import (
-    Cluster,
     ClusterAware,
+    EngagedCluster,
     EngagementPolicy,
     FleetManager,
     Request,
@@ -79,11 +79,11 @@ async def test_a_static_provider_engages_clusters_on_the_fleet_manager(
     engaged: list[str] = []
 
     @fm.reconciler("v1/ConfigMap", namespace=ns)
-    async def reconcile(request: Request, cluster: Cluster) -> None:
+    async def reconcile(request: Request, cluster: EngagedCluster) -> None:
         seen.append(request)
 
     @fm.on_engage
-    async def on_engage(cluster: Cluster) -> None:
+    async def on_engage(cluster: EngagedCluster) -> None:
         engaged.append(cluster.name)
 
     assert fm.profiles is None

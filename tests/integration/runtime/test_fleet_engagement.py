@@ -8,8 +8,8 @@ import pytest
 
 from cluster_inventory import kube
 from cluster_inventory.runtime import (
-    Cluster,
     ClusterNotEngaged,
+    EngagedCluster,
     EngagementPolicy,
     Request,
     Result,
@@ -38,7 +38,7 @@ async def test_ready_profile_is_engaged_and_its_reconciler_runs(
     seen: list[tuple[Request, dict | None]] = []
 
     @fm.reconciler("v1/ConfigMap", namespace=inventory.namespace)
-    async def reconcile(request: Request, cluster: Cluster) -> None:
+    async def reconcile(request: Request, cluster: EngagedCluster) -> None:
         seen.append((request, cluster.get("v1/ConfigMap", request.name, request.namespace)))
 
     await fm.start()
@@ -81,7 +81,7 @@ async def test_deleted_profile_disengages_stops_its_tasks_and_closes_its_client(
     disengaged: list[str] = []
 
     @fm.reconciler("v1/ConfigMap", namespace=inventory.namespace)
-    async def reconcile(request: Request, cluster: Cluster) -> None:
+    async def reconcile(request: Request, cluster: EngagedCluster) -> None:
         if request.name != "blocker":
             return
         started.set()
@@ -92,7 +92,7 @@ async def test_deleted_profile_disengages_stops_its_tasks_and_closes_its_client(
             raise
 
     @fm.on_disengage
-    async def record(cluster: Cluster) -> None:
+    async def record(cluster: EngagedCluster) -> None:
         disengaged.append(cluster.name)
 
     await fm.start()
@@ -131,7 +131,7 @@ async def test_unhealthy_profile_is_not_engaged_until_it_turns_healthy(
     engaged: list[str] = []
 
     @fm.on_engage
-    async def record(cluster: Cluster) -> None:
+    async def record(cluster: EngagedCluster) -> None:
         engaged.append(cluster.name)
 
     await fm.start()
@@ -272,7 +272,7 @@ async def test_conflicts_are_retried_with_backoff(inventory: Inventory, fleet_ma
     attempts: list[str] = []
 
     @fm.reconciler("v1/ConfigMap", namespace=inventory.namespace)
-    async def bump(request: Request, cluster: Cluster) -> Result | None:
+    async def bump(request: Request, cluster: EngagedCluster) -> Result | None:
         if request.name != "counter":
             return None
         current = await kube.get(cluster.client, kube.CONFIG_MAPS, "counter", request.namespace)
@@ -349,7 +349,7 @@ async def test_profiles_with_the_same_access_share_one_connection_and_one_watch(
     seen: list[tuple[str, str]] = []  # (cluster, data v)
 
     @fm.reconciler("v1/ConfigMap", namespace=inventory.namespace)
-    async def reconcile(request: Request, cluster: Cluster) -> None:
+    async def reconcile(request: Request, cluster: EngagedCluster) -> None:
         if request.name == "shared":
             obj = cluster.get("v1/ConfigMap", "shared", request.namespace) or {}
             seen.append((request.cluster, obj.get("data", {}).get("v", "")))
@@ -395,7 +395,7 @@ async def test_stop_does_not_wait_the_grace_period_when_no_reconcile_runs(
     # out the whole grace (then 30 s by default) for a task that never ends by itself.
     fm = fleet_manager(graceful_shutdown=3600.0)
 
-    async def reconcile(request: Request, cluster: Cluster) -> None:
+    async def reconcile(request: Request, cluster: EngagedCluster) -> None:
         return None
 
     fm.add_reconciler("v1/ConfigMap", reconcile, namespace=inventory.namespace)

@@ -7,7 +7,7 @@ import asyncio
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig
-from cluster_inventory.runtime import Cluster, Request
+from cluster_inventory.runtime import EngagedCluster, Request
 from tests.inventory import Inventory
 from tests.waiting import eventually
 
@@ -43,7 +43,7 @@ async def test_two_replicas_elect_one_leader_and_fail_over(
     reconciled: dict[str, list[Request]] = {"a": [], "b": []}
     for name, fm in replicas.items():
 
-        async def reconcile(request: Request, cluster: Cluster, name: str = name) -> None:
+        async def reconcile(request: Request, cluster: EngagedCluster, name: str = name) -> None:
             reconciled[name].append(request)
 
         fm.add_reconciler("v1/ServiceAccount", reconcile, namespace=inventory.namespace)

@@ -19,7 +19,7 @@ from cluster_inventory.credentials import (
     load_provider_file,
     resolve_access,
 )
-from cluster_inventory.runtime import Cluster, Request
+from cluster_inventory.runtime import EngagedCluster, Request
 from cluster_inventory_workshop import VirtualMembers
 from tests.inventory import Inventory
 from tests.waiting import eventually
@@ -79,7 +79,7 @@ async def test_runtime_engages_a_prefixed_member_and_watches_through_it(
     seen: list[Request] = []
 
     @fm.reconciler("v1/ConfigMap", namespace=inventory.namespace)
-    async def reconcile(request: Request, cluster: Cluster) -> None:
+    async def reconcile(request: Request, cluster: EngagedCluster) -> None:
         seen.append(request)
 
     await fm.start()

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cluster_inventory.runtime import Cluster, Request
-from cluster_inventory.testing._process import free_port
+from cluster_inventory.runtime import EngagedCluster, Request
+from cluster_inventory.testing import free_port
 from tests.cli_run import cli
 from tests.inventory import Inventory
 from tests.provider_files import PLUGIN
@@ -61,7 +61,7 @@ async def test_the_runtime_says_unreachable_and_engages_once_the_proxy_is_back(
     fm = fleet_manager()
 
     @fm.reconciler("v1/ServiceAccount", namespace=ns)
-    async def reconcile(request: Request, cluster: Cluster) -> None:
+    async def reconcile(request: Request, cluster: EngagedCluster) -> None:
         seen.append(request)
 
     caplog.set_level(logging.INFO, logger="cluster_inventory")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from cluster_inventory import credentials, kube
-from cluster_inventory.runtime import Cluster, Request
+from cluster_inventory.runtime import EngagedCluster, Request
 from tests.cli_run import cli
 from tests.inventory import Inventory
 from tests.proxies import hostport, hub_kubeconfig_behind, publish_behind, serve_proxy
@@ -56,7 +56,7 @@ async def test_the_runtime_engages_and_reconciles_through_the_proxy_url(
     fm = fleet_manager()
 
     @fm.reconciler("v1/ServiceAccount", namespace=ns)
-    async def reconcile(request: Request, cluster: Cluster) -> None:
+    async def reconcile(request: Request, cluster: EngagedCluster) -> None:
         await kube.get(cluster.client, kube.SERVICE_ACCOUNTS, request.name, ns)  # a live read
         seen.append(request)
 

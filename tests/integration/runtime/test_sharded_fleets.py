@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.controller import Manager, ShardConfig
 from cluster_inventory.controller.sharding import lease_name, rendezvous_owner
-from cluster_inventory.runtime import Cluster, FleetManager
+from cluster_inventory.runtime import EngagedCluster, FleetManager
 from tests.inventory import Inventory, metric
 from tests.waiting import eventually
 
@@ -41,10 +41,10 @@ class Replica:
         fm.on_disengage(self._on_disengage)
         self.task = asyncio.get_running_loop().create_task(self.manager.add(fm).run())
 
-    async def _on_engage(self, cluster: Cluster) -> None:
+    async def _on_engage(self, cluster: EngagedCluster) -> None:
         self.engaged.append(cluster.name)
 
-    async def _on_disengage(self, cluster: Cluster) -> None:
+    async def _on_disengage(self, cluster: EngagedCluster) -> None:
         self.disengaged.append(cluster.name)
 
     def sees(self, live: list[str]) -> bool:

@@ -18,9 +18,6 @@ _KEY = re.compile(
 _API_VERSION = re.compile(r"/v\d+((alpha|beta)\d+)?$")
 #: Where a literal may stay: the constants themselves, and the test harness (tests only).
 _EXEMPT = ("api/constants.py", "testing/")
-#: Literals still to replace, by file (kube/_client.py is being reworked for issue 34: it
-#: should read ``EXTENSION_EXEC`` once that lands).
-_PENDING = {("kube/_client.py", "client.authentication.k8s.io/exec")}
 
 
 def _literals(tree: ast.AST) -> list[tuple[int, str]]:
@@ -59,9 +56,5 @@ def test_wire_names_live_in_api_constants() -> None:
         rel = path.relative_to(PACKAGE).as_posix()
         if rel.startswith(_EXEMPT):
             continue
-        stray += [
-            f"{rel}:{line}: {text}"
-            for line, text in _literals(ast.parse(path.read_text()))
-            if (rel, text) not in _PENDING
-        ]
+        stray += [f"{rel}:{line}: {text}" for line, text in _literals(ast.parse(path.read_text()))]
     assert stray == [], "move these into cluster_inventory/api/constants.py:\n" + "\n".join(stray)

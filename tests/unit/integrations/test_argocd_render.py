@@ -19,7 +19,7 @@ from cluster_inventory.integrations.sync.argocd import (
     render_cluster_secret,
     secret_name,
 )
-from cluster_inventory.testing._certs import CertificateAuthority
+from cluster_inventory.testing import CertificateAuthority
 
 CA = CertificateAuthority().cert_pem
 

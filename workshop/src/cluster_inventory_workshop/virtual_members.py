@@ -32,9 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster_inventory import kube
-from cluster_inventory.testing._certs import CertificateAuthority
-from cluster_inventory.testing._lifecycle import StartStop
-from cluster_inventory.testing._process import ManagedProcess, free_port
+from cluster_inventory.testing import CertificateAuthority, ManagedProcess, StartStop, free_port
 from cluster_inventory.testing.controlplane import ControlPlane, start_timeout, wait_http_ok
 from cluster_inventory.testing.fleet import Fleet
 from cluster_inventory.testing.gobuild import build_source, cache_root, is_executable

@@ -37,7 +37,7 @@ from cluster_inventory.integrations.delivery._member import (
     member_apply,
 )
 from cluster_inventory.kube.informer import object_key
-from cluster_inventory.runtime import Cluster, FleetManager, Reconciler, Request, Result
+from cluster_inventory.runtime import EngagedCluster, FleetManager, Reconciler, Request, Result
 from cluster_inventory.runtime.decisions import read_decisions
 
 _IN_FLIGHT = 64
@@ -366,14 +366,14 @@ class FleetDelivery:
         if self.on_report is not None and rows:
             self.on_report(cluster, rows)
 
-    async def _engaged(self, cluster: Cluster) -> None:
+    async def _engaged(self, cluster: EngagedCluster) -> None:
         self.state[cluster.name] = {}
         cluster.run(self._keep_applied(cluster))
 
-    async def _disengaged(self, cluster: Cluster) -> None:
+    async def _disengaged(self, cluster: EngagedCluster) -> None:
         self.state.pop(cluster.name, None)
 
-    async def _keep_applied(self, cluster: Cluster) -> None:
+    async def _keep_applied(self, cluster: EngagedCluster) -> None:
         while True:
             member = member_apply(
                 cluster.client,
@@ -387,7 +387,7 @@ class FleetDelivery:
             await asyncio.sleep(self.resync)
 
     def _reconciler(self, wanted: Mapping[tuple[str, str], Manifest]) -> Reconciler:
-        async def reconcile(request: Request, cluster: Cluster) -> Result | None:
+        async def reconcile(request: Request, cluster: EngagedCluster) -> Result | None:
             found = wanted.get((request.namespace, request.name)) or wanted.get(("", request.name))
             if found is None:
                 return None

@@ -54,7 +54,7 @@ from cluster_inventory.runtime.providers.provider_file import ProviderFile
 
 if TYPE_CHECKING:
     from cluster_inventory.controller import ShardMembership
-    from cluster_inventory.runtime.cluster import Cluster
+    from cluster_inventory.runtime.cluster import EngagedCluster
     from cluster_inventory.runtime.provider import ClusterAware
 
 __all__ = ["ClusterProfileOptions", "ClusterProfileProvider", "Readiness"]
@@ -192,7 +192,7 @@ class ClusterProfileProvider:
         )
         self._fleet: ClusterAware | None = None
         #: Clusters this provider engaged, by key.
-        self._engaged: dict[str, Cluster] = {}
+        self._engaged: dict[str, EngagedCluster] = {}
         #: Keys being engaged right now (they hold their member id like engaged ones).
         self._engaging: set[str] = set()
         self._unhealthy_since: dict[str, float] = {}
