@@ -45,14 +45,14 @@ from cluster_inventory.integrations.delivery._manifests import (
     apply_order,
     load_manifests,
 )
-from cluster_inventory.integrations.delivery._member import (
+from cluster_inventory.integrations.delivery._member import ApplyOptions
+from cluster_inventory.integrations.delivery._member_pass import apply_to_member
+from cluster_inventory.integrations.delivery._noop import apply_is_noop
+from cluster_inventory.integrations.delivery._results import (
     Action,
-    ApplyOptions,
     DeliveryError,
     ObjectResult,
-    apply_to_member,
 )
-from cluster_inventory.integrations.delivery._noop import apply_is_noop
 
 __all__ = [
     "LABEL_DELIVERY",

@@ -28,13 +28,15 @@ from cluster_inventory.integrations.delivery._manifests import Manifest
 from cluster_inventory.integrations.delivery._member import (
     PER_MEMBER_REQUESTS,
     ApplyOptions,
-    DeliveryError,
     MemberApply,
-    ObjectResult,
-    api_message,
-    apply_member,
     crd_kinds,
     member_apply,
+)
+from cluster_inventory.integrations.delivery._member_pass import apply_member
+from cluster_inventory.integrations.delivery._results import (
+    DeliveryError,
+    ObjectResult,
+    api_message,
 )
 from cluster_inventory.kube.informer import object_key
 from cluster_inventory.runtime import Cluster, FleetManager, Reconciler, Request, Result
