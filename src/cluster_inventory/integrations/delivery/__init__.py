@@ -33,8 +33,6 @@ from cluster_inventory.api.constants import LABEL_DELIVERY
 from cluster_inventory.integrations.delivery import _applyset
 from cluster_inventory.integrations.delivery._applyset import *  # noqa: F403 - its __all__
 from cluster_inventory.integrations.delivery._fleet import (
-    FleetDelivery,
-    ReportHook,
     deliver,
     results_json,
     select_profiles,
@@ -53,6 +51,7 @@ from cluster_inventory.integrations.delivery._results import (
     DeliveryError,
     ObjectResult,
 )
+from cluster_inventory.integrations.delivery._watch import FleetDelivery, ReportHook
 
 __all__ = [
     "LABEL_DELIVERY",
