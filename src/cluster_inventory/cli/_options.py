@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP
+from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP
 
 __all__ = [
     "HealthAddress",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cluster_inventory.cli._get import fail
+from cluster_inventory.cli._errors import fail
 
 if TYPE_CHECKING:
     from cluster_inventory import kube

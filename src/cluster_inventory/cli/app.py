@@ -15,15 +15,15 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory import __version__
+from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._files import console_script, write_private
-from cluster_inventory.cli._get import (
+from cluster_inventory.cli._help import DESCRIPTION
+from cluster_inventory.cli._hub import (
     context_namespace,
-    fail,
     hub_client,
     hub_kubeconfig_pin,
     profile_reference,
 )
-from cluster_inventory.cli._help import DESCRIPTION
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
 from cluster_inventory.cli.apply import apply_cmd
 from cluster_inventory.cli.dashboard import dashboard_cmd

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory.api.constants import FIELD_MANAGER_APPLY
-from cluster_inventory.cli._get import context_namespace, fail, hub_client
+from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._hub import context_namespace, hub_client
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
 from cluster_inventory.cli._table import format_table
 

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from cluster_inventory.cli import _options as opt
-from cluster_inventory.cli._get import fail
+from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._process import hub_process, run_until_signal
 
 __all__ = ["dashboard_cmd"]

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cluster_inventory.cli._get import fail
+from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._table import format_table
 
 __all__ = ["demo", "fleet_app", "testing_app"]

@@ -18,7 +18,8 @@ import typer
 
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE
 from cluster_inventory.cli import _options as opt
-from cluster_inventory.cli._get import context_namespace, fail, hub_client
+from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._hub import context_namespace, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 
 __all__ = ["argocd_app", "multikueue_app"]

@@ -17,7 +17,8 @@ from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import FIELD_MANAGER_CLI, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.cli import _options as opt
-from cluster_inventory.cli._get import HUB_KUBECONFIG_HELP, fail, hub_client
+from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 

@@ -15,7 +15,8 @@ import typer
 
 from cluster_inventory.api.constants import FIELD_MANAGER_CLI
 from cluster_inventory.cli import _options as opt
-from cluster_inventory.cli._get import context_namespace, fail, hub_client
+from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._hub import context_namespace, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli._table import age, format_table
 from cluster_inventory.manager.names import DEFAULT_NAMESPACE

@@ -14,6 +14,9 @@ decision (KEP-5313 slices grouped by :func:`~cluster_inventory.runtime.decisions
 group_decisions`), and every other profile of the inventory is given the reason
 :func:`~cluster_inventory.integrations.placement.choose` would leave it out for. Conformance is
 :func:`~cluster_inventory.integrations.conformance.evaluate` over the cached profiles.
+
+The row types live in :mod:`~cluster_inventory.dashboard.rows`, :class:`Query` and
+:func:`select` in :mod:`~cluster_inventory.dashboard.selection`; this module re-exports them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from cluster_inventory.api import objects
@@ -29,10 +31,17 @@ from cluster_inventory.api.constants import (
     ANNOTATION_PROFILE,
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_JOINED,
-    LABEL_CLUSTER_MANAGER,
-    LABEL_INVENTORY_MEMBER_ID,
 )
-from cluster_inventory.api.views import ConditionView, ProfileView
+from cluster_inventory.api.views import ProfileView
+from cluster_inventory.dashboard.rows import (
+    HEALTH_ORDER,
+    Delivery,
+    InventorySummary,
+    MemberRow,
+    Overview,
+    PlacementRow,
+)
+from cluster_inventory.dashboard.selection import SORT_KEYS, Query, Selection, select
 from cluster_inventory.integrations import conformance
 from cluster_inventory.integrations.placement import (
     Candidate,
@@ -42,10 +51,8 @@ from cluster_inventory.integrations.placement import (
     decision_key,
     format_selector,
     group_decisions,
-    parse_selector,
     spec_from_object,
 )
-from cluster_inventory.integrations.placement.selectors import matches
 
 __all__ = [
     "HEALTH_ORDER",
@@ -61,153 +68,10 @@ __all__ = [
     "select",
 ]
 
-# Labels the table shows in their own columns.
-_SHOWN = frozenset({LABEL_CLUSTER_MANAGER, LABEL_INVENTORY_MEMBER_ID})
-#: Health values of a row, worst first (the sort order of the Health column).
-HEALTH_ORDER = ("False", "Unknown", "True")
-
 
 def _health(view: ProfileView) -> str:
     status = view.condition_status(CONDITION_CONTROL_PLANE_HEALTHY)
     return status if status in ("True", "False") else "Unknown"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Delivery:
-    """Where our syncs deliver one profile.
-
-    Attributes:
-        argocd: Names of the Argo CD cluster Secrets rendered from it (metadata only).
-        multikueue: ``(name, Active condition status)`` of its MultiKueueClusters; the
-            status is "" until Kueue reports it.
-    """
-
-    argocd: tuple[str, ...] = ()
-    multikueue: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
-class MemberRow:
-    """One member cluster, however many inventories list it.
-
-    Attributes:
-        key: The member id, or ``namespace/name`` of its only profile when it has none.
-        member_id: The ``inventory-member-id`` label, None if unset.
-        profiles: Its profiles, sorted by key.
-        health: ``False`` if any profile's ``ControlPlaneHealthy`` is False, else ``Unknown``
-            if any does not report it, else ``True``.
-        joined: ``Joined`` of the first profile ("" when not reported).
-        version: Kubernetes version (the first profile that reports one).
-        managers: ``spec.clusterManager.name`` of its profiles, sorted, each once.
-        labels: Labels of its profiles (the first profile wins a key).
-        properties: Properties of its profiles (the first profile wins a name).
-        conditions: The conditions of its worst profile (reason and message included).
-        delivery: What our syncs made of its profiles.
-    """
-
-    key: str
-    member_id: str | None
-    profiles: tuple[ProfileView, ...]
-    health: str
-    joined: str
-    version: str
-    managers: tuple[str, ...]
-    labels: Mapping[str, str]
-    properties: Mapping[str, str]
-    conditions: tuple[ConditionView, ...]
-    delivery: Delivery = field(default_factory=Delivery)
-
-    @property
-    def name(self) -> str:
-        """What the table shows first: the member id, else the profile's name."""
-        return self.member_id or self.profiles[0].name
-
-    @property
-    def shown_labels(self) -> tuple[str, ...]:
-        """``key=value`` of its labels but those other columns show (manager, member id)."""
-        return tuple(f"{k}={v}" for k, v in sorted(self.labels.items()) if k not in _SHOWN)
-
-    @property
-    def inventories(self) -> tuple[str, ...]:
-        """The namespaces of its profiles."""
-        return tuple(dict.fromkeys(p.namespace for p in self.profiles))
-
-
-@dataclass(frozen=True, kw_only=True)
-class InventorySummary:
-    """One inventory namespace at a glance.
-
-    Attributes:
-        namespace: The inventory namespace.
-        profiles: Number of ClusterProfiles.
-        healthy: Profiles whose ``ControlPlaneHealthy`` is True.
-        unhealthy: ... is False.
-        joined: Profiles whose ``Joined`` is True.
-        versions: ``(Kubernetes version, count)``, most frequent first ("" for unreported).
-        conformance: The conformance report document (upstream shape).
-    """
-
-    namespace: str
-    profiles: int
-    healthy: int
-    unhealthy: int
-    joined: int
-    versions: tuple[tuple[str, int], ...]
-    conformance: Mapping[str, Any]
-
-    @property
-    def required_failed(self) -> bool:
-        """A Required conformance check fails."""
-        return conformance.required_failed(self.conformance)
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlacementRow:
-    """One Placement: what it asks, what was chosen and why the rest was not.
-
-    Attributes:
-        namespace: The inventory namespace.
-        name: The Placement's name.
-        request: The request in words (selectors, count, spread).
-        chosen: ``namespace/name`` of the clusters its published decision holds.
-        left_out: ``(namespace/name, reason)`` for every other profile of the inventory.
-        decided: Decision slices exist and are complete.
-        error: Why the spec cannot be read (then ``left_out`` is empty).
-    """
-
-    namespace: str
-    name: str
-    request: str
-    chosen: tuple[str, ...]
-    left_out: tuple[tuple[str, str], ...]
-    decided: bool
-    error: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Overview:
-    """Everything the page shows, at one point in time.
-
-    Attributes:
-        inventories: One summary per inventory namespace, sorted.
-        members: One row per member cluster, sorted by key.
-        placements: One row per Placement, sorted.
-        property_names: Every property name of the rows, sorted (the table's columns).
-        label_keys: Every label key of the rows, sorted (sort and filter keys).
-        built: When it was built (UTC).
-    """
-
-    inventories: tuple[InventorySummary, ...]
-    members: tuple[MemberRow, ...]
-    placements: tuple[PlacementRow, ...]
-    property_names: tuple[str, ...]
-    label_keys: tuple[str, ...]
-    built: dt.datetime
-
-    @property
-    def profile_count(self) -> int:
-        """Profiles over all inventories."""
-        return sum(i.profiles for i in self.inventories)
 
 
 def _delivery_by_profile(
@@ -415,133 +279,3 @@ def build(
         label_keys=tuple(sorted({k for r in members for k in r.labels})),
         built=now or dt.datetime.now(dt.UTC),
     )
-
-
-#: Sort keys of the member table besides ``property:NAME`` and ``label:KEY``.
-SORT_KEYS = ("member", "inventories", "health", "joined", "version", "manager")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Query:
-    """The page's controls: which member rows to show, in which order.
-
-    Attributes:
-        text: Substring (case-insensitive) of the member, its profiles, version, managers,
-            label values or property values.
-        labels: A label selector (``env=prod,tier!=db``) the member's labels must match.
-        properties: The same over its properties (``region in (eu-west-1)``).
-        health: ``True``, ``False`` or ``Unknown`` to show only that health; "" for all.
-        inventory: Only members of this namespace; "" for all.
-        sort: ``member``, ``inventories``, ``health``, ``joined``, ``version``, ``manager``,
-            ``property:NAME`` or ``label:KEY``.
-        descending: Reverse the order.
-    """
-
-    text: str = ""
-    labels: str = ""
-    properties: str = ""
-    health: str = ""
-    inventory: str = ""
-    sort: str = "member"
-    descending: bool = False
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> Query:
-        """Read the controls from a request's query string (unknown values read as unset)."""
-        health = params.get("health", "")
-        sort = params.get("sort", "")
-        if sort not in SORT_KEYS and not sort.startswith(("property:", "label:")):
-            sort = "member"
-        return cls(
-            text=params.get("q", "").strip(),
-            labels=params.get("labels", "").strip(),
-            properties=params.get("properties", "").strip(),
-            health=health if health in HEALTH_ORDER else "",
-            inventory=params.get("inventory", "").strip(),
-            sort=sort,
-            descending=params.get("order", "") == "desc",
-        )
-
-
-@dataclass(frozen=True, kw_only=True)
-class Selection:
-    """The rows a query selects.
-
-    Attributes:
-        rows: The matching member rows, in the query's order.
-        error: Why a selector could not be read ("" when both parsed).
-    """
-
-    rows: tuple[MemberRow, ...]
-    error: str = ""
-
-
-def _sort_value(row: MemberRow, sort: str) -> tuple[int, str]:
-    """A key that puts rows without the value last, whatever the direction."""
-    kind, _, name = sort.partition(":")
-    if kind == "property":
-        value = row.properties.get(name)
-    elif kind == "label":
-        value = row.labels.get(name)
-    elif sort == "health":
-        value = str(HEALTH_ORDER.index(row.health))
-    elif sort == "inventories":
-        value = ",".join(row.inventories)
-    elif sort == "joined":
-        value = row.joined or None
-    elif sort == "version":
-        value = row.version or None
-    elif sort == "manager":
-        value = ",".join(row.managers) or None
-    else:
-        value = row.key
-    return (0, value) if value is not None else (1, "")
-
-
-def _haystack(row: MemberRow) -> str:
-    words = [
-        row.key,
-        row.version,
-        *row.managers,
-        *(p.key for p in row.profiles),
-        *(p.display_name for p in row.profiles),
-        *row.labels.values(),
-        *row.properties.values(),
-    ]
-    return "\n".join(words).casefold()
-
-
-def select(overview: Overview, query: Query) -> Selection:
-    """Filter and sort the member rows. Pure.
-
-    Args:
-        overview: What :func:`build` made.
-        query: The controls.
-
-    Returns:
-        The rows, and the selector error if one did not parse (the rows are then filtered by
-        the other controls only).
-    """
-    error = ""
-    try:
-        label_req = parse_selector(query.labels) if query.labels else ()
-    except SelectorError as exc:
-        label_req, error = (), f"labels: {exc}"
-    try:
-        property_req = parse_selector(query.properties) if query.properties else ()
-    except SelectorError as exc:
-        property_req, error = (), f"properties: {exc}"
-    text = query.text.casefold()
-    rows = [
-        r
-        for r in overview.members
-        if (not query.health or r.health == query.health)
-        and (not query.inventory or query.inventory in r.inventories)
-        and (not label_req or matches(label_req, r.labels))
-        and (not property_req or matches(property_req, r.properties))
-        and (not text or text in _haystack(r))
-    ]
-    present = [r for r in rows if _sort_value(r, query.sort)[0] == 0]
-    absent = [r for r in rows if _sort_value(r, query.sort)[0] == 1]
-    present.sort(key=lambda r: (_sort_value(r, query.sort)[1], r.key), reverse=query.descending)
-    return Selection(rows=tuple(present + absent), error=error)

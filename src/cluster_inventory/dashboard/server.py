@@ -38,7 +38,8 @@ from aiohttp_sse import EventSourceResponse, sse_response
 
 from cluster_inventory import __version__
 from cluster_inventory.dashboard.hub import HubState
-from cluster_inventory.dashboard.overview import HEALTH_ORDER, Query, select
+from cluster_inventory.dashboard.rows import HEALTH_ORDER
+from cluster_inventory.dashboard.selection import Query, select
 from cluster_inventory.kube import cancel_and_wait
 
 __all__ = ["DEFAULT_ADDRESS", "MESSAGE_CUT", "Dashboard", "parse_address"]

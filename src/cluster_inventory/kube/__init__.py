@@ -10,17 +10,13 @@ from __future__ import annotations
 
 from cluster_inventory.kube import errors, resources
 from cluster_inventory.kube._client import (
-    ClusterConnection,
-    TokenSource,
-    UnauthorizedHook,
     clone_client,
     connection_from_in_cluster,
     connection_from_kubeconfig,
     load_connection,
     new_client,
-    shared_ssl_context,
-    ssl_context_for,
 )
+from cluster_inventory.kube._connection import ClusterConnection
 from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
 from cluster_inventory.kube._discovery import (
     cluster_profiles_resource,
@@ -49,7 +45,9 @@ from cluster_inventory.kube._resources import (
     request,
 )
 from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
+from cluster_inventory.kube._tls import shared_ssl_context, ssl_context_for
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
+from cluster_inventory.kube._transport import TokenSource, UnauthorizedHook
 from cluster_inventory.kube.background import BackgroundLoop, lease_loop
 from cluster_inventory.kube.cache import InformerCache, NamespacedInformer
 from cluster_inventory.kube.errors import *  # noqa: F403 - listed once, in errors.__all__

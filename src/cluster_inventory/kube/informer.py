@@ -10,7 +10,8 @@ silent for longer than the server timeout plus a margin is treated as dead (the 
 read timeout), which kubernetes_asyncio's own watch does not do.
 
 Handlers are plain callables ``(event_type, obj, old)`` run inline in the informer task; they
-must not block (enqueue work instead). The clock and the sleep are injectable.
+must not block (enqueue work instead). The clock and the sleep are injectable. The local
+store, its indices and the handlers are :class:`~cluster_inventory.kube._store.Store`'s.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ import aiohttp
 
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import Resource, request
+from cluster_inventory.kube._store import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    EventHandler,
+    Store,
+    object_key,
+)
 from cluster_inventory.kube._tasks import cancel_and_wait
 from cluster_inventory.kube.errors import GoneError, KubeAPIError, KubeError, error_from_status
 
@@ -41,12 +50,6 @@ __all__ = [
     "strip_managed_fields",
 ]
 
-ADDED = "ADDED"
-MODIFIED = "MODIFIED"
-DELETED = "DELETED"
-
-#: ``(event_type, new_or_deleted_object, old_object_or_None)``.
-EventHandler = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
 # The server's metadata-only forms (``meta.k8s.io/v1`` PartialObjectMetadata), as client-go's
 # metadata informer asks: a Secret's data never leaves the server.
 _METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
@@ -67,13 +70,6 @@ def strip_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def object_key(obj: Mapping[str, Any]) -> str:
-    """``namespace/name``, or ``name`` when cluster-scoped (client-go's MetaNamespaceKeyFunc)."""
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
-
-
 def lookup(informers: Iterable[Informer], key: str) -> dict[str, Any] | None:
     """The object ``key`` (``namespace/name``) from the first of ``informers`` that holds it.
 
@@ -86,7 +82,7 @@ def lookup(informers: Iterable[Informer], key: str) -> dict[str, Any] | None:
     return None
 
 
-class Informer:
+class Informer(Store):
     """Keep a local, up-to-date copy of a collection and report every change.
 
     Args:
@@ -126,10 +122,10 @@ class Informer:
         transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         metadata_only: bool = False,
     ) -> None:
+        super().__init__(name=name or resource.kind, transform=transform)
         self.client = client
         self.resource = resource
         self.namespace = namespace
-        self.name = name or resource.kind
         # One collection: its path, its name in errors and its selectors, for LIST and WATCH.
         self._path = resource.path(namespace)
         self._target = resource.describe(namespace, None)
@@ -141,11 +137,8 @@ class Informer:
         self._page_size = page_size
         self._sleep = sleep
         self._resync_period = resync_period
-        self._transform = transform
         self._list_accept = _METADATA_LIST_ACCEPT if metadata_only else "application/json"
         self._watch_accept = _METADATA_WATCH_ACCEPT if metadata_only else "application/json"
-        self._store: dict[str, dict[str, Any]] = {}
-        self._handlers: list[EventHandler] = []
         self._synced = asyncio.Event()
         self._first_error: KubeAPIError | None = None
         self._failure: str | None = None
@@ -155,34 +148,10 @@ class Informer:
         #: Monotonic time of the last answer from the server (a list, an event, a bookmark).
         self.last_heard: float | None = None
         self._task: asyncio.Task[None] | None = None
-        self._indexers: dict[str, Callable[[dict[str, Any]], Iterable[str]]] = {}
-        self._indices: dict[str, dict[str, set[str]]] = {}
-        #: What each indexer yielded for each stored key (so an update or delete removes the
-        #: old entries without calling the indexer on the old object again).
-        self._indexed: dict[str, dict[str, tuple[str, ...]]] = {}
         #: Number of LISTs done (1 + relists); for tests and metrics.
         self.lists = 0
 
-    # -- store -----------------------------------------------------------------------
-    def add_handler(self, handler: EventHandler) -> None:
-        """Register a handler; it receives ADDED for objects already in the store."""
-        self._handlers.append(handler)
-        for obj in list(self._store.values()):
-            handler(ADDED, obj, None)
-
-    def remove_handler(self, handler: EventHandler) -> bool:
-        """Unregister ``handler`` (compared by identity); later events no longer reach it.
-
-        Safe while events are being delivered: the delivery in progress keeps its list.
-
-        Returns:
-            True if the handler was registered.
-        """
-        kept = [h for h in self._handlers if h is not handler]
-        removed = len(kept) != len(self._handlers)
-        self._handlers = kept
-        return removed
-
+    # -- reading health ------------------------------------------------------------
     def add_health_handler(self, handler: Callable[[], None]) -> None:
         """Call ``handler()`` whenever reading turns from working to failing or back.
 
@@ -209,35 +178,6 @@ class Informer:
                 except Exception:  # a bad handler must not kill the informer
                     _log.exception("%s informer: health handler failed", self.name)
 
-    def add_indexer(self, name: str, func: Callable[[dict[str, Any]], Iterable[str]]) -> None:
-        """Index objects by ``func(obj)`` values; query with :meth:`by_index`."""
-        self._indexers[name] = func
-        index: dict[str, set[str]] = {}
-        indexed: dict[str, tuple[str, ...]] = {}
-        for key, obj in self._store.items():
-            indexed[key] = tuple(func(obj))
-            for value in indexed[key]:
-                index.setdefault(value, set()).add(key)
-        self._indices[name] = index
-        self._indexed[name] = indexed
-
-    def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
-        """Objects whose indexer ``name`` yields ``value``."""
-        keys = self._indices.get(name, {}).get(value, set())
-        return [self._store[k] for k in sorted(keys) if k in self._store]
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The cached object with ``namespace/name`` key, or None."""
-        return self._store.get(key)
-
-    def items(self) -> list[dict[str, Any]]:
-        """Every cached object."""
-        return list(self._store.values())
-
-    def keys(self) -> list[str]:
-        """Every cached key."""
-        return list(self._store)
-
     @property
     def has_synced(self) -> bool:
         """True once the first LIST has been delivered to the handlers."""
@@ -257,37 +197,6 @@ class Informer:
         await self._synced.wait()
         if self._first_error is not None:
             raise self._first_error
-
-    def _index(self, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
-        for name, func in self._indexers.items():
-            index, indexed = self._indices[name], self._indexed[name]
-            for value in indexed.pop(key, ()) if old is not None else ():
-                index.get(value, set()).discard(key)
-            if new is not None:
-                indexed[key] = tuple(func(new))
-                for value in indexed[key]:
-                    index.setdefault(value, set()).add(key)
-
-    def _emit(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        for handler in self._handlers:
-            try:
-                handler(event, obj, old)
-            except Exception:  # a bad handler must not kill the informer
-                _log.exception("%s informer: handler failed on %s", self.name, object_key(obj))
-
-    def _apply(self, event: str, obj: dict[str, Any]) -> None:
-        if self._transform is not None:
-            obj = self._transform(obj)
-        key = object_key(obj)
-        old = self._store.get(key)
-        if event == DELETED:
-            self._store.pop(key, None)
-            self._index(key, old, None)
-            self._emit(DELETED, obj, old)
-            return
-        self._store[key] = obj
-        self._index(key, old, obj)
-        self._emit(ADDED if old is None else MODIFIED, obj, old)
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:

@@ -8,16 +8,16 @@ the provider engages clusters on (:class:`~cluster_inventory.runtime.provider.Cl
 Engaging a cluster: take a connection from the shared pool (the exec plugin through the
 shared credential cache), one informer per watched kind, wait for their sync (bounded by the
 policy's ``cache_sync_timeout``), then the reconcilers' handlers and the engage hooks.
-Disengaging: the disengage hooks, cancel running reconciles, let go of the connection.
+Disengaging: the disengage hooks, cancel running reconciles, let go of the connection. Both
+are :class:`~cluster_inventory.runtime._fleet_engagement.FleetEngagement`'s, a base of
+:class:`FleetManager`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Unpack
 
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -29,7 +29,6 @@ from cluster_inventory.controller import (
     ShardMembership,
 )
 from cluster_inventory.credentials import (
-    ClusterAccess,
     CredentialCache,
     CredentialMetrics,
     ProviderConfig,
@@ -37,6 +36,7 @@ from cluster_inventory.credentials import (
 from cluster_inventory.kube.informer import EventHandler, Informer
 from cluster_inventory.kube.leaderelection import LeaderElector
 from cluster_inventory.kube.workqueue import WorkQueue
+from cluster_inventory.runtime._fleet_engagement import ClusterHook, FleetEngagement
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.runtime.cluster import ConnectionPool, EngagedCluster, WatchSpec
 from cluster_inventory.runtime.engagement import EngagementPolicy
@@ -51,13 +51,8 @@ from cluster_inventory.runtime.reconciler import FleetController, Reconciler
 
 __all__ = ["ClusterHook", "FleetManager", "Readiness"]
 
-#: ``async (cluster) -> None``, run after a cluster is engaged or before it is disengaged.
-ClusterHook = Callable[[EngagedCluster], Awaitable[None]]
 
-_log = logging.getLogger("cluster_inventory.runtime")
-
-
-class FleetManager(LeaderElectedRunnable):
+class FleetManager(LeaderElectedRunnable, FleetEngagement):
     """Run reconcilers across the member clusters a provider engages.
 
     ``FleetManager(hub, "providers.json", namespaces=[...])`` engages ClusterProfiles from
@@ -373,92 +368,3 @@ class FleetManager(LeaderElectedRunnable):
             await informer.stop()
         for name in list(self._clusters):
             await self.disengage(name, "stopped")
-
-    # -- engage / disengage (the ClusterAware side a provider drives) -------------------
-    async def engage(
-        self,
-        name: str,
-        access: ClusterAccess,
-        *,
-        profile: dict[str, Any],
-        member_id: str | None = None,
-    ) -> EngagedCluster:
-        """Engage cluster ``name``: connection, caches, reconcilers' handlers, engage hooks.
-
-        Called by the provider (:class:`~cluster_inventory.runtime.provider.ClusterAware`).
-
-        Args:
-            name: The cluster's name in the fleet; not engaged now.
-            access: How to reach the member.
-            profile: Its ClusterProfile (decoded dict; ``{}`` if it has none).
-            member_id: The member's ``inventory-member-id``, if known.
-
-        Returns:
-            The engaged cluster.
-
-        Raises:
-            FleetError: ``name`` is engaged already.
-            TimeoutError: The caches did not fill within ``policy.cache_sync_timeout``.
-            Exception: What the connection or an engage hook raised (nothing stays engaged).
-        """
-        if name in self._clusters:
-            raise FleetError(f"fleet {self.name}: cluster {name} is engaged already")
-        started = time.perf_counter()
-        try:
-            connection = await self._pool.acquire(access)
-        except Exception:
-            self._metrics.engagements.labels(self.name, "error").inc()
-            raise
-        cluster = EngagedCluster(
-            name=name,
-            profile=profile,
-            member_id=member_id,
-            access=access,
-            connection=connection,
-            pool=self._pool,
-        )
-        timeout = self.policy.cache_sync_timeout
-        try:
-            await cluster.start_caches([c.watch for c in self._controllers], timeout)
-            self._clusters[name] = cluster
-            for controller in self._controllers:
-                controller.engage(cluster)
-            for hook in self._on_engage:
-                await hook(cluster)
-        except BaseException as exc:
-            self._clusters.pop(name, None)
-            await cluster.close()
-            if not isinstance(exc, asyncio.CancelledError):
-                self._metrics.engagements.labels(self.name, "error").inc()
-            if isinstance(exc, TimeoutError):
-                raise TimeoutError(
-                    f"cluster {name}: caches did not sync within {timeout} s"
-                ) from None
-            raise
-        self._metrics.engagements.labels(self.name, "success").inc()
-        self._metrics.engaged.labels(self.name).set(len(self._clusters))
-        self._metrics.engage_seconds.labels(self.name).observe(time.perf_counter() - started)
-        _log.info("engaged", extra={"cluster": name, "server": access.server})
-        return cluster
-
-    async def disengage(self, name: str, reason: str) -> None:
-        """Disengage cluster ``name``: hooks, cancel its reconciles, close it (no-op if unknown).
-
-        Args:
-            name: An engaged cluster.
-            reason: Metric label and log word (``deleted``, ``unhealthy``, ``stopped``, ...).
-        """
-        cluster = self._clusters.pop(name, None)
-        if cluster is None:
-            return
-        try:
-            for hook in self._on_disengage:
-                try:
-                    await hook(cluster)
-                except Exception as exc:  # the cluster goes regardless
-                    _log.error("disengage hook failed: %s", exc, extra={"cluster": name})
-        finally:  # even when a stop cancels the hook: no client may be left open
-            await cluster.close()
-        self._metrics.disengagements.labels(self.name, reason).inc()
-        self._metrics.engaged.labels(self.name).set(len(self._clusters))
-        _log.info("disengaged (%s)", reason, extra={"cluster": name})

@@ -115,7 +115,7 @@ def test_two_words_whose_first_is_no_type_fail_naming_it(
 def test_a_profile_is_name_or_namespace_slash_name(
     reference: str, namespace: str | None, expected: tuple[str | None, str]
 ) -> None:
-    from cluster_inventory.cli._get import profile_reference
+    from cluster_inventory.cli._hub import profile_reference
 
     assert profile_reference(reference, namespace) == expected
 
@@ -132,7 +132,7 @@ def test_a_profile_is_name_or_namespace_slash_name(
 def test_a_bad_profile_reference_fails_in_one_line(
     reference: str, namespace: str | None, error: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cluster_inventory.cli._get import profile_reference
+    from cluster_inventory.cli._hub import profile_reference
 
     with pytest.raises(SystemExit) as exited:
         profile_reference(reference, namespace)

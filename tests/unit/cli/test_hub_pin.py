@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_inventory.cli._get import hub_kubeconfig_pin
+from cluster_inventory.cli._hub import hub_kubeconfig_pin
 
 
 def test_an_explicit_file_is_passed_as_an_absolute_flag(

@@ -7,8 +7,9 @@ import ssl
 import pytest
 
 from cluster_inventory import kube
-from cluster_inventory.kube._client import _ApiClient, environment_proxy
 from cluster_inventory.kube._k8s import ApiClient, Configuration
+from cluster_inventory.kube._proxy import environment_proxy
+from cluster_inventory.kube._transport import _ApiClient
 from cluster_inventory.testing import CertificateAuthority
 
 # A CA of its own: with none, the system bundle is what the connection asks for.

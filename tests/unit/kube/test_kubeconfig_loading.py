@@ -151,7 +151,7 @@ def test_secrets_stay_out_of_repr(tmp_path: Path) -> None:
 async def test_each_proxy_scheme_gets_its_transport(
     url: str | None, proxy: str | None, connector: str
 ) -> None:
-    from cluster_inventory.kube._client import proxy_connector
+    from cluster_inventory.kube._proxy import proxy_connector
 
     got, made = proxy_connector(url, limit=1, ssl=kube.ssl_context_for(
         kube.ClusterConnection(server="https://m:1")))  # fmt: skip
@@ -165,7 +165,7 @@ async def test_each_proxy_scheme_gets_its_transport(
 
 @pytest.mark.parametrize("url", ["ftp://p:21", "socks4://p:1080", "http://", "http://u:pw@:1"])
 def test_a_bad_proxy_url_is_refused_without_its_password(url: str) -> None:
-    from cluster_inventory.kube._client import proxy_connector
+    from cluster_inventory.kube._proxy import proxy_connector
 
     with pytest.raises(kube.KubeConfigError, match="proxy-url") as info:
         proxy_connector(url, limit=1, ssl=kube.ssl_context_for(

@@ -14,12 +14,8 @@ from __future__ import annotations
 
 from cluster_inventory_workshop.upstream_crds import go_module_dir, upstream_crd
 from cluster_inventory_workshop.upstream_plugins import upstream_plugin
-from cluster_inventory_workshop.virtual_members import (
-    LABEL_VIRTUAL_MEMBER,
-    VirtualMembers,
-    member_id,
-    virtual_members_binary,
-)
+from cluster_inventory_workshop.virtual_members import LABEL_VIRTUAL_MEMBER, VirtualMembers
+from cluster_inventory_workshop.virtual_members_proxy import member_id, virtual_members_binary
 
 __all__ = [
     "LABEL_VIRTUAL_MEMBER",

@@ -48,7 +48,7 @@ def install_everything(*, force: bool = False) -> list[Path]:
     from cluster_inventory_workshop.tools import TOOLS, install_tool
     from cluster_inventory_workshop.upstream_crds import UPSTREAM_CRDS, upstream_crd
     from cluster_inventory_workshop.upstream_plugins import upstream_plugin
-    from cluster_inventory_workshop.virtual_members import virtual_members_binary
+    from cluster_inventory_workshop.virtual_members_proxy import virtual_members_binary
 
     built = [install_assets(progress=_progress, force=force)]
     built += [

@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
 import json
 import math
 import resource
 import shutil
 import tempfile
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,7 @@ from cluster_inventory import kube
 from cluster_inventory.testing import CertificateAuthority, ManagedProcess, StartStop, free_port
 from cluster_inventory.testing.controlplane import ControlPlane, start_timeout, wait_http_ok
 from cluster_inventory.testing.fleet import Fleet
-from cluster_inventory.testing.gobuild import build_source, cache_root, is_executable
+from cluster_inventory_workshop.virtual_members_proxy import member_id, virtual_members_binary
 
 __all__ = [
     "LABEL_VIRTUAL_MEMBER",
@@ -48,9 +46,6 @@ __all__ = [
 #: the property) or the index of the one virtual member that does.
 LABEL_VIRTUAL_MEMBER = "testing.cluster-inventory.dev/virtual-member"
 
-#: Namespace of the UUIDv5 member ids (RFC 9562 name-based UUIDs): a fixed random UUID.
-_ID_NAMESPACE = uuid.UUID("6f1d3c1e-2a8b-4c55-9a43-7c1b0e8f5d21")
-_SOURCE = Path(__file__).parent / "virtualmembers"
 _ACCOUNT = "cluster-inventory-virtual-members"
 _ACCOUNT_NAMESPACE = "kube-system"
 _FIELD_MANAGER = "cluster-inventory-testing"
@@ -61,46 +56,6 @@ _SPARE_DESCRIPTORS = 1024
 #: Requested token lifetime; the fleet's apiservers set no --service-account-max-token-
 #: expiration, so they grant it as asked (the returned expiry is the server's word).
 _TOKEN_SECONDS = 7 * 24 * 3600
-
-
-def member_id(n: int) -> str:
-    """Return the ``kube-system`` UID that virtual member ``n`` reports: its member id.
-
-    A UUIDv5 of ``n`` (RFC 9562), so the same index has the same id in every run and on
-    every proxy. The cluster manager takes a member's ``kube-system`` namespace UID as its
-    member id (``docs/manager.md``).
-
-    Raises:
-        ValueError: ``n`` is negative.
-    """
-    if n < 0:
-        raise ValueError(f"virtual member index {n} is negative")
-    return str(uuid.uuid5(_ID_NAMESPACE, str(n)))
-
-
-def virtual_members_binary(*, progress: Callable[[str], None] | None = None) -> Path:
-    """Return the proxy binary, building it from the shipped Go source on first use.
-
-    Cached under ``~/.cache/cluster-inventory/tools/virtualmembers-<source digest>/``, so an
-    edited source is rebuilt and concurrent callers build once (a file lock).
-
-    Raises:
-        GoNotFoundError: ``go`` is absent or too old (the message says how to get it).
-        GoBuildError: The build failed (the message carries the compiler's output).
-    """
-    digest = hashlib.sha256()
-    for file in sorted(_SOURCE.glob("*.go")):
-        digest.update(file.name.encode() + b"\0" + file.read_bytes())
-    target = cache_root() / "tools" / f"virtualmembers-{digest.hexdigest()[:16]}" / "virtualmembers"
-    if is_executable(target):
-        return target
-    return build_source(
-        _SOURCE,
-        target,
-        lock=cache_root() / "tools" / ".virtualmembers.lock",
-        work=cache_root() / "build" / "virtualmembers",
-        progress=progress,
-    )
 
 
 def _b64(data: bytes) -> str:

@@ -33,8 +33,6 @@ from cluster_inventory.api.constants import LABEL_DELIVERY
 from cluster_inventory.integrations.delivery import _applyset
 from cluster_inventory.integrations.delivery._applyset import *  # noqa: F403 - its __all__
 from cluster_inventory.integrations.delivery._fleet import (
-    FleetDelivery,
-    ReportHook,
     deliver,
     results_json,
     select_profiles,
@@ -45,14 +43,15 @@ from cluster_inventory.integrations.delivery._manifests import (
     apply_order,
     load_manifests,
 )
-from cluster_inventory.integrations.delivery._member import (
+from cluster_inventory.integrations.delivery._member import ApplyOptions
+from cluster_inventory.integrations.delivery._member_pass import apply_to_member
+from cluster_inventory.integrations.delivery._noop import apply_is_noop
+from cluster_inventory.integrations.delivery._results import (
     Action,
-    ApplyOptions,
     DeliveryError,
     ObjectResult,
-    apply_to_member,
 )
-from cluster_inventory.integrations.delivery._noop import apply_is_noop
+from cluster_inventory.integrations.delivery._watch import FleetDelivery, ReportHook
 
 __all__ = [
     "LABEL_DELIVERY",

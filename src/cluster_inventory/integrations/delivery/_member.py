@@ -1,4 +1,8 @@
-"""Applying a manifest set to one member cluster: results per object, ApplySet pruning."""
+"""Applying a manifest set to one member cluster: its apply state and the apply of one object.
+
+:class:`MemberApply` holds what one member's pass shares (client, kind resolution cache, the
+rows, the request gate); :mod:`._member_pass` runs it in phases and prunes the ApplySet.
+"""
 
 from __future__ import annotations
 
@@ -8,25 +12,20 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.integrations.delivery._applyset import (
-    APPLYSET_GROUP_KINDS,
-    APPLYSET_ID_LABEL,
-    APPLYSET_NAMESPACES,
     APPLYSET_PART_OF,
-    APPLYSET_TOOLING,
     FIELD_MANAGER,
-    TOOLING,
     ApplySet,
 )
 from cluster_inventory.integrations.delivery._manifests import CRD_KIND, Manifest, apply_order
 from cluster_inventory.integrations.delivery._noop import apply_is_noop, comparable
-from cluster_inventory.kube.informer import object_key
+from cluster_inventory.integrations.delivery._results import Action, ObjectResult, api_message
 
-Action = Literal["created", "configured", "unchanged", "pruned", "failed"]
+__all__ = ["PER_MEMBER_REQUESTS", "ApplyOptions", "MemberApply", "crd_kinds", "member_apply"]
 
 
 #: Requests in flight per member, and in all. Few per member when many members are in
@@ -34,52 +33,6 @@ Action = Literal["created", "configured", "unchanged", "pruned", "failed"]
 #: kubectl multiplexes one HTTP/2 connection), and handshakes cost more CPU than the
 #: applies. Profiles of one member share their client's connections (:class:`_SharedClients`).
 PER_MEMBER_REQUESTS = 8
-
-
-class DeliveryError(Exception):
-    """The targets cannot be selected (no such profile, no decision, a decision in flux)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ObjectResult:
-    """What happened to one object on one member (one row of ``cluster-inventory apply``).
-
-    Attributes:
-        cluster: The member: its ClusterProfile's ``namespace/name``.
-        object: kubectl's ``kind[.group]/name``.
-        namespace: The object's namespace on the member ("" if cluster-scoped).
-        action: created, configured, unchanged, pruned or failed.
-        message: Why it failed (the API server's message), or a note.
-        server: The member's API server URL ("" if unknown).
-    """
-
-    cluster: str
-    object: str
-    namespace: str
-    action: Action
-    message: str = ""
-    server: str = ""
-
-    @property
-    def failed(self) -> bool:
-        """True for ``failed``."""
-        return self.action == "failed"
-
-    def to_dict(self) -> dict[str, str]:
-        """The JSON shape of ``-o json``."""
-        return {
-            "cluster": self.cluster,
-            "object": self.object,
-            "namespace": self.namespace,
-            "result": self.action,
-            "message": self.message,
-            "server": self.server,
-        }
-
-
-def api_message(exc: kube.KubeAPIError) -> str:
-    """The API server's own message, as a result row shows it."""
-    return f"{exc.message} ({exc.status} {exc.reason})" if exc.status else exc.message
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -294,119 +247,6 @@ class MemberApply:
         self.row(m.source, m.ref(), ns, action, "server dry run" if self.options.dry_run else "")
 
 
-async def _resource_of_group_kind(client: kube.ApiClient, group_kind: str) -> kube.Resource:
-    kind, _, group = group_kind.partition(".")
-    if not group:
-        return await kube.resolve_kind(client, f"v1/{kind}")
-    doc = await kube.request(client, "GET", f"/apis/{group}", target=f"discovery /apis/{group}")
-    version = ((doc or {}).get("preferredVersion") or {}).get("version")
-    if not version:
-        raise kube.KindNotFoundError(f"{group_kind}: the member serves no version of {group}")
-    return await kube.resolve_kind(client, f"{group}/{version}/{kind}")
-
-
-def _group_kind(m: Manifest) -> str:
-    return f"{m.kind}.{m.group}" if m.group else m.kind
-
-
-def _split(value: str | None) -> set[str]:
-    return {v for v in (value or "").split(",") if v}
-
-
-async def _parent(member: MemberApply, applyset: ApplySet) -> tuple[set[str], set[str]]:
-    """The parent's recorded group-kinds and namespaces (empty if there is no parent yet).
-
-    Raises:
-        DeliveryError: The parent exists but belongs to another ApplySet tool (e.g. kubectl).
-    """
-    try:
-        parent = await kube.get(member.client, kube.CONFIG_MAPS, applyset.name, applyset.namespace)
-    except kube.NotFoundError:
-        return set(), set()
-    meta = objects.meta(parent)
-    tooling = (meta.get("annotations") or {}).get(APPLYSET_TOOLING, "")
-    if tooling and not tooling.startswith("cluster-inventory/"):
-        raise DeliveryError(
-            f"ConfigMap {applyset.namespace}/{applyset.name} is the parent of an ApplySet "
-            f"managed by {tooling}; choose another --applyset name"
-        )
-    annotations = meta.get("annotations") or {}
-    return _split(annotations.get(APPLYSET_GROUP_KINDS)), _split(
-        annotations.get(APPLYSET_NAMESPACES)
-    )
-
-
-async def _write_parent(
-    member: MemberApply, applyset: ApplySet, group_kinds: set[str], namespaces: set[str]
-) -> None:
-    body = {
-        "metadata": {
-            "name": applyset.name,
-            "namespace": applyset.namespace,
-            "labels": {APPLYSET_ID_LABEL: applyset.id},
-            "annotations": {
-                APPLYSET_TOOLING: TOOLING,
-                APPLYSET_GROUP_KINDS: ",".join(sorted(group_kinds)),
-                APPLYSET_NAMESPACES: ",".join(sorted(namespaces - {applyset.namespace})),
-            },
-        }
-    }
-    await kube.apply(
-        member.client,
-        kube.CONFIG_MAPS,
-        body,
-        field_manager=member.options.field_manager,
-        force=True,
-    )
-
-
-async def _prune(
-    member: MemberApply,
-    applyset: ApplySet,
-    group_kinds: set[str],
-    namespaces: set[str],
-    keep: set[tuple[str, str, str, str]],
-) -> None:
-    for group_kind in sorted(group_kinds):
-        try:
-            resource = await _resource_of_group_kind(member.client, group_kind)
-        except kube.KindNotFoundError:
-            continue  # the kind is gone from the member, and its objects with it
-        scopes: list[str | None] = [*sorted(namespaces)] if resource.namespaced else [None]
-        for ns in scopes:
-            listed = await kube.list_objects(
-                member.client, resource, ns, label_selector=f"{APPLYSET_PART_OF}={applyset.id}"
-            )
-            for obj in listed.get("items") or ():
-                meta = objects.meta(obj)
-                name, namespace = str(meta.get("name")), str(meta.get("namespace") or "")
-                if (resource.group, resource.kind, namespace, name) in keep:
-                    continue
-                group = f".{resource.group}" if resource.group else ""
-                ref = f"{resource.kind.lower()}{group}/{name}"
-                key = f"prune {object_key(obj)} {resource.kind}"
-                if member.options.dry_run:
-                    member.row(key, ref, namespace, "pruned", "server dry run: would be deleted")
-                    continue
-                body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
-                if meta.get("uid"):
-                    body["preconditions"] = {"uid": meta["uid"]}
-                try:
-                    await kube.request(
-                        member.client,
-                        "DELETE",
-                        resource.path(namespace or None, name),
-                        body=body,
-                        target=resource.describe(namespace or None, name),
-                    )
-                except kube.NotFoundError:
-                    pass
-                except kube.KubeAPIError as exc:
-                    member.row(key, ref, namespace, "failed", f"prune: {api_message(exc)}")
-                    continue
-                member.row(key, ref, namespace, "pruned")
-
-
 def member_apply(
     client: kube.ApiClient,
     manifests: Sequence[Manifest],
@@ -427,71 +267,3 @@ def member_apply(
         gate=asyncio.Semaphore(parallel),
         kinds={} if kinds is None else kinds,
     )
-
-
-async def apply_member(
-    member: MemberApply, manifests: Sequence[Manifest], applyset: ApplySet | None
-) -> None:
-    """Apply ``manifests`` to one member in phases, then prune the ApplySet if given."""
-    default_namespace = member.options.default_namespace
-    group_kinds = {_group_kind(m) for m in manifests}
-    namespaces = {
-        m.namespace or default_namespace for m in manifests if m.kind not in (CRD_KIND, "Namespace")
-    }
-    old_kinds: set[str] = set()
-    old_namespaces: set[str] = set()
-    if applyset is not None:
-        old_kinds, old_namespaces = await _parent(member, applyset)
-        if (
-            not member.options.dry_run
-        ):  # record the union first: an interrupted run still prunes later
-            await _write_parent(
-                member, applyset, old_kinds | group_kinds, old_namespaces | namespaces
-            )
-    for phase in apply_order(manifests):
-        await member.read_phase(phase)
-        await asyncio.gather(*(member.apply(m, applyset) for m in phase))
-    if applyset is None or any(r.failed for r in member.rows.values()):
-        return
-    keep = set()
-    for m in manifests:
-        resource = member.kinds.get(f"{m.api_version}/{m.kind}")
-        if resource is not None:
-            ns = (m.namespace or default_namespace) if resource.namespaced else ""
-            keep.add((resource.group, resource.kind, ns, m.name))
-    await _prune(member, applyset, old_kinds | group_kinds, old_namespaces | namespaces, keep)
-    if not member.options.dry_run and not any(r.failed for r in member.rows.values()):
-        await _write_parent(member, applyset, group_kinds, namespaces)
-
-
-async def apply_to_member(
-    client: kube.ApiClient,
-    manifests: Sequence[Manifest],
-    *,
-    cluster: str,
-    server: str = "",
-    options: ApplyOptions | None = None,
-    applyset: ApplySet | None = None,
-) -> list[ObjectResult]:
-    """Apply ``manifests`` to one member in phases; one result per object (and per pruned one).
-
-    Args:
-        client: The member's API client.
-        manifests: What to apply.
-        cluster: The member's name in results (``namespace/name`` of its profile).
-        server: Its API server URL, for results.
-        options: How to apply (field manager, dry run, conflicts, default namespace, no-op
-            skipping); default :class:`ApplyOptions`.
-        applyset: Prune objects of this ApplySet that are no longer in ``manifests``.
-
-    Returns:
-        Results in apply order, pruned objects last. An unreachable member fails every row
-        with the transport error; a refused object fails its row with the server's message.
-
-    Raises:
-        KubeAPIError: Reading or writing the ApplySet parent was refused.
-        DeliveryError: The ApplySet parent belongs to another tool.
-    """
-    member = member_apply(client, manifests, cluster=cluster, server=server, options=options)
-    await apply_member(member, manifests, applyset)
-    return member.results(manifests)

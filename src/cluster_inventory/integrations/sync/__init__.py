@@ -5,8 +5,9 @@
 - :mod:`.multikueue`: Kueue MultiKueueClusters and a MultiKueueConfig
   (``cluster-inventory multikueue sync|config``).
 - :mod:`._mirror`: the loop both are (a :class:`~cluster_inventory.controller.Controller`
-  with a pure ``assign`` and ``render``), and :mod:`._ownership`: the labels, instances and
-  fingerprints that keep each instance to its own objects.
+  with a pure ``assign`` and ``render``, which exchange :mod:`._assignment`'s types), its
+  writes to the targets (:mod:`._targets`), and :mod:`._ownership`: the labels, instances
+  and fingerprints that keep each instance to its own objects.
 
 The submodules are imported by name (``from cluster_inventory.integrations.sync.argocd
 import ArgoCDSync``), so importing one sync does not load the other.

@@ -33,7 +33,6 @@ import abc
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
@@ -43,13 +42,12 @@ from cluster_inventory.api.constants import (
     ANNOTATION_PROFILE,
     DEFAULT_SYNC_INSTANCE,
     FIELD_MANAGER_MIRROR,
-    GROUP,
     LABEL_SYNC_INSTANCE,
     REPORTING_CONTROLLER_MIRROR,
-    V1ALPHA1,
 )
 from cluster_inventory.api.objects import meta as _meta
 from cluster_inventory.controller import Controller, Result
+from cluster_inventory.integrations.sync._assignment import Assignment, RenderError, RenderPending
 from cluster_inventory.integrations.sync._ownership import (
     ANNOTATION_FINGERPRINT,
     LABEL_MANAGED_BY,
@@ -59,8 +57,8 @@ from cluster_inventory.integrations.sync._ownership import (
     validate_instance,
 )
 from cluster_inventory.integrations.sync._ownership import matches as _matches
+from cluster_inventory.integrations.sync._targets import TargetWrites
 from cluster_inventory.kube.endpoints import default_identity
-from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import (
     DELETED,
     Informer,
@@ -88,50 +86,6 @@ __all__ = [
 _PLAN = "\x00plan"
 
 
-class RenderError(Exception):
-    """A profile cannot be turned into its target object.
-
-    Args:
-        profile: ``namespace/name`` of the ClusterProfile.
-        field: The profile (or provider file) field at fault, e.g.
-            ``status.accessProviders[name=secretreader].cluster.certificate-authority-data``.
-        problem: What is wrong with it; never a credential.
-
-    Attributes:
-        profile: As given.
-        field: As given.
-        problem: As given.
-    """
-
-    def __init__(self, profile: str, field: str, problem: str) -> None:
-        super().__init__(f"ClusterProfile {profile}: {field}: {problem}")
-        self.profile = profile
-        self.field = field
-        self.problem = problem
-
-
-class RenderPending(RenderError):
-    """A profile cannot be rendered *yet*: a normal transient, not a fault.
-
-    E.g. its member has not joined, so no access provider is published. The target is not
-    written, a Normal Event (reason ``Pending``) says why, and the profile's next update
-    queues it again.
-    """
-
-
-@dataclass(frozen=True, kw_only=True)
-class Assignment:
-    """Which profile a target object is rendered from.
-
-    Attributes:
-        profile: ``namespace/name`` of the ClusterProfile.
-        display_name: The name the consumer shows (e.g. Argo CD's ``data.name``).
-    """
-
-    profile: str
-    display_name: str
-
-
 def _render_failing_gauge(registry: CollectorRegistry) -> Gauge:
     # A gauge, not a counter: a failed render is not retried until the profile changes, so
     # only "how many are failing now" can hold an alert until the cause is fixed.
@@ -153,7 +107,7 @@ class MirrorOptions(TypedDict, total=False):
     instance: str
 
 
-class ProfileMirror(Controller[str], abc.ABC):
+class ProfileMirror(Controller[str], TargetWrites, abc.ABC):
     """Keep one target object per assigned ClusterProfile (the shared controller loop).
 
     Subclasses set :attr:`resource`, :attr:`target_namespace`, :attr:`field_manager` and
@@ -246,26 +200,6 @@ class ProfileMirror(Controller[str], abc.ABC):
         # constructor: a shared informer that holds objects already replays them at once.
         self.watch(self._targets, self._target_changed)
         self.watch(self._profiles, self._profile_changed)
-
-    def ownership_labels(self) -> dict[str, str]:
-        """The labels every object this instance writes carries."""
-        return {LABEL_MANAGED_BY: self.field_manager, LABEL_SYNC_INSTANCE: self.instance}
-
-    def ownership_selector(self) -> str:
-        """A label selector matching exactly this instance's objects (server-side)."""
-        return ",".join(f"{k}={v}" for k, v in self.ownership_labels().items())
-
-    def owns(self, obj: Mapping[str, Any]) -> bool:
-        """True if ``obj`` is this instance's to write.
-
-        Its labels name this sync and this instance, or this sync and no instance (written
-        before instances existed: adopted).
-        """
-        labels = _meta(obj).get("labels") or {}
-        return (
-            labels.get(LABEL_MANAGED_BY) == self.field_manager
-            and labels.get(LABEL_SYNC_INSTANCE, self.instance) == self.instance
-        )
 
     # -- to implement -----------------------------------------------------------------
     @abc.abstractmethod
@@ -416,101 +350,6 @@ class ProfileMirror(Controller[str], abc.ABC):
             return None
         await self._create(body, profile)
         return None
-
-    def _target_key(self, name: str) -> str:
-        return f"{self.target_namespace}/{name}" if self.target_namespace else name
-
-    async def _apply(self, body: Mapping[str, Any]) -> None:
-        self.writes += 1
-        await kube.apply(self.hub, self.resource, body, field_manager=self.field_manager)
-
-    async def _create(self, body: dict[str, Any], profile: Mapping[str, Any]) -> None:
-        # POST, not apply: an existing object of that name that is not ours must stay as it is.
-        self.writes += 1
-        try:
-            await kube.create(
-                self.hub,
-                self.resource,
-                {"apiVersion": self.resource.api_version, "kind": self.resource.kind, **body},
-            )
-            return
-        except kube.AlreadyExistsError:
-            pass
-        name = str(body["metadata"]["name"])
-        existing = await kube.get(self.hub, self.resource, name, self.target_namespace)
-        if self.owns(existing):
-            await self._apply(body)  # ours (not yet in the cache), or written before instances
-            return
-        if name not in self.blocked:
-            self.blocked.add(name)
-            self.targets_changed()
-        where = self.resource.describe(self.target_namespace, name)
-        owner = owner_of(existing, self.field_manager)
-        whose = (
-            f"is kept by instance {owner!r} of {self.field_manager}"
-            if owner is not None
-            else f"is not managed by {self.field_manager} (label {LABEL_MANAGED_BY})"
-        )
-        await self._warn(
-            profile,
-            "TargetNameTaken",
-            "Sync",
-            f"{where} exists and {whose}; it is left alone and no {self.resource.kind} is "
-            f"kept for this profile by instance {self.instance!r}",
-        )
-
-    async def _delete(self, stored: Mapping[str, Any]) -> None:
-        meta = _meta(stored)
-        name = str(meta.get("name"))
-        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
-        if meta.get("uid"):
-            body["preconditions"] = {"uid": meta["uid"]}
-        self.writes += 1
-        try:
-            await kube.request(
-                self.hub,
-                "DELETE",
-                self.resource.path(self.target_namespace, name),
-                body=body,
-                target=self.resource.describe(self.target_namespace, name),
-            )
-        except (kube.NotFoundError, kube.ConflictError):
-            pass  # gone already, or replaced by an object that is not ours to delete
-
-    async def _warn(
-        self,
-        profile: Mapping[str, Any],
-        reason: str,
-        action: str,
-        note: str,
-        *,
-        event_type: str = "Warning",
-    ) -> None:
-        meta = _meta(profile)
-        uid = str(meta.get("uid") or "")
-        dedupe = f"{uid}/{reason}/{note}"
-        if self._reported.get(uid) == dedupe:
-            return
-        self._reported[uid] = dedupe
-        level = logging.WARNING if event_type == "Warning" else logging.INFO
-        self.log.log(level, "%s: %s", reason, note, extra={"object": object_key(profile)})
-        await record_event(
-            self.hub,
-            {
-                "apiVersion": f"{GROUP}/{V1ALPHA1}",
-                "kind": "ClusterProfile",
-                "name": meta.get("name"),
-                "namespace": meta.get("namespace"),
-                "uid": uid,
-            },
-            reason=reason,
-            note=note,
-            action=action,
-            controller=self.reporting_controller,
-            instance=self.identity,
-            dedupe=dedupe,
-            event_type=event_type,
-        )
 
     # -- lifecycle -------------------------------------------------------------------
     def describe(self, key: str) -> dict[str, str]:
