@@ -666,7 +666,6 @@ WANTED_METRICS = (
     "cluster_inventory_event_loop_lag_seconds",
     "cluster_inventory_probes_deferred_total",
     "cluster_inventory_placement_seconds",
-    "controller_runtime_reconcile_total",
 )
 
 
