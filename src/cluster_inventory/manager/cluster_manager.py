@@ -4,7 +4,9 @@ Level-based: every event only queues a key (``placement`` or a profile), and eac
 reconcile reads the informers' current state and converges (``docs/manager.md``):
 
 - *placement* computes the desired profiles (:mod:`.placement`), creates and deletes
-  profiles of this manager, starts and stops member connections;
+  profiles of this manager, starts and stops member connections. Its events also note which
+  registrations they touched, and a pass reads the current state of those only
+  (:mod:`.placement_state`); a change of inventories or replicas places everything;
 - a *profile* reconcile applies its status (server-side apply, only when something
   changed), its labels, and the consumer token Secret ``<inventory>/<profile>`` with the
   token's expiry beside it, and requeues itself for the next rotation.
