@@ -239,3 +239,20 @@ def test_a_member_id_moves_the_profile_within_its_dedupe_group():
     assert set(state.desired) == {ProfileKey("n0", "east"), ProfileKey("n0", "east-again")}
     check(state, world)
     assert state.duplicates == {}
+
+
+def test_a_held_profile_is_deleted_once_its_registration_is_gone_for_real():
+    state, world = PlacementState(), World()
+    world.invs = {"n0": Inventory(namespace="n0", clustersets=frozenset("a"), member_role="v")}
+    world.existing = {ProfileKey("n0", "r0"), ProfileKey("n0", "r1")}  # no registration left
+    world.held = frozenset({"r0"})  # r0's registration is invalid now
+    run_pass(state, world, state.reset({}, world.invs, world.held, world.owns) | {"r0", "r1"})
+    assert world.existing == {ProfileKey("n0", "r0")}
+    assert state.held_keys == {"r0": {ProfileKey("n0", "r0")}}
+    run_pass(state, world, apply(state, world, ("held", None)))  # an error naming no member
+    run_pass(state, world, apply(state, world, ("stray", "n0", "r2")))
+    assert world.existing == {ProfileKey("n0", "r0"), ProfileKey("n0", "r2")}
+    run_pass(state, world, apply(state, world, ("held", frozenset())))  # fixed, r0 removed
+    assert world.existing == set()
+    assert state.held_keys == {}
+    check(state, world)
