@@ -672,6 +672,7 @@ WANTED_METRICS = (
     "cluster_inventory_lease_renewal_lateness_seconds",
     "cluster_inventory_event_loop_lag_seconds",
     "cluster_inventory_probes_deferred_total",
+    "cluster_inventory_placement_seconds",
 )
 
 

@@ -6,6 +6,8 @@ Prints, for the same run and each N in --sizes:
   profiles has full status (version, ControlPlaneHealthy=True, Joined=True, properties,
   access provider), the ratio to the floor (target: 1,000 in <= 10 s and <= 3x), seconds
   until every token Secret exists, and the manager's RSS;
+the placement's reconciles and their CPU seconds over that cold start (the manager's own
+``cluster_inventory_placement_seconds``, by full or incremental pass);
 then, for each N <= 100: property propagation latency over --changes updates of a
 ClusterProperty on a member (p50/p99; target <= 100 ms / 500 ms) and seconds until
 ControlPlaneHealthy goes False after a member's apiserver stops (default settings; <= 5 s).
@@ -28,14 +30,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import socket
 import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import yaml
 from _common import SMOKE_HELP, bounded, percentile, require, require_times, rss_mib
+from _prometheus import metric_total, parse_metrics
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import (
@@ -85,6 +90,37 @@ async def floor(hub: kube.ApiClient, ns: str, n: int, sample_status: dict) -> fl
 
     await bounded([one(i) for i in range(n)])
     return time.perf_counter() - started
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def placement_cost(port: int) -> dict[str, float]:
+    """Placement reconciles and CPU seconds so far, from the manager's /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        metrics = parse_metrics(
+            response.read().decode(),
+            ("controller_runtime_reconcile_total", "cluster_inventory_placement_seconds"),
+        )
+    out = {
+        "reconciles": metric_total(
+            metrics, "controller_runtime_reconcile_total", controller="clustermanager-placement"
+        )
+        or 0.0
+    }
+    for kind in ("full", "incremental"):
+        out[f"{kind}_passes"] = (
+            metric_total(metrics, "cluster_inventory_placement_seconds_count", **{"pass": kind})
+            or 0.0
+        )
+        out[f"{kind}_cpu"] = (
+            metric_total(metrics, "cluster_inventory_placement_seconds_sum", **{"pass": kind})
+            or 0.0
+        )
+    return out
 
 
 async def register_capi(hub: kube.ApiClient, name: str, text: str, clustersets: list[str]) -> None:
@@ -182,6 +218,7 @@ async def run_size(
     await profiles.__aenter__()
     await tokens.__aenter__()
     started = time.perf_counter()
+    port = free_port()
     proc = subprocess.Popen(
         [
             str(CLI),
@@ -199,7 +236,7 @@ async def run_size(
             "--health-probe-bind-address",
             "0",
             "--metrics-bind-address",
-            "0",
+            f"127.0.0.1:{port}",
             "--log-format",
             "json",
             *(["--source", "capi", "--capi-namespace", SYSTEM] if source == "capi" else []),
@@ -221,6 +258,7 @@ async def run_size(
             await asyncio.sleep(0.05)
         result["tokens"] = time.perf_counter() - started
         result["rss"] = rss_mib(proc.pid)
+        result["placement"] = await asyncio.to_thread(placement_cost, port)
         result["proc"] = proc
         result["profiles"] = profiles
         return result
@@ -386,6 +424,7 @@ async def main(sizes: list[int], changes: int, sources: list[str]) -> None:
                 results.append(res)
     for res in results:
         n = f"{res.pop('n')} --source {res.pop('source')}"
+        cost = res.pop("placement")
         require_times(**res)
         require(res["tokens"] >= res["manager"] > res["ready_at"] >= 0, f"N={n}: phases in order")
         size = int(n.split()[0])
@@ -404,6 +443,11 @@ async def main(sizes: list[int], changes: int, sources: list[str]) -> None:
         print(
             f"N={n}: of which process start-up until the first profile {res['ready_at']:.2f} s; "
             f"first profile to all full {reconcile:.2f} s ({reconcile / res['floor']:.2f}x floor)"
+        )
+        print(
+            f"N={n}: placement over the cold start: {cost['reconciles']:.0f} reconciles; "
+            f"{cost['full_passes']:.0f} full passes {cost['full_cpu'] * 1000:.1f} ms CPU, "
+            f"{cost['incremental_passes']:.0f} incremental {cost['incremental_cpu'] * 1000:.1f} ms CPU"
         )
         if "p50" in res:
             print(

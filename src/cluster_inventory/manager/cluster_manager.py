@@ -4,7 +4,9 @@ Level-based: every event only queues a key (``placement`` or a profile), and eac
 reconcile reads the informers' current state and converges (``docs/manager.md``):
 
 - *placement* computes the desired profiles (:mod:`.placement`), creates and deletes
-  profiles of this manager, starts and stops member connections;
+  profiles of this manager, starts and stops member connections. Its events also note which
+  registrations they touched, and a pass reads the current state of those only
+  (:mod:`.placement_state`); a change of inventories or replicas places everything;
 - a *profile* reconcile applies its status (server-side apply, only when something
   changed), its labels, and the consumer token Secret ``<inventory>/<profile>`` with the
   token's expiry beside it, and requeues itself for the next rotation.
@@ -145,10 +147,8 @@ class ClusterManagerRunnable:
             now=now,
             registry=registry,
         )
-        self.desired: dict[ProfileKey, tuple[Registration, Inventory]] = {}
-        #: Profiles of each member connection (the keys a member's change queues).
-        self.by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
-        self._member_ids: dict[kube.ClusterConnection, str | None] = {}
+        #: (member id, observed) of each member connection as placement last heard of it.
+        self._member_seen: dict[kube.ClusterConnection, tuple[str | None, bool]] = {}
         #: Profiles that exist but belong to another cluster manager (left untouched).
         self.conflicts: set[ProfileKey] = set()
         self._prepared = False
@@ -162,8 +162,11 @@ class ClusterManagerRunnable:
         self.tokens = TokenController(self)
         self.placing: Controller[str] = (
             self._controller(f"{_CONTROLLER}-placement", lambda _: self.placement.reconcile(), 1)
-            .watch(self.namespaces, lambda *_: [PLACEMENT])
-            .watch(self.profiles, lambda event, *_: [PLACEMENT] if event == DELETED else [])
+            .watch(
+                self.namespaces,
+                lambda *event: [PLACEMENT] if self.placement.touch_namespace(*event) else [],
+            )
+            .watch(self.profiles, self._profile_placement)
         )
         self.statuses: Controller[ProfileKey] = self._controller(
             _CONTROLLER, self.status.reconcile, config.workers
@@ -191,11 +194,10 @@ class ClusterManagerRunnable:
         if self._prepared:
             return
         self._prepared = True
-        placement = lambda *_: self.placing.queue.add(PLACEMENT)  # noqa: E731
         if self.shard is not None:
             self.fence = ProfileFence(self.shard)
-            self.shard.on_change(placement)
-        self.source.start(placement)
+            self.shard.on_change(lambda *_: self._place(self.placement.touch_all))
+        self.source.start(lambda *_: self._place(self.placement.touch_source))
         self.members.start()
         await self.source.wait_synced()
         for controller in self._controllers():
@@ -297,21 +299,35 @@ class ClusterManagerRunnable:
         )
         return [key] if key in self.desired else []
 
+    @property
+    def desired(self) -> dict[ProfileKey, tuple[Registration, Inventory]]:
+        """The profiles this replica keeps, with their registration and inventory."""
+        return self.placement.state.desired
+
+    @property
+    def by_member(self) -> dict[kube.ClusterConnection, set[ProfileKey]]:
+        """Profiles of each member connection (the keys a member's change queues)."""
+        return self.placement.state.by_member
+
+    def _profile_placement(
+        self, event: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[str]:
+        if self.placement.touch_profile(event, obj, old):
+            self.place_soon()
+        return []
+
     def _member_changed(self, conn: kube.ClusterConnection) -> None:
         for key in self.by_member.get(conn, ()):
             self.queue.add(key)
-        member_id = self.members.member_id(conn)
-        if self._member_ids.get(conn) != member_id:  # placement dedups members by their id
-            self._member_ids[conn] = member_id
-            self._place_soon()
-
-    async def reconcile_placement(self) -> float | None:
-        """Create and delete profiles, start and stop members (:class:`PlacementController`)."""
-        return await self.placement.reconcile()
-
-    async def reconcile_profile(self, key: ProfileKey) -> float | None:
-        """One profile's labels and status (:meth:`StatusController.reconcile`)."""
-        return await self.status.reconcile(key)
+        member = self.members.get(conn)
+        seen = (member.observation.member_id, member.observed) if member else (None, False)
+        # Placement dedups members by their id, and waits for a member's first verdict. A
+        # member calls before it marks its first verdict, so a change of a member not yet
+        # observed is placed too (a placement runs later than the mark).
+        if self._member_seen.get(conn) != seen or not seen[1]:
+            self._member_seen[conn] = seen
+            self.placement.touch_member(conn)
+            self.place_soon()
 
     async def reconcile_token(self, key: ProfileKey) -> float | None:
         """One profile's consumer token Secret (:meth:`TokenController.reconcile`)."""
@@ -340,16 +356,23 @@ class ClusterManagerRunnable:
 
     def _on_started(self, conn: kube.ClusterConnection) -> None:
         # Its profiles can be placed now: one placement per second at most while many
-        # members start (each placement reads every registration).
-        self._place_soon()
+        # members start.
+        self.placement.touch_member(conn)
+        self.place_soon()
         if not self.members.starting:
             self.tokens.release()
 
-    def _place_soon(self) -> None:
+    def _place(self, touch: Callable[[], None]) -> None:
+        """Note what an event touched and queue a placement at once."""
+        touch()
+        self.placing.queue.add(PLACEMENT)
+
+    def place_soon(self) -> None:
         """Queue a placement: at once, or batched (one per second) while members start.
 
-        Every member's first answer changes what placement sees (its member id): placing at
-        each of them was O(N) work N times during a cold start (py-spy: a third of a replica).
+        Every member's first answer changes what placement sees (its member id). A placement
+        places only what changed since the last one, but each has its own cost (a reconcile,
+        the reports): batching keeps their number low while thousands of members start.
         """
         self.placing.queue.add_after(
             PLACEMENT, 0 if not self.members.starting else _PLACEMENT_BATCH

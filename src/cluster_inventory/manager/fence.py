@@ -23,35 +23,28 @@ from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_INVEN
 from cluster_inventory.controller import ShardMembership
 from cluster_inventory.manager.placement import ProfileKey
 
-__all__ = ["ProfileFence", "member_ids_elsewhere"]
+__all__ = ["ProfileFence", "member_id_elsewhere"]
 
 
-def member_ids_elsewhere(
-    profiles: Iterable[Mapping[str, Any]], registrations: Iterable[str], owned: Iterable[str]
-) -> dict[str, str]:
-    """Member ids of registrations another replica owns, read from their profiles' labels.
+def member_id_elsewhere(profiles: Iterable[Mapping[str, Any]]) -> str | None:
+    """The member id another replica's registration reaches, read from its profiles' labels.
 
     A replica reaches only its own members; the others' ids come from the profiles their
     owners wrote, so a member registered twice under names owned by two replicas is still
     given one profile per inventory (the first name wins on every replica).
 
     Args:
-        profiles: Stored profiles of this cluster manager.
-        registrations: Names of every valid registration.
-        owned: The names this replica owns.
+        profiles: The stored profiles of one registration (every inventory's), in a fixed
+            order (the first that carries an id gives it).
 
     Returns:
-        Registration name -> member id (label ``multicluster.x-k8s.io/inventory-member-id``).
+        The label ``multicluster.x-k8s.io/inventory-member-id`` of the first that has one.
     """
-    names, mine = set(registrations), set(owned)
-    out: dict[str, str] = {}
     for profile in profiles:
-        meta = objects.meta(profile)
-        name = str(meta.get("name"))
-        mid = (meta.get("labels") or {}).get(LABEL_INVENTORY_MEMBER_ID)
-        if name in names and name not in mine and mid:
-            out[name] = str(mid)
-    return out
+        mid = objects.labels_of(profile).get(LABEL_INVENTORY_MEMBER_ID)
+        if mid:
+            return str(mid)
+    return None
 
 
 class ProfileFence:

@@ -1,44 +1,52 @@
 """The placement controller: which profiles exist, and which members are connected.
 
-A reconcile of the single key ``placement`` reads every registration (the source), every
-inventory (hub Namespaces) and the profiles this manager owns (the hub cache), computes the
-desired profiles (:mod:`.placement`, pure), creates and deletes profiles of this manager, and
-starts or stops member connections in the :class:`~cluster_inventory.manager.pool.MemberPool`.
-Every member any inventory wants is connected and probed once before its profiles are made,
-so that registrations reaching one member are known as such from the first time.
-Sharded, it places only the members this replica owns and gives up (one write each) the
-profiles that moved to another replica (``docs/scale.md``).
+A placement reads the registrations (the source), the inventories (hub Namespaces) and the
+profiles this manager owns (the hub cache), decides the desired profiles (:mod:`.placement`,
+pure), creates and deletes profiles of this manager, and starts or stops member connections
+in the :class:`~cluster_inventory.manager.pool.MemberPool`. Every member any inventory wants
+is connected and probed once before its profiles are made, so that registrations reaching one
+member are known as such from the first time. Sharded, it places only the members this
+replica owns and gives up (one write each) the profiles that moved to another replica
+(``docs/scale.md``).
+
+Placement is incremental (:mod:`.placement_state`): the events that queue it say what they
+touched (a registration, a member's first verdict or member id, a profile), and a pass places
+only those registrations and the ones sharing a member id with them. A change of the
+inventories, of the replicas, of a source's health, or a pass that failed, makes the next pass
+full. A cold start of N members so costs O(N) placement work, not O(N) per batch of members.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import FIELD_MANAGER_CLUSTER_MANAGER, LABEL_INVENTORY_MEMBER_ID
-from cluster_inventory.manager.fence import member_ids_elsewhere
+from cluster_inventory.kube.informer import ADDED, DELETED, MODIFIED
+from cluster_inventory.manager.fence import member_id_elsewhere
 from cluster_inventory.manager.member import connection_key
 from cluster_inventory.manager.placement import (
     Inventory,
     ProfileKey,
-    desired_profiles,
     fallback_member_id,
     held_members,
     inventories,
-    members_and_duplicates,
-    plan,
 )
+from cluster_inventory.manager.placement_state import PlacementState
 from cluster_inventory.manager.registration import Registration
 
 if TYPE_CHECKING:
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
-__all__ = ["PlacementController"]
+__all__ = ["PROFILES_BY_NAME", "PlacementController"]
 
 _log = logging.getLogger("cluster_inventory.manager")
+#: The profile cache's index by profile name (every inventory's profile of one member).
+PROFILES_BY_NAME = "placement-name"
 
 
 class PlacementController:
@@ -47,118 +55,207 @@ class PlacementController:
     Args:
         manager: The cluster manager whose source, cache, member pool and desired profiles
             this controller reads and updates.
+
+    Attributes:
+        state: The desired profiles, kept up to date name by name.
     """
 
     def __init__(self, manager: ClusterManagerRunnable) -> None:
         self.manager = manager
+        self.state = PlacementState()
+        manager.profiles.add_indexer(PROFILES_BY_NAME, lambda p: [str(objects.meta(p)["name"])])
+        self._full = True
+        self._source = True
+        self._failures: list[str] = []
+        self._names: set[str] = set()
+        self._conns: set[kube.ClusterConnection] = set()
 
+    # -- what the events touched ---------------------------------------------------------
+    def touch_all(self) -> None:
+        """The next pass is full (inventories or replicas changed)."""
+        self._full = True
+
+    def touch_source(self) -> None:
+        """The next pass reads the registration source again (and places what changed)."""
+        self._source = True
+
+    def touch_member(self, conn: kube.ClusterConnection) -> None:
+        """The next pass places the registrations reaching member ``conn`` (a connection key)."""
+        self._conns.add(conn)
+
+    def touch_namespace(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> bool:
+        """Note a Namespace event; True if it changed an inventory (the next pass is full)."""
+        c = self.manager.config
+
+        def inventory(ns: dict[str, Any] | None) -> dict[str, Inventory]:
+            return inventories(
+                [ns] if ns else [],
+                c.inventory_namespaces,
+                c.default_member_role,
+                fixed_only=c.inventory_namespaces_only,
+            )
+
+        if inventory(None if event == DELETED else obj) == inventory(old):
+            return False
+        self._full = True
+        return True
+
+    def touch_profile(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> bool:
+        """Note a profile event; True if placement has something to do about it.
+
+        This replica's profile appearing where none is desired (a stray to delete) or
+        disappearing where one is (to create again, or a held one gone); another replica's
+        profile changing its member id (which may make one of ours a duplicate, or not).
+        """
+        meta = objects.meta(obj)
+        key = ProfileKey(str(meta.get("namespace")), str(meta.get("name")))
+        if self._mine(key.name):
+            touched = event != MODIFIED and self.state.affects(key, present=event == ADDED)
+        else:
+            now = (
+                None if event == DELETED else objects.labels_of(obj).get(LABEL_INVENTORY_MEMBER_ID)
+            )
+            then = objects.labels_of(old).get(LABEL_INVENTORY_MEMBER_ID) if old else None
+            touched = now != then
+        if touched:
+            self._names.add(key.name)
+        return touched
+
+    # -- the pass ------------------------------------------------------------------------
     async def reconcile(self) -> float | None:
         """Create and delete profiles and start or stop member connections.
 
         Returns:
             None (placement is event-driven).
         """
-        m = self.manager
-        registrations, invalid = m.source.snapshot()
-        m.reports.source_failures(m.source.failures())
-        await m.reports.invalid_registrations(invalid)
-        held = held_members(registrations, [error for _, error in invalid])
-        invs = inventories(
-            m.namespaces.items(),
-            m.config.inventory_namespaces,
-            m.config.default_member_role,
-            fixed_only=m.config.inventory_namespaces_only,
-        )
-        owned = {name: reg for name, reg in registrations.items() if self._mine(name)}
+        full, source, names, conns = self._full, self._source, self._names, self._conns
+        self._full, self._source, self._names, self._conns = False, False, set(), set()
+        try:
+            await self._place(full, source, names, conns)
+        except BaseException:
+            self._full = True  # what this pass did not finish, the next one does
+            raise
+        return None
+
+    async def _place(
+        self, full: bool, source: bool, names: set[str], conns: set[kube.ClusterConnection]
+    ) -> None:
+        m, state = self.manager, self.state
+        cpu = time.thread_time()
+        if full or source:
+            registrations, invalid = m.source.snapshot()
+            failures = m.source.failures()
+            full = full or failures != self._failures
+            self._failures = failures
+            m.reports.source_failures(failures)
+            await m.reports.invalid_registrations(invalid)
+            held = held_members(registrations, [error for _, error in invalid])
+            if full:
+                invs = inventories(
+                    m.namespaces.items(),
+                    m.config.inventory_namespaces,
+                    m.config.default_member_role,
+                    fixed_only=m.config.inventory_namespaces_only,
+                )
+                names |= state.reset(registrations, invs, held, self._mine)
+                names |= {key.split("/", 1)[1] for key in m.profiles.keys()}  # strays too
+            else:
+                names |= state.set_registrations(registrations, held)
+        for conn in conns:
+            names |= state.names_of(conn)
         if m.shard is not None:
-            m.shard.report_owned(len(owned))
+            m.shard.report_owned(state.owned)
         # Every member any inventory wants is connected and probed once before its profiles
         # are created or deleted, so that registrations reaching one member are known as such
         # the first time (otherwise each would get a profile, deleted again at the next
         # placement). Members start in the background, paced; each first probe queues the
         # placement again, so profiles appear as their members answer.
-        candidates = desired_profiles(owned, invs)
-        conns = {name: connection_key(reg.connection) for name, reg in owned.items()}
-        needed = {conns[key.name] for key in candidates}
+        candidates = state.candidates(names)
+        needed = {connection_key(reg.connection) for reg in candidates.values()}
         not_ready = {
-            conns[key.name]: reg.not_ready for key, (reg, _) in candidates.items() if reg.not_ready
+            connection_key(reg.connection): reg.not_ready
+            for reg in candidates.values()
+            if reg.not_ready
         }
-        new = needed - set(m.members)
+        new = {conn for conn in needed if conn not in m.members}
         seeds = {}
-        for key in candidates:
-            conn = conns[key.name]
+        for key, reg in candidates.items():
+            conn = connection_key(reg.connection)
             if conn in new and conn not in seeds and (seed := m.seed_for(key)) is not None:
                 seeds[conn] = seed
         m.members.add(new, not_ready, seeds)
-        members = {name: member for name, conn in conns.items() if (member := m.members.get(conn))}
-        pending = {name for name, member in members.items() if not member.observed}
-        member_ids = member_ids_elsewhere(m.profiles.items(), registrations, owned) | {
-            name: member.observation.member_id
-            for name, member in members.items()
-            if member.observation.member_id
-        }
-        everyone, duplicates = members_and_duplicates(registrations, invs, member_ids)
-        desired = {key: entry for key, entry in everyone.items() if key.name in owned}
-        for dup in duplicates:
-            if dup.registration in owned:
-                await m.reports.duplicate(dup, registrations[dup.registration])
-        existing = {
-            key
-            for key in (ProfileKey(*k.split("/", 1)) for k in m.profiles.keys())
-            if self._mine(key.name)
-        }
-        todo = plan(desired, existing, invs)
-        m.reports.held([k for k in todo.delete if held is None or k.name in held])
-        deletions = [k for k in todo.delete if held is not None and k.name not in held | pending]
-        creations = [k for k in todo.create if k.name not in pending]
-        by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
-        for key in desired:
-            by_member.setdefault(conns[key.name], set()).add(key)
-        previous, previous_by_member = m.desired, m.by_member
-        m.desired, m.by_member = desired, by_member
+        step = state.place(
+            names,
+            member_id=self._member_id_of,
+            pending=self._pending,
+            existing=self._existing,
+            started=m.members,
+        )
+        spent = time.thread_time() - cpu
+        for dup in step.duplicates:
+            await m.reports.duplicate(dup, state.registrations[dup.registration])
+        cpu = time.thread_time()
+        m.reports.held(sorted(key for keys in state.held_keys.values() for key in keys))
+        deleted = set(step.delete)
+        moved = [key for key in step.dropped if key not in deleted] if m.shard is not None else []
+        spent += time.thread_time() - cpu
         await kube.gather_bounded(
-            [functools.partial(self._create_profile, key, *desired[key]) for key in creations],
+            [
+                functools.partial(self._create_profile, key, *state.desired[key])
+                for key in step.create
+            ],
             m.config.workers * 2,
         )
         await kube.gather_bounded(
-            [functools.partial(self._delete_profile, key, previous.get(key)) for key in deletions],
+            [
+                functools.partial(self._delete_profile, key, step.dropped.get(key))
+                for key in step.delete
+            ],
             m.config.workers * 2,
         )
-        gone = set(m.members) - needed
-        wanted = self._wanted_anywhere(registrations, invs) if gone else set()
-        for conn in gone:
+        for conn, left in step.stop.items():
             # Moved to another replica, or held (its registration is invalid now): its
             # grants stay. Left the manager: they go (docs/manager.md).
-            kept = held is None or any(k.name in held for k in previous_by_member.get(conn, ()))
-            await m.members.remove(conn, left=conn not in wanted and not kept)
+            member = m.members.get(conn)
+            if member is not None and not member.observed:
+                self._conns.add(conn)  # its profiles waited for it: place them once more
+                m.place_soon()
+            await m.members.remove(conn, left=left)
         if not m.members.starting:  # also when the last member starting was removed
             m.tokens.release()
-        if m.shard is not None:
-            moved = [k for k in previous.keys() - desired.keys() if k not in deletions]
-            await kube.gather_bounded(
-                [functools.partial(self._release, key, *previous[key]) for key in moved],
-                m.config.workers * 2,
-            )
+        await kube.gather_bounded(
+            [functools.partial(self._release, key, *step.dropped[key]) for key in moved],
+            m.config.workers * 2,
+        )
+        cpu = time.thread_time()
         # New entries, and those whose registration or inventory changed; the others are
-        # queued by their own events (member observations, profile updates). Queueing every
-        # key at every placement cost O(N) reconciles per placement, and placements come once
-        # per member start-up during a cold start.
-        for key, entry in desired.items():
-            if previous.get(key) != entry:
-                m.queue.add(key)
-        return None
+        # queued by their own events (member observations, profile updates).
+        for key in step.changed:
+            m.queue.add(key)
+        spent += time.thread_time() - cpu
+        m.metrics.placement_seconds.labels("full" if full else "incremental").observe(spent)
 
-    @staticmethod
-    def _wanted_anywhere(
-        registrations: dict[str, Registration], invs: dict[str, Inventory]
-    ) -> set[kube.ClusterConnection]:
-        """Connections some inventory wants, whichever replica serves them."""
-        sets = [inv.clustersets for inv in invs.values()]
-        return {
-            connection_key(reg.connection)
-            for reg in registrations.values()
-            if any(s.intersection(reg.clustersets) for s in sets)
-        }
+    def _member_id_of(self, name: str) -> str | None:
+        """The member id registration ``name`` reaches, as far as this replica knows."""
+        m = self.manager
+        if self.state.owns(name):
+            conn = self.state.connection_of(name)
+            member = m.members.get(conn) if conn is not None else None
+            return member.observation.member_id if member is not None else None
+        return member_id_elsewhere(m.profiles.by_index(PROFILES_BY_NAME, name))
+
+    def _pending(self, name: str) -> bool:
+        """True while this replica's member of ``name`` has not given a first verdict."""
+        conn = self.state.connection_of(name) if self.state.owns(name) else None
+        member = self.manager.members.get(conn) if conn is not None else None
+        return member is not None and not member.observed
+
+    def _existing(self, name: str) -> list[ProfileKey]:
+        """This replica's profiles of registration ``name`` in the hub cache."""
+        if not self._mine(name):
+            return []
+        found = self.manager.profiles.by_index(PROFILES_BY_NAME, name)
+        return [ProfileKey(str(objects.meta(p).get("namespace")), name) for p in found]
 
     def _mine(self, member: str) -> bool:
         """True if this replica serves ``member`` (always, unsharded)."""

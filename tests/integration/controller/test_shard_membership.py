@@ -21,6 +21,7 @@ from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_CLUST
 from cluster_inventory.controller import Manager, ShardConfig, ShardMembership
 from cluster_inventory.controller.sharding import rendezvous_owner
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
+from cluster_inventory.manager.cluster_manager import PLACEMENT
 from tests.waiting import eventually
 
 
@@ -149,7 +150,9 @@ async def test_a_replica_never_writes_a_profile_a_live_replica_holds(fleet, test
             b = replicas["b"]
             assert b.shard is not None
             b.shard.owns = lambda member: True  # type: ignore[method-assign]
-            b.queue.add("placement")
+            # As the shard says a change of the live replicas (placement is incremental).
+            b.placement.touch_all()
+            b.placing.queue.add(PLACEMENT)
             writes_before = b.metrics.status_writes._value.get()
             # A change on the member: a writes it; b, blocked by a live holder, does not.
             async with await member.client() as client:

@@ -6,7 +6,7 @@ from typing import Any
 
 from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.manager.fence import ProfileFence, member_ids_elsewhere
+from cluster_inventory.manager.fence import ProfileFence, member_id_elsewhere
 
 KEY = ObjectKey("inv", "m1")
 
@@ -63,11 +63,10 @@ def test_annotations_name_us_unless_given_up():
 
 
 def test_member_ids_of_other_replicas_come_from_their_profiles():
-    profiles = [
-        {"metadata": {"name": "x", "labels": {LABEL_INVENTORY_MEMBER_ID: "u1"}}},
-        {"metadata": {"name": "y", "labels": {LABEL_INVENTORY_MEMBER_ID: "u2"}}},
-        {"metadata": {"name": "gone", "labels": {LABEL_INVENTORY_MEMBER_ID: "u3"}}},
-        {"metadata": {"name": "z"}},
-    ]
-    found = member_ids_elsewhere(profiles, ["x", "y", "z"], owned=["y"])
-    assert found == {"x": "u1"}
+    def profile(ns, mid=None):
+        labels = {LABEL_INVENTORY_MEMBER_ID: mid} if mid else {}
+        return {"metadata": {"name": "x", "namespace": ns, "labels": labels}}
+
+    assert member_id_elsewhere([profile("a"), profile("b", "u1"), profile("c", "u2")]) == "u1"
+    assert member_id_elsewhere([profile("a")]) is None
+    assert member_id_elsewhere([]) is None
