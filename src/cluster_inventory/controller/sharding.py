@@ -17,11 +17,10 @@ consistent-hashing sharding do, without a Lease per member (``docs/scale.md``):
   the members, and every replica that sees the same peers computes the same owner.
 - **Fence**: views of the peers differ for a moment while a replica joins or dies, so owning
   is not enough to write; what a component writes for a member carries the writing replica
-  and every write is conditional on the object's ``resourceVersion`` (see
-  ``ClusterManagerRunnable``: the ``cluster-inventory.dev/shard-holder`` annotation), so a second
-  writer's write is refused by the hub (409) instead of landing. A replica whose own renewals
-  fail keeps its view (it stays live for itself): the others take its members once its Lease
-  is old, and the fence refuses its writes to what they took.
+  and every write is conditional on the object's ``resourceVersion`` (the cluster manager's
+  ``cluster-inventory.dev/shard-holder`` annotation), so a second writer's write is refused
+  (409). A replica whose renewals fail keeps its view: the others take its members once its
+  Lease is old, and the fence refuses its writes to what they took.
 
 One replica alone owns every member and behaves as an unsharded one.
 """
@@ -66,11 +65,9 @@ _log = logging.getLogger("cluster_inventory.controller.sharding")
 
 @dataclass(frozen=True)
 class ShardMetrics(kube.PerRegistry):
-    """The shard group as this replica sees it.
+    """The shard group as this replica sees it (live replicas, members owned, changes).
 
-    ``cluster_inventory_shard_replicas`` (live replicas), ``cluster_inventory_shard_owned_members``
-    and ``cluster_inventory_shard_membership_changes_total`` (changes of the live set after
-    joining: a replica joining, leaving or counted gone).
+    A change of the live set after joining: a replica joining, leaving or counted gone.
     """
 
     replicas: Gauge
@@ -290,7 +287,8 @@ class ShardMembership:
                 timeout=self.config.renew_interval * 2,
             )
         except (kube.KubeError, TimeoutError) as exc:
-            _log.warning("shard group %s: renewing our Lease failed: %s", self.config.group, exc)
+            why = str(exc) or f"no answer within {self.config.renew_interval * 2:g} s"
+            _log.warning("shard group %s: renewing our Lease failed: %s", self.config.group, why)
             return False
         self._renewed_at = started
         return True

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import sys
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -29,8 +30,20 @@ __all__ = ["BackgroundLoop", "lease_loop"]
 T = TypeVar("T")
 
 
+#: The process's GIL switch interval (seconds) once a background loop runs; Python's default
+#: is 5 ms.
+SWITCH_INTERVAL = 0.001
+
+
 class BackgroundLoop:
     """An event loop running on a daemon thread.
+
+    Starting one lowers the process's GIL switch interval to :data:`SWITCH_INTERVAL`: while
+    the main loop is CPU-bound (a replica starting thousands of members), a thread waiting
+    for the GIL gets it only at the next switch, and a Lease renewal waits once at every I/O
+    step (a "convoy"). At 5 ms, 100 loopback round trips took 0.5 s beside a busy main thread
+    instead of 0.01 s, and at 10,000 members three replicas' renewals were 10 s late at
+    start-up, long enough for their peers to count them gone; at 1 ms they took 0.07 s.
 
     Args:
         name: The thread's name (shown by py-spy and in thread dumps).
@@ -55,6 +68,7 @@ class BackgroundLoop:
                     loop.call_soon(ready.set)
                     loop.run_forever()
 
+                sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
                 self._thread = threading.Thread(target=main, name=self.name, daemon=True)
                 self._thread.start()
                 ready.wait()

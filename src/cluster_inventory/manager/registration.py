@@ -318,8 +318,7 @@ class SecretRegistrationSource:
 
     def _parse(self, secret: dict[str, Any]) -> dict[str, Any]:
         """Parse a Secret as it arrives (once per version); keep it without ``data``."""
-        # The kubeconfig is most of a registration Secret and the Registration holds what of
-        # it is needed; every replica caches every registration (docs/scale.md).
+        # The kubeconfig is most of it; every replica caches every registration (scale.md).
         meta = objects.meta(secret)
         uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
         cached = self._cache.get(uid)
