@@ -28,15 +28,15 @@ One replica alone owns every member and behaves as an unsharded one.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import datetime as dt
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
+from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api import format_micro_time, objects
@@ -49,6 +49,7 @@ from cluster_inventory.controller.rendezvous import (
     lease_name,
     rendezvous_owner,
 )
+from cluster_inventory.controller.shard_metrics import ShardMetrics
 from cluster_inventory.kube.informer import Informer
 
 __all__ = [
@@ -61,42 +62,6 @@ __all__ = [
 
 _UNKNOWN = object()
 _log = logging.getLogger("cluster_inventory.controller.sharding")
-
-
-@dataclass(frozen=True)
-class ShardMetrics(kube.PerRegistry):
-    """The shard group as this replica sees it (live replicas, members owned, changes).
-
-    A change of the live set after joining: a replica joining, leaving or counted gone.
-    """
-
-    replicas: Gauge
-    owned_members: Gauge
-    membership_changes: Counter
-
-    @classmethod
-    def create(cls, registry: CollectorRegistry) -> ShardMetrics:
-        """Create and register the collectors in ``registry``."""
-        return cls(
-            Gauge(
-                "cluster_inventory_shard_replicas",
-                "Live replicas this replica sees in its shard group",
-                ["group"],
-                registry=registry,
-            ),
-            Gauge(
-                "cluster_inventory_shard_owned_members",
-                "Member clusters this replica owns",
-                ["group"],
-                registry=registry,
-            ),
-            Counter(
-                "cluster_inventory_shard_membership_changes",
-                "Changes of the live replicas of the shard group seen by this replica",
-                ["group"],
-                registry=registry,
-            ),
-        )
 
 
 class ShardMembership:
@@ -155,6 +120,8 @@ class ShardMembership:
         self._owners: dict[str, str | None] = {}
         self._handlers: list[Callable[[], None]] = []
         self._prepared = False
+        #: The renewals, started when we joined (not when the Manager runs us).
+        self._keeping: concurrent.futures.Future[None] | None = None
         self._settled = False
         self._owned = 0
 
@@ -381,11 +348,15 @@ class ShardMembership:
             len(self._replicas),
         )
         self._notify()
+        # Renewals start now: the other runnables prepare after us (their caches list), and
+        # at 10,000 members that took longer than the Lease: every peer counted us gone.
+        self._keeping = self._background.submit(self._keep())
 
     async def run(self) -> None:
         """Renew our Lease and expire silent peers (on the Lease loop) until cancelled."""
         await self.prepare()
-        await self._background.run(self._keep())
+        assert self._keeping is not None
+        await asyncio.wrap_future(self._keeping)
 
     def ready(self) -> bool:
         """``/readyz``: joined the group (our Lease written, peers listed)."""
@@ -397,4 +368,7 @@ class ShardMembership:
             return
         self._prepared = False
         self._settled = False
+        if self._keeping is not None:
+            self._keeping.cancel()
+            self._keeping = None
         await self._background.run(self._leave())

@@ -215,3 +215,30 @@ async def test_our_lease_is_renewed_while_the_main_loop_is_blocked(fleet, test_n
             run.cancel()
             await asyncio.gather(run, return_exceptions=True)
             await busy.stop()
+
+
+async def test_our_lease_is_renewed_while_the_other_runnables_still_prepare(fleet, test_namespace):
+    """Renewals start when we join, not when the Manager runs us: the runnables after us
+    list their caches first, which at 10,000 members took longer than the Lease, and every
+    peer counted every replica gone at start-up."""
+    async with await fleet.hub.client() as hub:
+        observer = ShardMembership(
+            hub, _config(test_namespace, "obs"), registry=CollectorRegistry()
+        )
+        slow = ShardMembership(hub, _config(test_namespace, "slow"), registry=CollectorRegistry())
+        watching = asyncio.ensure_future(observer.run())
+        try:
+            await eventually(observer.ready)
+            await slow.prepare()  # joined; the Manager would now prepare the others (> 2 s)
+            await eventually(lambda: observer.replicas == ("obs", "slow"))
+            seen: set[tuple[str, ...]] = set()
+            deadline = time.monotonic() + 2 * slow.config.lease_duration
+            while time.monotonic() < deadline:
+                seen.add(observer.replicas)
+                await asyncio.sleep(0.05)
+            assert seen == {("obs", "slow")}  # never counted gone before run() was called
+        finally:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
+            await slow.stop()
+            await observer.stop()
