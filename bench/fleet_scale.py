@@ -1358,8 +1358,8 @@ def details(res: dict[str, Any]) -> list[str]:
         top = ", ".join(f"{k} {v:g}" for k, v in res["kill_hub_requests_per_member"].items())
         lines.append(
             f"{tag} the takeover per member taken over: hub requests {top}; member requests "
-            f"{res['kill_member_requests_per_member']:g} (the benchmark's own property write "
-            "is one)"
+            f"{res['kill_member_requests_per_member']:g} (every member's, probes at rest "
+            "included, over the members taken over; the benchmark's own property write is one)"
         )
     if "kill_fresh" in res:
         lines.append(
