@@ -98,7 +98,7 @@ def adoption_due(
     """
     if secret is None or member_id is None:
         return None
-    notes = objects.meta(secret).get("annotations") or {}
+    notes = objects.annotations_of(secret)
     if notes.get(ANNOTATION_TOKEN_GRANT) != f"{member_id}:{role}":
         return None
     issued = parse_time(notes.get(ANNOTATION_TOKEN_ISSUED))
