@@ -841,6 +841,7 @@ async def run_one(
     meter = CpuMeter(pids)
     cpu_start = meter.snapshot()
     stats_start = await asyncio.to_thread(proxy_stats, vm)
+    hub_start = await hub_requests(hub, writes_only=False)
     started = time.perf_counter()
     replicas = {name: spawn(name, run, system, kc, s, limit) for name in names}
     for rep in replicas.values():
@@ -867,6 +868,16 @@ async def run_one(
             res["joined_after"] = {name: rep.joined_after() for name, rep in replicas.items()}
             cpu_full = meter.snapshot()
             res["cold_cores"] = CpuMeter.cores(cpu_start, cpu_full)
+            # What the cold start cost per member: hub requests by verb and resource (every
+            # client's, the benchmark's watch included), member requests through the proxy.
+            spent = await hub_requests(hub, writes_only=False) - hub_start
+            res["cold_hub_requests_per_member"] = {
+                k: round(v / n, 2) for k, v in spent.most_common(10)
+            }
+            full_stats = await asyncio.to_thread(proxy_stats, vm)
+            res["cold_member_requests_per_member"] = round(
+                (full_stats["requests"] - stats_start["requests"]) / n, 2
+            )
             await scrape("cold")
             deadline = time.perf_counter() + s.timeout
             while len(tokens.keys()) < n:
@@ -1461,6 +1472,12 @@ def details(res: dict[str, Any]) -> list[str]:
                 )
             parts.append(f"{key} {'-' if value is None else value}")
         lines.append(f"{tag} replica metrics ({phase}): " + "; ".join(parts))
+    if "cold_hub_requests_per_member" in res:
+        top = ", ".join(f"{k} {v:g}" for k, v in res["cold_hub_requests_per_member"].items())
+        lines.append(
+            f"{tag} the cold start per member: hub requests {top}; member requests "
+            f"{res['cold_member_requests_per_member']:g}"
+        )
     if "kill_hub_requests_per_member" in res:
         top = ", ".join(f"{k} {v:g}" for k, v in res["kill_hub_requests_per_member"].items())
         lines.append(
