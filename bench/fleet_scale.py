@@ -1260,6 +1260,13 @@ def scraped(res: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 if (b := histogram_bounds(m, "cluster_inventory_lease_renewal_lateness_seconds"))
             }
             or None,
+            "gc_pause": {
+                name: b
+                for name, m in by_replica.items()
+                if (b := histogram_bounds(m, "cluster_inventory_gc_pause_seconds"))
+            }
+            or None,
+            "gc_cpu_s": total("cluster_inventory_gc_cpu_seconds_total"),
         }
     return out
 
