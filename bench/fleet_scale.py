@@ -699,6 +699,8 @@ WANTED_METRICS = (
     "cluster_inventory_event_loop_lag_seconds",
     "cluster_inventory_probes_deferred_total",
     "cluster_inventory_placement_seconds",
+    "cluster_inventory_gc_pause_seconds",
+    "cluster_inventory_gc_cpu_seconds_total",
 )
 
 
