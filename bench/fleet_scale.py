@@ -751,6 +751,18 @@ def spawn(
 
 
 # -- one (N, R) --------------------------------------------------------------------------
+def _commit() -> str | None:
+    """The checkout's commit (``+`` when it has uncommitted changes), or None outside git."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], check=False).returncode
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+" if dirty else "")
+
+
 async def run_one(
     fleet: Fleet, vm: VirtualMembers, hub: kube.ApiClient, n: int, r: int, s: Settings
 ) -> dict[str, Any]:
@@ -773,6 +785,7 @@ async def run_one(
         "real_members": len(vm.clusters),
         "proxies": len(vm.processes),
         "loadavg_before": os.getloadavg()[0],
+        "commit": _commit(),
     }
     limit = CpuLimit(s.cpu_quota, f"fleet-scale-{run}") if s.cpu_quota or s.squeeze else None
     res["cpu_limit"] = limit.kind if limit else None
@@ -1384,6 +1397,7 @@ def details(res: dict[str, Any]) -> list[str]:
         + ":"
     )
     lines = [
+        f"{tag} commit {g('commit') or '-'}",
         f"{tag} probe interval {res['probe_interval']:g} s = {n / res['probe_interval']:.0f} "
         f"member probes/s (3 requests each) over {res['real_members']} real apiservers; "
         f"shard Lease {res['lease_duration']:g} s, renewed every {res['renew_interval']:g} s; "
