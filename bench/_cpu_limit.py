@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 V2 = Path("/sys/fs/cgroup")
@@ -40,34 +41,76 @@ class CpuLimit:
     """Each wrapped command in its own limit of ``cores`` CPUs (quota per 100 ms period).
 
     Args:
-        cores: CPUs each process may use (0.5 = 50 ms of CPU per 100 ms).
+        cores: CPUs each process may use (0.5 = 50 ms of CPU per 100 ms); None starts them
+            unlimited, to be limited later with :meth:`set` (a squeeze).
         prefix: Name prefix of the cgroup directories (removed by :meth:`remove`).
     """
 
-    def __init__(self, cores: float, prefix: str) -> None:
+    def __init__(self, cores: float | None, prefix: str) -> None:
         self.cores = cores
         self.prefix = prefix
         self.kind = limit_kind()
         self.dirs: dict[str, Path] = {}
+        self.units: dict[str, str] = {}
 
     def wrap(self, name: str, argv: list[str]) -> list[str]:
         """``argv`` run inside the limit named ``name`` (one per process)."""
         if self.kind == "systemd-run":
-            quota = f"CPUQuota={self.cores * 100:.0f}%"
-            return ["systemd-run", "--scope", "--quiet", "-p", quota, "--", *argv]
-        quota_us = max(1000, round(self.cores * PERIOD_US))
+            unit = self.units[name] = f"{self.prefix}-{name}"
+            return [
+                "systemd-run",
+                "--scope",
+                "--quiet",
+                "--unit",
+                unit,
+                "-p",
+                self._systemd_quota(self.cores),
+                "--",
+                *argv,
+            ]
         if self.kind == "cgroup2":
             (V2 / "cgroup.subtree_control").write_text("+cpu")
             path = V2 / f"{self.prefix}-{name}"
-            path.mkdir(exist_ok=True)
-            (path / "cpu.max").write_text(f"{quota_us} {PERIOD_US}")
         else:
             path = V1 / f"{self.prefix}-{name}"
             path.mkdir(exist_ok=True)
             (path / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-            (path / "cpu.cfs_quota_us").write_text(str(quota_us))
+        path.mkdir(exist_ok=True)
         self.dirs[name] = path
+        self._write(path, self.cores)
         return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(path / "cgroup.procs"), *argv]
+
+    def set(self, cores: float | None) -> None:
+        """Change every process's limit to ``cores`` CPUs at once (None: no limit).
+
+        The kernel applies a new quota from the next period (100 ms), as when a pod's
+        ``limits.cpu`` is resized in place.
+        """
+        self.cores = cores
+        for unit in self.units.values():
+            subprocess.run(
+                [
+                    "systemctl",
+                    "set-property",
+                    "--runtime",
+                    f"{unit}.scope",
+                    self._systemd_quota(cores),
+                ],
+                check=True,
+            )
+        for path in self.dirs.values():
+            self._write(path, cores)
+
+    @staticmethod
+    def _systemd_quota(cores: float | None) -> str:
+        return "CPUQuota=" + ("" if cores is None else f"{cores * 100:.0f}%")
+
+    def _write(self, path: Path, cores: float | None) -> None:
+        quota_us = None if cores is None else max(1000, round(cores * PERIOD_US))
+        if self.kind == "cgroup2":
+            (path / "cpu.max").write_text(f"{quota_us or 'max'} {PERIOD_US}")
+        else:
+            (path / "cpu.cfs_quota_us").write_text(str(quota_us or -1))
 
     def throttled(self) -> dict[str, float]:
         """Seconds each limited process was held back by its quota so far (cgroups only)."""

@@ -62,10 +62,17 @@ holder flip between two polls cannot be missed. Results are printed (one table r
 cost against N is drawn from that file into --plot (default ``docs/images/fleet_scale.png``).
 
 Overload: --cpu-quota CORES runs each replica under a CPU limit of CORES (a pod's
-``limits.cpu``; ``_cpu_limit.py``), recorded apart from the unlimited runs.
+``limits.cpu``; ``_cpu_limit.py``) from its start; --squeeze CORES runs them unlimited and,
+after the rest and the property changes, limits every one to CORES for --squeeze-for
+seconds, then lifts the limit: **squeeze** = profiles saying ``ClusterManagerBehind``
+(most at once, at the end), property changes that got through, false transitions, shard
+changes and Lease lateness while past capacity; **drain** = seconds from lifting the limit
+until a new property change shows on every sample member and no profile says behind. Both
+are recorded apart from the unlimited runs.
 
 Usage: uv run python bench/fleet_scale.py --sizes 1000 3000 10000 --replicas 1 3
            [--probe-interval 30] [--changes 100] [--rest SECONDS] [--cpu-quota CORES]
+           [--squeeze CORES [--squeeze-for SECONDS]]
        uv run python bench/fleet_scale.py --plot-only   (table and plot from --json)
        uv run python bench/fleet_scale.py --smoke   (N=12, R=1 and 3, short timings)
 """
@@ -97,7 +104,7 @@ from typing import Any
 
 import yaml
 from _common import SMOKE_HELP, bounded, cpu_seconds, percentile, require, require_times, rss_mib
-from _cpu_limit import CpuLimit
+from _cpu_limit import CpuLimit, limit_kind
 from _prometheus import histogram_bounds, metric_delta, metric_total, parse_metrics, sample_of
 
 from cluster_inventory import kube
@@ -109,6 +116,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.controller.sharding import LABEL_SHARD_GROUP, rendezvous_owner
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.manager import registration_secret
+from cluster_inventory.manager.verdicts import REASON_BEHIND
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.virtual_members import LABEL_VIRTUAL_MEMBER, VirtualMembers
 
@@ -132,6 +140,8 @@ class Settings:
     changes: int
     timeout: float
     cpu_quota: float | None = None
+    squeeze: float | None = None
+    squeeze_for: float = 150.0
 
 
 # -- what the bench sees of the profiles ---------------------------------------------------
@@ -207,7 +217,16 @@ class ProfileWatch:
         self.waiters: list[Waiter] = []
         self.healthy: dict[str, tuple[str, str]] = {}
         self.false_transitions: list[tuple[float, str, str, bool]] = []
+        #: Profiles whose ControlPlaneHealthy says the manager is behind (REASON_BEHIND), the
+        #: most at once since :meth:`reset_behind`, and every profile that said so.
+        self.behind: set[str] = set()
+        self.behind_max = 0
+        self.behind_ever: set[str] = set()
         self.informer.add_handler(self._on_event)
+
+    def reset_behind(self) -> None:
+        self.behind_max = len(self.behind)
+        self.behind_ever = set(self.behind)
 
     def _on_event(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         now = time.perf_counter()
@@ -217,6 +236,7 @@ class ProfileWatch:
             self.deleted += 1
             self.full.discard(name)
             self.healthy.pop(name, None)
+            self.behind.discard(name)
             return
         who = holder(obj)
         cond = next(
@@ -232,6 +252,12 @@ class ProfileWatch:
             reason = f"{cond.get('status', 'absent')}/{cond.get('reason', '')}"
             self.false_transitions.append((now, name, reason, who != held_by))
         self.healthy[name] = (cond.get("status", ""), who)
+        if cond.get("reason") == REASON_BEHIND:
+            self.behind.add(name)
+            self.behind_ever.add(name)
+            self.behind_max = max(self.behind_max, len(self.behind))
+        else:
+            self.behind.discard(name)
         seen = self.holders.setdefault(name, [])
         if not seen or seen[-1][1] != who:
             seen.append((now, who))
@@ -673,6 +699,8 @@ WANTED_METRICS = (
     "cluster_inventory_event_loop_lag_seconds",
     "cluster_inventory_probes_deferred_total",
     "cluster_inventory_placement_seconds",
+    "cluster_inventory_gc_pause_seconds",
+    "cluster_inventory_gc_cpu_seconds_total",
 )
 
 
@@ -723,15 +751,33 @@ def spawn(
 
 
 # -- one (N, R) --------------------------------------------------------------------------
+def _commit() -> str | None:
+    """The checkout's commit (``+`` when it has uncommitted changes), or None outside git."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], check=False).returncode
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+" if dirty else "")
+
+
 async def run_one(
     fleet: Fleet, vm: VirtualMembers, hub: kube.ApiClient, n: int, r: int, s: Settings
 ) -> dict[str, Any]:
-    run = f"fs{n}r{r}" + (f"q{round(s.cpu_quota * 100)}" if s.cpu_quota else "")
+    run = (
+        f"fs{n}r{r}"
+        + (f"q{round(s.cpu_quota * 100)}" if s.cpu_quota else "")
+        + (f"s{round(s.squeeze * 100)}" if s.squeeze else "")
+    )
     system, inventory, floor_ns = f"{run}-system", f"{run}-inv", f"{run}-floor"
     res: dict[str, Any] = {
         "n": n,
         "r": r,
         "cpu_quota": s.cpu_quota,
+        "squeeze": s.squeeze,
+        "squeeze_for": s.squeeze_for if s.squeeze else None,
         "probe_interval": s.probe_interval,
         "lease_duration": s.lease_duration,
         "renew_interval": s.renew_interval,
@@ -739,8 +785,9 @@ async def run_one(
         "real_members": len(vm.clusters),
         "proxies": len(vm.processes),
         "loadavg_before": os.getloadavg()[0],
+        "commit": _commit(),
     }
-    limit = CpuLimit(s.cpu_quota, f"fleet-scale-{run}") if s.cpu_quota else None
+    limit = CpuLimit(s.cpu_quota, f"fleet-scale-{run}") if s.cpu_quota or s.squeeze else None
     res["cpu_limit"] = limit.kind if limit else None
     await bounded(
         [
@@ -809,6 +856,7 @@ async def run_one(
     meter = CpuMeter(pids)
     cpu_start = meter.snapshot()
     stats_start = await asyncio.to_thread(proxy_stats, vm)
+    hub_start = await hub_requests(hub, writes_only=False)
     started = time.perf_counter()
     replicas = {name: spawn(name, run, system, kc, s, limit) for name in names}
     for rep in replicas.values():
@@ -835,6 +883,16 @@ async def run_one(
             res["joined_after"] = {name: rep.joined_after() for name, rep in replicas.items()}
             cpu_full = meter.snapshot()
             res["cold_cores"] = CpuMeter.cores(cpu_start, cpu_full)
+            # What the cold start cost per member: hub requests by verb and resource (every
+            # client's, the benchmark's watch included), member requests through the proxy.
+            spent = await hub_requests(hub, writes_only=False) - hub_start
+            res["cold_hub_requests_per_member"] = {
+                k: round(v / n, 2) for k, v in spent.most_common(10)
+            }
+            full_stats = await asyncio.to_thread(proxy_stats, vm)
+            res["cold_member_requests_per_member"] = round(
+                (full_stats["requests"] - stats_start["requests"]) / n, 2
+            )
             await scrape("cold")
             deadline = time.perf_counter() + s.timeout
             while len(tokens.keys()) < n:
@@ -884,6 +942,8 @@ async def run_one(
         res["p50"] = statistics.median(lat)
         res["p99"] = percentile(lat, 0.99)
 
+        if s.squeeze and limit:
+            await squeeze_and_drain(vm, watch, limit, s, res, phases, scrape, sample, run)
         if r > 1:
             cpu_kill = meter.snapshot()
             marks["hub_before"] = await hub_requests(hub, writes_only=False)
@@ -933,6 +993,73 @@ async def run_one(
     )
     res["exit_codes"] = {name: rep.proc.returncode for name, rep in replicas.items()}
     return res
+
+
+async def squeeze_and_drain(
+    vm: VirtualMembers,
+    watch: ProfileWatch,
+    limit: CpuLimit,
+    s: Settings,
+    res: dict[str, Any],
+    phases: dict[str, tuple[float, float]],
+    scrape: Callable[[str], Any],
+    sample: list[int],
+    run: str,
+) -> None:
+    """Past capacity and back: every replica limited to ``s.squeeze`` cores for
+    ``s.squeeze_for`` s, then no limit until the backlog drained.
+
+    During the squeeze: the profiles that said the manager is behind (most at once, at the
+    end, ever), and how many of the sample's property changes, written when it began, got
+    through. The drain: seconds from lifting the limit until no profile says behind and a
+    second change on every sample member shows. False transitions, shard changes and Lease
+    lateness of both phases come from :func:`phase_figures` (phases ``squeeze``, ``drain``).
+    """
+    names = {vm.name(i) for i in sample}
+    stamp = f"squeeze-{run}"
+
+    def stamped(value: str) -> Callable[[str, dict[str, Any]], bool]:
+        return lambda name, o: props(o).get(f"{stamp}.{name}") == value
+
+    await scrape("squeeze_start")
+    throttled = limit.throttled()
+    watch.reset_behind()
+    started = time.perf_counter()
+    limit.set(s.squeeze)
+    during = watch.waiter(names, stamped("during"))
+    await bounded([vm.set_property(i, stamp, "during") for i in sample], 32)
+    await asyncio.sleep(max(0.0, s.squeeze_for - (time.perf_counter() - started)))
+    res["squeeze_behind_max"] = watch.behind_max
+    res["squeeze_behind_end"] = len(watch.behind)
+    res["squeeze_behind_ever"] = len(watch.behind_ever)
+    res["squeeze_changes_through"] = len(names) - len(during.pending)
+    res["squeeze_changes"] = len(names)
+    watch.waiters.remove(during)
+    lifted = time.perf_counter()
+    limit.set(None)
+    phases["squeeze"] = (started, lifted)
+    res["squeeze_throttled_s"] = {
+        k: round(v - throttled.get(k, 0.0), 2) for k, v in limit.throttled().items()
+    }
+    await scrape("squeeze_end")
+    after = watch.waiter(names, stamped("after"))
+    calm = watch.waiter(set(watch.by_name()), lambda _, o: not _behind(o))
+    await bounded([vm.set_property(i, stamp, "after") for i in sample], 32)
+    fresh_at = await wait(after, s.timeout, "property changes after the squeeze")
+    calm_at = await wait(calm, s.timeout, "profiles no longer saying the manager is behind")
+    for waiter in (after, calm):
+        watch.waiters.remove(waiter)
+    res["drain_fresh"] = fresh_at - lifted
+    res["drain_behind_end"] = len(watch.behind)
+    res["drain_calm"] = calm_at - lifted
+    phases["drain"] = (lifted, max(fresh_at, calm_at))
+
+
+def _behind(profile: dict[str, Any]) -> bool:
+    return any(
+        c["type"] == "ControlPlaneHealthy" and c.get("reason") == REASON_BEHIND
+        for c in (profile.get("status") or {}).get("conditions") or ()
+    )
 
 
 async def property_changes(
@@ -1102,11 +1229,12 @@ def scraped(res: dict[str, Any]) -> dict[str, dict[str, Any]]:
     replica exports is None."""
     scrapes = res.get("replica_scrapes") or {}
     per_phase = {"cold": scrapes.get("cold"), "end": res.get("replica_metrics")}
-    if "rest_start" in scrapes and "rest_end" in scrapes:
-        per_phase["rest"] = {
-            name: metric_delta(scrapes["rest_start"].get(name, {}), m)
-            for name, m in scrapes["rest_end"].items()
-        }
+    for phase in ("rest", "squeeze"):
+        if f"{phase}_start" in scrapes and f"{phase}_end" in scrapes:
+            per_phase[phase] = {
+                name: metric_delta(scrapes[f"{phase}_start"].get(name, {}), m)
+                for name, m in scrapes[f"{phase}_end"].items()
+            }
     out: dict[str, dict[str, Any]] = {}
     for phase, by_replica in per_phase.items():
         if not by_replica:
@@ -1147,6 +1275,13 @@ def scraped(res: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 if (b := histogram_bounds(m, "cluster_inventory_lease_renewal_lateness_seconds"))
             }
             or None,
+            "gc_pause": {
+                name: b
+                for name, m in by_replica.items()
+                if (b := histogram_bounds(m, "cluster_inventory_gc_pause_seconds"))
+            }
+            or None,
+            "gc_cpu_s": total("cluster_inventory_gc_cpu_seconds_total"),
         }
     return out
 
@@ -1255,8 +1390,14 @@ def row(res: dict[str, Any]) -> str:
 def details(res: dict[str, Any]) -> list[str]:
     """The lines behind a table row: settings, phases, CPU by process, kill and join."""
     n, r, g = res["n"], res["r"], res.get
-    tag = f"N={n} R={r}" + (f" quota {res['cpu_quota']:g}:" if g("cpu_quota") else ":")
+    tag = (
+        f"N={n} R={r}"
+        + (f" quota {res['cpu_quota']:g}" if g("cpu_quota") else "")
+        + (f" squeeze {res['squeeze']:g}" if g("squeeze") else "")
+        + ":"
+    )
     lines = [
+        f"{tag} commit {g('commit') or '-'}",
         f"{tag} probe interval {res['probe_interval']:g} s = {n / res['probe_interval']:.0f} "
         f"member probes/s (3 requests each) over {res['real_members']} real apiservers; "
         f"shard Lease {res['lease_duration']:g} s, renewed every {res['renew_interval']:g} s; "
@@ -1354,6 +1495,12 @@ def details(res: dict[str, Any]) -> list[str]:
                 )
             parts.append(f"{key} {'-' if value is None else value}")
         lines.append(f"{tag} replica metrics ({phase}): " + "; ".join(parts))
+    if "cold_hub_requests_per_member" in res:
+        top = ", ".join(f"{k} {v:g}" for k, v in res["cold_hub_requests_per_member"].items())
+        lines.append(
+            f"{tag} the cold start per member: hub requests {top}; member requests "
+            f"{res['cold_member_requests_per_member']:g}"
+        )
     if "kill_hub_requests_per_member" in res:
         top = ", ".join(f"{k} {v:g}" for k, v in res["kill_hub_requests_per_member"].items())
         lines.append(
@@ -1368,6 +1515,27 @@ def details(res: dict[str, Any]) -> list[str]:
             f"{res['kill_fresh']:.1f} s after the kill (target <= 20 s); lost {res['kill_lost']}; "
             f"holder not victim->rendezvous owner {res['kill_bad_holders']}; status writes "
             f"as the victim after the kill {res['kill_victim_writes']}"
+        )
+    if "squeeze_behind_max" in res:
+        throttled = ", ".join(f"{k} {v:.1f}" for k, v in res["squeeze_throttled_s"].items())
+        lines.append(
+            f"{tag} squeezed every replica to {res['squeeze']:g} cores for "
+            f"{res['squeeze_for']:g} s (throttled s: {throttled or '-'}): profiles saying "
+            f"{REASON_BEHIND} at most {res['squeeze_behind_max']} at once, "
+            f"{res['squeeze_behind_end']} at the end, {res['squeeze_behind_ever']} ever; "
+            f"property changes through {res['squeeze_changes_through']}/"
+            f"{res['squeeze_changes']}; false transitions "
+            f"{(g('false_transitions') or {}).get('squeeze')}, shard changes "
+            f"{(g('shard_changes') or {}).get('squeeze')}, Lease lateness max "
+            f"{_cell((g('lease_lateness_max') or {}).get('squeeze'), 1, '.2f').strip()} s"
+        )
+    if "drain_fresh" in res:
+        lines.append(
+            f"{tag} limit lifted: a property change on every sample member shown after "
+            f"{res['drain_fresh']:.1f} s, no profile saying {REASON_BEHIND} after "
+            f"{res['drain_calm']:.1f} s ({res['drain_behind_end']} again at the end); false "
+            f"transitions {(g('false_transitions') or {}).get('drain')}, shard changes "
+            f"{(g('shard_changes') or {}).get('drain')}"
         )
     if "join_moved" in res:
         lines.append(
@@ -1435,6 +1603,15 @@ def check(res: dict[str, Any]) -> None:
     require(sum(res["owned_before_kill"].values()) == res["n"], f"{tag}: N profiles held")
     require(res["deleted"] == 0 and res["count_end"] == res["n"], f"{tag}: no profile lost")
     require(res["tracebacks"] == 0, f"{tag}: no traceback in the replicas' logs")
+    if res.get("squeeze"):
+        require(
+            res["phases"]["drain"][1] >= res["phases"]["squeeze"][1] > res["phases"]["squeeze"][0],
+            f"{tag}: squeeze then drain, in order",
+        )
+        require(
+            0 <= res["squeeze_changes_through"] <= res["squeeze_changes"],
+            f"{tag}: squeeze changes counted",
+        )
     if res["r"] > 1:
         require(res["kill_lost"] == 0, f"{tag}: kill lost no profile")
         require(
@@ -1447,9 +1624,10 @@ def check(res: dict[str, Any]) -> None:
         )
 
 
-def _key(res: dict[str, Any]) -> tuple[int, int, float]:
-    """A record's place: (N, R, CPU quota or 0); a quota run does not replace a free one."""
-    return res["n"], res["r"], res.get("cpu_quota") or 0.0
+def _key(res: dict[str, Any]) -> tuple[int, int, float, float]:
+    """A record's place: (N, R, CPU quota or 0, squeeze or 0); a quota or squeeze run does
+    not replace a free one."""
+    return res["n"], res["r"], res.get("cpu_quota") or 0.0, res.get("squeeze") or 0.0
 
 
 def merge(path: Path, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1464,14 +1642,16 @@ def merge(path: Path, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _series(results: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(label, runs by N) per (R, quota)."""
+    """(label, runs by N) per (R, quota, squeeze)."""
     out = []
-    for r, quota in sorted({(x["r"], x.get("cpu_quota") or 0.0) for x in results}):
-        runs = sorted(
-            (x for x in results if x["r"] == r and (x.get("cpu_quota") or 0.0) == quota),
-            key=lambda x: x["n"],
+    for _, r, quota, squeeze in sorted({(0, *_key(x)[1:]) for x in results}):
+        runs = sorted((x for x in results if _key(x)[1:] == (r, quota, squeeze)), key=_key)
+        label = (
+            f"R={r}"
+            + (f" at {quota:g} cores" if quota else "")
+            + (f" squeezed to {squeeze:g}" if squeeze else "")
         )
-        out.append((f"R={r}" + (f" at {quota:g} cores" if quota else ""), runs))
+        out.append((label, runs))
     return out
 
 
@@ -1701,6 +1881,14 @@ if __name__ == "__main__":
         metavar="CORES",
         help="run each replica under a CPU limit of CORES (cgroup; overload mode)",
     )
+    parser.add_argument(
+        "--squeeze",
+        type=float,
+        metavar="CORES",
+        help="after the rest, limit every replica to CORES (cgroup) for --squeeze-for s, "
+        "then lift it and time the drain (overload mode)",
+    )
+    parser.add_argument("--squeeze-for", type=float, default=150.0, help="seconds")
     parser.add_argument("--lease-duration", type=float, default=10.0)
     parser.add_argument("--renew-interval", type=float, default=2.0)
     parser.add_argument("--timeout", type=float, default=600.0, help="per phase, seconds")
@@ -1721,6 +1909,11 @@ if __name__ == "__main__":
         args.sizes, args.replicas, args.changes = [12], [1, 3], 5
         args.probe_interval, args.lease_duration, args.renew_interval = 2.0, 3.0, 1.0
         args.timeout = 90.0
+        try:  # the squeeze too, where this machine can limit CPU (root and cgroups)
+            limit_kind()
+            args.squeeze, args.squeeze_for = 0.01, 7.0
+        except SystemExit as exc:
+            print(f"smoke: no squeeze phase here: {exc}")
         scratch = Path(tempfile.mkdtemp(prefix="fleet-scale-smoke-"))
         args.json, args.plot = scratch / "fleet_scale.json", scratch / "fleet_scale.png"
     settings = Settings(
@@ -1731,6 +1924,8 @@ if __name__ == "__main__":
         changes=args.changes,
         timeout=args.timeout,
         cpu_quota=args.cpu_quota,
+        squeeze=args.squeeze,
+        squeeze_for=args.squeeze_for,
     )
     asyncio.run(main(args.sizes, args.replicas, settings, args.json, args.plot))
     if args.smoke:

@@ -32,6 +32,8 @@ from typing import Any, Protocol, Self, runtime_checkable
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import credentials, kube
+from cluster_inventory.controller import gc_pauses
+from cluster_inventory.controller.gc_pauses import GcPauses
 from cluster_inventory.controller.reconcile import DEFAULT_GRACEFUL_SHUTDOWN, STOP_ALLOWANCE
 from cluster_inventory.controller.sharding import ShardConfig, ShardMembership
 from cluster_inventory.kube.endpoints import serve_endpoints
@@ -153,7 +155,9 @@ class Manager:
         """Run every runnable until cancelled, a runnable ends, or the Lease is lost.
 
         Args:
-            handle_signals: Stop on SIGTERM and SIGINT (a process's main Manager).
+            handle_signals: Stop on SIGTERM and SIGINT, time garbage collections and settle
+                the collector once every runnable prepared (:mod:`.gc_pauses`): a process's
+                main Manager.
             started: Called once the endpoints are up.
 
         Returns:
@@ -167,9 +171,13 @@ class Manager:
         """
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
+        pauses = GcPauses(self.registry) if handle_signals else None
         if handle_signals and task is not None:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, task.cancel)
+        if pauses is not None:
+            pauses.start()
+            gc_pauses.enable()
         try:
             async with self._client() as hub:
                 self.runnables = [r if isinstance(r, Runnable) else r(hub) for r in self._pending]
@@ -195,6 +203,9 @@ class Manager:
                     return await self._run(hub)
         finally:
             self._started = False
+            if pauses is not None:
+                pauses.stop()
+                gc_pauses.enable(False)
             if handle_signals:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(sig)
@@ -209,6 +220,7 @@ class Manager:
     async def _prepare_and_run(self, hub: kube.ApiClient) -> bool:
         for runnable in self.runnables:
             await runnable.prepare()
+        gc_pauses.settle()  # the caches listed once: most of what lives long
         everywhere = [
             r
             for r in self.runnables

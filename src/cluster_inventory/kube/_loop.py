@@ -74,19 +74,31 @@ def run(main: Coroutine[Any, Any, T], *, event_loop: str | None = None) -> T:
 
 
 def _exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """The loop's default handler, except for a TLS connection closed while it still wrote.
+    """The loop's default handler, except for two ends of TLS connections already abandoned.
 
     uvloop reports a TLS connection that a timeout or a cancellation closed while it had
-    bytes to send as "Fatal error on SSL protocol" with a RuntimeError traceback; the request
-    has already failed (and been reported) by then, so one debug line says it instead. Seen
-    when a replica probes hundreds of members at once on a loaded machine.
+    bytes to send as "Fatal error on SSL protocol" with a RuntimeError traceback; and a
+    handshake that the connect's timeout gave up on, and that the server then reset, as
+    "Future exception was never retrieved" with a ConnectionResetError traceback (its
+    handshake waiter, a plain Future nobody awaits any more: uvloop issue 437). Either way
+    the request has already failed (and been reported) by then, so one debug line says it
+    instead. Seen when a replica probes hundreds of members at once on a loaded machine, and
+    when a CPU limit starves it (``bench/fleet_scale.py --squeeze``).
     """
     failure = context.get("exception")
+    message = str(context.get("message", ""))
     if (
-        str(context.get("message", "")).startswith("Fatal error on SSL")
+        message.startswith("Fatal error on SSL")
         and isinstance(failure, RuntimeError)
         and "closed" in str(failure)
     ):
         _log.debug("TLS connection closed while writing: %s", failure)
+        return
+    if (
+        message == "Future exception was never retrieved"
+        and isinstance(failure, ConnectionError)
+        and not isinstance(context.get("future"), asyncio.Task)
+    ):
+        _log.debug("TLS handshake given up on, then reset: %r", failure)
         return
     loop.default_exception_handler(context)

@@ -33,7 +33,7 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
     LABEL_TOKEN_FOR,
 )
-from cluster_inventory.controller import Controller, Result, ShardMembership
+from cluster_inventory.controller import Controller, Result, ShardMembership, gc_pauses
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
@@ -60,6 +60,8 @@ __all__ = ["PLACEMENT", "ClusterManagerRunnable", "fallback_member_id", "held_me
 
 #: Seconds between placements while members are still starting.
 _PLACEMENT_BATCH = 1.0
+#: Members started since the last settle of the garbage collector that make another worth it.
+_SETTLE_AFTER = 64
 #: The work-queue key of the placement reconcile.
 PLACEMENT = "placement"
 _CONTROLLER = "clustermanager"
@@ -160,6 +162,7 @@ class ClusterManagerRunnable:
         self.placement = PlacementController(self)
         self.status = StatusController(self)
         self.tokens = TokenController(self)
+        self._started_since_settle = 0
         self.placing: Controller[str] = (
             self._controller(f"{_CONTROLLER}-placement", lambda _: self.placement.reconcile(), 1)
             .watch(
@@ -359,8 +362,14 @@ class ClusterManagerRunnable:
         # members start.
         self.placement.touch_member(conn)
         self.place_soon()
+        self._started_since_settle += 1
         if not self.members.starting:
             self.tokens.release()
+            if self._started_since_settle >= _SETTLE_AFTER:
+                # A start-up or a takeover has settled: what it built lives long; later full
+                # collections need not walk it (controller.gc_pauses, docs/scale.md).
+                self._started_since_settle = 0
+                gc_pauses.settle()
 
     def _place(self, touch: Callable[[], None]) -> None:
         """Note what an event touched and queue a placement at once."""

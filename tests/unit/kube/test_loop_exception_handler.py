@@ -33,3 +33,42 @@ def test_anything_else_goes_to_the_default_handler():
     ssl_other = {"message": "Fatal error on SSL protocol", "exception": OSError("reset")}
     _exception_handler(loop, ssl_other)  # type: ignore[arg-type]
     assert loop.defaults == [other, ssl_other]
+
+
+def test_a_handshake_given_up_on_then_reset_is_not_a_traceback(caplog):
+    """uvloop issue 437: the handshake waiter of a connect its timeout cancelled."""
+    loop = Loop()
+    waiter = {
+        "message": "Future exception was never retrieved",
+        "exception": ConnectionResetError(),
+        "future": object(),  # uvloop's plain Future, not a Task
+    }
+    with caplog.at_level(logging.DEBUG, logger="cluster_inventory.kube"):
+        _exception_handler(loop, waiter)  # type: ignore[arg-type]
+    assert loop.defaults == []
+    assert "TLS handshake given up on, then reset" in caplog.text
+
+
+async def test_a_task_or_another_error_never_retrieved_still_goes_to_the_default_handler():
+    import asyncio
+
+    loop = Loop()
+
+    async def fail() -> None:
+        raise ConnectionResetError
+
+    task = asyncio.ensure_future(fail())
+    await asyncio.gather(task, return_exceptions=True)
+    ours = {
+        "message": "Future exception was never retrieved",
+        "exception": ConnectionResetError(),
+        "future": task,
+    }
+    other = {
+        "message": "Future exception was never retrieved",
+        "exception": ValueError("x"),
+        "future": object(),
+    }
+    _exception_handler(loop, ours)  # type: ignore[arg-type]
+    _exception_handler(loop, other)  # type: ignore[arg-type]
+    assert loop.defaults == [ours, other]
