@@ -1318,7 +1318,7 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
 
 
 HEADER = (
-    f"{'N':>6} {'R':>2} {'quota':>5} {'floor s':>8} {'mfloor s':>8} {'cold s':>7} {'ratio':>6} "
+    f"{'N':>6} {'R':>2} {'quota':>6} {'floor s':>8} {'mfloor s':>8} {'cold s':>7} {'ratio':>6} "
     f"{'c/(h+m)':>7} {'tokens s':>8} {'core/rep':>8} {'cores/1k':>8} {'c/1k held':>9} "
     f"{'cold h/r/m/b':>19} {'rest h/r/m/b':>19} {'MiB/rep':>7} {'hub w/s':>7} "
     f"{'p50 ms':>6} {'p99 ms':>6} {'false c/r/k':>11} {'shard c/r/k':>11} "
@@ -1359,7 +1359,9 @@ def row(res: dict[str, Any]) -> str:
     return " ".join(
         [
             f"{res['n']:6d} {res['r']:2d}",
-            _cell(g("cpu_quota"), 5, "g"),
+            f"{'s' + format(g('squeeze'), 'g'):>6}"
+            if g("squeeze")
+            else _cell(g("cpu_quota"), 6, "g"),
             _cell(g("floor"), 8, ".2f"),
             _cell(g("member_floor"), 8, ".2f"),
             _cell(g("cold_start"), 7, ".2f"),
@@ -1826,7 +1828,8 @@ def report(results: list[dict[str, Any]], *, markdown: bool = False) -> None:
 
 
 COLUMNS = (
-    "columns: quota = CPU limit per replica (cores); floor = N profiles created + status "
+    "columns: quota = CPU limit per replica (cores; sX = squeezed to X cores after the rest, "
+    "--squeeze); floor = N profiles created + status "
     "written directly; mfloor = a plain client's GET /readyz + LIST + WATCH ClusterProperty "
     "per member; cold = spawn to all full; ratio = cold/floor; c/(h+m) = cold/(floor+mfloor), "
     "target <= 2; core/rep = rest cores of the busiest replica; cores/1k = all replicas' rest "
