@@ -1352,7 +1352,9 @@ def row(res: dict[str, Any]) -> str:
         if "join_moved" in res
         else "-"
     )
-    phases = ("cold", "rest", "kill_join")
+    phases = (
+        ("cold", "rest", "squeeze", "kill_join") if g("squeeze") else ("cold", "rest", "kill_join")
+    )
     false, shard = g("false_transitions") or {}, g("shard_changes") or {}
     late_p99, late_max = g("lease_lateness_p99") or {}, g("lease_lateness_max") or {}
     cold_g, rest_g = x.get("cold_groups") or {}, x.get("steady_groups") or {}
@@ -1836,7 +1838,8 @@ COLUMNS = (
     "cores per 1,000 members; c/1k held = the busiest replica's rest cores per 1,000 members it "
     "holds; h/r/m/b = cores of hub (apiserver + etcd) / replicas / simulated members (proxies + "
     "member apiservers) / this bench; hub w/s = mutating requests/s on the hub at rest; "
-    "false c/r/k = ControlPlaneHealthy True->not True in cold start / rest / kill+join; shard "
+    "false c/r/k = ControlPlaneHealthy True->not True in cold start / rest / kill+join (a "
+    "squeeze run: c/r/s/k, s = squeezed); shard "
     "c/r/k = replicas gone or back not caused by the bench, same phases; late = Lease renewal "
     "gap minus renew interval, whole run; lag = replicas' event-loop lag p99 at rest (their "
     "metric); kill s = SIGKILL to the victim's members fresh; 2-wr = profiles written by two "
