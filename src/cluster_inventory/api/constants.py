@@ -94,6 +94,7 @@ __all__ = [
     "REPORTING_CONTROLLER_MIRROR",
     "REPORTING_CONTROLLER_MULTIKUEUE",
     "REQUEST_TIMEOUT",
+    "REQUEST_TIMEOUT_ENV",
     "SECRET_EXPIRATION_KEY",
     "SECRET_TOKEN_KEY",
     "TOKEN_SECRET_TYPE",
@@ -175,6 +176,9 @@ SECRET_EXPIRATION_KEY = "expirationTimestamp"  # noqa: S105 - a key name
 #: waits for one answer from an API server before it calls the server unreachable
 #: (docs/cli.md, "Errors and exit codes"). Watches are streams and have their own timeouts.
 REQUEST_TIMEOUT = 30.0
+#: The environment variable that overrides :data:`REQUEST_TIMEOUT` (seconds) for the
+#: commands and processes of this project; the CLI's ``--request-timeout`` sets it.
+REQUEST_TIMEOUT_ENV = "CLUSTER_INVENTORY_REQUEST_TIMEOUT"
 
 # Names of other projects, read or written as they define them.
 

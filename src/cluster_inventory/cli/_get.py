@@ -283,8 +283,11 @@ def _fetch_fast(
     """
     import json
 
-    from cluster_inventory.api.constants import REQUEST_TIMEOUT
+    from cluster_inventory.api.constants import REQUEST_TIMEOUT, REQUEST_TIMEOUT_ENV
     from cluster_inventory.credentials.plugins.hub import Hub, HubError, HubTimeoutError, quote
+
+    # The root callback checked it (--request-timeout); the full client reads the same.
+    timeout = float(os.environ.get(REQUEST_TIMEOUT_ENV) or REQUEST_TIMEOUT)
 
     opts = {
         **({"kubeconfig": str(path)} if path else {}),
@@ -303,12 +306,10 @@ def _fetch_fast(
         """The JSON at ``path``, or None on any error (the full client will report it).
 
         Except a timeout: the full client would wait as long again before saying the same
-        thing, and every command gives up after one ``REQUEST_TIMEOUT`` (docs/cli.md).
+        thing, and every command gives up after one request timeout (docs/cli.md).
         """
         try:
-            status, body = hub.get_json(
-                path, user_agent="cluster-inventory", timeout=REQUEST_TIMEOUT
-            )
+            status, body = hub.get_json(path, user_agent="cluster-inventory", timeout=timeout)
         except HubTimeoutError as exc:
             fail(str(exc))
         except HubError:

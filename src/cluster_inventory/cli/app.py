@@ -8,6 +8,7 @@ the commands that need them so that ``--help`` and ``version`` stay fast.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory import __version__
+from cluster_inventory.api.constants import REQUEST_TIMEOUT, REQUEST_TIMEOUT_ENV
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._help import DESCRIPTION
@@ -75,6 +77,12 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _positive(value: float) -> float:
+    if not value > 0:
+        raise typer.BadParameter(f"{value:g} is not a positive number of seconds")
+    return value
+
+
 @app.callback()
 def _root(
     show_version: Annotated[
@@ -86,8 +94,22 @@ def _root(
             help="Print the version and exit (as container images and packagers expect).",
         ),
     ] = False,
+    request_timeout: Annotated[
+        float,
+        typer.Option(
+            "--request-timeout",
+            envvar=REQUEST_TIMEOUT_ENV,
+            callback=_positive,
+            metavar="SECONDS",
+            help="Seconds to wait for one answer from an API server before calling it unreachable.",
+        ),
+    ] = REQUEST_TIMEOUT,
 ) -> None:
-    """Options of the command itself (``--version``)."""
+    """Options of the command itself (``--version``, ``--request-timeout``)."""
+    if request_timeout != REQUEST_TIMEOUT:
+        # Every client of this process reads it (kube.request_timeout), and so do the
+        # processes it starts.
+        os.environ[REQUEST_TIMEOUT_ENV] = repr(request_timeout)
 
 
 @app.command()

@@ -45,6 +45,7 @@ from cluster_inventory.kube._resources import (
     request,
 )
 from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
+from cluster_inventory.kube._timeout import request_timeout
 from cluster_inventory.kube._tls import shared_ssl_context, ssl_context_for
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
 from cluster_inventory.kube._transport import TokenSource, UnauthorizedHook
@@ -91,6 +92,7 @@ __all__ = [
     "new_client",
     "parse_kind",
     "request",
+    "request_timeout",
     "request_service_account_token",
     "resolve_kind",
     "run",

@@ -19,8 +19,8 @@ from urllib.parse import quote
 
 import aiohttp
 
-from cluster_inventory.api.constants import REQUEST_TIMEOUT
 from cluster_inventory.kube._k8s import ApiClient, ApiException
+from cluster_inventory.kube._timeout import request_timeout
 from cluster_inventory.kube.errors import (
     CertificateError,
     KubeAPIError,
@@ -44,8 +44,6 @@ __all__ = [
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 #: The ``fieldValidation`` directives of a write (KEP-2885, server-side field validation).
 FieldValidation = Literal["Ignore", "Warn", "Strict"]
-#: Seconds a single non-streaming request may take (the one client timeout).
-DEFAULT_TIMEOUT = REQUEST_TIMEOUT
 _OBJECT_RESPONSES = {200: "object", 201: "object", 202: "object"}
 
 
@@ -98,7 +96,7 @@ async def request(
     query: Mapping[str, str | int | bool] | None = None,
     content_type: str = "application/json",
     target: str = "",
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
     accept: str = "application/json",
 ) -> Any:
     """Send one request and return the decoded JSON body.
@@ -111,7 +109,8 @@ async def request(
         query: Query parameters (booleans become ``true``/``false``).
         content_type: Request content type.
         target: What the call acts on, for error messages.
-        timeout: Total request timeout in seconds (a silent server must not hang a caller).
+        timeout: Total request timeout in seconds (a silent server must not hang a caller);
+            None for :func:`request_timeout`.
         accept: The ``Accept`` header (the informer asks for ``PartialObjectMetadataList``).
 
     Returns:
@@ -121,6 +120,8 @@ async def request(
         KubeAPIError: The server answered with an error (subclass per kind).
         ServerUnavailableError: The server could not be reached.
     """
+    if timeout is None:
+        timeout = request_timeout()
     params = [
         (k, ("true" if v else "false") if isinstance(v, bool) else v)
         for k, v in (query or {}).items()
@@ -183,7 +184,7 @@ def _unreachable_error(
 
 
 async def get_text(
-    client: ApiClient, path: str, *, timeout: float = DEFAULT_TIMEOUT, target: str = ""
+    client: ApiClient, path: str, *, timeout: float | None = None, target: str = ""
 ) -> tuple[int, str]:
     """GET a non-JSON endpoint (``/readyz?verbose``, ``/livez``) and return (status, text).
 
@@ -193,6 +194,8 @@ async def get_text(
     Raises:
         ServerUnavailableError: The server could not be reached (``CertificateError`` for TLS).
     """
+    if timeout is None:
+        timeout = request_timeout()
     base, _, query = path.partition("?")
     params = [tuple(kv.split("=", 1)) if "=" in kv else (kv, "") for kv in query.split("&") if kv]
     try:
