@@ -1917,7 +1917,7 @@ if __name__ == "__main__":
         args.timeout = 90.0
         try:  # the squeeze too, where this machine can limit CPU (root and cgroups)
             limit_kind()
-            args.squeeze, args.squeeze_for = 0.01, 7.0
+            args.squeeze, args.squeeze_for = 0.01, 4.0
         except SystemExit as exc:
             print(f"smoke: no squeeze phase here: {exc}")
         scratch = Path(tempfile.mkdtemp(prefix="fleet-scale-smoke-"))
