@@ -157,6 +157,7 @@ async def new_client(
     *,
     token_source: TokenSource | None = None,
     on_unauthorized: UnauthorizedHook | None = None,
+    keepalive_timeout: float = 15.0,
 ) -> ApiClient:
     """Build a kubernetes_asyncio ``ApiClient`` for ``conn``; close it with ``await .close()``.
 
@@ -171,6 +172,10 @@ async def new_client(
         on_unauthorized: Optional async callable given the token a 401 answer refused; it
             should drop that credential so that ``token_source`` yields a new one. With both
             callables set, a request refused with 401 is sent once more with the new token.
+        keepalive_timeout: Seconds an idle connection is kept for the next request
+            (aiohttp's default, 15). Each kept TLS connection holds memory (its uvloop and
+            OpenSSL state): a client whose next request comes later than that anyway (a
+            member probed every 30 s) says so with a short one.
 
     Returns:
         A ready ``ApiClient``.
@@ -209,6 +214,7 @@ async def new_client(
         trust_env=False,
         token_source=token_source,
         on_unauthorized=on_unauthorized,
+        keepalive_timeout=keepalive_timeout,
     )
     return _ApiClient(config, rest_client)
 
@@ -256,7 +262,13 @@ async def clone_client(client: ApiClient) -> ApiClient:
 
         config.refresh_api_key_hook = refresh
         token_source = from_origin
-    clone = _RESTClient(config, rest.ssl_context, trust_env=False, token_source=token_source)
+    clone = _RESTClient(
+        config,
+        rest.ssl_context,
+        trust_env=False,
+        token_source=token_source,
+        keepalive_timeout=rest.keepalive_timeout,
+    )
     return _ApiClient(config, clone)
 
 

@@ -8,6 +8,8 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from cluster_inventory.kube._malloc import tune_malloc
+
 __all__ = ["EVENT_LOOP_ENV", "event_loop_factory", "run"]
 
 T = TypeVar("T")
@@ -56,6 +58,9 @@ def run(main: Coroutine[Any, Any, T], *, event_loop: str | None = None) -> T:
         main: The coroutine to run.
         event_loop: See :func:`event_loop_factory` (default: uvloop when installed).
 
+    Fixes glibc's mmap threshold first (:mod:`._malloc`): a process holding a TLS connection
+    per member cluster otherwise keeps their read buffers in a fragmented heap.
+
     Returns:
         What ``main`` returned.
 
@@ -68,6 +73,7 @@ def run(main: Coroutine[Any, Any, T], *, event_loop: str | None = None) -> T:
     except ValueError:
         main.close()
         raise
+    tune_malloc()  # a long-running process: TLS read buffers in mappings of their own
     with asyncio.Runner(loop_factory=factory) as runner:
         runner.get_loop().set_exception_handler(_exception_handler)
         return runner.run(main)

@@ -25,7 +25,7 @@ PROXY_SCHEMES = ("http", "https", "socks5")
 
 
 def proxy_connector(
-    proxy_url: str | None, *, limit: int, ssl: ssl.SSLContext
+    proxy_url: str | None, *, limit: int, ssl: ssl.SSLContext, keepalive_timeout: float = 15.0
 ) -> tuple[str | None, aiohttp.TCPConnector]:
     """The aiohttp connector (and per-request proxy) that reach a server through ``proxy_url``.
 
@@ -41,6 +41,8 @@ def proxy_connector(
         limit: Connections the pool keeps open at most.
         ssl: TLS context for the server (not for an ``https`` proxy: that uses the system
             trust store).
+        keepalive_timeout: Seconds an idle connection is kept for the next request
+            (aiohttp's default, 15).
 
     Returns:
         ``(proxy for each request or None, connector)``.
@@ -50,7 +52,7 @@ def proxy_connector(
             host or a bad port.
     """
     if not proxy_url:
-        return None, aiohttp.TCPConnector(limit=limit, ssl=ssl)
+        return None, aiohttp.TCPConnector(limit=limit, ssl=ssl, keepalive_timeout=keepalive_timeout)
     from urllib.parse import urlsplit
 
     parts = urlsplit(proxy_url)
@@ -64,7 +66,9 @@ def proxy_connector(
             "socks5 and a host"
         )
     if parts.scheme != "socks5":
-        return proxy_url, aiohttp.TCPConnector(limit=limit, ssl=ssl)
+        return proxy_url, aiohttp.TCPConnector(
+            limit=limit, ssl=ssl, keepalive_timeout=keepalive_timeout
+        )
     from aiohttp_socks import ProxyType
 
     connector = _socks_connector()(
@@ -76,6 +80,7 @@ def proxy_connector(
         rdns=True,
         limit=limit,
         ssl=ssl,
+        keepalive_timeout=keepalive_timeout,
     )
     return None, connector
 

@@ -41,11 +41,16 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         trust_env: bool,
         token_source: TokenSource | None = None,
         on_unauthorized: UnauthorizedHook | None = None,
+        keepalive_timeout: float = 15.0,
     ) -> None:
         self.server_hostname = configuration.tls_server_name
         self.ssl_context = ssl_context
+        self.keepalive_timeout = keepalive_timeout
         self.proxy, connector = proxy_connector(
-            configuration.proxy, limit=configuration.connection_pool_maxsize, ssl=ssl_context
+            configuration.proxy,
+            limit=configuration.connection_pool_maxsize,
+            ssl=ssl_context,
+            keepalive_timeout=keepalive_timeout,
         )
         self.proxy_headers = configuration.proxy_headers
         # No cookie jar, as client-go's http.Client: the Kubernetes API sets no cookies, and

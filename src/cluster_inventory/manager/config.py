@@ -30,6 +30,11 @@ def parse_source(spec: str) -> tuple[str, str]:
     raise ValueError(f"unknown registration source {spec!r}; use one of {', '.join(SOURCE_KINDS)}")
 
 
+#: aiohttp's keep-alive (seconds), and a member's when its probes are further apart.
+_KEEPALIVE = 15.0
+_IDLE_CLOSE = 2.0
+
+
 @dataclass(frozen=True, kw_only=True)
 class ManagerConfig:
     """Settings of one cluster manager.
@@ -99,3 +104,15 @@ class ManagerConfig:
             parse_source(spec)
         if len(set(self.sources)) != len(self.sources):
             raise ValueError(f"a registration source is given twice: {list(self.sources)}")
+
+    @property
+    def member_keepalive(self) -> float:
+        """Seconds a member's idle connection is kept for its next request.
+
+        aiohttp's 15 s while the next probe comes sooner (the connection serves it); 2 s when
+        probes are further apart than that, so that the connection a probe opened is closed
+        just after it: kept, it would only hold memory (uvloop's 256 KiB read buffer, the TLS
+        state) until aiohttp closed it unused, for most members at once (``docs/scale.md``).
+        The ClusterProperty watch is never idle, and a probe's own requests follow at once.
+        """
+        return _KEEPALIVE if self.probe_interval < _KEEPALIVE else _IDLE_CLOSE

@@ -165,7 +165,8 @@ class MemberConnection:
         Raises:
             KubeConfigError: The registration's TLS material does not load.
         """
-        self._client = await kube.new_client(self.connection)
+        keepalive = self.config.member_keepalive  # no idle probe connection kept for nothing
+        self._client = await kube.new_client(self.connection, keepalive_timeout=keepalive)
         if probe_first:
             await self.probe_safely()
         loop = asyncio.get_running_loop()
