@@ -616,6 +616,7 @@ async def plugin_hub(
     import os
     import subprocess
 
+    from cluster_inventory.api.constants import REQUEST_TIMEOUT_ENV
     from tests.provider_files import PLUGIN
 
     cell = Cell("plugin-hub", fault.name)
@@ -640,6 +641,8 @@ async def plugin_hub(
                 **os.environ, "KUBECONFIG": str(kubeconfig),
                 "KUBERNETES_EXEC_INFO": json.dumps(info),
                 "CLUSTER_INVENTORY_CACHE_DIR": str(tmp_path / "cache"),
+                # A silent hub is given up on after 5 s, not the default 30 s.
+                REQUEST_TIMEOUT_ENV: "5",
             },
         )  # fmt: skip
 

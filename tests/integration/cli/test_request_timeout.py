@@ -61,13 +61,18 @@ async def test_get_and_describe_give_up_after_one_timeout(fleet: Fleet, tmp_path
     assert connections == len(commands)
 
 
-def test_the_plugins_small_client_uses_the_one_timeout() -> None:
-    import inspect
+def test_the_plugins_small_client_uses_the_one_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cluster_inventory.api.constants import REQUEST_TIMEOUT_ENV
+    from cluster_inventory.credentials.plugins import hub
 
-    from cluster_inventory.credentials.plugins.hub import Hub
-
-    default = inspect.signature(Hub.get_json).parameters["timeout"].default
-    assert default == REQUEST_TIMEOUT
+    assert (hub.DEFAULT_TIMEOUT, hub.TIMEOUT_ENV) == (REQUEST_TIMEOUT, REQUEST_TIMEOUT_ENV)
+    monkeypatch.delenv(REQUEST_TIMEOUT_ENV, raising=False)
+    assert hub.request_timeout() == REQUEST_TIMEOUT
+    monkeypatch.setenv(REQUEST_TIMEOUT_ENV, "2.5")
+    assert hub.request_timeout() == 2.5
+    for bad in ("0", "-1", "soon"):
+        monkeypatch.setenv(REQUEST_TIMEOUT_ENV, bad)
+        assert hub.request_timeout() == REQUEST_TIMEOUT, bad
 
 
 def test_the_commands_wait_request_timeout_by_default(monkeypatch: pytest.MonkeyPatch) -> None:

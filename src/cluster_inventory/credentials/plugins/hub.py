@@ -19,7 +19,39 @@ if TYPE_CHECKING:
     import ssl
     from typing import Any
 
-__all__ = ["Hub", "HubError", "HubTimeoutError", "b64decode", "https_get", "quote", "read_file"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "TIMEOUT_ENV",
+    "Hub",
+    "HubError",
+    "HubTimeoutError",
+    "b64decode",
+    "https_get",
+    "quote",
+    "read_file",
+    "request_timeout",
+]
+
+
+#: The one client timeout and the variable that changes it, ``api.constants.REQUEST_TIMEOUT``
+#: and ``REQUEST_TIMEOUT_ENV`` written out: importing the api package costs a plugin run a
+#: few percent (a test keeps them equal).
+DEFAULT_TIMEOUT = 30.0
+TIMEOUT_ENV = "CLUSTER_INVENTORY_REQUEST_TIMEOUT"
+
+
+def request_timeout() -> float:
+    """Seconds to wait for the hub, per connect and per read.
+
+    ``$CLUSTER_INVENTORY_REQUEST_TIMEOUT`` when it holds a positive number (the CLI's
+    ``--request-timeout`` sets it for what it starts; a kubeconfig may set it in the exec
+    entry's ``env``), else :data:`DEFAULT_TIMEOUT`.
+    """
+    try:
+        seconds = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return seconds if seconds > 0 else DEFAULT_TIMEOUT
 
 
 class HubError(Exception):
@@ -224,17 +256,19 @@ class Hub:
                 os.rmdir(tmp)
         return ctx
 
-    def get_json(self, path: str, *, user_agent: str, timeout: float = 30) -> tuple[int, bytes]:
+    def get_json(
+        self, path: str, *, user_agent: str, timeout: float | None = None
+    ) -> tuple[int, bytes]:
         """GET ``path`` (``/api/...``, already encoded) from the hub; returns (status, body).
 
-        ``timeout`` (seconds, per connect and per read) defaults to the one client timeout,
-        ``api.constants.REQUEST_TIMEOUT``, written out: importing the api package costs a
-        plugin run a few percent (a unit test keeps the two equal).
+        ``timeout`` (seconds, per connect and per read) defaults to :func:`request_timeout`:
+        the one client timeout, as the CLI's (``docs/cli.md``, Timeouts).
 
         Raises:
             HubTimeoutError: No answer within ``timeout``.
             HubError: The server URL is not https, or the connection or TLS failed.
         """
+        timeout = request_timeout() if timeout is None else timeout
         host, port, prefix = _split_server(self.server)
         headers = {"Accept": "application/json", "User-Agent": user_agent}
         if self.token:
