@@ -241,6 +241,7 @@ class ClusterManagerRunnable:
         ``graceful_shutdown``: they are ours, level-based and write conditionally, so the next
         leader redoes whatever one left half done, and the Lease goes sooner.
         """
+        self.tokens.close()
         await asyncio.gather(
             *(controller.stop(grace=0.0) for controller in self._controllers()),
             return_exceptions=True,

@@ -12,11 +12,13 @@ applies the Secret when its data changed.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime as dt
 import hashlib
 import json
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
@@ -50,6 +52,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger("cluster_inventory.manager")
+#: Seconds first tokens wait at most for the status queue to empty (:meth:`release`).
+STATUS_FIRST_WAIT = 30.0
+_RECHECK = 1.0
 
 
 def token_secret_data(token: kube.ServiceAccountToken) -> dict[str, str]:
@@ -162,14 +167,45 @@ class TokenController:
         #: The hub cache holds the Secrets' metadata only (no token sits in every replica's
         #: memory), so a Secret is current when its resourceVersion is the one we wrote.
         self._stored: dict[ProfileKey, tuple[str, str]] = {}
-        #: First tokens waiting until no member is starting.
+        #: First tokens waiting until no member is starting and no status is queued.
         self._parked: set[ProfileKey] = set()
+        #: Monotonic time since when parked tokens wait for the status queue, and its timer.
+        self._waiting_since: float | None = None
+        self._recheck: asyncio.TimerHandle | None = None
 
     def release(self) -> None:
-        """Queue the first tokens parked while members were starting (none start any more)."""
+        """Queue the first tokens parked while members were starting (none start any more).
+
+        Once the status queue is empty too, checked every second for at most
+        :data:`STATUS_FIRST_WAIT` seconds: at the end of a cold start members have all
+        answered while thousands of statuses are still to be written, and minting then (five
+        member requests and a hub write per profile) slowed the statuses down, which every
+        consumer reads first (``docs/scale.md``).
+        """
+        if not self._parked:
+            return
+        now = time.monotonic()
+        since = self._waiting_since = self._waiting_since or now
+        if len(self.manager.statuses.queue) and now - since < STATUS_FIRST_WAIT:
+            if self._recheck is None:
+                loop = asyncio.get_running_loop()
+                self._recheck = loop.call_later(_RECHECK, self._release_again)
+            return
+        self._waiting_since = None
         parked, self._parked = self._parked, set()
         for key in parked:
             self.manager.token_queue.add(key)
+
+    def _release_again(self) -> None:
+        self._recheck = None
+        if not self.manager.members.starting:
+            self.release()
+
+    def close(self) -> None:
+        """Cancel a pending re-check of the status queue (the manager stops)."""
+        if self._recheck is not None:
+            self._recheck.cancel()
+            self._recheck = None
 
     async def reconcile(self, key: ProfileKey) -> float | None:
         """Keep the consumer token Secret ``<inventory>/<profile>`` current.
