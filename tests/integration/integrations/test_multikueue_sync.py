@@ -16,6 +16,7 @@ from cluster_inventory.integrations.sync.multikueue import (
     MULTIKUEUE_CLUSTERS,
     MULTIKUEUE_CONFIGS,
     MultiKueueSync,
+    render_multikueue_cluster,
 )
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.upstream_crds import kueue_crds
@@ -179,3 +180,31 @@ async def test_clusters_and_config_follow_the_profiles_and_others_are_left_alone
 
 async def _is(value: Any, expected: Any) -> bool:
     return (await value) == expected
+
+
+async def test_a_create_that_finds_its_own_earlier_write_writes_nothing(
+    hub: kube.ApiClient, test_namespace: str
+) -> None:
+    # A create whose answer was lost (a reset or a timeout) landed anyway, and the watch has
+    # not brought the object yet: the retry finds it already there and must not write again
+    # (an apply of the same content would still move the managed fields: a real write).
+    ns = test_namespace
+    name = f"{ns}-w0"
+    await profile(hub, ns, name)
+    stored_profile = await kube.get(hub, kube.CLUSTER_PROFILES, name, ns)
+    sync = make_sync(hub, ns)  # never started: its cache holds nothing
+    body = sync.stamped(render_multikueue_cluster(stored_profile))
+    await sync._create(dict(body), stored_profile)
+    first = await kube.get(hub, MULTIKUEUE_CLUSTERS, name)
+    await sync._create(dict(body), stored_profile)
+    again = await kube.get(hub, MULTIKUEUE_CLUSTERS, name)
+    assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    assert sync.blocked == set()
+
+    # A render that changed is applied over our own object all the same.
+    changed = sync.stamped(render_multikueue_cluster(stored_profile))
+    changed["metadata"]["annotations"]["example.com/note"] = "changed"
+    changed = sync.stamped(changed)
+    await sync._create(changed, stored_profile)
+    after = await kube.get(hub, MULTIKUEUE_CLUSTERS, name)
+    assert after["metadata"]["annotations"]["example.com/note"] == "changed"

@@ -335,13 +335,7 @@ class ProfileMirror(Controller[str], TargetWrites, abc.ABC):
         self._render_failing.set(len(self._render_failed))
         # Rendered again: a later failure, even the same one, is news worth an Event.
         self._reported.pop(str(_meta(profile).get("uid") or ""), None)
-        labels = dict(_meta(body).get("labels") or {})
-        labels.update(self.ownership_labels())
-        body["metadata"]["labels"] = labels
-        digest = fingerprint(body)
-        annotations = dict(_meta(body).get("annotations") or {})
-        annotations[ANNOTATION_FINGERPRINT] = digest
-        body["metadata"]["annotations"] = annotations
+        body = self.stamped(body)
         if stored is not None:
             self.blocked.discard(name)
             if _matches(stored, body):
@@ -350,6 +344,24 @@ class ProfileMirror(Controller[str], TargetWrites, abc.ABC):
             return None
         await self._create(body, profile)
         return None
+
+    def stamped(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` (a render) with this instance's ownership labels and its fingerprint.
+
+        Args:
+            body: A rendered target; changed in place.
+
+        Returns:
+            ``body``, as this sync writes it.
+        """
+        labels = dict(_meta(body).get("labels") or {})
+        labels.update(self.ownership_labels())
+        body["metadata"]["labels"] = labels
+        digest = fingerprint(body)
+        annotations = dict(_meta(body).get("annotations") or {})
+        annotations[ANNOTATION_FINGERPRINT] = digest
+        body["metadata"]["annotations"] = annotations
+        return body
 
     # -- lifecycle -------------------------------------------------------------------
     def describe(self, key: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from typing import Any
 from cluster_inventory import kube
 from cluster_inventory.api.constants import GROUP, LABEL_SYNC_INSTANCE, V1ALPHA1
 from cluster_inventory.api.objects import meta as _meta
-from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY, owner_of
+from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY, matches, owner_of
 from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import object_key
 
@@ -86,7 +86,13 @@ class TargetWrites:
         name = str(body["metadata"]["name"])
         existing = await kube.get(self.hub, self.resource, name, self.target_namespace)
         if self.owns(existing):
-            await self._apply(body)  # ours (not yet in the cache), or written before instances
+            # Ours, not yet in the cache: an earlier create that landed although its answer
+            # was lost (a reset, a timeout), or one whose watch event is still on its way.
+            # Applying the same content again would still be a write (the managed fields
+            # move from the create to the apply), so it is applied only if it differs; an
+            # object written before instances existed is applied over too.
+            if not matches(existing, body):
+                await self._apply(body)
             return
         if name not in self.blocked:
             self.blocked.add(name)
