@@ -60,8 +60,11 @@ __all__ = ["PLACEMENT", "ClusterManagerRunnable", "fallback_member_id", "held_me
 
 #: Seconds between placements while members are still starting.
 _PLACEMENT_BATCH = 1.0
-#: Members started since the last settle of the garbage collector that make another worth it.
+#: Members started since the last settle of the garbage collector that make another worth it:
+#: at least this many, and at least this share of the members held (a settle walks the whole
+#: heap: a takeover that lands in batches settles once or twice, not once per batch).
 _SETTLE_AFTER = 64
+_SETTLE_SHARE = 0.25
 #: The work-queue key of the placement reconcile.
 PLACEMENT = "placement"
 _CONTROLLER = "clustermanager"
@@ -366,7 +369,7 @@ class ClusterManagerRunnable:
         self._started_since_settle += 1
         if not self.members.starting:
             self.tokens.release()
-            if self._started_since_settle >= _SETTLE_AFTER:
+            if self._started_since_settle >= max(_SETTLE_AFTER, _SETTLE_SHARE * len(self.members)):
                 # A start-up or a takeover has settled: what it built lives long; later full
                 # collections need not walk it (controller.gc_pauses, docs/scale.md).
                 self._started_since_settle = 0

@@ -192,7 +192,11 @@ def check_tls_material(conn: kube.ClusterConnection, source: str, field: str) ->
 
     Checked when the registration is read, so that an edit with a key that does not load is
     an invalid registration (its last good version stays in use) rather than a new
-    connection that fails and takes a healthy member's profiles down.
+    connection that fails and takes a healthy member's profiles down. The check builds the
+    context the member's connection will use (:func:`kube.shared_ssl_context`): material
+    shared by many registrations (one fleet CA, one client credential) is loaded once, not
+    once per registration and replica (an OpenSSL context per registration was a seventh of
+    a replica's CPU during a cold start of 3,000 members, ``docs/scale.md``).
 
     Raises:
         RegistrationError: The CA is not a PEM bundle, or the certificate and key do not load.
@@ -200,7 +204,7 @@ def check_tls_material(conn: kube.ClusterConnection, source: str, field: str) ->
     if conn.ca_data is None and conn.client_cert_data is None:
         return  # nothing to load: the system trust store is checked at connection time
     try:
-        kube.ssl_context_for(conn)
+        kube.shared_ssl_context(conn)
     except kube.KubeConfigError as exc:
         raise RegistrationError(source, field, str(exc)) from None
 

@@ -73,3 +73,36 @@ def test_bad_secret_names_the_field(mutate, field, words):
 def test_config_rejects_bad_settings(kwargs):
     with pytest.raises(ValueError):
         ManagerConfig(**kwargs)
+
+
+def test_registrations_sharing_a_ca_load_it_once(monkeypatch):
+    # Thousands of registrations issued by one fleet CA: the check that their TLS material
+    # loads builds one context, the one their connections then share (kube.shared_ssl_context).
+    from cluster_inventory.kube import _tls
+    from cluster_inventory.testing import CertificateAuthority
+
+    ca = CertificateAuthority("registration-check-ca").cert_pem
+    built = []
+    real = _tls.ssl_context_for
+
+    def counting(conn):
+        built.append(conn.server)
+        return real(conn)
+
+    monkeypatch.setattr(_tls, "ssl_context_for", counting)
+    for i in range(5):
+        kubeconfig = yaml.safe_load(KUBECONFIG)
+        kubeconfig["clusters"][0]["cluster"] = {
+            "server": f"https://m{i}:6443",
+            "certificate-authority-data": base64.b64encode(ca).decode(),
+        }
+        kubeconfig["users"][0]["user"] = {"token": f"token-{i}"}
+        secret = registration_secret(f"m{i}", "ns", yaml.safe_dump(kubeconfig), ["prod"])
+        assert parse_registration_secret(secret).connection.ca_data == ca
+    assert built == ["https://m0:6443"]
+
+    kubeconfig["clusters"][0]["cluster"]["certificate-authority-data"] = base64.b64encode(
+        b"not a PEM bundle"
+    ).decode()
+    with pytest.raises(RegistrationError, match=r"m9: data\.kubeconfig: .*not a PEM bundle"):
+        registration_secret("m9", "ns", yaml.safe_dump(kubeconfig), ["prod"])
