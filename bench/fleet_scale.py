@@ -180,10 +180,12 @@ class Waiter:
         self.test = test
         self.done = asyncio.Event()
         self.at = 0.0
+        self.times: list[float] = []  # when each name passed, in order
 
     def check(self, name: str, obj: dict[str, Any], now: float) -> None:
         if name in self.pending and self.test(name, obj):
             self.pending.discard(name)
+            self.times.append(now)
             if not self.pending and not self.done.is_set():
                 self.at = now
                 self.done.set()
@@ -1136,6 +1138,11 @@ async def kill_and_join(
     res["kill_fresh"] = (
         await wait(fresh, max(60.0, s.timeout / 2), "killed replica's members") - killed
     )
+    # How the takeover spreads: the first, half, 90% and 99% of the victim's members fresh.
+    res["kill_fresh_quantiles"] = {
+        str(q): round(fresh.times[min(len(fresh.times) - 1, int(q * len(fresh.times)))] - killed, 2)
+        for q in (0.0, 0.5, 0.9, 0.99)
+    }
     # What the takeover cost, per member taken over: hub requests by verb and resource (the
     # benchmark's own property writes go to the members), member requests through the proxy.
     hub_after = await hub_requests(hub, writes_only=False)
@@ -1516,7 +1523,9 @@ def details(res: dict[str, Any]) -> list[str]:
         lines.append(
             f"{tag} SIGKILLed {res['victim']} holding {res['victim_members']} profiles: its "
             f"members changed within {res['kill_writes_done']:.1f} s, all fresh on live replicas "
-            f"{res['kill_fresh']:.1f} s after the kill (target <= 20 s); lost {res['kill_lost']}; "
+            f"{res['kill_fresh']:.1f} s after the kill (target <= 20 s; first/50%/90%/99% "
+            f"{'/'.join(str(v) for v in res.get('kill_fresh_quantiles', {}).values()) or '-'} s); "
+            f"lost {res['kill_lost']}; "
             f"holder not victim->rendezvous owner {res['kill_bad_holders']}; status writes "
             f"as the victim after the kill {res['kill_victim_writes']}"
         )
