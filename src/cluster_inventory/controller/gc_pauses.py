@@ -106,12 +106,30 @@ class GcPauses:
 
 
 _enabled = False
+#: The youngest generation's threshold while enabled (CPython's default: 700 allocations).
+#: A replica starting or taking over members allocates in bursts (parsed objects, requests,
+#: TLS state); at 700 most of a burst's short-lived objects survive a young collection or two
+#: and reach the old generation, which makes full collections come sooner. The older
+#: generations keep CPython's thresholds.
+YOUNG_THRESHOLD = 10_000
+_default_thresholds: tuple[int, int, int] | None = None
 
 
 def enable(on: bool = True) -> None:
-    """Let :func:`settle` work in this process (the main Manager of a long-lived process)."""
-    global _enabled
+    """Let :func:`settle` work in this process (the main Manager of a long-lived process).
+
+    Also raises the youngest generation's threshold to :data:`YOUNG_THRESHOLD` (``on``) or
+    puts back the thresholds found at the first call (off).
+    """
+    global _enabled, _default_thresholds
     _enabled = on
+    if _default_thresholds is None:
+        t0, t1, t2 = gc.get_threshold()
+        _default_thresholds = (t0, t1, t2)
+    if on:
+        gc.set_threshold(max(YOUNG_THRESHOLD, _default_thresholds[0]), *_default_thresholds[1:])
+    else:
+        gc.set_threshold(*_default_thresholds)
 
 
 def settle() -> int | None:

@@ -64,3 +64,15 @@ def test_settle_freezes_what_lives_and_frees_garbage_frozen_before(enabled: None
     gc_pauses.settle()
     assert gone() is None, "the next settle unfroze and collected it"
     assert kept.me is kept
+
+
+def test_enabling_raises_the_young_threshold_and_disabling_puts_it_back() -> None:
+    before = gc.get_threshold()
+    gc_pauses.enable()
+    try:
+        young, *older = gc.get_threshold()
+        assert young == max(gc_pauses.YOUNG_THRESHOLD, before[0])
+        assert tuple(older) == before[1:]
+    finally:
+        gc_pauses.enable(False)
+    assert gc.get_threshold() == before
