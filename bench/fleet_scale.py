@@ -303,6 +303,16 @@ class ProfileWatch:
         return out
 
 
+def _quantiles(times: list[float]) -> dict[str, float]:
+    """The first, 50%, 90% and 99% of ``times`` (seconds, rounded), or {} if none."""
+    times = sorted(times)
+    return {
+        str(q): round(times[min(len(times) - 1, int(q * len(times)))], 2)
+        for q in (0.0, 0.5, 0.9, 0.99)
+        if times
+    }
+
+
 async def wait(waiter: Waiter, timeout: float, what: str) -> float:
     """``waiter.at`` once it is done; raises naming how many are still pending."""
     try:
@@ -1138,11 +1148,14 @@ async def kill_and_join(
     res["kill_fresh"] = (
         await wait(fresh, max(60.0, s.timeout / 2), "killed replica's members") - killed
     )
-    # How the takeover spreads: the first, half, 90% and 99% of the victim's members fresh.
-    res["kill_fresh_quantiles"] = {
-        str(q): round(fresh.times[min(len(fresh.times) - 1, int(q * len(fresh.times)))] - killed, 2)
-        for q in (0.0, 0.5, 0.9, 0.99)
-    }
+    # How the takeover spreads: the first, half, 90% and 99% of the victim's members claimed
+    # by a live replica (its holder annotation), and fresh.
+    claimed = sorted(
+        min((t for t, who in watch.holders.get(m, ()) if t > killed and who != victim), default=0)
+        for m in theirs
+    )
+    res["kill_claimed_quantiles"] = _quantiles([t - killed for t in claimed if t])
+    res["kill_fresh_quantiles"] = _quantiles([t - killed for t in fresh.times])
     # What the takeover cost, per member taken over: hub requests by verb and resource (the
     # benchmark's own property writes go to the members), member requests through the proxy.
     hub_after = await hub_requests(hub, writes_only=False)
@@ -1524,7 +1537,9 @@ def details(res: dict[str, Any]) -> list[str]:
             f"{tag} SIGKILLed {res['victim']} holding {res['victim_members']} profiles: its "
             f"members changed within {res['kill_writes_done']:.1f} s, all fresh on live replicas "
             f"{res['kill_fresh']:.1f} s after the kill (target <= 20 s; first/50%/90%/99% "
-            f"{'/'.join(str(v) for v in res.get('kill_fresh_quantiles', {}).values()) or '-'} s); "
+            f"claimed {'/'.join(map(str, res.get('kill_claimed_quantiles', {}).values())) or '-'}"
+            f" s, fresh {'/'.join(map(str, res.get('kill_fresh_quantiles', {}).values())) or '-'}"
+            " s); "
             f"lost {res['kill_lost']}; "
             f"holder not victim->rendezvous owner {res['kill_bad_holders']}; status writes "
             f"as the victim after the kill {res['kill_victim_writes']}"
