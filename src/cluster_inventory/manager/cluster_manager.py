@@ -53,7 +53,7 @@ from cluster_inventory.manager.registration import (
 )
 from cluster_inventory.manager.reporting import ManagerReports
 from cluster_inventory.manager.sources import build_source
-from cluster_inventory.manager.status import Observation, seed_observation
+from cluster_inventory.manager.status import Observation, seed_observation, trim_status
 from cluster_inventory.manager.tokens import TokenController
 
 __all__ = ["PLACEMENT", "ClusterManagerRunnable", "fallback_member_id", "held_members"]
@@ -120,9 +120,6 @@ class ClusterManagerRunnable:
         # From the hub client's shared cache (kube.InformerCache): another component of this
         # process watching the same objects reads the same informer.
         cache = kube.InformerCache.for_client(hub)
-        #: What another replica's profiles say of their members, kept instead of their
-        #: status: a taken-over member starts from it (:meth:`seed_for`).
-        self._seeds: dict[str, Observation] = {}
         self.namespaces = cache.informer(kube.NAMESPACES, namespaces=[None], name="hub Namespaces")
         self.profiles = cache.informer(
             kube.CLUSTER_PROFILES,
@@ -252,26 +249,20 @@ class ClusterManagerRunnable:
         await asyncio.gather(self.source.stop(), self.members.close(), return_exceptions=True)
 
     def _trim_profile(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """What the cache keeps of a profile: no managedFields; sharded, no status of another's.
+        """What the cache keeps of a profile: no managedFields; sharded, another's trimmed.
 
-        A replica reads the profiles other replicas hold for their labels (member ids) and
-        holder only; their status (conditions, properties, the access provider's CA: most of
-        a profile's 3-4 KB) stays out of its memory. A profile it takes over is read again
-        whole before its first write (``StatusController``).
+        Of a profile another replica holds, the status is kept without its access providers
+        (their CA data is most of a profile's 3-4 KB; a digest stands for them,
+        :func:`~.status.trim_status`): the rest is what a takeover needs, the last holder's
+        verdict to start from and the transition and observed times to keep, so a profile
+        taken over is written without reading it again (``docs/scale.md``).
         """
         strip_managed_fields(obj)
         if self.fence is not None:
             holder = objects.annotations_of(obj).get(ANNOTATION_SHARD_HOLDER)
-            if holder and holder != self.fence.identity:
-                meta = objects.meta(obj)
-                key = f"{meta.get('namespace')}/{meta.get('name')}"
-                seed = seed_observation(
-                    obj.pop("status", None), objects.labels_of(obj).get(LABEL_INVENTORY_MEMBER_ID)
-                )
-                if seed is None:
-                    self._seeds.pop(key, None)
-                else:
-                    self._seeds[key] = seed
+            status = obj.get("status")
+            if holder and holder != self.fence.identity and isinstance(status, dict):
+                trim_status(status)
         return obj
 
     def seed_for(self, key: ProfileKey) -> Observation | None:
@@ -282,10 +273,10 @@ class ClusterManagerRunnable:
         restart).
         """
         current = self.profiles.get(str(key))
-        if current is not None and "status" in current:
-            member_id = objects.labels_of(current).get(LABEL_INVENTORY_MEMBER_ID)
-            return seed_observation(current["status"], member_id)
-        return self._seeds.get(str(key))
+        if current is None or "status" not in current:
+            return None
+        member_id = objects.labels_of(current).get(LABEL_INVENTORY_MEMBER_ID)
+        return seed_observation(current["status"], member_id)
 
     def _profile_keys(
         self, event: str, obj: dict[str, Any], old: dict[str, Any] | None

@@ -130,16 +130,9 @@ class StatusController:
                 # Its holder has not let it go yet (its view of the peers is behind ours);
                 # its release is a profile update, which queues this key again.
                 return m.fence.membership.config.renew_interval
+            # Another replica's profile is cached trimmed (ClusterManagerRunnable._trim_profile):
+            # it holds what a takeover keeps, so claiming it reads nothing more.
             claim = holder != m.fence.identity
-            if claim and "status" not in current:
-                # The cache keeps only the labels of another replica's profile: read it whole
-                # once, so its conditions keep their transition times (one GET per takeover).
-                current = await kube.get(
-                    m.hub, kube.CLUSTER_PROFILES, key.name, namespace=key.namespace
-                )
-                holder, version = m.fence.holding(key, current)
-                if m.fence.blocked_by(holder):
-                    return m.fence.membership.config.renew_interval
         obs = member.observation
         labels = objects.labels_of(current)
         spec = objects.spec(current)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.kube import ClusterConnection
 
 __all__ = [
+    "ACCESS_PROVIDERS_DIGEST",
     "ConditionState",
     "Observation",
     "ObservedProperty",
@@ -42,6 +44,7 @@ __all__ = [
     "readyz_failure",
     "seed_observation",
     "status_matches",
+    "trim_status",
 ]
 
 _FAILED_CHECK = re.compile(r"^\[-\](\S+?)\s+failed(?::\s*(.*))?$")
@@ -287,14 +290,48 @@ def build_status(
     return status
 
 
+#: Key of a trimmed status (:func:`trim_status`) holding its access providers' digest.
+ACCESS_PROVIDERS_DIGEST = "\x00accessProvidersDigest"
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def trim_status(status: dict[str, Any]) -> dict[str, Any]:
+    """``status`` without its access providers, which a digest stands for. Changes ``status``.
+
+    A replica keeps another replica's profiles this way: the access providers (their CA data
+    is most of a profile's 3-4 KB) are what it never needs until it writes the profile, and
+    then it writes its own; the conditions' transition times and the properties' observed
+    times, which a new holder must keep, stay (``docs/scale.md``). :func:`status_matches`
+    compares the digest.
+
+    Returns:
+        ``status``.
+    """
+    providers = status.pop("accessProviders", None)
+    if providers:
+        status[ACCESS_PROVIDERS_DIGEST] = _digest(providers)
+    return status
+
+
 def status_matches(desired: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
-    """True if ``current`` already says everything ``desired`` says (no write needed)."""
+    """True if ``current`` already says everything ``desired`` says (no write needed).
+
+    ``current`` may be trimmed (:func:`trim_status`): its access providers then match by
+    digest.
+    """
     if not current:
         return False
-    if "accessProviders" not in desired and current.get("accessProviders"):
+    digest = current.get(ACCESS_PROVIDERS_DIGEST)
+    if "accessProviders" not in desired and (current.get("accessProviders") or digest):
         return False  # a member that must not be contacted publishes no access provider
     for key, value in desired.items():
-        if key == "conditions":
+        if key == "accessProviders" and digest is not None:
+            if _digest(value) != digest:
+                return False
+        elif key == "conditions":
             have = {c.get("type"): c for c in current.get("conditions") or ()}
             for cond in value:
                 old = have.get(cond["type"])

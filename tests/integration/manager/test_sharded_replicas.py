@@ -133,6 +133,19 @@ async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_nam
                 owned = {r: [m for m in MEMBERS if rendezvous_owner(m, live) == r] for r in live}
                 assert all(owned.values()), owned  # the names give every replica a share
                 victim = max(owned, key=lambda r: len(owned[r]))
+
+                # What a new holder must keep of the status it takes over: every condition's
+                # transition time (read from its cache, where another's profile is trimmed).
+                def transitions() -> dict[str, dict[str, tuple[str, str]]]:
+                    return {
+                        p["metadata"]["name"]: {
+                            c["type"]: (c["status"], c["lastTransitionTime"])
+                            for c in p["status"]["conditions"]
+                        }
+                        for p in profiles.items()
+                    }
+
+                before_kill = transitions()
                 replicas[victim].send_signal(signal.SIGKILL)
                 killed_at = time.monotonic()
                 live.remove(victim)
@@ -150,6 +163,9 @@ async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_nam
                 )
                 takeover = time.monotonic() - killed_at
                 assert takeover < 20, takeover
+                after_kill = transitions()
+                for m in owned[victim]:
+                    assert after_kill[m] == before_kill[m], (m, before_kill[m], after_kill[m])
 
                 # One replica more: it takes its own share only.
                 replicas["rd"] = _replica("rd", manager, test_namespace, kc)

@@ -1,3 +1,4 @@
+import copy
 import dataclasses
 import datetime as dt
 
@@ -221,3 +222,26 @@ def test_properties_not_listed_yet_keep_the_stored_condition_and_write_nothing()
     told = build_status(failed, PROVIDER, stored, T1)
     assert cond(told, CONDITION_PROPERTIES_SYNCED)["status"] == "Unknown"
     assert told["properties"] == stored["properties"]  # kept, never dropped
+
+
+def test_a_trimmed_status_matches_by_its_access_providers_digest():
+    # Another replica's profile is cached without its access providers (their CA is most of
+    # a profile); a takeover writes its status only if something, those included, changed.
+    from cluster_inventory.manager.status import trim_status
+
+    provider = [{"name": "secretreader", "cluster": {"server": "https://m", "x": "CA"}}]
+    status = {
+        "version": {"kubernetes": "v1.34.0"},
+        "accessProviders": provider,
+        "conditions": [{"type": "Joined", "status": "True", "reason": "R", "message": "m"}],
+    }
+    desired = copy.deepcopy(status)
+    trimmed = trim_status(copy.deepcopy(status))
+    assert "accessProviders" not in trimmed
+    assert "CA" not in repr(trimmed)
+    assert status_matches(desired, trimmed)
+    changed = copy.deepcopy(desired)
+    changed["accessProviders"][0]["cluster"]["server"] = "https://elsewhere"
+    assert not status_matches(changed, trimmed)
+    without = {k: v for k, v in desired.items() if k != "accessProviders"}
+    assert not status_matches(without, trimmed)  # the providers must go
