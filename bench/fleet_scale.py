@@ -713,6 +713,7 @@ WANTED_METRICS = (
     "cluster_inventory_placement_seconds",
     "cluster_inventory_gc_pause_seconds",
     "cluster_inventory_gc_cpu_seconds_total",
+    "cluster_inventory_member_start_limit",
 )
 
 

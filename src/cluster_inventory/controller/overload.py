@@ -326,6 +326,15 @@ class AdaptiveLimit:
         self._limit = min(float(self.maximum), self._limit + step)
         self._changed(before)
 
+    def restart(self) -> None:
+        """A new burst after a quiet spell: grow by doubling again until the next overload.
+
+        What the limit learned in the last burst (a cold start, seconds or hours ago) says
+        little of what the process can take now; TCP restarts its slow start after an idle
+        spell for the same reason (RFC 5681, section 4.1). The limit itself is kept.
+        """
+        self._slow_start = True
+
     def overload(self) -> None:
         """A sign of overload: halve the limit (once per ``cooldown``)."""
         now = self._clock()

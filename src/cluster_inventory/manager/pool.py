@@ -41,6 +41,8 @@ __all__ = ["MemberPool"]
 _log = logging.getLogger("cluster_inventory.manager")
 #: Lag during a member's start, as a share of the probe timeout, that halves the start pace.
 _START_LAG_FRACTION = 0.5
+#: Members added at once, none starting, that restart the start limit's slow start.
+_BURST = 32
 #: Longest wait (seconds) between two tries to remove a departed member's grants.
 _RETIRE_BACKOFF_MAX = 60.0
 
@@ -142,6 +144,9 @@ class MemberPool:
         (:func:`~cluster_inventory.manager.status.seed_observation`).
         """
         seeds = seeds or {}
+        if not self._starting and len(conns) >= _BURST:
+            # A takeover, a restart of the sources: start as fast as it answers again.
+            self.limit.restart()
         for conn, (reason, message) in not_ready.items():
             if conn in self._members:
                 self._members[conn].fail(reason, message)

@@ -145,3 +145,21 @@ async def test_a_cancelled_waiter_gives_its_slot_back():
     assert limit.in_flight == 0
     async with limit.slot():
         assert limit.in_flight == 1
+
+
+def test_a_restart_grows_by_doubling_again_until_the_next_overload():
+    clock = [0.0]
+    limit = AdaptiveLimit(initial=8, minimum=2, maximum=64, clock=lambda: clock[0])
+    limit.overload()  # slow start over: 4, and one per round after
+    for _ in range(4):
+        limit.success()
+    assert limit.limit == 4  # 4 + 4 * (1/4..)
+    limit.restart()
+    for _ in range(4):
+        limit.success()
+    assert limit.limit == 8  # one per success again: a round doubles it
+    clock[0] += 10
+    limit.overload()
+    assert limit.limit == 4
+    limit.success()
+    assert limit.limit == 4  # back to one per round
