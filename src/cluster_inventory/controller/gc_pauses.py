@@ -18,7 +18,9 @@ count the replica gone, at 0.015 cores for 1,000 members (``docs/scale.md``).
   since. It unfreezes first, so the garbage of members that left since the last settle is
   collected there and never kept. The collector is the process's, so only the process's
   main :class:`~cluster_inventory.controller.Manager` turns this on (:func:`enable`); in any
-  other process (a test's) :func:`settle` does nothing.
+  other process (a test's) :func:`settle` does nothing. Enabling also raises the youngest
+  generation's threshold (:data:`YOUNG_THRESHOLD`), so the short-lived objects of a burst
+  die young instead of filling the old generation.
 """
 
 from __future__ import annotations
