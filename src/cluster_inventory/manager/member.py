@@ -130,11 +130,15 @@ class MemberConnection:
         self._since_version = 0
         #: Monotonic time of the last probe that gave a verdict (None: none yet).
         self._verdict_at: float | None = None
+        #: Started from the last holder's verdict (a takeover).
+        self.seeded = seed is not None
         if seed is not None:
             # The last holder's verdict stands until a probe answers: a takeover's profiles
-            # are written (properties) even while we are behind (docs/scale.md).
+            # are written (properties) even while we are behind (docs/scale.md). It is an
+            # attempt's verdict too: the probe loop keeps its cadence from now.
             self._verdict_at = time.monotonic()
             self._probed.set()
+            self._attempted.set()
 
     @property
     def busy(self) -> bool:
@@ -180,12 +184,18 @@ class MemberConnection:
             loop.create_task(self._properties_synced(), name=f"properties {self.label}"),
         ]
 
-    async def properties_listed(self, timeout: float) -> None:
-        """Wait until the ClusterProperty watch listed once, or ``timeout`` s (never raises)."""
+    async def properties_listed(self, timeout: float) -> bool:
+        """Wait until the ClusterProperty watch listed once, or ``timeout`` s (never raises).
+
+        Returns:
+            True if it listed.
+        """
         if self._informer is None:
-            return
+            return False
         with contextlib.suppress(kube.KubeError, TimeoutError):
             await asyncio.wait_for(self._informer.wait_synced(), timeout)
+            return True
+        return False
 
     @property
     def observed(self) -> bool:

@@ -140,8 +140,8 @@ class MemberPool:
         A member its source calls not ready (``not_ready``: connection key -> reason,
         message) is never contacted: its connection only records why (also one already
         known). ``seeds`` (connection key -> observation) are what a profile's last holder
-        observed: such a member's first probe is ``/readyz`` alone
-        (:func:`~cluster_inventory.manager.status.seed_observation`).
+        observed: such a member starts with its ClusterProperty list, not a probe
+        (:meth:`_start_member`, :func:`~cluster_inventory.manager.status.seed_observation`).
         """
         seeds = seeds or {}
         if not self._starting and len(conns) >= _BURST:
@@ -192,16 +192,22 @@ class MemberPool:
     async def _start_member(member: MemberConnection) -> None:
         """Start ``member``: its first probe answered and its properties listed (or given up).
 
-        The ClusterProperty list is waited for at most ``probe_timeout`` seconds. Never
+        The ClusterProperty list is waited for at most ``probe_timeout`` seconds. A member
+        taken over from a holder that saw it healthy (seeded) is not probed first: its list
+        answering is evidence enough that its API server serves, and its probes keep their
+        cadence from the takeover; only a list that does not answer probes it at once. A
+        takeover so costs two member requests per member, the list and the watch. Never
         raises: TLS material that does not load is recorded on the member.
         """
         try:
-            await member.start(probe_first=True)
+            await member.start(probe_first=not member.seeded)
         except kube.KubeError as exc:
             _log.warning("cannot start member connection: %s", exc, extra={"cluster": member.label})
             member.fail("RegistrationInvalid", f"the registration kubeconfig does not load: {exc}")
             return
-        await member.properties_listed(member.config.probe_timeout)
+        listed = await member.properties_listed(member.config.probe_timeout)
+        if member.seeded and not listed:
+            await member.probe_safely()  # the last holder's verdict is in doubt: ask now
 
     async def remove(
         self, conn: kube.ClusterConnection, *, left: bool = False

@@ -347,10 +347,12 @@ def seed_observation(status: Mapping[str, Any] | None, member_id: str | None) ->
 
     A replica that takes a member over (its holder died, a rolling restart) finds the last
     holder's verdict on the profile. If that says the member was healthy and joined, with a
-    version and a member id, the new connection starts from it and its first probe is
-    ``/readyz`` alone: the ``kube-system`` read and ``/version`` (two of a start's five member
-    requests) wait for a reconnect or the usual ``VERSION_EVERY`` probes, as they would have
-    on the last holder (``docs/scale.md``). Properties are never seeded: they are listed.
+    version and a member id, the new connection starts from it: ``/readyz``, the
+    ``kube-system`` read and ``/version`` (three of a start's five member requests) wait for
+    the probes' usual cadence, a reconnect or the ``VERSION_EVERY``-th probe, as they would
+    have on the last holder; the member pool probes at once only a member whose
+    ClusterProperty list does not answer (``docs/scale.md``). Properties are never seeded:
+    they are listed.
 
     Args:
         status: The profile's ``status`` (None: none stored).
