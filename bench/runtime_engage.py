@@ -288,7 +288,12 @@ async def run_size(
     distinct: bool,
     loop: str,
     replicas: int | None = None,
+    settle: float = 1.0,
 ) -> dict:
+    """One N: bulk engage, sampled engage latencies, RSS idle and full.
+
+    ``settle`` is the pause before each RSS reading (the smoke run's tiny N needs less).
+    """
     access = "distinct" if distinct else "shared"
     ns = f"bench-runtime-{n}-{access}" + (f"-r{replicas}" if replicas else "")
     await kube.apply(hub, kube.NAMESPACES, {"metadata": {"name": ns}}, field_manager="bench")
@@ -368,7 +373,7 @@ async def run_size(
         startup = time.perf_counter() - spawned
         # Every replica sees every other before anything turns ready: no handoff is measured.
         await runtimes.wait(lambda: all(r.replicas == len(procs) for r in runtimes.each), 60)
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(settle)
         rss_idle = [rss_mib(pid) for pid in pids]
         cpu_idle = [cpu_seconds(pid) for pid in pids]
 
@@ -407,7 +412,7 @@ async def run_size(
             engage.append(owner.reconciled[key] - t0)
             baseline.append(owner.ready_seen[key] - t0)
             await asyncio.sleep(0.05)
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(settle)
         rss_full = [rss_mib(pid) for pid in pids]
     finally:
         await runtimes.close()
@@ -529,9 +534,15 @@ async def smoke(loop: str) -> None:
     async with Fleet(members=2) as fleet:
         async with await fleet.hub.client() as hub:
             for distinct in (False, True):
-                report(await run_size(fleet, hub, 4, fleet.workdir, distinct=distinct, loop=loop))
+                report(
+                    await run_size(
+                        fleet, hub, 4, fleet.workdir, distinct=distinct, loop=loop, settle=0.2
+                    )
+                )
             report(
-                await run_size(fleet, hub, 6, fleet.workdir, distinct=False, loop=loop, replicas=2)
+                await run_size(
+                    fleet, hub, 6, fleet.workdir, distinct=False, loop=loop, replicas=2, settle=0.2
+                )
             )
 
 

@@ -6,27 +6,60 @@ ClusterProfiles in inventory namespaces (:mod:`.placement`, pure) with true stat
 (:mod:`.status`, pure; observed by :mod:`.member`), access providers, and short-lived
 member tokens rotated into hub Secrets. :class:`ClusterManagerRunnable` is the reconciler;
 :func:`run_manager` the leader-elected process.
+
+Names are imported on first use (PEP 562): the CLI reads the defaults in :mod:`.names`,
+and importing a submodule runs this package first, which must not cost the manager's
+imports (the kube client, pydantic) on every ``cluster-inventory`` command.
 """
 
 from __future__ import annotations
 
-from cluster_inventory.manager.accounts import service_account_name
-from cluster_inventory.manager.capi import ClusterAPISource
-from cluster_inventory.manager.cluster_manager import PLACEMENT, ClusterManagerRunnable
-from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.member import MemberConnection
-from cluster_inventory.manager.placement import Inventory, PlacementPlan, ProfileKey
-from cluster_inventory.manager.registration import (
-    Registration,
-    RegistrationError,
-    RegistrationSource,
-    SecretRegistrationSource,
-    parse_registration_secret,
-    registration_secret,
-)
-from cluster_inventory.manager.runner import LEASE_NAME, default_identity, run_manager
-from cluster_inventory.manager.sources import CombinedSource, FileRegistrationSource
-from cluster_inventory.manager.status import Observation, build_status
+from cluster_inventory._lazy import lazy_exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cluster_inventory.manager.accounts import service_account_name
+    from cluster_inventory.manager.capi import ClusterAPISource
+    from cluster_inventory.manager.cluster_manager import PLACEMENT, ClusterManagerRunnable
+    from cluster_inventory.manager.config import ManagerConfig
+    from cluster_inventory.manager.member import MemberConnection
+    from cluster_inventory.manager.placement import Inventory, PlacementPlan, ProfileKey
+    from cluster_inventory.manager.registration import (
+        Registration,
+        RegistrationError,
+        RegistrationSource,
+        SecretRegistrationSource,
+        parse_registration_secret,
+        registration_secret,
+    )
+    from cluster_inventory.manager.runner import LEASE_NAME, default_identity, run_manager
+    from cluster_inventory.manager.sources import CombinedSource, FileRegistrationSource
+    from cluster_inventory.manager.status import Observation, build_status
+
+_WHERE = {
+    "service_account_name": "accounts",
+    "ClusterAPISource": "capi",
+    "PLACEMENT": "cluster_manager",
+    "ClusterManagerRunnable": "cluster_manager",
+    "ManagerConfig": "config",
+    "MemberConnection": "member",
+    "Inventory": "placement",
+    "PlacementPlan": "placement",
+    "ProfileKey": "placement",
+    "Registration": "registration",
+    "RegistrationError": "registration",
+    "RegistrationSource": "registration",
+    "SecretRegistrationSource": "registration",
+    "parse_registration_secret": "registration",
+    "registration_secret": "registration",
+    "LEASE_NAME": "runner",
+    "default_identity": "runner",
+    "run_manager": "runner",
+    "CombinedSource": "sources",
+    "FileRegistrationSource": "sources",
+    "Observation": "status",
+    "build_status": "status",
+}
 
 __all__ = [
     "LEASE_NAME",
@@ -52,3 +85,6 @@ __all__ = [
     "run_manager",
     "service_account_name",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
