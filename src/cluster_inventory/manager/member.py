@@ -77,9 +77,9 @@ class MemberConnection:
 
     Args:
         connection: How to reach the member (the registration credential).
-        config: The manager's settings: its name (prefix of ServiceAccount names and value
-            of their labels), ``member_namespace`` (where consumer ServiceAccounts live on
-            the member), ``probe_interval`` and ``probe_timeout`` (seconds).
+        config: The manager's settings: its name (ServiceAccount prefix and label value),
+            ``member_namespace`` (consumer ServiceAccounts), ``probe_interval`` and
+            ``probe_timeout`` (seconds).
         on_change: Called (no arguments) when the observation changes.
         now: Wall clock (token rotation).
         lag: This process's event-loop lag: a probe timing out while it was behind is
@@ -118,24 +118,18 @@ class MemberConnection:
         #: The consumers' ServiceAccounts and tokens on this member.
         self.accounts = ConsumerAccounts(self, config=config, now=now)
         #: Probes sent, probes deferred (we were behind), intervals skipped (watch heard it).
-        self.probes = 0
-        self.deferred = 0
-        self.skipped = 0
+        self.probes = self.deferred = self.skipped = 0
         #: Set once a probe gave a verdict (or the member is not contactable) / ran at all.
         self._probed = asyncio.Event()
         self._attempted = asyncio.Event()
-        self._closed = False
-        self._timeouts = 0
-        self._deferring = False
-        self._since_version = 0
+        self._closed = self._deferring = False
+        self._timeouts = self._since_version = 0
         #: Monotonic time of the last probe that gave a verdict (None: none yet).
         self._verdict_at: float | None = None
-        #: Started from the last holder's verdict (a takeover).
-        self.seeded = seed is not None
+        self.seeded = seed is not None  #: started from the last holder's verdict (a takeover)
         if seed is not None:
-            # The last holder's verdict stands until a probe answers: a takeover's profiles
-            # are written (properties) even while we are behind (docs/scale.md). It is an
-            # attempt's verdict too: the probe loop keeps its cadence from now.
+            # The last holder's verdict stands until a probe answers (docs/scale.md): a
+            # takeover's profiles are written even while we are behind; probes start now.
             self._verdict_at = time.monotonic()
             self._probed.set()
             self._attempted.set()
@@ -185,11 +179,7 @@ class MemberConnection:
         ]
 
     async def properties_listed(self, timeout: float) -> bool:
-        """Wait until the ClusterProperty watch listed once, or ``timeout`` s (never raises).
-
-        Returns:
-            True if it listed.
-        """
+        """True once the ClusterProperty watch listed; False after ``timeout`` s (never raises)."""
         if self._informer is None:
             return False
         with contextlib.suppress(kube.KubeError, TimeoutError):

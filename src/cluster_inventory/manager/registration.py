@@ -190,13 +190,9 @@ def _parse_registration_secret(
 def check_tls_material(conn: kube.ClusterConnection, source: str, field: str) -> None:
     """Check that the CA and client certificate and key of ``conn`` load.
 
-    Checked when the registration is read, so that an edit with a key that does not load is
-    an invalid registration (its last good version stays in use) rather than a new
-    connection that fails and takes a healthy member's profiles down. The check builds the
-    context the member's connection will use (:func:`kube.shared_ssl_context`): material
-    shared by many registrations (one fleet CA, one client credential) is loaded once, not
-    once per registration and replica (an OpenSSL context per registration was a seventh of
-    a replica's CPU during a cold start of 3,000 members, ``docs/scale.md``).
+    Checked when the registration is read: an edit whose key does not load is an invalid
+    registration (its last good version stays in use), not a failing connection. Through
+    :func:`kube.shared_ssl_context`: material registrations share loads once (scale.md).
 
     Raises:
         RegistrationError: The CA is not a PEM bundle, or the certificate and key do not load.

@@ -88,7 +88,9 @@ async def test_the_pool_starts_a_seeded_member_with_its_list_and_probes_one_that
     dead = dataclasses.replace(live, server="https://127.0.0.1:1")  # nothing listens there
     started: list[object] = []
     pool = MemberPool(
-        ManagerConfig(probe_interval=30.0, probe_timeout=3.0),
+        # A long interval: the live member's first probe (at a random phase of it) never
+        # comes before its list answers.
+        ManagerConfig(probe_interval=600.0, probe_timeout=3.0),
         on_change=lambda conn: None,
         on_started=started.append,
         registry=CollectorRegistry(),
@@ -102,7 +104,7 @@ async def test_the_pool_starts_a_seeded_member_with_its_list_and_probes_one_that
         assert answering.probes == 0  # listed, not probed: the seed stands
         assert answering.observation.properties is not None
         assert answering.observation.healthy.status == "True"
-        assert silent.probes == 1  # its list did not answer: asked at once
+        assert silent.probes >= 1  # its list did not answer: asked at once (and retried)
         assert silent.observation.healthy.status == "False"
     finally:
         await pool.close()
