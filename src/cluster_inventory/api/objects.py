@@ -9,11 +9,13 @@ use them). ClusterProfiles have a richer view, :class:`cluster_inventory.api.vie
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ObjectKey", "annotations_of", "labels_of", "meta", "spec", "status"]
+__all__ = ["ObjectKey", "annotations_of", "fingerprint", "labels_of", "meta", "spec", "status"]
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -60,3 +62,20 @@ def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
 def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
     """``obj.metadata.annotations``, or an empty mapping (the API server stores strings only)."""
     return _part(meta(obj), "annotations")
+
+
+def fingerprint(obj: Any) -> str:
+    """A digest of JSON content (sorted keys, SHA-256, 32 hex digits).
+
+    Equal content gives equal fingerprints whatever its key order: a sync's render
+    (``integrations.sync``) and a trimmed profile's access providers
+    (``manager.status.trim_status``) are compared by it instead of kept whole.
+
+    Args:
+        obj: JSON-like content (values JSON cannot hold are written with ``str``).
+
+    Returns:
+        The hex digest.
+    """
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -30,6 +29,7 @@ from cluster_inventory.api.constants import (
     PROPERTY_NAME_MAX_LENGTH,
     PROPERTY_VALUE_MAX_LENGTH,
 )
+from cluster_inventory.api.objects import fingerprint
 from cluster_inventory.kube import ClusterConnection
 
 __all__ = [
@@ -294,10 +294,6 @@ def build_status(
 ACCESS_PROVIDERS_DIGEST = "\x00accessProvidersDigest"
 
 
-def _digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
-
-
 def trim_status(status: dict[str, Any]) -> dict[str, Any]:
     """``status`` without its access providers, which a digest stands for. Changes ``status``.
 
@@ -312,7 +308,7 @@ def trim_status(status: dict[str, Any]) -> dict[str, Any]:
     """
     providers = status.pop("accessProviders", None)
     if providers:
-        status[ACCESS_PROVIDERS_DIGEST] = _digest(providers)
+        status[ACCESS_PROVIDERS_DIGEST] = fingerprint(providers)
     return status
 
 
@@ -329,7 +325,7 @@ def status_matches(desired: Mapping[str, Any], current: Mapping[str, Any] | None
         return False  # a member that must not be contacted publishes no access provider
     for key, value in desired.items():
         if key == "accessProviders" and digest is not None:
-            if _digest(value) != digest:
+            if fingerprint(value) != digest:
                 return False
         elif key == "conditions":
             have = {c.get("type"): c for c in current.get("conditions") or ()}

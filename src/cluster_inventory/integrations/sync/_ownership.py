@@ -9,8 +9,6 @@ All pure.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -21,7 +19,7 @@ from cluster_inventory.api.constants import (
     LABEL_MANAGED_BY,
     LABEL_SYNC_INSTANCE,
 )
-from cluster_inventory.api.objects import labels_of, meta
+from cluster_inventory.api.objects import fingerprint, labels_of, meta
 
 __all__ = [
     "ANNOTATION_FINGERPRINT",
@@ -76,20 +74,6 @@ def owner_of(obj: Mapping[str, Any], field_manager: str) -> str | None:
     if labels.get(LABEL_MANAGED_BY) != field_manager:
         return None
     return str(labels.get(LABEL_SYNC_INSTANCE) or DEFAULT_SYNC_INSTANCE)
-
-
-def fingerprint(obj: Mapping[str, Any]) -> str:
-    """A digest of a rendered object (sorted-key JSON, SHA-256, 32 hex digits).
-
-    Args:
-        obj: The rendered object, without the fingerprint annotation itself.
-
-    Returns:
-        The hex digest: equal renders have equal fingerprints, so an unchanged profile
-        costs no write.
-    """
-    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
 def matches(stored: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
