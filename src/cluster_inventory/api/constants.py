@@ -14,6 +14,8 @@ from __future__ import annotations
 __all__ = [
     "ABOUT_GROUP",
     "ACCESS_PROVIDER_SECRETREADER",
+    "AGENT_GROUP",
+    "AGENT_USER_PREFIX",
     "ANNOTATION_ACCESS_PROVIDER",
     "ANNOTATION_CLUSTERSETS",
     "ANNOTATION_CONTEXT",
@@ -22,6 +24,7 @@ __all__ = [
     "ANNOTATION_FINGERPRINT",
     "ANNOTATION_MEMBER_ROLE",
     "ANNOTATION_PROFILE",
+    "ANNOTATION_REGISTRATION_MODE",
     "ANNOTATION_SHARD_HOLDER",
     "ANNOTATION_SYNCED_FROM",
     "ANNOTATION_TOKEN_EXPIRES",
@@ -47,6 +50,7 @@ __all__ = [
     "EXTENSION_ADDITIONAL_ARGS",
     "EXTENSION_ADDITIONAL_ENVS",
     "EXTENSION_EXEC",
+    "FIELD_MANAGER_AGENT",
     "FIELD_MANAGER_APPLY",
     "FIELD_MANAGER_ARGOCD",
     "FIELD_MANAGER_CLI",
@@ -58,6 +62,7 @@ __all__ = [
     "FIELD_MANAGER_PLACEMENT",
     "FIELD_MANAGER_SHARD",
     "GROUP",
+    "LABEL_AGENT",
     "LABEL_ARGOCD_SECRET_TYPE",
     "LABEL_CAPI_CLUSTERSET",
     "LABEL_CAPI_CLUSTER_NAME",
@@ -76,6 +81,9 @@ __all__ = [
     "LABEL_SHARD_GROUP",
     "LABEL_SYNC_INSTANCE",
     "LABEL_TOKEN_FOR",
+    "MEMBER_REPORT_CRD",
+    "MEMBER_REPORT_KIND",
+    "MEMBER_REPORT_PLURAL",
     "PLACEMENT_DECISION_CRD",
     "PLACEMENT_DECISION_KIND",
     "PLACEMENT_DECISION_MAX_DECISIONS",
@@ -88,6 +96,7 @@ __all__ = [
     "PROPERTY_NAME_MAX_LENGTH",
     "PROPERTY_VALUE_MAX_LENGTH",
     "REGISTRATION_KUBECONFIG_KEY",
+    "REGISTRATION_MODE_AGENT",
     "REGISTRATION_SECRET_TYPE",
     "REPORTING_CONTROLLER_ARGOCD",
     "REPORTING_CONTROLLER_MANAGER",
@@ -208,6 +217,23 @@ APPLYSET_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
 
 #: Domain of this project's own labels and annotations (never a ``k8s.io`` one).
 PROJECT_DOMAIN = "cluster-inventory.dev"
+
+#: Kind, plural and CRD name of the report a pull-mode member's agent writes (``docs/agent.md``;
+#: this project's own group, the project domain).
+MEMBER_REPORT_KIND = "MemberReport"
+MEMBER_REPORT_PLURAL = "memberreports"
+MEMBER_REPORT_CRD = f"{MEMBER_REPORT_PLURAL}.{PROJECT_DOMAIN}"
+#: On a registration Secret: how the hub reaches the member; ``agent`` for a pull-mode member
+#: (no ``kubeconfig`` key: the hub has no route to it), absent for a probed member.
+ANNOTATION_REGISTRATION_MODE = f"{PROJECT_DOMAIN}/registration-mode"
+REGISTRATION_MODE_AGENT = "agent"
+#: On an agent's CertificateSigningRequests: the member it asks for.
+LABEL_AGENT = f"{PROJECT_DOMAIN}/agent"
+#: Subject of an agent's client certificate: ``CN=<prefix><member>``, ``O=<group>``.
+AGENT_USER_PREFIX = "cluster-inventory:agent:"
+AGENT_GROUP = "cluster-inventory:agents"
+#: Field manager of the agent's MemberReport status and heartbeat Lease writes.
+FIELD_MANAGER_AGENT = "cluster-inventory-agent"
 
 #: On a registration Secret: ``"true"`` marks it as one.
 LABEL_REGISTRATION = f"{PROJECT_DOMAIN}/registration"

@@ -6,6 +6,7 @@ from cluster_inventory.api import constants as c
 from cluster_inventory.kube._resources import Resource
 
 __all__ = [
+    "CERTIFICATE_SIGNING_REQUESTS",
     "CLUSTER_PROFILES",
     "CLUSTER_PROPERTIES",
     "CLUSTER_ROLES",
@@ -14,6 +15,7 @@ __all__ = [
     "CUSTOM_RESOURCE_DEFINITIONS",
     "EVENTS",
     "LEASES",
+    "MEMBER_REPORTS",
     "NAMESPACES",
     "PLACEMENT_DECISIONS",
     "ROLES",
@@ -67,5 +69,18 @@ CLUSTER_PROPERTIES = Resource(
     version=c.V1BETA1,
     plural=c.CLUSTER_PROPERTY_PLURAL,
     kind=c.CLUSTER_PROPERTY_KIND,
+    namespaced=False,
+)
+MEMBER_REPORTS = Resource(
+    group=c.PROJECT_DOMAIN,
+    version=c.V1ALPHA1,
+    plural=c.MEMBER_REPORT_PLURAL,
+    kind=c.MEMBER_REPORT_KIND,
+)
+CERTIFICATE_SIGNING_REQUESTS = Resource(
+    group="certificates.k8s.io",
+    version="v1",
+    plural="certificatesigningrequests",
+    kind="CertificateSigningRequest",
     namespaced=False,
 )

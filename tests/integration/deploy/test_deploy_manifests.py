@@ -134,7 +134,7 @@ def rendered() -> list[dict[str, Any]]:
 
 def test_crd_copies_are_byte_identical_to_the_package_crds() -> None:
     package = package_crd_files()
-    assert len(package) == 4, sorted(package)
+    assert len(package) == 5, sorted(package)
     copies = {
         p.name: p.read_bytes()
         for p in (DEPLOY / "crds").glob("*.yaml")
