@@ -1814,8 +1814,8 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     for ax, (title, unit) in zip(axes, titles, strict=True):
         ax.set_title(title)
         ax.set_ylabel(unit)
-    axes[1].axhline(600, color="grey", linestyle=":", label="target 600 MiB")
-    axes[2].axhline(120, color="grey", linestyle=":", label="target 120 s")
+    axes[1].axhline(400, color="grey", linestyle=":", label="target 400 MiB (10,000 over 3)")
+    axes[2].axhline(180, color="grey", linestyle=":", label="target 180 s (10,000)")
     axes[3].axhline(2, color="grey", linestyle=":", label="target 2x")
     probe = ", ".join(sorted({f"{x['probe_interval']:g}" for x in results}))
     for ax in axes:
