@@ -317,6 +317,21 @@ async def test_the_identity_is_stored_reused_and_usable_as_a_kubeconfig(
     conn = kube.connection_from_kubeconfig(store.kubeconfig_path)
     async with await kube.new_client(conn) as agent:
         assert (await _self_subject(agent))["username"] == agent_user("zeta")
+
+    # 23 h later the 24 h certificate is due: the agent renews with its own identity (a
+    # bootstrap identity with no rights proves the bootstrap is not used).
+    late = IdentityStore(
+        store.directory, now=lambda: dt.datetime.now(dt.UTC) + dt.timedelta(hours=23)
+    )
+    nobody = join_hub.connection("nobody")
+    renewed = await asyncio.wait_for(ensure_identity(nobody, "zeta", late), 60)
+    assert renewed.cert_pem != first.cert_pem and renewed.key_pem != first.key_pem
+    assert store.load("zeta") == renewed
+    listed = await kube.list_objects(
+        admin, kube.CERTIFICATE_SIGNING_REQUESTS, label_selector="cluster-inventory.dev/agent=zeta"
+    )
+    reasons = sorted(c["reason"] for csr in listed["items"] for c in csr["status"]["conditions"])
+    assert reasons == ["AgentAccepted", "AgentRotation"]
     await reject(admin, NS, "zeta")
 
 
