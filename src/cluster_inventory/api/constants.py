@@ -14,7 +14,11 @@ from __future__ import annotations
 __all__ = [
     "ABOUT_GROUP",
     "ACCESS_PROVIDER_SECRETREADER",
+    "AGENT_BOOTSTRAP_CLUSTER_ROLE",
+    "AGENT_BOOTSTRAP_GROUP",
+    "AGENT_CSR_USAGES",
     "AGENT_GROUP",
+    "AGENT_OBJECT_PREFIX",
     "AGENT_USER_PREFIX",
     "ANNOTATION_ACCESS_PROVIDER",
     "ANNOTATION_CLUSTERSETS",
@@ -106,6 +110,7 @@ __all__ = [
     "REQUEST_TIMEOUT_ENV",
     "SECRET_EXPIRATION_KEY",
     "SECRET_TOKEN_KEY",
+    "SIGNER_KUBE_APISERVER_CLIENT",
     "TOKEN_SECRET_TYPE",
     "V1ALPHA1",
     "V1ALPHA2",
@@ -191,6 +196,8 @@ REQUEST_TIMEOUT_ENV = "CLUSTER_INVENTORY_REQUEST_TIMEOUT"
 
 # Names of other projects, read or written as they define them.
 
+#: The built-in signer of client certificates kube-apiserver trusts (``certificates.k8s.io``).
+SIGNER_KUBE_APISERVER_CLIENT = "kubernetes.io/kube-apiserver-client"
 #: Kubernetes' recommended label naming the tool that manages an object: the value is our
 #: field manager on sync targets, the cluster manager's name on member ServiceAccounts.
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -234,6 +241,16 @@ AGENT_USER_PREFIX = "cluster-inventory:agent:"
 AGENT_GROUP = "cluster-inventory:agents"
 #: Field manager of the agent's MemberReport status and heartbeat Lease writes.
 FIELD_MANAGER_AGENT = "cluster-inventory-agent"
+#: Prefix of an agent's CSR ``generateName`` (``<prefix><member>-``) and of its Role and
+#: RoleBinding on the hub (``<prefix><member>``).
+AGENT_OBJECT_PREFIX = "cluster-inventory-agent-"
+#: ``usages`` of an agent's CSR, exactly (an ECDSA key: no key encipherment).
+AGENT_CSR_USAGES = ("digital signature", "client auth")
+#: ClusterRole of an agent's bootstrap identity: create and read CSRs, nothing else.
+AGENT_BOOTSTRAP_CLUSTER_ROLE = "cluster-inventory:agent-bootstrap"
+#: The bootstrap group the cluster manager trusts by default to ask for an agent certificate
+#: (``ManagerConfig.agent_bootstrap_groups``).
+AGENT_BOOTSTRAP_GROUP = "cluster-inventory:agent-bootstrappers"
 
 #: On a registration Secret: ``"true"`` marks it as one.
 LABEL_REGISTRATION = f"{PROJECT_DOMAIN}/registration"

@@ -1,6 +1,7 @@
 """``cluster-inventory manager run``, ``register`` and ``deregister``: the cluster manager's side.
 
 ``register``/``deregister`` write and remove registration Secrets on the hub;
+``manager accept``/``reject`` accept and reject a pull-mode member's agent (``docs/agent.md``);
 ``manager run`` parses flags into a :class:`~cluster_inventory.manager.ManagerConfig` and runs
 the manager as a process until SIGTERM (:func:`cluster_inventory.manager.run_manager`).
 """
@@ -15,14 +16,18 @@ import typer
 
 from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import FIELD_MANAGER_CLI, LABEL_CAPI_CLUSTERSET
+from cluster_inventory.api.constants import (
+    AGENT_BOOTSTRAP_GROUP,
+    FIELD_MANAGER_CLI,
+    LABEL_CAPI_CLUSTERSET,
+)
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
-__all__ = ["deregister", "manager_app", "register"]
+__all__ = ["deregister", "manager_accept", "manager_app", "manager_reject", "register"]
 
 manager_app = typer.Typer(help="The cluster manager (runs on a hub).", no_args_is_help=True)
 
@@ -102,6 +107,76 @@ def deregister(
     typer.echo(f"secret/{name} deregistered")
 
 
+@manager_app.command("accept")
+def manager_accept(
+    name: Annotated[str, typer.Argument(help="Member name (becomes the ClusterProfile name).")],
+    clusterset: Annotated[
+        list[str], typer.Option("--clusterset", help="Cluster set to join (repeatable).")
+    ],
+    display_name: Annotated[str | None, typer.Option(help="spec.displayName.")] = None,
+    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
+    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
+    ] = DEFAULT_NAMESPACE,
+) -> None:
+    """Accept a pull-mode member: its agent may join (its CSRs are approved) and report.
+
+    Writes the agent-mode registration Secret, the Role and RoleBinding of the agent's
+    identity, and the Lease and MemberReport it writes to (docs/agent.md). Idempotent.
+    """
+    from cluster_inventory import kube
+    from cluster_inventory.manager import RegistrationError
+    from cluster_inventory.manager.agents import accept, agent_objects
+
+    try:
+        agent_objects(namespace, name, clusterset, display_name=display_name)
+    except RegistrationError as exc:
+        fail(str(exc))
+
+    async def run() -> None:
+        async with await hub_client(hub_kubeconfig, hub_context) as hub:
+            await accept(hub, namespace, name, clusterset, display_name=display_name)
+
+    try:
+        asyncio.run(run())
+    except (kube.KubeError, RegistrationError) as exc:
+        fail(str(exc))
+    typer.echo(f"member {name} accepted in {namespace} (cluster sets: {', '.join(clusterset)})")
+
+
+@manager_app.command("reject")
+def manager_reject(
+    name: Annotated[str, typer.Argument(help="Member name.")],
+    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
+    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
+    ] = DEFAULT_NAMESPACE,
+) -> None:
+    """Reject a pull-mode member: delete its registration, RBAC, Lease and MemberReport.
+
+    Its agent's certificate authorises nothing from then on, however long it is valid.
+    """
+    from cluster_inventory import kube
+    from cluster_inventory.manager import RegistrationError
+    from cluster_inventory.manager.agents import reject
+
+    async def run() -> list[str]:
+        async with await hub_client(hub_kubeconfig, hub_context) as hub:
+            return await reject(hub, namespace, name)
+
+    try:
+        deleted = asyncio.run(run())
+    except (kube.KubeError, RegistrationError) as exc:
+        fail(str(exc))
+    if not deleted:
+        fail(f"no agent member {name} in {namespace}")
+    for what in deleted:
+        typer.echo(f"deleted {what}")
+    typer.echo(f"member {name} rejected")
+
+
 def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for value in values:
@@ -163,6 +238,20 @@ def manager_run(
         list[str] | None,
         typer.Option(help="Cluster set of Clusters that name none (repeatable)."),
     ] = None,
+    agent_approval: Annotated[
+        bool, typer.Option(help="Approve the CSRs of accepted agent members (docs/agent.md).")
+    ] = True,
+    agent_bootstrap_group: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Group whose members may ask for an agent's first certificate (repeatable; "
+            f"default: {AGENT_BOOTSTRAP_GROUP})."
+        ),
+    ] = None,
+    agent_bootstrap_user: Annotated[
+        list[str] | None,
+        typer.Option(help="User who may ask for an agent's first certificate (repeatable)."),
+    ] = None,
 ) -> None:
     """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics).
 
@@ -186,6 +275,9 @@ def manager_run(
             capi_namespaces=tuple(capi_namespace or ()),
             capi_clusterset_label=capi_clusterset_label,
             capi_clustersets=tuple(capi_clusterset or ()),
+            agent_approval=agent_approval,
+            agent_bootstrap_groups=tuple(agent_bootstrap_group or (AGENT_BOOTSTRAP_GROUP,)),
+            agent_bootstrap_users=tuple(agent_bootstrap_user or ()),
         )
     except ValueError as exc:
         fail(str(exc))

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
         RegistrationSource,
         SecretRegistrationSource,
         parse_registration_secret,
+    )
+    from cluster_inventory.manager.registration_secrets import (
+        agent_registration_secret,
         registration_secret,
     )
     from cluster_inventory.manager.runner import LEASE_NAME, default_identity, run_manager
@@ -51,7 +54,8 @@ _WHERE = {
     "RegistrationSource": "registration",
     "SecretRegistrationSource": "registration",
     "parse_registration_secret": "registration",
-    "registration_secret": "registration",
+    "agent_registration_secret": "registration_secrets",
+    "registration_secret": "registration_secrets",
     "LEASE_NAME": "runner",
     "default_identity": "runner",
     "run_manager": "runner",
@@ -78,6 +82,7 @@ __all__ = [
     "RegistrationError",
     "RegistrationSource",
     "SecretRegistrationSource",
+    "agent_registration_secret",
     "build_status",
     "default_identity",
     "parse_registration_secret",

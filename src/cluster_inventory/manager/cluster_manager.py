@@ -36,6 +36,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.controller import Controller, Result, ShardMembership, gc_pauses
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager._metrics import ManagerMetrics
+from cluster_inventory.manager.agent_approver import AgentApprover
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.fence import ProfileFence
 from cluster_inventory.manager.placement import (
@@ -181,6 +182,12 @@ class ClusterManagerRunnable:
         ).watch(self.token_secrets, self._token_keys)
         self.queue = self.statuses.queue
         self.token_queue = self.token_secret_writers.queue
+        #: Approves accepted agent members' CSRs (docs/agent.md); None when turned off.
+        self.agent_approver = (
+            AgentApprover(hub, config, registry=registry, identity=identity, now=now)
+            if config.agent_approval
+            else None
+        )
 
     # -- wiring ----------------------------------------------------------------------
     async def prepare(self) -> None:
@@ -207,7 +214,8 @@ class ClusterManagerRunnable:
             await controller.prepare()
 
     def _controllers(self) -> tuple[Controller[Any], ...]:
-        return (self.placing, self.statuses, self.token_secret_writers)
+        own = (self.placing, self.statuses, self.token_secret_writers)
+        return own if self.agent_approver is None else (*own, self.agent_approver.controller)
 
     async def run(self) -> None:
         """Watch, reconcile, and clean up when cancelled.

@@ -6,7 +6,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cluster_inventory.api.constants import ACCESS_PROVIDER_SECRETREADER, LABEL_CAPI_CLUSTERSET
+from cluster_inventory.api.constants import (
+    ACCESS_PROVIDER_SECRETREADER,
+    AGENT_BOOTSTRAP_GROUP,
+    AGENT_GROUP,
+    LABEL_CAPI_CLUSTERSET,
+)
 from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
 __all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source"]
@@ -63,6 +68,12 @@ class ManagerConfig:
         capi_clusterset_label: Label key on a Cluster naming the cluster set it joins.
         capi_clustersets: Cluster sets of a Cluster that names none (empty: such a
             Cluster is not a member).
+        agent_approval: Approve the CSRs of accepted agent members (``docs/agent.md``);
+            needs the CSR rights of the chart's manager ClusterRole.
+        agent_bootstrap_groups: Groups whose members may ask for an agent's first
+            certificate (the bootstrap identity's groups).
+        agent_bootstrap_users: Users who may, likewise (e.g. a bootstrap ServiceAccount's
+            ``system:serviceaccount:NS:NAME``).
 
     Raises:
         ValueError: A setting is out of range; the message names it.
@@ -84,6 +95,9 @@ class ManagerConfig:
     capi_namespaces: tuple[str, ...] = ()
     capi_clusterset_label: str = LABEL_CAPI_CLUSTERSET
     capi_clustersets: tuple[str, ...] = ()
+    agent_approval: bool = True
+    agent_bootstrap_groups: tuple[str, ...] = (AGENT_BOOTSTRAP_GROUP,)
+    agent_bootstrap_users: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name or len(self.name) > 63 or not _LABEL_VALUE.match(self.name):
@@ -104,6 +118,9 @@ class ManagerConfig:
             parse_source(spec)
         if len(set(self.sources)) != len(self.sources):
             raise ValueError(f"a registration source is given twice: {list(self.sources)}")
+        if AGENT_GROUP in self.agent_bootstrap_groups:
+            # Every agent is in it: any agent could then ask for any member's certificate.
+            raise ValueError(f"agent_bootstrap_groups must not include {AGENT_GROUP!r}")
 
     @property
     def member_keepalive(self) -> float:

@@ -5,15 +5,19 @@ The built-in source reads Secrets in the manager's hub namespace labelled
 credential for the member, the annotation ``cluster-inventory.dev/clustersets`` the cluster
 sets it joins. Parsing is pure (:func:`parse_registration_secret`); a bad Secret yields a
 :class:`RegistrationError` naming the Secret and field, and never stops the others. Other
-sources (Cluster API, a static file) implement :class:`RegistrationSource`.
+sources (Cluster API, a static file) implement :class:`RegistrationSource`. A Secret in agent
+mode (:func:`is_agent_registration`, ``docs/agent.md``) accepts a pull-mode member, which the
+hub never reaches: it is no probed member, and no error either. The Secrets are written by
+:mod:`.registration_secrets`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,9 +29,10 @@ from cluster_inventory.api.constants import (
     ANNOTATION_CLUSTERSETS,
     ANNOTATION_CONTEXT,
     ANNOTATION_DISPLAY_NAME,
+    ANNOTATION_REGISTRATION_MODE,
     LABEL_REGISTRATION,
     REGISTRATION_KUBECONFIG_KEY,
-    REGISTRATION_SECRET_TYPE,
+    REGISTRATION_MODE_AGENT,
 )
 from cluster_inventory.kube.events import object_reference
 
@@ -37,13 +42,14 @@ __all__ = [
     "RegistrationSource",
     "SecretRegistrationSource",
     "check_tls_material",
+    "is_agent_registration",
     "is_dns_label",
     "parse_clustersets",
     "parse_registration_secret",
-    "registration_secret",
 ]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_log = logging.getLogger("cluster_inventory.manager")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +107,13 @@ class RegistrationError(ValueError):
 def is_dns_label(name: str) -> bool:
     """True if ``name`` is a DNS-1123 label (lower case, digits, ``-``; <= 63 characters)."""
     return bool(_DNS_LABEL.match(name))
+
+
+def is_agent_registration(secret: Mapping[str, Any]) -> bool:
+    """True if ``secret`` accepts a pull-mode member (annotation ``registration-mode: agent``)."""
+    return objects.annotations_of(secret).get(ANNOTATION_REGISTRATION_MODE) == (
+        REGISTRATION_MODE_AGENT
+    )
 
 
 def parse_clustersets(value: str | None, source: str, field: str) -> tuple[str, ...]:
@@ -226,41 +239,6 @@ def _string_map(
     return value
 
 
-def registration_secret(
-    name: str,
-    namespace: str,
-    kubeconfig: str,
-    clustersets: Sequence[str],
-    *,
-    context: str | None = None,
-    display_name: str | None = None,
-) -> dict[str, Any]:
-    """The registration Secret for a member (what ``cluster-inventory register`` writes).
-
-    Raises:
-        RegistrationError: The result would not parse (checked before anything is written).
-    """
-    annotations = {ANNOTATION_CLUSTERSETS: ",".join(clustersets)}
-    if context:
-        annotations[ANNOTATION_CONTEXT] = context
-    if display_name:
-        annotations[ANNOTATION_DISPLAY_NAME] = display_name
-    secret = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": REGISTRATION_SECRET_TYPE,
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {LABEL_REGISTRATION: "true"},
-            "annotations": annotations,
-        },
-        "data": {REGISTRATION_KUBECONFIG_KEY: base64.b64encode(kubeconfig.encode()).decode()},
-    }
-    parse_registration_secret(secret)
-    return secret
-
-
 class RegistrationSource(Protocol):
     """Something that knows the member clusters; the manager asks it for a snapshot.
 
@@ -313,7 +291,8 @@ class SecretRegistrationSource:
             name="registration Secrets",
             transform=self._parse,
         )
-        self._cache: dict[str, tuple[str, Registration | RegistrationError]] = {}
+        #: uid -> (resourceVersion, parsed); None for an agent-mode Secret (not probed).
+        self._cache: dict[str, tuple[str, Registration | RegistrationError | None]] = {}
         self._last_good: dict[str, Registration] = {}
 
     def _parse(self, secret: dict[str, Any]) -> dict[str, Any]:
@@ -323,10 +302,20 @@ class SecretRegistrationSource:
         uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
         cached = self._cache.get(uid)
         if cached is None or cached[0] != rv:
-            try:
-                parsed: Registration | RegistrationError = parse_registration_secret(secret)
-            except RegistrationError as exc:
-                parsed = exc
+            parsed: Registration | RegistrationError | None = None
+            if is_agent_registration(secret):
+                # Once per version, and no Event: an accepted agent member is not an error.
+                _log.debug(
+                    "Secret %s/%s: agent-mode registration; the member reports itself, the "
+                    "manager does not probe it",
+                    meta.get("namespace"),
+                    meta.get("name"),
+                )
+            else:
+                try:
+                    parsed = parse_registration_secret(secret)
+                except RegistrationError as exc:
+                    parsed = exc
             self._cache[uid] = (rv, parsed)
         slim = {key: value for key, value in secret.items() if key != "data"}
         slim["metadata"] = {key: value for key, value in meta.items() if key != "managedFields"}
@@ -368,7 +357,8 @@ class SecretRegistrationSource:
         """Every Secret's registration (parsed once per version as it arrived).
 
         A Secret that turns invalid keeps its last valid registration in the snapshot (and is
-        also reported as invalid), so a bad edit never removes the member's profiles.
+        also reported as invalid), so a bad edit never removes the member's profiles. An
+        agent-mode Secret is in neither list.
         """
         good: dict[str, Registration] = {}
         bad: list[tuple[dict[str, Any], RegistrationError]] = []
@@ -381,7 +371,9 @@ class SecretRegistrationSource:
             if cached is None or cached[0] != rv:  # not seen by _parse: never, but be whole
                 self._parse(secret)
                 cached = self._cache[uid]
-            if isinstance(cached[1], RegistrationError):
+            if cached[1] is None:
+                self._last_good.pop(uid, None)  # turned agent: no longer probed
+            elif isinstance(cached[1], RegistrationError):
                 bad.append((secret, cached[1]))
                 # A broken edit must not delete what the last good version created.
                 last = self._last_good.get(uid)

@@ -8,7 +8,9 @@ creates default ServiceAccounts unless kube-controller-manager is asked for).
 
 A bare apiserver does not aggregate the ``admin``/``edit``/``view`` ClusterRoles, collect
 garbage or finish namespace deletion; pass ``controllers=`` to run kube-controller-manager
-with just the controllers a test needs (``docs/testing.md``).
+with just the controllers a test needs (``docs/testing.md``). With ``csrsigning`` among them,
+kube-controller-manager signs with the apiserver's client CA, so a certificate it issues for a
+``kubernetes.io/kube-apiserver-client`` CSR authenticates (``docs/agent.md``).
 """
 
 from __future__ import annotations
@@ -209,6 +211,9 @@ class ControlPlane(StartStop):
             certs / "apiserver.crt", certs / "apiserver.key"
         )
         (certs / "client-ca.crt").write_bytes(self._client_ca.cert_pem)
+        if "csrsigning" in self.controllers:
+            # The signer of approved client CSRs: the CA the apiserver trusts for clients.
+            self._client_ca.issuer_pair().write(certs / "client-ca.crt", certs / "client-ca.key")
         self._sa_signer.issuer_pair().write(certs / "sa-signer.crt", certs / "sa-signer.key")
         (certs / "serving-ca.crt").write_bytes(self.ca_pem)
         return certs
@@ -311,6 +316,11 @@ class ControlPlane(StartStop):
             "--use-service-account-credentials=false",
             "--v=0",
         ]
+        if "csrsigning" in self.controllers:
+            argv += [
+                f"--cluster-signing-cert-file={certs / 'client-ca.crt'}",
+                f"--cluster-signing-key-file={certs / 'client-ca.key'}",
+            ]
         self._kcm = ManagedProcess(
             f"{self.name}/kube-controller-manager",
             argv,

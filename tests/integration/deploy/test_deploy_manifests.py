@@ -52,6 +52,19 @@ LEASE_GRANTS = {
     ("coordination.k8s.io", "leases", "update", MANAGER),
 }
 
+#: The CSR approver's grants (docs/agent.md): read agent CSRs, approve for one signer only.
+AGENT_APPROVER = f"{MANAGER}-agents"
+AGENT_APPROVER_GRANTS = {
+    *(("certificates.k8s.io", "certificatesigningrequests", verb, None) for verb in READ_VERBS),
+    ("certificates.k8s.io", "certificatesigningrequests/approval", "update", None),
+    ("certificates.k8s.io", "signers", "approve", "kubernetes.io/kube-apiserver-client"),
+}
+#: The agents' ClusterRoles (bound to a group each): create and read CSRs, nothing else.
+AGENT_ROLES = {
+    "cluster-inventory:agent-bootstrap": "cluster-inventory:agent-bootstrappers",
+    "cluster-inventory:agent": "cluster-inventory:agents",
+}
+
 #: kind -> how ``kubectl apply`` names its resource in its output.
 APPLY_PREFIX = {
     "CustomResourceDefinition": "customresourcedefinition.apiextensions.k8s.io",
@@ -83,6 +96,10 @@ def expected_objects() -> set[tuple[str, str | None, str]]:
         ("RoleBinding", NAMESPACE, LEADER_ELECTION),
         ("Deployment", NAMESPACE, MANAGER),
         ("PodDisruptionBudget", NAMESPACE, MANAGER),
+        ("ClusterRole", None, AGENT_APPROVER),
+        ("ClusterRoleBinding", None, AGENT_APPROVER),
+        *(("ClusterRole", None, role) for role in AGENT_ROLES),
+        *(("ClusterRoleBinding", None, role) for role in AGENT_ROLES),
     }
 
 
@@ -319,3 +336,24 @@ def test_bindings_give_the_roles_to_the_manager_service_account_only(
         "name": LEADER_ELECTION,
     }
     assert binding["subjects"] == [subject]
+
+
+def test_the_agent_roles_grant_csrs_only_and_approval_for_one_signer(
+    rendered: list[dict[str, Any]],
+) -> None:
+    approver = the(rendered, "ClusterRole", AGENT_APPROVER)
+    assert expand(approver["rules"]) == AGENT_APPROVER_GRANTS
+    binding = the(rendered, "ClusterRoleBinding", AGENT_APPROVER)
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": MANAGER, "namespace": NAMESPACE}
+    ]
+    csr_verbs = ("create", "get", "list", "watch")
+    for role, group in AGENT_ROLES.items():
+        grants = expand(the(rendered, "ClusterRole", role)["rules"])
+        assert grants == {
+            ("certificates.k8s.io", "certificatesigningrequests", verb, None) for verb in csr_verbs
+        }
+        subjects = the(rendered, "ClusterRoleBinding", role)["subjects"]
+        assert subjects == [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}
+        ]

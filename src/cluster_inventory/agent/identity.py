@@ -1,0 +1,251 @@
+"""The agent's identity on the hub: its private key, its certificate, when to renew it.
+
+As kubelet's and OCM klusterlet's client-certificate bootstrap: the agent makes an ECDSA
+P-256 key that never leaves the member, asks the hub to sign a certificate for
+``CN=cluster-inventory:agent:NAME, O=cluster-inventory:agents`` and keeps both in its state
+directory (key mode 0600), so that a restart reuses them. Rotation follows client-go's
+certificate manager: renew once 70-90% of the life has passed; ours renews when 20-25% of
+it remains, the jitter chosen once per certificate (a fleet started together does not renew
+together). Pure but for the files of :class:`IdentityStore`.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from cluster_inventory import kube
+from cluster_inventory.api.agents import agent_user, check_member_name
+from cluster_inventory.api.constants import AGENT_GROUP
+
+__all__ = [
+    "AgentIdentity",
+    "IdentityStore",
+    "certificate_request_pem",
+    "needs_rotation",
+    "new_private_key",
+    "renewal_time",
+]
+
+#: Renew when this share of the certificate's life remains, at most and at least.
+ROTATE_REMAINING = (0.20, 0.25)
+_KEY_FILE = "agent.key"
+_CERT_FILE = "agent.crt"
+_KUBECONFIG_FILE = "kubeconfig"
+
+
+def new_private_key() -> bytes:
+    """A fresh ECDSA P-256 private key, unencrypted PKCS#8 PEM (keep it on the member)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+def certificate_request_pem(name: str, key_pem: bytes) -> bytes:
+    """The PEM certificate request of member ``name``'s agent, signed with ``key_pem``.
+
+    Subject ``CN=cluster-inventory:agent:NAME, O=cluster-inventory:agents`` and nothing else
+    (the hub approves nothing more, :func:`cluster_inventory.api.agents.csr_shape_problem`).
+
+    Raises:
+        AgentNameError: ``name`` is not a DNS-1123 label.
+        ValueError: ``key_pem`` is not an EC private key.
+    """
+    check_member_name(name)
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise ValueError("agent key: not an EC private key")
+    subject = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, agent_user(name)),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, AGENT_GROUP),
+        ]
+    )
+    csr = x509.CertificateSigningRequestBuilder().subject_name(subject).sign(key, hashes.SHA256())
+    return csr.public_bytes(serialization.Encoding.PEM)
+
+
+def _jitter(cert_pem: bytes) -> float:
+    """A share in :data:`ROTATE_REMAINING`, fixed per certificate (a digest, not a draw).
+
+    The same certificate gives the same share after a restart, so a restarted agent does
+    not renew earlier or later than it would have.
+    """
+    digest = hashlib.sha256(cert_pem).digest()
+    fraction = int.from_bytes(digest[:8], "big") / 2**64
+    low, high = ROTATE_REMAINING
+    return low + (high - low) * fraction
+
+
+def renewal_time(cert_pem: bytes) -> dt.datetime:
+    """When the certificate ``cert_pem`` should be renewed (UTC).
+
+    When 20-25% of its life (``notBefore`` to ``notAfter``) remains, the share chosen once
+    per certificate.
+
+    Raises:
+        ValueError: ``cert_pem`` is not a PEM certificate.
+    """
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    start, end = cert.not_valid_before_utc, cert.not_valid_after_utc
+    return end - (end - start) * _jitter(cert_pem)
+
+
+def needs_rotation(cert_pem: bytes, now: dt.datetime) -> bool:
+    """True once ``now`` (timezone-aware) has reached :func:`renewal_time` of ``cert_pem``."""
+    return now >= renewal_time(cert_pem)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentIdentity:
+    """An issued identity: the key and the certificate the hub signed for it.
+
+    Attributes:
+        name: The member name.
+        key_pem: The private key, PEM (never in ``repr``, logs or errors).
+        cert_pem: The issued certificate chain, PEM.
+    """
+
+    name: str
+    key_pem: bytes = field(repr=False)
+    cert_pem: bytes
+
+    @property
+    def not_after(self) -> dt.datetime:
+        """When the certificate expires (UTC)."""
+        return x509.load_pem_x509_certificate(self.cert_pem).not_valid_after_utc
+
+    def connection(self, bootstrap: kube.ClusterConnection) -> kube.ClusterConnection:
+        """The hub connection of this identity: ``bootstrap``'s server and TLS, our cert.
+
+        The bootstrap's own credential (token, certificate or exec plugin) is dropped.
+        """
+        return replace(
+            bootstrap,
+            token=None,
+            exec_user=None,
+            exec_cluster_config=None,
+            client_cert_data=self.cert_pem,
+            client_key_data=self.key_pem,
+            name=bootstrap.name or self.name,
+        )
+
+
+class IdentityStore:
+    """The agent's state directory: ``agent.key`` (0600), ``agent.crt`` and ``kubeconfig``.
+
+    The kubeconfig names the key and certificate files, so ``kubectl --kubeconfig`` (and
+    :func:`cluster_inventory.kube.connection_from_kubeconfig`) act as the agent.
+
+    Args:
+        directory: The state directory (created 0700 on first write).
+        now: Wall clock.
+    """
+
+    def __init__(
+        self, directory: Path, *, now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
+    ) -> None:
+        self.directory = directory
+        self.now = now
+
+    @property
+    def key_path(self) -> Path:
+        """The private key file."""
+        return self.directory / _KEY_FILE
+
+    @property
+    def cert_path(self) -> Path:
+        """The certificate file."""
+        return self.directory / _CERT_FILE
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        """The kubeconfig of the issued identity."""
+        return self.directory / _KUBECONFIG_FILE
+
+    def load(self, name: str) -> AgentIdentity | None:
+        """The stored identity of member ``name``, or None if there is none usable.
+
+        None when a file is missing, the certificate does not parse, is for another member,
+        or has expired: the agent then joins again with its bootstrap identity.
+        """
+        try:
+            key_pem = self.key_path.read_bytes()
+            cert_pem = self.cert_path.read_bytes()
+            cert = x509.load_pem_x509_certificate(cert_pem)
+        except (OSError, ValueError):
+            return None
+        cns = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+        if [a.value for a in cns] != [agent_user(name)] or cert.not_valid_after_utc <= self.now():
+            return None
+        return AgentIdentity(name=name, key_pem=key_pem, cert_pem=cert_pem)
+
+    def save(self, identity: AgentIdentity, bootstrap: kube.ClusterConnection) -> None:
+        """Write the key (0600), the certificate and a kubeconfig naming them.
+
+        Each file is written beside its final name and renamed over it, so a crash leaves
+        the old identity or the new one, never half of each.
+
+        Raises:
+            OSError: The directory cannot be written.
+        """
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _write_atomic(self.key_path, identity.key_pem, 0o600)
+        _write_atomic(self.cert_path, identity.cert_pem, 0o644)
+        doc = _kubeconfig(identity.name, bootstrap, self.cert_path, self.key_path)
+        _write_atomic(self.kubeconfig_path, json.dumps(doc, indent=2).encode(), 0o600)
+
+
+def _write_atomic(path: Path, data: bytes, mode: int) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def _kubeconfig(
+    name: str, bootstrap: kube.ClusterConnection, cert_path: Path, key_path: Path
+) -> dict[str, Any]:
+    cluster: dict[str, Any] = {"server": bootstrap.server}
+    if bootstrap.ca_data:
+        cluster["certificate-authority-data"] = base64.b64encode(bootstrap.ca_data).decode()
+    if bootstrap.tls_server_name:
+        cluster["tls-server-name"] = bootstrap.tls_server_name
+    if bootstrap.insecure_skip_tls_verify:
+        cluster["insecure-skip-tls-verify"] = True
+    if bootstrap.proxy_url:
+        cluster["proxy-url"] = bootstrap.proxy_url
+    user = agent_user(name)
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "hub", "cluster": cluster}],
+        "users": [
+            {
+                "name": user,
+                "user": {"client-certificate": str(cert_path), "client-key": str(key_path)},
+            }
+        ],
+        "contexts": [{"name": "hub", "context": {"cluster": "hub", "user": user}}],
+        "current-context": "hub",
+    }

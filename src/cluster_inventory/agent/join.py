@@ -1,0 +1,287 @@
+"""Joining the hub: ask for a client certificate with a CSR, wait for it, keep it fresh.
+
+The member's half of the double opt-in (``docs/agent.md``, "Joining"), as kubelet's TLS
+bootstrap and OCM klusterlet's registration agent do it: create a
+``certificates.k8s.io/v1`` CertificateSigningRequest for signer
+``kubernetes.io/kube-apiserver-client`` with the bootstrap identity (or, for a rotation, the
+current one), watch that one CSR until the hub has approved and signed it, and store the
+result. Nothing is polled: the wait is a watch with a field selector on the CSR's name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime as dt
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
+from cluster_inventory import kube
+from cluster_inventory.agent.identity import (
+    AgentIdentity,
+    IdentityStore,
+    certificate_request_pem,
+    new_private_key,
+    renewal_time,
+)
+from cluster_inventory.api.agents import agent_object_name, check_member_name
+from cluster_inventory.api.constants import (
+    AGENT_CSR_USAGES,
+    LABEL_AGENT,
+    SIGNER_KUBE_APISERVER_CLIENT,
+)
+from cluster_inventory.kube.informer import Informer
+
+__all__ = [
+    "DEFAULT_EXPIRATION_SECONDS",
+    "JoinError",
+    "certificate_signing_request",
+    "ensure_identity",
+    "keep_identity_fresh",
+    "request_certificate",
+]
+
+#: ``spec.expirationSeconds`` the agent asks for by default: 24 h (the contract's default).
+DEFAULT_EXPIRATION_SECONDS = 24 * 3600
+_log = logging.getLogger("cluster_inventory.agent")
+
+
+class JoinError(Exception):
+    """The hub did not issue the agent's certificate.
+
+    Attributes:
+        csr: The CertificateSigningRequest concerned, e.g. ``CertificateSigningRequest x``.
+        field: The field that says why, e.g. ``status.conditions[Denied]``.
+        problem: What happened (the hub's reason and message; never key material).
+    """
+
+    def __init__(self, csr: str, field: str, problem: str) -> None:
+        self.csr = csr
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{csr}: {field}: {problem}")
+
+
+def certificate_signing_request(
+    name: str, request_pem: bytes, *, expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS
+) -> dict[str, Any]:
+    """The CertificateSigningRequest object of member ``name``'s agent (``docs/agent.md``).
+
+    Args:
+        name: The member name (a DNS-1123 label).
+        request_pem: The PEM request (:func:`~.identity.certificate_request_pem`).
+        expiration_seconds: ``spec.expirationSeconds`` (the API server's minimum is 600).
+
+    Raises:
+        AgentNameError: ``name`` is not a DNS-1123 label.
+        ValueError: ``expiration_seconds`` is under 600 (the API's minimum).
+    """
+    check_member_name(name)
+    if expiration_seconds < 600:
+        raise ValueError(f"expirationSeconds must be at least 600, not {expiration_seconds}")
+    return {
+        "apiVersion": kube.CERTIFICATE_SIGNING_REQUESTS.api_version,
+        "kind": kube.CERTIFICATE_SIGNING_REQUESTS.kind,
+        "metadata": {
+            "generateName": f"{agent_object_name(name)}-",
+            "labels": {LABEL_AGENT: name},
+        },
+        "spec": {
+            "request": base64.b64encode(request_pem).decode(),
+            "signerName": SIGNER_KUBE_APISERVER_CLIENT,
+            "usages": list(AGENT_CSR_USAGES),
+            "expirationSeconds": expiration_seconds,
+        },
+    }
+
+
+def _outcome(csr: Mapping[str, Any]) -> tuple[str, str] | bytes | None:
+    """The issued certificate, a (condition, why) refusal, or None while pending."""
+    status = csr.get("status") or {}
+    for cond in status.get("conditions") or ():
+        if cond.get("type") in ("Denied", "Failed") and cond.get("status", "True") == "True":
+            why = f"{cond.get('reason') or cond['type']}: {cond.get('message') or ''}".rstrip(": ")
+            return str(cond["type"]), why
+    cert = status.get("certificate")
+    return base64.b64decode(cert) if cert else None
+
+
+async def request_certificate(
+    hub: kube.ApiClient,
+    name: str,
+    key_pem: bytes,
+    *,
+    expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
+    timeout: float | None = None,
+    on_created: Callable[[str], None] | None = None,
+) -> bytes:
+    """Create the agent's CSR with ``hub``'s identity and wait until it is issued.
+
+    Args:
+        hub: Hub client: the bootstrap identity, or the agent's own for a rotation.
+        name: The member name.
+        key_pem: The private key the certificate is for (stays here; only the request goes).
+        expiration_seconds: ``spec.expirationSeconds``.
+        timeout: Seconds to wait for the certificate (None: until it comes; the hub's admin
+            may accept the member much later).
+        on_created: Called with the CSR's name once it exists.
+
+    Returns:
+        The issued certificate, PEM.
+
+    Raises:
+        JoinError: The CSR was denied or failed (the hub's reason), was deleted, was not
+            issued within ``timeout``, or the issued certificate is not for ``key_pem``.
+        KubeAPIError: The CSR could not be created or watched (e.g. 403 to the identity).
+    """
+    body = certificate_signing_request(
+        name, certificate_request_pem(name, key_pem), expiration_seconds=expiration_seconds
+    )
+    created = await kube.create(hub, kube.CERTIFICATE_SIGNING_REQUESTS, body)
+    csr_name = str(created["metadata"]["name"])
+    target = kube.CERTIFICATE_SIGNING_REQUESTS.describe(None, csr_name)
+    _log.info("created %s; waiting for the hub to approve and sign it", target)
+    if on_created is not None:
+        on_created(csr_name)
+    changed = asyncio.Event()
+    informer = Informer(
+        hub,
+        kube.CERTIFICATE_SIGNING_REQUESTS,
+        field_selector=f"metadata.name={csr_name}",
+        name=target,
+    )
+    informer.add_handler(lambda *_: changed.set())
+    async with informer:
+        await informer.wait_synced()
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    current = informer.get(csr_name)
+                    if current is None and informer.failure is None:
+                        raise JoinError(target, "metadata", "deleted before it was issued")
+                    outcome = _outcome(current or created)
+                    if isinstance(outcome, tuple):
+                        raise JoinError(target, f"status.conditions[{outcome[0]}]", outcome[1])
+                    if isinstance(outcome, bytes):
+                        _check_certificate_matches(target, outcome, key_pem)
+                        return outcome
+                    changed.clear()
+                    await changed.wait()
+        except TimeoutError:
+            raise JoinError(
+                target,
+                "status.certificate",
+                f"not issued within {timeout} s (has the hub accepted member {name!r}? "
+                "cluster-inventory manager accept)",
+            ) from None
+
+
+def _check_certificate_matches(target: str, cert_pem: bytes, key_pem: bytes) -> None:
+    try:
+        cert = x509.load_pem_x509_certificate(cert_pem)
+        key = serialization.load_pem_private_key(key_pem, password=None)
+    except ValueError:
+        raise JoinError(target, "status.certificate", "is not a PEM certificate") from None
+    fmt = serialization.PublicFormat.SubjectPublicKeyInfo
+    enc = serialization.Encoding.DER
+    if cert.public_key().public_bytes(enc, fmt) != key.public_key().public_bytes(enc, fmt):
+        raise JoinError(target, "status.certificate", "is not for the agent's key")
+
+
+async def ensure_identity(
+    bootstrap: kube.ClusterConnection,
+    name: str,
+    store: IdentityStore,
+    *,
+    expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
+    timeout: float | None = None,
+) -> AgentIdentity:
+    """The agent's identity: the stored one while fresh, else a new one from the hub.
+
+    A stored identity that is due for rotation asks with itself (the hub approves that as a
+    rotation); no usable stored identity asks with ``bootstrap``. A new key is made for every
+    request, so a leaked old key dies with its certificate.
+
+    Args:
+        bootstrap: The bootstrap connection (server, CA and the bootstrap credential).
+        name: The member name.
+        store: The state directory.
+        expiration_seconds: ``spec.expirationSeconds`` of a new CSR.
+        timeout: See :func:`request_certificate`.
+
+    Raises:
+        AgentNameError: ``name`` is not a DNS-1123 label.
+        JoinError: See :func:`request_certificate`.
+        KubeAPIError: See :func:`request_certificate`.
+        OSError: The state directory cannot be written.
+    """
+    check_member_name(name, source="agent", field="name")
+    current = store.load(name)
+    if current is not None and store.now() < renewal_time(current.cert_pem):
+        return current
+    conn = current.connection(bootstrap) if current is not None else bootstrap
+    key_pem = new_private_key()
+    async with await kube.new_client(conn) as hub:
+        cert_pem = await request_certificate(
+            hub, name, key_pem, expiration_seconds=expiration_seconds, timeout=timeout
+        )
+    identity = AgentIdentity(name=name, key_pem=key_pem, cert_pem=cert_pem)
+    store.save(identity, bootstrap)
+    _log.info(
+        "joined the hub as %s (certificate valid until %s)",
+        name,
+        identity.not_after.isoformat(),
+        extra={"object": name},
+    )
+    return identity
+
+
+async def keep_identity_fresh(
+    bootstrap: kube.ClusterConnection,
+    name: str,
+    store: IdentityStore,
+    on_rotated: Callable[[AgentIdentity], None],
+    *,
+    expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """Rotate the agent's certificate when due, for ever (a task; cancel it to stop).
+
+    Sleeps until :func:`~.identity.renewal_time` of the current certificate (a timer, not a
+    poll), then asks with the current identity. A failed rotation is retried after a tenth
+    of the time left, at least 10 s; the old certificate stays in use meanwhile.
+
+    Args:
+        bootstrap: See :func:`ensure_identity`.
+        name: The member name.
+        store: The state directory.
+        on_rotated: Called with each identity it did not start from (a first join, a
+            rotation): rebuild the hub client with it.
+        expiration_seconds: See :func:`ensure_identity`.
+        sleep: Injectable ``asyncio.sleep``.
+
+    Raises:
+        JoinError: There is no stored identity and the first join failed.
+        KubeAPIError: Likewise.
+    """
+    current = store.load(name)
+    while True:
+        try:
+            fresh = await ensure_identity(
+                bootstrap, name, store, expiration_seconds=expiration_seconds
+            )
+        except (JoinError, kube.KubeError) as exc:
+            if current is None:
+                raise  # nothing to keep using: the caller decides
+            left = (current.not_after - store.now()) / dt.timedelta(seconds=1)
+            _log.warning("certificate rotation failed: %s; retrying", exc, extra={"object": name})
+            await sleep(max(left / 10, 10.0))
+            continue
+        if current is None or fresh.cert_pem != current.cert_pem:
+            on_rotated(fresh)
+        current = fresh
+        await sleep(max((renewal_time(current.cert_pem) - store.now()).total_seconds(), 0.0))

@@ -1,0 +1,149 @@
+"""The agent's identity: its CSR, the rotation threshold, the state directory (docs/agent.md)."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from cluster_inventory import kube
+from cluster_inventory.agent import (
+    AgentIdentity,
+    IdentityStore,
+    certificate_request_pem,
+    certificate_signing_request,
+    needs_rotation,
+    new_private_key,
+    renewal_time,
+)
+from cluster_inventory.api.agents import (
+    AgentNameError,
+    agent_user,
+    csr_shape_problem,
+    read_csr_shape,
+)
+from cluster_inventory.api.constants import AGENT_GROUP, LABEL_AGENT
+
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def _certificate(key_pem: bytes, cn: str, start: dt.datetime, hours: float) -> bytes:
+    """A certificate for ``key_pem``'s public key, self-signed by a throwaway issuer key."""
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    issuer = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ca")]))
+        .public_key(key.public_key())  # type: ignore[arg-type]
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(start + dt.timedelta(hours=hours))
+        .sign(issuer, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def _csr_object(name: str, key_pem: bytes, **spec: object) -> dict:
+    obj = certificate_signing_request(name, certificate_request_pem(name, key_pem))
+    obj["metadata"]["name"] = f"{obj['metadata']['generateName']}abcde"
+    obj["spec"].update(spec)
+    return obj
+
+
+def test_the_agent_csr_is_exactly_what_the_hub_approves() -> None:
+    obj = _csr_object("member-1", new_private_key())
+    assert obj["metadata"]["generateName"] == "cluster-inventory-agent-member-1-"
+    assert obj["metadata"]["labels"] == {LABEL_AGENT: "member-1"}
+    assert obj["spec"]["signerName"] == "kubernetes.io/kube-apiserver-client"
+    assert obj["spec"]["usages"] == ["digital signature", "client auth"]
+    assert obj["spec"]["expirationSeconds"] == 24 * 3600
+    shape = read_csr_shape(obj)
+    assert shape.common_name == agent_user("member-1")
+    assert shape.organizations == (AGENT_GROUP,)
+    assert csr_shape_problem(shape) is None
+
+
+@pytest.mark.parametrize("name", ["", "Member", "-a", "a" * 64, "a.b", "a_b"])
+def test_a_bad_member_name_is_refused_naming_the_field(name: str) -> None:
+    with pytest.raises(AgentNameError) as caught:
+        certificate_request_pem(name, new_private_key())
+    assert caught.value.field == "name"
+    assert "DNS-1123" in str(caught.value)
+
+
+def test_expiration_under_the_api_minimum_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 600"):
+        certificate_signing_request("m", b"", expiration_seconds=599)
+
+
+def test_rotation_is_due_when_20_to_25_percent_of_the_life_remains() -> None:
+    cert = _certificate(new_private_key(), agent_user("m"), T0, 100)
+    due = renewal_time(cert)
+    assert T0 + dt.timedelta(hours=75) <= due <= T0 + dt.timedelta(hours=80)
+    assert renewal_time(cert) == due  # chosen once per certificate, not per call
+    assert not needs_rotation(cert, T0 + dt.timedelta(hours=74, minutes=59))
+    assert not needs_rotation(cert, due - dt.timedelta(seconds=1))
+    assert needs_rotation(cert, due)
+    assert needs_rotation(cert, T0 + dt.timedelta(hours=80))
+
+
+def test_the_jitter_spreads_certificates_over_the_window() -> None:
+    shares = set()
+    for _ in range(20):
+        cert = _certificate(new_private_key(), agent_user("m"), T0, 100)
+        shares.add(round((renewal_time(cert) - T0) / dt.timedelta(hours=1), 3))
+    assert len(shares) > 10
+    assert all(75 <= s <= 80 for s in shares)
+
+
+CA = _certificate(new_private_key(), "ca", T0, 1)
+
+
+def _connection() -> kube.ClusterConnection:
+    return kube.ClusterConnection(
+        server="https://127.0.0.1:6443", ca_data=CA, token="bootstrap-token"
+    )
+
+
+def test_the_store_keeps_the_key_private_and_loads_it_back(tmp_path: Path) -> None:
+    key = new_private_key()
+    cert = _certificate(key, agent_user("m"), dt.datetime.now(dt.UTC), 24)
+    store = IdentityStore(tmp_path / "state")
+    identity = AgentIdentity(name="m", key_pem=key, cert_pem=cert)
+    assert "PRIVATE" not in repr(identity)
+    store.save(identity, _connection())
+    assert stat.S_IMODE(store.key_path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.directory.stat().st_mode) == 0o700
+    assert store.load("m") == identity
+    assert store.load("other") is None  # a certificate for another member is not ours
+    conn = kube.connection_from_kubeconfig(store.kubeconfig_path)
+    assert conn.server == "https://127.0.0.1:6443"
+    assert conn.client_cert_data == cert and conn.client_key_data == key
+    assert conn.token is None and conn.ca_data == CA
+    assert base64.b64encode(key).decode() not in store.kubeconfig_path.read_text()
+
+
+def test_an_expired_or_missing_identity_is_not_loaded(tmp_path: Path) -> None:
+    store = IdentityStore(tmp_path)
+    assert store.load("m") is None
+    key = new_private_key()
+    old = _certificate(key, agent_user("m"), T0, 1)
+    store.save(AgentIdentity(name="m", key_pem=key, cert_pem=old), _connection())
+    assert store.load("m") is None
+
+
+def test_the_identity_connection_drops_the_bootstrap_credential() -> None:
+    key = new_private_key()
+    cert = _certificate(key, agent_user("m"), T0, 1)
+    conn = AgentIdentity(name="m", key_pem=key, cert_pem=cert).connection(_connection())
+    assert conn.token is None and conn.client_cert_data == cert
+    assert conn.server == "https://127.0.0.1:6443"
