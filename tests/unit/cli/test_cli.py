@@ -25,6 +25,7 @@ def test_crds_print_is_a_yaml_stream_of_the_three_crds() -> None:
     assert sorted(d["metadata"]["name"] for d in docs) == [
         "clusterprofiles.multicluster.x-k8s.io",
         "clusterproperties.about.k8s.io",
+        "memberreports.cluster-inventory.dev",
         "placementdecisions.multicluster.x-k8s.io",
         "placements.cluster-inventory.dev",
     ]
