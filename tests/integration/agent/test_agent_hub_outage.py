@@ -70,3 +70,41 @@ async def test_the_latest_state_reaches_the_hub_once_it_answers_again(
         await toxiproxy.remove(front)
         async with await accepted.member.client() as member:
             await kube.delete(member, kube.CLUSTER_PROPERTIES, prop)
+
+
+async def test_an_unreachable_member_api_server_is_reported_as_the_manager_reports_it(
+    accepted: Accepted, toxiproxy: Toxiproxy
+) -> None:
+    front = await toxiproxy.front(accepted.member.server, "agent-member")
+    connection = dataclasses.replace(accepted.member.connection(), server=front.server)
+
+    async def health() -> dict[str, Any]:
+        return ((await accepted.report()).get("status") or {}).get("apiServerHealth") or {}
+
+    try:
+        async with await kube.new_client(connection) as member:
+            reporter = MemberReporter(
+                accepted.hub,
+                member,
+                name=accepted.name,
+                namespace=accepted.namespace,
+                probe_interval=0.3,
+                probe_timeout=2.0,
+            )
+            async with running(reporter.run()):
+                await eventually(lambda: _is(health(), "True"), what="the member reported healthy")
+                await front.inject(FAULTS["disabled"])
+                down = await eventually(lambda: _is(health(), "False"), what="reported down")
+                # ControlPlaneHealthy's reason for the same failure (kube.probes.probe_failure).
+                assert down["reason"] == "APIServerUnreachable", down
+                assert front.server in down["message"]
+                await front.heal()
+                await eventually(lambda: _is(health(), "True"), what="reported healthy again")
+    finally:
+        await front.heal()
+        await toxiproxy.remove(front)
+
+
+async def _is(health: Any, status: str) -> dict[str, Any] | None:
+    found = await health
+    return found if found.get("status") == status else None
