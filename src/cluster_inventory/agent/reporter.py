@@ -10,7 +10,9 @@ OCM's klusterlet status controller in this project's terms (``docs/agent.md``,
   reason and message wherever it shows);
 - reads the ``kube-system`` UID (the member id) and ``/version`` when it (re)connects (first
   probe, and the first good probe after a failed one), and the version again every
-  :data:`VERSION_EVERY` probes.
+  :data:`VERSION_EVERY` probes; an unhealthy member is probed again after 1 s, doubling up
+  to the interval, and the member is probed at once when the property watch breaks or mends
+  (evidence that its API server went away or came back).
 
 On the hub it server-side applies the report's ``status`` (field manager
 ``cluster-inventory-agent``) only when the content differs from what it last wrote
@@ -59,6 +61,7 @@ COALESCE = 0.2
 #: Longest wait (seconds) between two tries to write while the hub does not answer.
 MAX_BACKOFF = 10.0
 _FIRST_BACKOFF = 0.5
+_FIRST_REPROBE = 1.0
 
 
 def _utcnow() -> dt.datetime:
@@ -117,6 +120,7 @@ class MemberReporter:
         self._informer: Informer | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._dirty = asyncio.Event()
+        self._wake = asyncio.Event()  # the property watch broke or mended: probe now
         self._since_version = 0
         self._started = False
         #: Probes sent, report writes the hub took, writes it did not take.
@@ -128,19 +132,9 @@ class MemberReporter:
         return f"{self.namespace}/{self.name}"
 
     @property
-    def written(self) -> Mapping[str, Any] | None:
-        """The status last written (or found on the hub at start)."""
-        return self._written
-
-    @property
     def pending(self) -> bool:
         """True while a change waits to be written (or to be found no change)."""
         return self._dirty.is_set()
-
-    @property
-    def started(self) -> bool:
-        """True once :meth:`start` returned."""
-        return self._started
 
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self) -> None:
@@ -173,6 +167,7 @@ class MemberReporter:
             transform=strip_managed_fields,
         )
         self._informer.add_handler(self._on_property)
+        self._informer.add_health_handler(self._wake.set)
         self._informer.start()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._properties_synced(), name="properties listed"))
@@ -205,13 +200,6 @@ class MemberReporter:
         if self._informer is not None:
             await self._informer.stop()
         self._started = False
-
-    async def __aenter__(self) -> MemberReporter:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     # -- the member --------------------------------------------------------------------
     def _update(self, **changes: Any) -> None:
@@ -301,8 +289,19 @@ class MemberReporter:
         self._update(**changes)
 
     async def _probe_loop(self) -> None:
+        # A member that is not healthy is probed again sooner (1 s, doubling up to the
+        # interval), as the cluster manager does: its recovery shows in seconds, not after
+        # a whole interval (30 s by default).
+        retry = _FIRST_REPROBE
         while True:
-            await asyncio.sleep(self.probe_interval)
+            interval = self.probe_interval
+            if self.view.health.status != "True":
+                interval, retry = min(interval, retry), min(retry * 2, interval)
+            else:
+                retry = _FIRST_REPROBE
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), interval)
+            self._wake.clear()
             try:
                 await self.probe()
             except Exception:  # an odd answer is logged; the next probe carries on

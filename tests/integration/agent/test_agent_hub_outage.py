@@ -88,7 +88,9 @@ async def test_an_unreachable_member_api_server_is_reported_as_the_manager_repor
                 member,
                 name=accepted.name,
                 namespace=accepted.namespace,
-                probe_interval=0.3,
+                # Longer than the test: the break and the recovery are noticed through the
+                # property watch and the quick re-probes, not the interval.
+                probe_interval=300.0,
                 probe_timeout=2.0,
             )
             async with running(reporter.run()):
