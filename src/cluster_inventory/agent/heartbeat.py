@@ -25,6 +25,8 @@ import random
 import time
 from collections.abc import Callable
 
+from prometheus_client import REGISTRY, CollectorRegistry
+
 from cluster_inventory import kube
 from cluster_inventory.api import format_micro_time
 from cluster_inventory.api.constants import AGENT_USER_PREFIX
@@ -114,6 +116,8 @@ class Heartbeat:
             :func:`cluster_inventory.kube.lease_loop`).
         rnd: Uniform random numbers in [0, 1) (injectable for tests).
         now: Wall clock for ``renewTime``.
+        registry: Where ``cluster_inventory_lease_renewal_lateness_seconds{lease="agent"}``
+            is observed (how late each renewal started: the schedule kept or not).
 
     Raises:
         ValueError: ``duration`` or ``jitter`` is out of range.
@@ -130,6 +134,7 @@ class Heartbeat:
         background: kube.BackgroundLoop | None = None,
         rnd: Callable[[], float] = random.random,
         now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        registry: CollectorRegistry = REGISTRY,
     ) -> None:
         renew_interval(duration, 0.5, jitter)  # checks both
         self.hub = hub
@@ -141,6 +146,7 @@ class Heartbeat:
         self.holder = AGENT_USER_PREFIX + name
         self._rnd = rnd
         self._now = now
+        self._lateness = kube.LeaseMetrics.for_registry(registry).lateness.labels("agent")
         #: Renewals the hub took; monotonic time of the last one.
         self.renewals = 0
         self.renewed_at: float | None = None
@@ -202,7 +208,9 @@ class Heartbeat:
         retry = _FIRST_RETRY
         failing = False
         while True:
+            due = time.monotonic() + delay
             await asyncio.sleep(delay)
+            self._lateness.observe(max(0.0, time.monotonic() - due))
             try:
                 await self.renew(client)
             except MemberNotAcceptedError:

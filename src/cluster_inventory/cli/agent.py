@@ -59,6 +59,8 @@ def agent_run(
     probe_interval: Annotated[
         float, typer.Option(help="Seconds between probes of the member's /readyz.")
     ] = 30.0,
+    metrics_bind_address: opt.MetricsAddress = "0",
+    health_probe_bind_address: opt.HealthAddress = "0",
     log_format: opt.LogFormat = "text",
 ) -> None:
     """Report this member to the hub until SIGTERM: its MemberReport and its heartbeat Lease.
@@ -70,6 +72,7 @@ def agent_run(
     from cluster_inventory.agent import ReportingAgent, ReportingConfig
     from cluster_inventory.cli._logging import configure_logging
     from cluster_inventory.controller import Manager
+    from cluster_inventory.kube.endpoints import parse_bind_address
 
     ca_pem = None
     try:
@@ -87,10 +90,12 @@ def agent_run(
             lease_duration=lease_duration,
             probe_interval=probe_interval,
         )
+        health = parse_bind_address(health_probe_bind_address)
+        metrics = parse_bind_address(metrics_bind_address)
         hub = kube.load_connection(hub_kubeconfig, context=hub_context)
         member = kube.load_connection(kubeconfig, context=context)
     except (UnreadableFileError, ValueError, kube.KubeError) as exc:
         fail(str(exc))
-    manager = Manager(hub)
+    manager = Manager(hub, health=health, metrics=metrics)
     manager.add(lambda client: ReportingAgent(client, member, config))
     run_until_signal(manager)

@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import yaml
 
 from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
+from cluster_inventory.testing import free_port
 from tests.agents import Accepted
 from tests.waiting import eventually
 
@@ -32,6 +34,7 @@ async def test_agent_run_reports_until_sigterm(accepted: Accepted, fleet, tmp_pa
     hub, member = _kubeconfigs(accepted, fleet, tmp_path)
     ca = tmp_path / "ca.pem"
     ca.write_bytes(accepted.member.ca_pem)
+    health, metrics = free_port(), free_port()
     proc = subprocess.Popen(  # noqa: ASYNC220 - a child process that outlives this call
         [
             str(CLI), "agent", "run",
@@ -43,6 +46,8 @@ async def test_agent_run_reports_until_sigterm(accepted: Accepted, fleet, tmp_pa
             "--ca-file", str(ca),
             "--lease-duration", "1",
             "--probe-interval", "0.5",
+            "--health-probe-bind-address", f"127.0.0.1:{health}",
+            "--metrics-bind-address", f"127.0.0.1:{metrics}",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -61,6 +66,12 @@ async def test_agent_run_reports_until_sigterm(accepted: Accepted, fleet, tmp_pa
 
         await eventually(reported, timeout=30, what="the CLI agent's report")
         await eventually(renewed, timeout=30, what="the CLI agent's heartbeat")
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://127.0.0.1:{health}/readyz") as resp:
+                assert resp.status == 200
+            async with http.get(f"http://127.0.0.1:{metrics}/metrics") as resp:
+                text = await resp.text()
+        assert 'cluster_inventory_lease_renewal_lateness_seconds_count{lease="agent"}' in text
     finally:
         proc.send_signal(signal.SIGTERM)
         _, stderr = await asyncio.to_thread(proc.communicate, timeout=30)
