@@ -76,7 +76,6 @@ def agent_run(
 
     ca_pem = None
     try:
-        configure_logging(log_format)
         if ca_file is not None:
             ca_pem = read_text(ca_file).encode()
             if b"-----BEGIN CERTIFICATE-----" not in ca_pem:
@@ -94,6 +93,7 @@ def agent_run(
         metrics = parse_bind_address(metrics_bind_address)
         hub = kube.load_connection(hub_kubeconfig, context=hub_context)
         member = kube.load_connection(kubeconfig, context=context)
+        configure_logging(log_format)  # last: a refused flag leaves the process's logging be
     except (UnreadableFileError, ValueError, kube.KubeError) as exc:
         fail(str(exc))
     manager = Manager(hub, health=health, metrics=metrics)
