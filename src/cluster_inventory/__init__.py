@@ -2,8 +2,8 @@
 
 Subpackages, bottom-up: ``api`` (models, constants, CRDs; no I/O), ``kube`` (the only
 user of kubernetes_asyncio), ``credentials`` (KEP-5339 consumer side), ``manager`` and
-``runtime``, then ``integrations`` and ``cli``. ``testing`` starts a local fleet of real
-control planes for tests, benchmarks and the demo.
+``runtime`` (and ``agent``, a pull-mode member's side), then ``integrations`` and ``cli``.
+``testing`` starts a local fleet of real control planes for tests, benchmarks and the demo.
 """
 
 from __future__ import annotations

@@ -1,13 +1,22 @@
-"""agent: ``cluster-inventory agent``, run on a member the hub cannot reach (``docs/agent.md``).
+"""The member agent: a pull-mode member reporting itself to the hub (``docs/agent.md``).
 
-The member's side of a pull-mode member: it joins the hub with a client certificate the
-hub approves (:mod:`.identity`, :mod:`.join`), then reports from inside. Above ``api``,
-``kube`` and ``credentials``; never imports the cluster manager or the runtime: the two ends
-of the join meet only on the hub's objects and in :mod:`cluster_inventory.api.agents`.
+A member the hub cannot reach runs ``cluster-inventory agent``, which works the other way
+round, as Open Cluster Management's klusterlet does: it joins the hub with a client
+certificate the hub approves, then reports from inside. This package holds the agent's side;
+it builds on :mod:`cluster_inventory.api`, :mod:`cluster_inventory.kube` and
+:mod:`cluster_inventory.credentials` only, never on the cluster manager or the runtime: the
+two ends of the join meet only on the hub's objects and in :mod:`cluster_inventory.api.agents`.
+
+- :mod:`.identity`, :mod:`.join`: the agent's key, its CSR, the certificate and its rotation;
+- :mod:`.report`: what the MemberReport's status says and whether it changed (pure);
+- :mod:`.reporter`: :class:`MemberReporter` watches the member and writes that status;
+- :mod:`.heartbeat`: :class:`Heartbeat` renews the member's Lease on the hub;
+- :mod:`.runner`: :class:`ReportingAgent`, both as one runnable for the process Manager.
 """
 
 from __future__ import annotations
 
+from cluster_inventory.agent.heartbeat import Heartbeat, MemberNotAcceptedError
 from cluster_inventory.agent.identity import (
     AgentIdentity,
     IdentityStore,
@@ -24,12 +33,19 @@ from cluster_inventory.agent.join import (
     keep_identity_fresh,
     request_certificate,
 )
+from cluster_inventory.agent.reporter import MemberReporter
+from cluster_inventory.agent.runner import ReportingAgent, ReportingConfig
 
 __all__ = [
     "DEFAULT_EXPIRATION_SECONDS",
     "AgentIdentity",
+    "Heartbeat",
     "IdentityStore",
     "JoinError",
+    "MemberNotAcceptedError",
+    "MemberReporter",
+    "ReportingAgent",
+    "ReportingConfig",
     "certificate_request_pem",
     "certificate_signing_request",
     "ensure_identity",

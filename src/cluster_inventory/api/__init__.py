@@ -39,6 +39,13 @@ if TYPE_CHECKING:
         ClusterPropertyList,
         ClusterPropertySpec,
     )
+    from cluster_inventory.api.member_report import (
+        APIServerHealth,
+        MemberReport,
+        MemberReportList,
+        MemberReportStatus,
+        ReportedProperty,
+    )
     from cluster_inventory.api.v1alpha1 import (
         AccessProvider,
         Cluster,
@@ -58,6 +65,7 @@ if TYPE_CHECKING:
     from cluster_inventory.api.views import format_time
 
 _WHERE = {
+    "APIServerHealth": "member_report",
     "AccessProvider": "v1alpha1",
     "Cluster": "v1alpha1",
     "ClusterDecision": "v1alpha1",
@@ -74,12 +82,16 @@ _WHERE = {
     "ConditionStatus": "_base",
     "KubeModel": "_base",
     "ListMeta": "_base",
+    "MemberReport": "member_report",
+    "MemberReportList": "member_report",
+    "MemberReportStatus": "member_report",
     "NamedExtension": "v1alpha1",
     "ObjectMeta": "_base",
     "OwnerReference": "_base",
     "PlacementDecision": "v1alpha1",
     "PlacementDecisionList": "v1alpha1",
     "Property": "v1alpha1",
+    "ReportedProperty": "member_report",
     "Time": "_base",
     "Version": "v1alpha1",
     "StorableError": "_storable",
@@ -92,6 +104,7 @@ _WHERE = {
 _MODULES = ("v1alpha1", "v1alpha2")
 
 __all__ = [
+    "APIServerHealth",
     "AccessProvider",
     "Cluster",
     "ClusterDecision",
@@ -108,12 +121,16 @@ __all__ = [
     "ConditionStatus",
     "KubeModel",
     "ListMeta",
+    "MemberReport",
+    "MemberReportList",
+    "MemberReportStatus",
     "NamedExtension",
     "ObjectMeta",
     "OwnerReference",
     "PlacementDecision",
     "PlacementDecisionList",
     "Property",
+    "ReportedProperty",
     "Time",
     "Version",
     "StorableError",

@@ -27,6 +27,7 @@ from cluster_inventory.cli._hub import (
     profile_reference,
 )
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
+from cluster_inventory.cli.agent import agent_app
 from cluster_inventory.cli.apply import apply_cmd
 from cluster_inventory.cli.dashboard import dashboard_cmd
 from cluster_inventory.cli.fleet import demo, fleet_app, testing_app
@@ -45,6 +46,7 @@ app = typer.Typer(
 )
 crds_app = typer.Typer(help="The Cluster Inventory CRDs.", no_args_is_help=True)
 app.add_typer(manager_app, name="manager")
+app.add_typer(agent_app, name="agent")
 app.add_typer(fleet_app, name="fleet")
 app.add_typer(crds_app, name="crds")
 app.add_typer(testing_app, name="testing")

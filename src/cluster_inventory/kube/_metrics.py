@@ -136,7 +136,7 @@ _LATENESS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10
 
 @dataclass(frozen=True)
 class LeaseMetrics(PerRegistry):
-    """How late this process renews its Leases (``lease``: ``shard`` or ``leader``).
+    """How late this process renews its Leases (``lease``: ``shard``, ``leader`` or ``agent``).
 
     ``cluster_inventory_lease_renewal_lateness_seconds``: seconds between when a renewal was
     due and when its request started. Renewals run on their own loop

@@ -6,20 +6,18 @@ Follows KEP-4322 *Status* (``docs/manager.md``): ``version.kubernetes`` from ``/
 member's ClusterProperty objects with name and value kept exactly. A transient failure never
 erases the last good version or properties: only conditions change. ``lastTransitionTime``
 moves only when a condition's status does, so an unchanged observation yields an identical
-status and no write.
+status and no write. How a ``/readyz`` answer or a failed probe reads is
+:mod:`cluster_inventory.kube.probes`' (shared with the member agent), re-exported here.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cluster_inventory import kube
 from cluster_inventory.api import format_time
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
@@ -31,6 +29,12 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.api.objects import fingerprint
 from cluster_inventory.kube import ClusterConnection
+from cluster_inventory.kube.probes import (
+    ConditionState,
+    probe_failure,
+    readyz_condition,
+    readyz_failure,
+)
 
 __all__ = [
     "ACCESS_PROVIDERS_DIGEST",
@@ -46,17 +50,6 @@ __all__ = [
     "status_matches",
     "trim_status",
 ]
-
-_FAILED_CHECK = re.compile(r"^\[-\](\S+?)\s+failed(?::\s*(.*))?$")
-
-
-@dataclass(frozen=True)
-class ConditionState:
-    """Status, reason and message of one condition."""
-
-    status: str
-    reason: str
-    message: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,72 +83,6 @@ class Observation:
     properties: tuple[ObservedProperty, ...] | None = None
     properties_error: str | None = None
     member_id: str | None = None
-
-
-def readyz_failure(body: str) -> tuple[str, str]:
-    """The failing checks of a verbose ``/readyz`` answer, as (reason, message).
-
-    ``ReadyzCheckFailed`` names the ``[-]`` checks (``[-]shutdown failed`` while the API server
-    drains). A body without check lines, such as the ``Status`` a draining server sends with a
-    503, gives ``ReadyzFailed`` with that Status's message, or else the body's last line
-    (at most 200 characters).
-    """
-    failed = []
-    for line in body.splitlines():
-        match = _FAILED_CHECK.match(line.strip())
-        if match:
-            failed.append(match.group(1))
-    if failed:
-        return "ReadyzCheckFailed", "readyz checks failed: " + ", ".join(failed)
-    detail = _status_message(body) or (body.strip().splitlines() or ["no detail"])[-1]
-    return "ReadyzFailed", "readyz failed: " + detail[:200]
-
-
-def _status_message(body: str) -> str | None:
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return None
-    if isinstance(parsed, dict) and parsed.get("kind") == "Status":
-        message = parsed.get("message")
-        return str(message) if message else None
-    return None
-
-
-def readyz_condition(status: int, body: str) -> ConditionState:
-    """``ControlPlaneHealthy`` from the HTTP status and body of ``GET /readyz?verbose``.
-
-    200 is ``True``/``APIServerReady``; 401 and 403 are ``False``/``Unauthorized``; anything
-    else is ``False`` with :func:`readyz_failure`'s reason and message.
-    """
-    if status == 200:
-        return ConditionState("True", "APIServerReady", "readyz: all checks passed")
-    if status in (401, 403):
-        return ConditionState("False", "Unauthorized", f"readyz answered {status}")
-    return ConditionState("False", *readyz_failure(body))
-
-
-def probe_failure(exc: kube.KubeError) -> ConditionState:
-    """The ``False`` condition for a probe request that raised ``exc``.
-
-    Reasons: ``CertificateInvalid`` (TLS), ``Unauthorized`` (401; the message never repeats
-    the credential), ``Forbidden`` (403), ``APIServerUnreachable`` (no HTTP answer: refused,
-    reset, timed out), ``APIServerUnavailable`` (429 or 5xx, e.g. ``apiserver is shutting
-    down`` during a graceful stop) and ``ProbeFailed`` for anything else.
-    """
-    if isinstance(exc, kube.CertificateError):
-        return ConditionState("False", "CertificateInvalid", str(exc))
-    if isinstance(exc, kube.UnauthorizedError):
-        return ConditionState(
-            "False", "Unauthorized", "the registration credential is refused (401)"
-        )
-    if isinstance(exc, kube.ForbiddenError):
-        return ConditionState("False", "Forbidden", str(exc))
-    if isinstance(exc, kube.ServerUnavailableError):
-        if exc.status == 0:
-            return ConditionState("False", "APIServerUnreachable", str(exc))
-        return ConditionState("False", "APIServerUnavailable", str(exc))
-    return ConditionState("False", "ProbeFailed", str(exc))
 
 
 def access_provider(

@@ -1,0 +1,98 @@
+"""The hub side of an accepted agent member, as ``manager accept`` leaves it (test code only).
+
+``accept`` creates, in a hub namespace, the MemberReport and the Lease of a member and the
+Role and RoleBinding that let the agent's identity (``cluster-inventory:agent:NAME``, group
+``cluster-inventory:agents``) get, update and patch those two objects and nothing else
+(``docs/agent.md``). ``running`` runs a reporter or heartbeat for the length of a block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from cluster_inventory import kube
+from cluster_inventory.api.constants import AGENT_USER_PREFIX, PROJECT_DOMAIN
+from cluster_inventory.testing import ControlPlane
+
+ACCEPT = "accept-in-test"
+
+
+@dataclass
+class Accepted:
+    """The accepted member: its name, the hub namespace, the member and the agent's clients."""
+
+    name: str
+    namespace: str
+    member: ControlPlane
+    hub: kube.ApiClient  # the agent's identity: its two objects only
+    admin: kube.ApiClient  # the hub's admin, to read what the agent wrote
+
+    async def report(self) -> dict[str, Any]:
+        return await kube.get(self.admin, kube.MEMBER_REPORTS, self.name, self.namespace)
+
+    async def lease(self) -> dict[str, Any]:
+        return await kube.get(self.admin, kube.LEASES, self.name, self.namespace)
+
+
+def _role(name: str, namespace: str) -> dict[str, Any]:
+    verbs = ["get", "update", "patch"]
+    return {
+        "metadata": {"name": f"cluster-inventory-agent-{name}", "namespace": namespace},
+        "rules": [
+            {
+                "apiGroups": ["coordination.k8s.io"],
+                "resources": ["leases"],
+                "resourceNames": [name],
+                "verbs": verbs,
+            },
+            {
+                "apiGroups": [PROJECT_DOMAIN],
+                "resources": ["memberreports", "memberreports/status"],
+                "resourceNames": [name],
+                "verbs": verbs,
+            },
+        ],
+    }
+
+
+def _binding(name: str, namespace: str) -> dict[str, Any]:
+    role = f"cluster-inventory-agent-{name}"
+    return {
+        "metadata": {"name": role, "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+        "subjects": [
+            {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "User",
+                "name": AGENT_USER_PREFIX + name,
+            }
+        ],
+    }
+
+
+async def accept(admin: kube.ApiClient, name: str, namespace: str) -> None:
+    """What ``manager accept NAME`` leaves on the hub (plain applies, as the test's admin)."""
+    meta = {"name": name, "namespace": namespace}
+    await kube.apply(
+        admin, kube.MEMBER_REPORTS, {"metadata": meta, "spec": {}}, field_manager=ACCEPT
+    )
+    lease = {"holderIdentity": AGENT_USER_PREFIX + name, "leaseDurationSeconds": 60}
+    await kube.apply(admin, kube.LEASES, {"metadata": meta, "spec": lease}, field_manager=ACCEPT)
+    await kube.apply(admin, kube.ROLES, _role(name, namespace), field_manager=ACCEPT)
+    await kube.apply(admin, kube.ROLE_BINDINGS, _binding(name, namespace), field_manager=ACCEPT)
+
+
+@contextlib.asynccontextmanager
+async def running(coro: Any) -> AsyncIterator[asyncio.Task[Any]]:
+    """Run ``coro`` as a task for the block; cancelled after it (its failure is raised)."""
+    task = asyncio.get_running_loop().create_task(coro)
+    try:
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task  # raises what the task raised, if it failed

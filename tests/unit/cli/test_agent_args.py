@@ -1,0 +1,44 @@
+"""``agent run`` refuses bad flags with one line naming the flag, before reaching any server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cluster_inventory.cli import app
+
+runner = CliRunner()
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: not-a-real-token}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+"""
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--name", "Member_1"], "agent name: 'Member_1' is not a DNS-1123 label"),
+        (["--name", "m1", "--server", "http://plain:80"], "agent server"),
+        (["--name", "m1", "--lease-duration", "0"], "agent lease_duration: 0 s is not positive"),
+        (["--name", "m1", "--probe-interval", "-1"], "agent probe_interval"),
+        (["--name", "m1", "--ca-file", "{tmp}/missing.pem"], "missing.pem"),
+        (["--name", "m1", "--ca-file", "{tmp}/kubeconfig"], "holds no PEM certificate"),
+        (["--name", "m1", "--log-format", "xml"], "log format 'xml'"),
+        (["--name", "m1", "--metrics-bind-address", "nope"], "bind address 'nope'"),
+    ],
+)
+def test_bad_agent_flags_fail_with_one_line(tmp_path: Path, flags: list[str], said: str) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    args = ["agent", "run", "--hub-kubeconfig", str(kubeconfig), "--kubeconfig", str(kubeconfig)]
+    result = runner.invoke(app, [*args, *(f.format(tmp=tmp_path) for f in flags)])
+    assert result.exit_code == 1, result.output
+    assert said in result.output
+    assert "Traceback" not in result.output
+    assert "not-a-real-token" not in result.output
