@@ -37,6 +37,7 @@ from cluster_inventory.controller import Controller, Result, ShardMembership, gc
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.agent_approver import AgentApprover
+from cluster_inventory.manager.agent_members import AgentReports, agent_member_controller
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.fence import ProfileFence
 from cluster_inventory.manager.placement import (
@@ -142,6 +143,8 @@ class ClusterManagerRunnable:
             metadata_only=True,
             transform=strip_managed_fields,
         )
+        #: Agent members' reports and heartbeats (docs/agent.md), read by their pool members.
+        self.agents = AgentReports(hub, config)
         #: One connection per member, shared by every controller of this manager.
         self.members = MemberPool(
             config,
@@ -149,6 +152,7 @@ class ClusterManagerRunnable:
             on_started=self._on_started,
             now=now,
             registry=registry,
+            agents=self.agents,
         )
         #: (member id, observed) of each member connection as placement last heard of it.
         self._member_seen: dict[kube.ClusterConnection, tuple[str | None, bool]] = {}
@@ -180,6 +184,9 @@ class ClusterManagerRunnable:
         self.token_secret_writers: Controller[ProfileKey] = self._controller(
             f"{_CONTROLLER}-tokens", self.tokens.reconcile, max(1, config.workers // 4)
         ).watch(self.token_secrets, self._token_keys)
+        self.agent_members: Controller[str] = agent_member_controller(
+            self.agents, self.members.get, self._controller
+        )
         self.queue = self.statuses.queue
         self.token_queue = self.token_secret_writers.queue
         #: Approves accepted agent members' CSRs (docs/agent.md); None when turned off.
@@ -214,7 +221,7 @@ class ClusterManagerRunnable:
             await controller.prepare()
 
     def _controllers(self) -> tuple[Controller[Any], ...]:
-        own = (self.placing, self.statuses, self.token_secret_writers)
+        own = (self.placing, self.statuses, self.token_secret_writers, self.agent_members)
         return own if self.agent_approver is None else (*own, self.agent_approver.controller)
 
     async def run(self) -> None:

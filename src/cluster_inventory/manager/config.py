@@ -74,6 +74,9 @@ class ManagerConfig:
             certificate (the bootstrap identity's groups).
         agent_bootstrap_users: Users who may, likewise (e.g. a bootstrap ServiceAccount's
             ``system:serviceaccount:NS:NAME``).
+        agent_heartbeat_multiple: An agent member's ``ControlPlaneHealthy`` turns Unknown
+            once its heartbeat Lease goes this many lease durations without a renewal
+            (OCM's hub: 5).
 
     Raises:
         ValueError: A setting is out of range; the message names it.
@@ -98,6 +101,7 @@ class ManagerConfig:
     agent_approval: bool = True
     agent_bootstrap_groups: tuple[str, ...] = (AGENT_BOOTSTRAP_GROUP,)
     agent_bootstrap_users: tuple[str, ...] = ()
+    agent_heartbeat_multiple: float = 5.0
 
     def __post_init__(self) -> None:
         if not self.name or len(self.name) > 63 or not _LABEL_VALUE.match(self.name):
@@ -110,6 +114,8 @@ class ManagerConfig:
             raise ValueError("probe_interval and probe_timeout must be positive")
         if self.inventory_namespaces_only and not self.inventory_namespaces:
             raise ValueError("inventory_namespaces_only needs at least one inventory namespace")
+        if self.agent_heartbeat_multiple < 1:
+            raise ValueError("agent_heartbeat_multiple must be at least 1")
         if self.workers < 1:
             raise ValueError("workers must be at least 1")
         if not self.sources:

@@ -330,5 +330,5 @@ class PlacementController:
         conn = connection_key(was[0].connection)
         member = m.members.get(conn)
         still_used = any(k.namespace == key.namespace for k in m.by_member.get(conn, ()))
-        if member is not None and not still_used:
+        if member is not None and member.accounts is not None and not still_used:
             await member.accounts.forget_inventory(key.namespace)

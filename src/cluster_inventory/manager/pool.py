@@ -32,11 +32,15 @@ from cluster_inventory.controller.overload import (
     OverloadMetrics,
 )
 from cluster_inventory.manager.accounts import remove_grants
+from cluster_inventory.manager.agent_members import AgentMember, AgentReports, agent_of
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.member import MemberConnection
 from cluster_inventory.manager.status import Observation
 
-__all__ = ["MemberPool"]
+__all__ = ["Member", "MemberPool"]
+
+#: A member of the pool: dialled and probed, or observed through its agent's report.
+Member = MemberConnection | AgentMember
 
 _log = logging.getLogger("cluster_inventory.manager")
 #: Lag during a member's start, as a share of the probe timeout, that halves the start pace.
@@ -62,6 +66,9 @@ class MemberPool:
         now: Wall clock (token rotation).
         registry: Where the manager's and the pool's metrics are registered.
         lag: This process's event-loop lag (one is made and started with the pool if None).
+        agents: The hub's agent reports, for members keyed by
+            :func:`~cluster_inventory.manager.agent_members.agent_connection` (None: every
+            member is dialled).
     """
 
     def __init__(
@@ -73,8 +80,10 @@ class MemberPool:
         now: Callable[[], dt.datetime] = _utcnow,
         registry: CollectorRegistry = REGISTRY,
         lag: LoopLag | None = None,
+        agents: AgentReports | None = None,
     ) -> None:
         self.config = config
+        self.agents = agents
         self.now = now
         self.registry = registry
         self._on_change = on_change
@@ -89,7 +98,7 @@ class MemberPool:
         #: Probes in flight at once, over every member: halved when one is deferred (we were
         #: behind), so a busy replica sends fewer probes instead of more re-probes.
         self.probes = AdaptiveLimit(initial=64, minimum=8, maximum=1024)
-        self._members: dict[kube.ClusterConnection, MemberConnection] = {}
+        self._members: dict[kube.ClusterConnection, Member] = {}
         self._starting: dict[kube.ClusterConnection, asyncio.Task[None]] = {}
         #: Members that left the manager, whose grants are being removed (retried until the
         #: member answers; cancelled if the member comes back).
@@ -105,11 +114,11 @@ class MemberPool:
     def __len__(self) -> int:
         return len(self._members)
 
-    def get(self, conn: kube.ClusterConnection) -> MemberConnection | None:
+    def get(self, conn: kube.ClusterConnection) -> Member | None:
         """The member connection for ``conn`` (a connection key), or None."""
         return self._members.get(conn)
 
-    def values(self) -> list[MemberConnection]:
+    def values(self) -> list[Member]:
         """Every member connection."""
         return list(self._members.values())
 
@@ -155,16 +164,7 @@ class MemberPool:
             retiring = self._retiring.pop(conn, None)
             if retiring is not None:
                 retiring.cancel()  # it is back before its grants were removed: keep them
-            member = MemberConnection(
-                conn,
-                config=self.config,
-                on_change=functools.partial(self._on_change, conn),
-                now=self.now,
-                lag=self.lag,
-                probes=self.probes,
-                registry=self.registry,
-                seed=seeds.get(conn),
-            )
+            member = self._new_member(conn, seeds.get(conn))
             self._members[conn] = member
             if conn in not_ready:
                 member.fail(*not_ready[conn])
@@ -173,7 +173,29 @@ class MemberPool:
                 self._start_one(conn, member), name=f"start {member.label}"
             )
 
-    async def _start_one(self, conn: kube.ClusterConnection, member: MemberConnection) -> None:
+    def _new_member(self, conn: kube.ClusterConnection, seed: Observation | None) -> Member:
+        on_change = functools.partial(self._on_change, conn)
+        if agent_of(conn) is not None and self.agents is not None:
+            return AgentMember(
+                conn,
+                config=self.config,
+                on_change=on_change,
+                reports=self.agents,
+                now=self.now,
+                registry=self.registry,
+            )
+        return MemberConnection(
+            conn,
+            config=self.config,
+            on_change=on_change,
+            now=self.now,
+            lag=self.lag,
+            probes=self.probes,
+            registry=self.registry,
+            seed=seed,
+        )
+
+    async def _start_one(self, conn: kube.ClusterConnection, member: Member) -> None:
         async with self.limit.slot():
             began = time.monotonic()
             await self._start_member(member)
@@ -189,7 +211,7 @@ class MemberPool:
         self._on_started(conn)
 
     @staticmethod
-    async def _start_member(member: MemberConnection) -> None:
+    async def _start_member(member: Member) -> None:
         """Start ``member``: its first probe answered and its properties listed (or given up).
 
         The ClusterProperty list is waited for at most ``probe_timeout`` seconds. A member
@@ -209,9 +231,7 @@ class MemberPool:
         if member.seeded and not listed:
             await member.probe_safely()  # the last holder's verdict is in doubt: ask now
 
-    async def remove(
-        self, conn: kube.ClusterConnection, *, left: bool = False
-    ) -> MemberConnection | None:
+    async def remove(self, conn: kube.ClusterConnection, *, left: bool = False) -> Member | None:
         """Stop and forget the connection ``conn`` (starting or started); returns it.
 
         Args:
@@ -225,7 +245,7 @@ class MemberPool:
         member = self._members.pop(conn, None)
         if member is not None:
             await member.stop()
-            if left:
+            if left and isinstance(member, MemberConnection):  # an agent's: nothing of ours
                 self._retiring[conn] = asyncio.get_running_loop().create_task(
                     self._remove_grants(conn, member.connection), name=f"retire {member.label}"
                 )

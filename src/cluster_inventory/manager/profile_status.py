@@ -22,7 +22,8 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
     V1ALPHA1,
 )
-from cluster_inventory.manager.member import MemberConnection, connection_key
+from cluster_inventory.manager.agent_members import AgentMember
+from cluster_inventory.manager.member import connection_key
 from cluster_inventory.manager.placement import Inventory, ProfileKey, fallback_member_id
 from cluster_inventory.manager.registration import Registration
 from cluster_inventory.manager.status import (
@@ -34,6 +35,7 @@ from cluster_inventory.manager.status import (
 
 if TYPE_CHECKING:
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
+    from cluster_inventory.manager.pool import Member
 
 __all__ = ["StatusController"]
 
@@ -59,7 +61,7 @@ class StatusController:
 
     def target(
         self, key: ProfileKey
-    ) -> tuple[Registration, Inventory, dict[str, Any] | None, MemberConnection | None] | None:
+    ) -> tuple[Registration, Inventory, dict[str, Any] | None, Member | None] | None:
         """What a reconcile of ``key`` works on, or None when the profile is not ours to keep.
 
         Its registration and inventory, the stored profile and the member connection (either
@@ -153,7 +155,9 @@ class StatusController:
                 )
                 if m.fence is not None:
                     version = m.fence.wrote(key, current, written)
-            return await self._apply_status(key, reg, current, obs, version)
+            # An agent member is reached where its agent says (docs/agent.md), not by its key.
+            reach = member.advertised if isinstance(member, AgentMember) else reg.connection
+            return await self._apply_status(key, reg, current, obs, version, reach)
         except kube.ConflictError:
             if version is None:
                 raise
@@ -169,12 +173,13 @@ class StatusController:
         current: dict[str, Any],
         obs: Observation,
         version: str | None,
+        reach: kube.ClusterConnection | None,
     ) -> float | None:
         m = self.manager
         provider = (
             None
-            if reg.not_ready
-            else access_provider(m.config.access_provider, reg.connection, key.name)
+            if reg.not_ready or reach is None
+            else access_provider(m.config.access_provider, reach, key.name)
         )
         status = build_status(
             obs,

@@ -7,7 +7,8 @@ sets it joins. Parsing is pure (:func:`parse_registration_secret`); a bad Secret
 :class:`RegistrationError` naming the Secret and field, and never stops the others. Other
 sources (Cluster API, a static file) implement :class:`RegistrationSource`. A Secret in agent
 mode (:func:`is_agent_registration`, ``docs/agent.md``) accepts a pull-mode member, which the
-hub never reaches: it is no probed member, and no error either. The Secrets are written by
+hub never reaches: it has no kubeconfig, and its connection is a key the member pool observes
+through the member's agent (:mod:`.agent_members`). The Secrets are written by
 :mod:`.registration_secrets`.
 """
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,6 +35,7 @@ from cluster_inventory.api.constants import (
     REGISTRATION_MODE_AGENT,
 )
 from cluster_inventory.kube.events import object_reference
+from cluster_inventory.manager.agent_members import agent_connection
 
 __all__ = [
     "Registration",
@@ -49,7 +50,6 @@ __all__ = [
 ]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_log = logging.getLogger("cluster_inventory.manager")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,7 +144,8 @@ def parse_registration_secret(secret: Mapping[str, Any]) -> Registration:
         The registration.
 
     Raises:
-        RegistrationError: The name is not a DNS-1123 label, ``data.kubeconfig`` is missing,
+        RegistrationError: The name is not a DNS-1123 label, ``data.kubeconfig`` is missing
+            (but for an agent-mode Secret, which has none),
             not base64, not a kubeconfig, lacks a server, names a file, holds TLS material
             that does not load, or no cluster set is named.
     """
@@ -169,6 +170,16 @@ def _parse_registration_secret(
         source,
         f"metadata.annotations[{ANNOTATION_CLUSTERSETS}]",
     )
+    if is_agent_registration(secret):
+        # Never dialled: the pool observes it from its agent's report (agent_members).
+        return Registration(
+            name=name,
+            clustersets=sets,
+            connection=agent_connection(str(meta.get("namespace")), name),
+            display_name=annotations.get(ANNOTATION_DISPLAY_NAME) or name,
+            source=source,
+            regarding=object_reference(secret),
+        )
     raw = _string_map(secret, "data", source, "data").get(REGISTRATION_KUBECONFIG_KEY)
     field = f"data.{REGISTRATION_KUBECONFIG_KEY}"
     if not raw:
@@ -291,8 +302,8 @@ class SecretRegistrationSource:
             name="registration Secrets",
             transform=self._parse,
         )
-        #: uid -> (resourceVersion, parsed); None for an agent-mode Secret (not probed).
-        self._cache: dict[str, tuple[str, Registration | RegistrationError | None]] = {}
+        #: uid -> (resourceVersion, parsed).
+        self._cache: dict[str, tuple[str, Registration | RegistrationError]] = {}
         self._last_good: dict[str, Registration] = {}
 
     def _parse(self, secret: dict[str, Any]) -> dict[str, Any]:
@@ -302,20 +313,11 @@ class SecretRegistrationSource:
         uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
         cached = self._cache.get(uid)
         if cached is None or cached[0] != rv:
-            parsed: Registration | RegistrationError | None = None
-            if is_agent_registration(secret):
-                # Once per version, and no Event: an accepted agent member is not an error.
-                _log.debug(
-                    "Secret %s/%s: agent-mode registration; the member reports itself, the "
-                    "manager does not probe it",
-                    meta.get("namespace"),
-                    meta.get("name"),
-                )
-            else:
-                try:
-                    parsed = parse_registration_secret(secret)
-                except RegistrationError as exc:
-                    parsed = exc
+            parsed: Registration | RegistrationError
+            try:
+                parsed = parse_registration_secret(secret)
+            except RegistrationError as exc:
+                parsed = exc
             self._cache[uid] = (rv, parsed)
         slim = {key: value for key, value in secret.items() if key != "data"}
         slim["metadata"] = {key: value for key, value in meta.items() if key != "managedFields"}
@@ -358,7 +360,7 @@ class SecretRegistrationSource:
 
         A Secret that turns invalid keeps its last valid registration in the snapshot (and is
         also reported as invalid), so a bad edit never removes the member's profiles. An
-        agent-mode Secret is in neither list.
+        agent-mode Secret is a registration keyed by :func:`.agent_members.agent_connection`.
         """
         good: dict[str, Registration] = {}
         bad: list[tuple[dict[str, Any], RegistrationError]] = []
@@ -371,9 +373,7 @@ class SecretRegistrationSource:
             if cached is None or cached[0] != rv:  # not seen by _parse: never, but be whole
                 self._parse(secret)
                 cached = self._cache[uid]
-            if cached[1] is None:
-                self._last_good.pop(uid, None)  # turned agent: no longer probed
-            elif isinstance(cached[1], RegistrationError):
+            if isinstance(cached[1], RegistrationError):
                 bad.append((secret, cached[1]))
                 # A broken edit must not delete what the last good version created.
                 last = self._last_good.get(uid)

@@ -229,6 +229,8 @@ class TokenController:
         _, inv, current, member = target
         if current is None or member is None or member.observation.joined.status != "True":
             return None
+        if member.accounts is None:  # an agent member keeps its consumers' credential itself
+            return None
         if member.accounts.issued_at(inv.namespace, inv.member_role) is None:
             # Taken over, or we restarted: the token the Secret holds stands until its
             # rotation is due, if it was minted for this member and role.

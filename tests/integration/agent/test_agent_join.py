@@ -38,6 +38,7 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig
+from cluster_inventory.manager.agent_members import agent_of
 from cluster_inventory.manager.agents import accept, reject
 from cluster_inventory.testing import ControlPlane
 
@@ -335,7 +336,7 @@ async def test_the_identity_is_stored_reused_and_usable_as_a_kubeconfig(
     await reject(admin, NS, "zeta")
 
 
-async def test_an_agent_registration_is_no_probed_member_and_no_error(
+async def test_an_agent_registration_is_an_agent_member_and_no_error(
     manager: ClusterManagerRunnable, admin: kube.ApiClient
 ) -> None:
     await accept(admin, NS, "eta", ["prod"])
@@ -343,7 +344,8 @@ async def test_an_agent_registration_is_no_probed_member_and_no_error(
     informer = source.informer
     await _until(informer, lambda s: s["metadata"]["name"] == "eta")  # the manager's own
     good, bad = source.snapshot()
-    assert "eta" not in good
+    # A member the pool observes through its agent's report, never dials.
+    assert agent_of(good["eta"].connection) == (NS, "eta")
     assert not [obj for obj, _ in bad if obj["metadata"]["name"] == "eta"]
     events = await kube.list_objects(admin, kube.EVENTS, NS, field_selector="regarding.name=eta")
     assert not [e for e in events["items"] if e.get("reason") == "InvalidRegistration"]

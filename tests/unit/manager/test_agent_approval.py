@@ -21,6 +21,7 @@ from cluster_inventory.manager.agent_approver import (
     approval_problem,
     is_pending,
 )
+from cluster_inventory.manager.agent_members import agent_connection, agent_of
 from cluster_inventory.manager.registration import (
     RegistrationError,
     SecretRegistrationSource,
@@ -173,10 +174,14 @@ def test_the_agent_registration_secret_has_the_mode_and_no_kubeconfig() -> None:
         agent_registration_secret("m1", "ns", [])
 
 
-def test_the_secret_source_leaves_agent_registrations_out_without_an_error() -> None:
+def test_the_secret_source_gives_an_agent_registration_its_pool_key_and_no_error() -> None:
     source = SecretRegistrationSource(object(), "ns")  # type: ignore[arg-type]
-    secret = agent_registration_secret("m1", "ns", ["prod"])
+    secret = agent_registration_secret("m1", "ns", ["prod"], display_name="Edge 1")
     secret["metadata"].update(uid="u1", resourceVersion="1")
     source.informer._apply("ADDED", secret)
     good, bad = source.snapshot()
-    assert good == {} and bad == []
+    assert bad == []
+    reg = good["m1"]
+    assert reg.connection == agent_connection("ns", "m1")
+    assert agent_of(reg.connection) == ("ns", "m1")
+    assert (reg.clustersets, reg.display_name) == (("prod",), "Edge 1")

@@ -1,0 +1,137 @@
+"""An agent member on the hub: its agent's report becomes ClusterProfiles (docs/agent.md).
+
+The cluster manager is never given a route to the member: the accepted registration has no
+kubeconfig, and the only client of the member in this test is the agent's own. The manager
+reads the MemberReport and the heartbeat Lease the agent writes with its hub identity, which
+may write nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from cluster_inventory import kube
+from cluster_inventory.agent import ReportingAgent, ReportingConfig
+from cluster_inventory.api.constants import (
+    AGENT_GROUP,
+    AGENT_USER_PREFIX,
+    CONDITION_CONTROL_PLANE_HEALTHY,
+    CONDITION_JOINED,
+    LABEL_INVENTORY_MEMBER_ID,
+)
+from cluster_inventory.manager.agents import accept
+from cluster_inventory.testing import ControlPlane, Fleet
+from tests.agents import running
+from tests.manager_harness import Harness, running_manager
+from tests.waiting import eventually
+
+ADVERTISED = "https://edge-1.example.test:6443"
+
+
+def _condition(profile: dict[str, Any], ctype: str) -> tuple[str, str]:
+    for cond in (profile.get("status") or {}).get("conditions") or ():
+        if cond["type"] == ctype:
+            return cond["status"], cond["reason"]
+    return "", ""
+
+
+def _properties(profile: dict[str, Any]) -> dict[str, str]:
+    return {p["name"]: p["value"] for p in (profile.get("status") or {}).get("properties") or ()}
+
+
+@contextlib.asynccontextmanager
+async def _agent(h: Harness, name: str, member: ControlPlane) -> AsyncIterator[ReportingAgent]:
+    """The member's agent, renewing a 1 s heartbeat, for the length of the block."""
+    async with await h.hub.client(AGENT_USER_PREFIX + name, [AGENT_GROUP]) as hub:
+        config = ReportingConfig(
+            name=name,
+            namespace=h.namespace,
+            server=ADVERTISED,
+            lease_duration=1.0,
+            probe_interval=0.5,
+        )
+        agent = ReportingAgent(hub, member.connection(), config)
+        try:
+            async with running(agent.run()):
+                yield agent
+        finally:
+            await agent.stop()
+
+
+async def test_an_agent_member_is_profiled_from_its_report_and_its_heartbeat(
+    fleet: Fleet, test_namespace: str
+) -> None:
+    name, member = next(iter(fleet.members.items()))
+    prop = f"agent-{uuid.uuid4().hex[:8]}.test.example"
+    async with (
+        running_manager(fleet, test_namespace, agent_heartbeat_multiple=2.0) as h,
+        await member.client() as on_member,
+    ):
+        inventory = await h.inventory("edge", "edge")
+        await accept(h.hub_client, test_namespace, name, ["edge"])
+
+        async def profile() -> dict[str, Any]:
+            return await h.profile(inventory, name)
+
+        # Accepted, not reported yet: a profile that says so, and no access provider.
+        waiting = await eventually(profile, what="the accepted member's profile")
+        assert _condition(waiting, CONDITION_CONTROL_PLANE_HEALTHY)[1] == "AgentNotReported"
+        assert not (waiting.get("status") or {}).get("accessProviders")
+
+        uid = (await kube.get(on_member, kube.NAMESPACES, "kube-system"))["metadata"]["uid"]
+        body = {"metadata": {"name": prop}, "spec": {"value": "one"}}
+        await kube.apply(on_member, kube.CLUSTER_PROPERTIES, body, field_manager="t")
+        try:
+            async with _agent(h, name, member):
+
+                async def reported() -> dict[str, Any] | None:
+                    p = await profile()
+                    healthy = _condition(p, CONDITION_CONTROL_PLANE_HEALTHY)[0] == "True"
+                    return p if healthy and _properties(p).get(prop) == "one" else None
+
+                p = await eventually(reported, what="the agent's report on the profile")
+                assert p["metadata"]["labels"][LABEL_INVENTORY_MEMBER_ID] == uid
+                assert _condition(p, CONDITION_JOINED) == ("True", "AgentReporting")
+                assert (p["status"].get("version") or {}).get("kubernetes", "").startswith("v1.")
+                [provider] = p["status"]["accessProviders"]
+                assert provider["cluster"]["server"] == ADVERTISED
+
+                body["spec"] = {"value": "two"}
+                await kube.apply(on_member, kube.CLUSTER_PROPERTIES, body, field_manager="t")
+
+                async def changed() -> bool:
+                    return _properties(await profile()).get(prop) == "two"
+
+                await eventually(changed, what="the property change on the profile")
+
+            # The agent stopped: after 2 x its 1 s lease the member is Unknown, and keeps
+            # what it last reported.
+            async def stale() -> dict[str, Any] | None:
+                p = await profile()
+                return p if _condition(p, CONDITION_CONTROL_PLANE_HEALTHY)[0] == "Unknown" else None
+
+            p = await eventually(stale, timeout=15, what="the stale heartbeat on the profile")
+            assert _condition(p, CONDITION_CONTROL_PLANE_HEALTHY)[1] == "AgentHeartbeatStale"
+            assert _properties(p).get(prop) == "two"
+            assert p["metadata"]["labels"][LABEL_INVENTORY_MEMBER_ID] == uid
+
+            async with _agent(h, name, member):
+                await eventually(_healthy(profile), what="healthy again on a new heartbeat")
+        finally:
+            await kube.delete(on_member, kube.CLUSTER_PROPERTIES, prop)
+        # The manager never dialled the member: its only token Secret would say so.
+        assert not [
+            s
+            for s in (await kube.list_objects(h.hub_client, kube.SECRETS, inventory))["items"]
+            if s["metadata"]["name"] == name
+        ]
+
+
+def _healthy(profile: Any) -> Any:
+    async def probe() -> bool:
+        return _condition(await profile(), CONDITION_CONTROL_PLANE_HEALTHY)[0] == "True"
+
+    return probe

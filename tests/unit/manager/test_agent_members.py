@@ -1,0 +1,127 @@
+"""Agent members on the hub: the report and the heartbeat as an observation (pure parts)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from cluster_inventory.manager import ManagerConfig
+from cluster_inventory.manager.agent_members import (
+    AgentReports,
+    advertised_connection,
+    agent_connection,
+    agent_observation,
+    agent_of,
+)
+from cluster_inventory.manager.member import connection_key
+
+NOW = dt.datetime(2026, 11, 27, 8, 0, tzinfo=dt.UTC)
+
+
+def _report(**status: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "edge-1", "namespace": "ns"}, "status": status}
+
+
+def test_no_report_yet_is_unknown_and_names_the_member() -> None:
+    obs = agent_observation("edge-1", _report(), None, NOW)
+    assert (obs.healthy.status, obs.healthy.reason) == ("Unknown", "AgentNotReported")
+    assert obs.joined.status == "Unknown" and "edge-1" in obs.healthy.message
+    assert obs.properties is None and obs.member_id is None
+
+
+def test_a_report_is_the_members_observation() -> None:
+    report = _report(
+        memberID="uid-1",
+        kubernetesVersion="v1.36.3",
+        apiServerHealth={"status": "False", "reason": "ReadyzCheckFailed", "message": "etcd"},
+        properties=[{"name": "region", "value": "eu", "lastObservedTime": "2026-11-27T07:00:00Z"}],
+    )
+    obs = agent_observation("edge-1", report, None, NOW)
+    assert (obs.member_id, obs.version) == ("uid-1", "v1.36.3")
+    assert (obs.healthy.status, obs.healthy.reason, obs.healthy.message) == (
+        "False",
+        "ReadyzCheckFailed",
+        "etcd",
+    )
+    assert obs.joined.status == "True"
+    assert obs.properties is not None
+    [prop] = obs.properties
+    assert (prop.name, prop.value) == ("region", "eu")
+    assert prop.observed == dt.datetime(2026, 11, 27, 7, 0, tzinfo=dt.UTC)
+
+
+def test_a_stale_heartbeat_turns_health_unknown_and_keeps_the_rest() -> None:
+    report = _report(
+        memberID="uid-1",
+        kubernetesVersion="v1.36.3",
+        apiServerHealth={"status": "True", "reason": "Healthy"},
+        properties=[{"name": "region", "value": "eu"}],
+    )
+    obs = agent_observation("edge-1", report, "not renewed for 300 s", NOW)
+    assert (obs.healthy.status, obs.healthy.reason) == ("Unknown", "AgentHeartbeatStale")
+    assert obs.healthy.message == "not renewed for 300 s"
+    assert obs.member_id == "uid-1" and obs.properties is not None
+
+
+def test_the_advertised_server_ca_and_proxy() -> None:
+    conn = advertised_connection(
+        "edge-1",
+        _report(server="https://edge", certificateAuthorityData="UEVN", proxyURL="socks5://p"),
+    )
+    assert conn is not None
+    assert (conn.server, conn.ca_data, conn.proxy_url) == ("https://edge", b"PEM", "socks5://p")
+    assert advertised_connection("edge-1", _report(memberID="u")) is None
+    bad = advertised_connection("edge-1", _report(server="https://e", certificateAuthorityData="%"))
+    assert bad is not None and bad.ca_data is None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _lease(renewed: str | None, duration: int = 10) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "edge-1", "namespace": "ns", "uid": "l1", "resourceVersion": "1"},
+        "spec": {"leaseDurationSeconds": duration, "renewTime": renewed},
+    }
+
+
+def test_a_heartbeat_is_stale_after_duration_times_multiple_on_our_clock() -> None:
+    clock = _Clock()
+    reports = AgentReports(
+        object(),  # type: ignore[arg-type]
+        ManagerConfig(namespace="ns", agent_heartbeat_multiple=3),
+        clock=clock,
+    )
+    assert reports.heartbeat("edge-1")[0] == "the heartbeat Lease ns/edge-1 does not exist"
+    [leases] = reports.leases.informers
+    leases._apply("ADDED", _lease("2020-01-01T00:00:00.000000Z"))
+    # The agent's clock is never read: a renewal seen now counts from now.
+    assert reports.heartbeat("edge-1") == (None, pytest.approx(30.0))
+    clock.t += 29
+    assert reports.heartbeat("edge-1") == (None, pytest.approx(1.0))
+    leases._apply("MODIFIED", _lease("2020-01-01T00:00:29.000000Z"))
+    clock.t += 29
+    assert reports.heartbeat("edge-1")[0] is None
+    clock.t += 2
+    stale, left = reports.heartbeat("edge-1")
+    assert left is None and stale is not None
+    assert "ns/edge-1" in stale and "31 s" in stale and "10 s x 3" in stale
+
+
+def test_the_multiple_must_be_at_least_one() -> None:
+    with pytest.raises(ValueError, match="agent_heartbeat_multiple"):
+        ManagerConfig(agent_heartbeat_multiple=0.5)
+
+
+def test_an_agent_members_key_is_its_own_connection_key() -> None:
+    key = agent_connection("ns", "edge-1")
+    assert connection_key(key) == key
+    assert agent_of(key) == ("ns", "edge-1")
+    assert agent_of(connection_key(key)) == ("ns", "edge-1")
