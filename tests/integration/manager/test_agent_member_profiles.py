@@ -135,3 +135,31 @@ def _healthy(profile: Any) -> Any:
         return _condition(await profile(), CONDITION_CONTROL_PLANE_HEALTHY)[0] == "True"
 
     return probe
+
+
+async def test_one_member_reached_by_an_agent_and_a_kubeconfig_gets_one_profile(
+    fleet: Fleet, test_namespace: str
+) -> None:
+    """Member-id dedupe holds across both kinds: a second claim is reported, never merged."""
+    member = next(iter(fleet.members.values()))
+    async with running_manager(fleet, test_namespace) as h:
+        inventory = await h.inventory("dup", "dup")
+        await accept(h.hub_client, test_namespace, "by-agent", ["dup"])
+        await h.register("by-kubeconfig", member, ["dup"])
+        async with _agent(h, "by-agent", member):
+
+            async def one_profile_and_a_report() -> list[dict[str, Any]] | None:
+                names = await h.profile_names(inventory)
+                events = await kube.list_objects(
+                    h.hub_client,
+                    kube.EVENTS,
+                    test_namespace,
+                    field_selector="reason=DuplicateMember",
+                )
+                return events["items"] if len(names) == 1 and events["items"] else None
+
+            [event] = await eventually(one_profile_and_a_report, what="one profile, one Event")
+            [kept] = await h.profile_names(inventory)
+            left_out = ({"by-agent", "by-kubeconfig"} - {kept}).pop()
+            assert event["regarding"]["name"] == left_out
+            assert event["type"] == "Warning"
