@@ -11,18 +11,15 @@ line saying so, before it writes anything.
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 
 from cluster_inventory import credentials, kube
 from cluster_inventory.agent.heartbeat import DEFAULT_LEASE_DURATION, Heartbeat
 from cluster_inventory.agent.report import advertised
 from cluster_inventory.agent.reporter import DEFAULT_PROBE_INTERVAL, MemberReporter
+from cluster_inventory.api.agents import check_member_name
 
 __all__ = ["ReportingAgent", "ReportingConfig"]
-
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-
 
 @dataclass(frozen=True, kw_only=True)
 class ReportingConfig:
@@ -39,7 +36,8 @@ class ReportingConfig:
         probe_timeout: Seconds a probe may take.
 
     Raises:
-        ValueError: A field is invalid; the message names it.
+        AgentNameError: The name or namespace is not a DNS-1123 label (a ``ValueError``).
+        ValueError: Another field is invalid; the message names it.
     """
 
     name: str
@@ -53,8 +51,7 @@ class ReportingConfig:
 
     def __post_init__(self) -> None:
         for field, value in (("name", self.name), ("namespace", self.namespace)):
-            if not _DNS_LABEL.match(value):
-                raise ValueError(f"agent {field}: {value!r} is not a DNS-1123 label")
+            check_member_name(value, source="agent", field=field)
         for field, seconds in (
             ("lease_duration", self.lease_duration),
             ("probe_interval", self.probe_interval),

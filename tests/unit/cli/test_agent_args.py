@@ -23,7 +23,7 @@ current-context: c
 @pytest.mark.parametrize(
     ("flags", "said"),
     [
-        (["--name", "Member_1"], "agent name: 'Member_1' is not a DNS-1123 label"),
+        (["--name", "Member_1"], "agent: name: 'Member_1' is not a DNS-1123 label"),
         (["--name", "m1", "--server", "http://plain:80"], "agent server"),
         (["--name", "m1", "--lease-duration", "0"], "agent lease_duration: 0 s is not positive"),
         (["--name", "m1", "--probe-interval", "-1"], "agent probe_interval"),
