@@ -42,3 +42,14 @@ def test_bad_agent_flags_fail_with_one_line(tmp_path: Path, flags: list[str], sa
     assert said in result.output
     assert "Traceback" not in result.output
     assert "not-a-real-token" not in result.output
+
+
+@pytest.mark.parametrize("hubs", [[], ["--hub-kubeconfig", "K", "--bootstrap-kubeconfig", "K"]])
+def test_agent_needs_exactly_one_hub_identity(tmp_path: Path, hubs: list[str]) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    flags = [str(kubeconfig) if f == "K" else f for f in hubs]
+    result = runner.invoke(app, ["agent", "run", "--name", "m1", *flags])
+    assert result.exit_code == 1, result.output
+    assert "give exactly one of --hub-kubeconfig and --bootstrap-kubeconfig" in result.output
+    assert "Traceback" not in result.output
