@@ -134,7 +134,11 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
         async with aiohttp.ClientSession() as http:
             async with http.get(f"http://127.0.0.1:{health}/readyz") as resp:
                 assert resp.status != 200  # waiting to be accepted is not ready
+        assert await agent.stop() == 0, agent.text  # SIGTERM ends the wait
+        assert "Traceback" not in agent.text
 
+        await agent.start()  # no identity yet: it asks again and waits again
+        await agent.said(f"waiting for the hub to accept {name}")
         await accept(join_admin, JOIN_NS, name, ["prod"])
         await agent.said("hub clients use the certificate")
 
@@ -150,13 +154,14 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
         assert stat.S_IMODE(store.key_path.stat().st_mode) == 0o600
         assert await agent.stop() == 0, agent.text
         first_run = agent.text
+        asked = len(await _csrs(join_admin, name))
 
         await agent.start()  # restarted: the stored identity, no new CSR
         await agent.said("hub clients use the certificate")
         await eventually(lambda: lease_renewed_after(renewed), what="a renewal after restart")
         assert await agent.stop() == 0, agent.text
         assert "waiting for the hub to accept" not in agent.text
-        assert len(await _csrs(join_admin, name)) == 1
+        assert len(await _csrs(join_admin, name)) == asked
         key = store.key_path.read_text()
         for text in (first_run, agent.text):
             assert "Traceback" not in text
