@@ -19,6 +19,8 @@ from cluster_inventory.api.constants import AGENT_USER_PREFIX, PROJECT_DOMAIN
 from cluster_inventory.testing import ControlPlane
 
 ACCEPT = "accept-in-test"
+#: The cluster manager's namespace on the join hub (``join_hub`` in the agent tests' conftest).
+JOIN_NS = "cluster-inventory-system"
 
 
 @dataclass
@@ -84,6 +86,17 @@ async def accept(admin: kube.ApiClient, name: str, namespace: str) -> None:
     await kube.apply(admin, kube.LEASES, {"metadata": meta, "spec": lease}, field_manager=ACCEPT)
     await kube.apply(admin, kube.ROLES, _role(name, namespace), field_manager=ACCEPT)
     await kube.apply(admin, kube.ROLE_BINDINGS, _binding(name, namespace), field_manager=ACCEPT)
+
+
+async def self_subject(client: kube.ApiClient) -> dict[str, Any]:
+    """Who ``client`` is on its server (a SelfSubjectReview's ``userInfo``)."""
+    review = await kube.request(
+        client,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+    )
+    return dict(review["status"]["userInfo"])
 
 
 @contextlib.asynccontextmanager

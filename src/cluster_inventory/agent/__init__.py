@@ -7,7 +7,8 @@ it builds on :mod:`cluster_inventory.api`, :mod:`cluster_inventory.kube` and
 :mod:`cluster_inventory.credentials` only, never on the cluster manager or the runtime: the
 two ends of the join meet only on the hub's objects and in :mod:`cluster_inventory.api.agents`.
 
-- :mod:`.identity`, :mod:`.join`: the agent's key, its CSR, the certificate and its rotation;
+- :mod:`.identity`, :mod:`.join`: the agent's key, its CSR, the certificate and its rotation
+  (:class:`HubIdentity`: the identity of an agent that joins by itself, for its clients);
 - :mod:`.report`: what the MemberReport's status says and whether it changed (pure);
 - :mod:`.reporter`: :class:`MemberReporter` watches the member and writes that status;
 - :mod:`.heartbeat`: :class:`Heartbeat` renews the member's Lease on the hub;
@@ -27,6 +28,7 @@ from cluster_inventory.agent.identity import (
 )
 from cluster_inventory.agent.join import (
     DEFAULT_EXPIRATION_SECONDS,
+    HubIdentity,
     JoinError,
     certificate_signing_request,
     ensure_identity,
@@ -40,6 +42,7 @@ __all__ = [
     "DEFAULT_EXPIRATION_SECONDS",
     "AgentIdentity",
     "Heartbeat",
+    "HubIdentity",
     "IdentityStore",
     "JoinError",
     "MemberNotAcceptedError",

@@ -15,6 +15,7 @@ import base64
 import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from cryptography import x509
@@ -38,6 +39,7 @@ from cluster_inventory.kube.informer import Informer
 
 __all__ = [
     "DEFAULT_EXPIRATION_SECONDS",
+    "HubIdentity",
     "JoinError",
     "certificate_signing_request",
     "ensure_identity",
@@ -223,6 +225,14 @@ async def ensure_identity(
     current = store.load(name)
     if current is not None and store.now() < renewal_time(current.cert_pem):
         return current
+    if current is None:
+        _log.info(
+            "no identity on the hub yet: asking for one with the bootstrap credential; "
+            "waiting for the hub to accept %s (on the hub: cluster-inventory manager accept %s)",
+            name,
+            name,
+            extra={"object": name},
+        )
     conn = current.connection(bootstrap) if current is not None else bootstrap
     key_pem = new_private_key()
     async with await kube.new_client(conn) as hub:
@@ -285,3 +295,84 @@ async def keep_identity_fresh(
             on_rotated(fresh)
         current = fresh
         await sleep(max((renewal_time(current.cert_pem) - store.now()).total_seconds(), 0.0))
+
+
+class HubIdentity:
+    """The hub identity of an agent that joins by itself, for its hub clients.
+
+    :meth:`join` gets the identity (:func:`ensure_identity`: reused from the state directory,
+    or asked for with the bootstrap credential, waiting until the hub accepts the member);
+    :meth:`keep_fresh` rotates it (:func:`keep_identity_fresh`). Every hub client made by
+    :meth:`client` (and its clones) shares one :class:`~cluster_inventory.kube.ReloadableTLSContext`
+    that takes each new certificate, so a rotation needs no new client: connections opened
+    after it present the new certificate.
+
+    Args:
+        bootstrap: The bootstrap connection (server, CA and the bootstrap credential).
+        name: The member name.
+        store: The state directory.
+        expiration_seconds: ``spec.expirationSeconds`` of a new CSR.
+    """
+
+    def __init__(
+        self,
+        bootstrap: kube.ClusterConnection,
+        name: str,
+        store: IdentityStore,
+        *,
+        expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.name = name
+        self.store = store
+        self.expiration_seconds = expiration_seconds
+        #: The hub without the bootstrap credential: the identity's certificate is the TLS's.
+        self.connection = replace(
+            bootstrap,
+            token=None,
+            exec_user=None,
+            exec_cluster_config=None,
+            client_cert_data=None,
+            client_key_data=None,
+        )
+        self.tls = kube.ReloadableTLSContext(self.connection)
+        self.identity: AgentIdentity | None = None
+
+    async def client(self) -> kube.ApiClient:
+        """A hub client presenting the current identity (none until :meth:`join`)."""
+        return await kube.new_client(self.connection, ssl_context=self.tls)
+
+    async def join(self) -> AgentIdentity:
+        """The identity, joining first if there is none usable; hub clients use it from now on.
+
+        Raises:
+            JoinError: See :func:`ensure_identity`.
+            KubeError: See :func:`ensure_identity`, or the stored kubeconfig does not load.
+            OSError: See :func:`ensure_identity`.
+        """
+        identity = await ensure_identity(
+            self.bootstrap, self.name, self.store, expiration_seconds=self.expiration_seconds
+        )
+        self._use(identity)
+        return identity
+
+    async def keep_fresh(self) -> None:
+        """Rotate the certificate when due, for ever (see :func:`keep_identity_fresh`)."""
+        await keep_identity_fresh(
+            self.bootstrap,
+            self.name,
+            self.store,
+            self._use,
+            expiration_seconds=self.expiration_seconds,
+        )
+
+    def _use(self, identity: AgentIdentity) -> None:
+        # The kubeconfig the store wrote: the clients act as `kubectl --kubeconfig` would.
+        self.tls.reload(kube.connection_from_kubeconfig(self.store.kubeconfig_path))
+        self.identity = identity
+        _log.info(
+            "hub clients use the certificate of %s valid until %s",
+            self.name,
+            identity.not_after.isoformat(),
+            extra={"object": self.name},
+        )

@@ -60,6 +60,8 @@ VERSION_EVERY = 10
 COALESCE = 0.2
 #: Longest wait (seconds) between two tries to write while the hub does not answer.
 MAX_BACKOFF = 10.0
+#: Whose credential a 401 from the member refused, in ``apiServerHealth.message``.
+MEMBER_CREDENTIAL = "the agent's credential on its member"
 _FIRST_BACKOFF = 0.5
 _FIRST_REPROBE = 1.0
 
@@ -257,7 +259,7 @@ class MemberReporter:
                 self.member, "/readyz?verbose", timeout=self.probe_timeout
             )
         except kube.KubeError as exc:
-            self._update(health=probe_failure(exc), probed=probed)
+            self._update(health=probe_failure(exc, credential=MEMBER_CREDENTIAL), probed=probed)
             return
         changes: dict[str, Any] = {"health": readyz_condition(status, body), "probed": probed}
         view = self.view

@@ -3,25 +3,26 @@
 ``cluster-inventory agent run`` adds a :class:`ReportingAgent` to a
 :class:`~cluster_inventory.controller.Manager` (which opens the hub client from the agent's
 hub identity and handles SIGTERM); it satisfies the Manager's ``Runnable`` protocol without
-importing it, so this package stays below the controllers (``docs/agent.md``). Before it
-runs it renews the Lease once: an agent whose member is not accepted stops at once with one
-line saying so, before it writes anything.
+importing it, so this package stays below the controllers (``docs/agent.md``). An agent
+that joins by itself (a :class:`~.join.HubIdentity`) first gets its identity, waiting while
+the hub has not accepted the member, and keeps it fresh beside the reporter. Before it runs
+it renews the Lease once: an agent whose member is not accepted stops at once with one line
+saying so, before it writes anything.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 
 from cluster_inventory import credentials, kube
 from cluster_inventory.agent.heartbeat import DEFAULT_LEASE_DURATION, Heartbeat
+from cluster_inventory.agent.join import HubIdentity
 from cluster_inventory.agent.report import advertised
 from cluster_inventory.agent.reporter import DEFAULT_PROBE_INTERVAL, MemberReporter
+from cluster_inventory.api.agents import check_member_name
 
 __all__ = ["ReportingAgent", "ReportingConfig"]
-
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,7 +40,8 @@ class ReportingConfig:
         probe_timeout: Seconds a probe may take.
 
     Raises:
-        ValueError: A field is invalid; the message names it.
+        AgentNameError: The name or namespace is not a DNS-1123 label (a ``ValueError``).
+        ValueError: Another field is invalid; the message names it.
     """
 
     name: str
@@ -53,8 +55,7 @@ class ReportingConfig:
 
     def __post_init__(self) -> None:
         for field, value in (("name", self.name), ("namespace", self.namespace)):
-            if not _DNS_LABEL.match(value):
-                raise ValueError(f"agent {field}: {value!r} is not a DNS-1123 label")
+            check_member_name(value, source="agent", field=field)
         for field, seconds in (
             ("lease_duration", self.lease_duration),
             ("probe_interval", self.probe_interval),
@@ -75,6 +76,9 @@ class ReportingAgent:
             closed in :meth:`stop`).
         config: Name, namespace, what to advertise, timings.
         background: The loop the heartbeat renews on (the process's Lease loop by default).
+        identity: The agent's own hub identity when it joins by itself (``hub`` is then
+            ``identity.client()``): joined in :meth:`prepare`, rotated while it runs. None:
+            ``hub`` already holds a given identity.
     """
 
     #: Every agent runs: there is one per member, never a standby.
@@ -87,8 +91,10 @@ class ReportingAgent:
         config: ReportingConfig,
         *,
         background: kube.BackgroundLoop | None = None,
+        identity: HubIdentity | None = None,
     ) -> None:
         self.hub = hub
+        self.identity = identity
         self.connection = member
         self.config = config
         self.heartbeat = Heartbeat(
@@ -102,14 +108,17 @@ class ReportingAgent:
         self._member: kube.ApiClient | None = None
 
     async def prepare(self) -> None:
-        """Renew the Lease once, open the member client and start the reporter.
+        """Join (with an identity to get), renew the Lease once, start the reporter.
 
         Raises:
+            JoinError: The hub denied the agent's certificate (joining by itself).
             MemberNotAcceptedError: The member is not accepted on the hub.
             KubeError: The hub does not answer, or the member's kubeconfig does not load.
         """
         if self.reporter is not None:
             return
+        if self.identity is not None:
+            await self.identity.join()
         await self.heartbeat.renew()
         self._member = await credentials.hub_client(self.connection)
         cfg = self.config
@@ -125,7 +134,7 @@ class ReportingAgent:
         await self.reporter.start()
 
     async def run(self) -> None:
-        """Report and renew until cancelled (or until the member is rejected).
+        """Report, renew (and rotate) until cancelled (or until the member is rejected).
 
         Raises:
             MemberNotAcceptedError: The Lease or the MemberReport went away.
@@ -136,6 +145,8 @@ class ReportingAgent:
             asyncio.ensure_future(self.reporter.run()),
             asyncio.ensure_future(self.heartbeat.run()),
         ]
+        if self.identity is not None:
+            tasks.append(asyncio.ensure_future(self.identity.keep_fresh()))
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:

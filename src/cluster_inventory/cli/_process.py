@@ -10,9 +10,10 @@ in use end the command with one line on stderr and exit code 1, so the superviso
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cluster_inventory.cli._errors import fail
 
@@ -116,11 +117,13 @@ def hub_process(
     return HubProcess(connection, health, metrics, election, identity, sharding)
 
 
-def run_until_signal(manager: Manager) -> None:
+def run_until_signal(manager: Manager | Callable[[], Coroutine[Any, Any, bool]]) -> None:
     """Run ``manager`` on :func:`cluster_inventory.kube.run` until SIGTERM/SIGINT or an end.
 
     Args:
-        manager: The process, with its runnables added.
+        manager: The process, with its runnables added; or, for a command that opens its
+            hub client itself, a coroutine function opening it and running a Manager with
+            ``handle_signals=True`` (returning what the Manager's ``run`` returns).
 
     Raises:
         typer.Exit: Exit code 1 after printing the error (KubeError, OSError) or
@@ -129,7 +132,8 @@ def run_until_signal(manager: Manager) -> None:
     from cluster_inventory import kube
 
     try:
-        lost = kube.run(manager.run(handle_signals=True))
+        main = manager() if callable(manager) else manager.run(handle_signals=True)
+        lost = kube.run(main)
     except asyncio.CancelledError:
         lost = False
     except (kube.KubeError, OSError) as exc:

@@ -1,8 +1,9 @@
 """``cluster-inventory agent run``: the member agent's side (``docs/agent.md``).
 
 Runs on a member the hub cannot reach: reports the member to the hub (its MemberReport) and
-renews its heartbeat Lease there, until SIGTERM. The hub identity is a kubeconfig for now;
-the join (a CSR approved by the cluster manager) will provide it.
+renews its heartbeat Lease there, until SIGTERM. Its hub identity is either given
+(``--hub-kubeconfig``) or its own, got and rotated by the agent (``--bootstrap-kubeconfig``
+and ``--state-dir``: a CSR the cluster manager approves once the member is accepted).
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._process import run_until_signal
 from cluster_inventory.manager.names import DEFAULT_NAMESPACE
 
-__all__ = ["agent_app"]
+__all__ = ["DEFAULT_STATE_DIR", "agent_app"]
+
+#: Where an agent that joins by itself keeps its key, certificate and kubeconfig (in a pod:
+#: a volume that outlives a restart, so a restarted agent needs no new certificate).
+DEFAULT_STATE_DIR = Path("/var/lib/cluster-inventory-agent")
 
 agent_app = typer.Typer(
     help="The member agent (runs on a member the hub cannot reach).", no_args_is_help=True
@@ -31,9 +36,23 @@ def agent_run(
         str, typer.Option(help="The member's name (its Lease and MemberReport on the hub).")
     ],
     hub_kubeconfig: Annotated[
-        Path, typer.Option(help="Kubeconfig of the agent's identity on the hub.")
-    ],
-    hub_context: Annotated[str | None, typer.Option(help="Context of the hub kubeconfig.")] = None,
+        Path | None,
+        typer.Option(help="Kubeconfig of the agent's identity on the hub, when it is given."),
+    ] = None,
+    bootstrap_kubeconfig: Annotated[
+        Path | None,
+        typer.Option(
+            help="Kubeconfig of the hub's bootstrap credential: the agent joins by itself "
+            "and keeps its own identity in --state-dir."
+        ),
+    ] = None,
+    state_dir: Annotated[
+        Path,
+        typer.Option(help="Where the agent keeps its key (0600), certificate and kubeconfig."),
+    ] = DEFAULT_STATE_DIR,
+    hub_context: Annotated[
+        str | None, typer.Option(help="Context of the hub (or bootstrap) kubeconfig.")
+    ] = None,
     kubeconfig: Annotated[
         Path | None,
         typer.Option(
@@ -65,15 +84,25 @@ def agent_run(
 ) -> None:
     """Report this member to the hub until SIGTERM: its MemberReport and its heartbeat Lease.
 
-    The hub's admin accepts the member first (``cluster-inventory manager accept NAME``);
-    until then the agent stops at once, saying so.
+    Exactly one of ``--hub-kubeconfig`` (a given identity) and ``--bootstrap-kubeconfig``
+    (join: reuse the identity in ``--state-dir``, else ask for one and wait until the hub's
+    admin accepts the member with ``cluster-inventory manager accept NAME``). With a given
+    identity, a member not accepted stops the agent at once, saying so.
     """
     from cluster_inventory import kube
-    from cluster_inventory.agent import ReportingAgent, ReportingConfig
+    from cluster_inventory.agent import (
+        HubIdentity,
+        IdentityStore,
+        JoinError,
+        ReportingAgent,
+        ReportingConfig,
+    )
     from cluster_inventory.cli._logging import configure_logging
     from cluster_inventory.controller import Manager
     from cluster_inventory.kube.endpoints import parse_bind_address
 
+    if (hub_kubeconfig is None) == (bootstrap_kubeconfig is None):
+        fail("give exactly one of --hub-kubeconfig and --bootstrap-kubeconfig")
     ca_pem = None
     try:
         if ca_file is not None:
@@ -91,11 +120,29 @@ def agent_run(
         )
         health = parse_bind_address(health_probe_bind_address)
         metrics = parse_bind_address(metrics_bind_address)
-        hub = kube.load_connection(hub_kubeconfig, context=hub_context)
+        hub = kube.load_connection(hub_kubeconfig or bootstrap_kubeconfig, context=hub_context)
         member = kube.load_connection(kubeconfig, context=context)
+        joining = None
+        if bootstrap_kubeconfig is not None:
+            joining = HubIdentity(hub, name, IdentityStore(state_dir))
         configure_logging(log_format)  # last: a refused flag leaves the process's logging be
     except (UnreadableFileError, ValueError, kube.KubeError) as exc:
         fail(str(exc))
-    manager = Manager(hub, health=health, metrics=metrics)
-    manager.add(lambda client: ReportingAgent(client, member, config))
-    run_until_signal(manager)
+    if joining is None:
+        manager = Manager(hub, health=health, metrics=metrics)
+        manager.add(lambda client: ReportingAgent(client, member, config))
+        run_until_signal(manager)
+        return
+    identity = joining
+
+    async def run_joining() -> bool:
+        # The Manager takes a client made here: one whose TLS takes each new certificate.
+        async with await identity.client() as client:
+            manager = Manager(client, health=health, metrics=metrics)
+            manager.add(ReportingAgent(client, member, config, identity=identity))
+            try:
+                return await manager.run(handle_signals=True)
+            except JoinError as exc:  # denied, failed or deleted CSR: one line, exit 1
+                fail(f"the hub did not issue the agent's certificate: {exc}")
+
+    run_until_signal(run_joining)

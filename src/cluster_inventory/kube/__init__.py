@@ -46,7 +46,7 @@ from cluster_inventory.kube._resources import (
 )
 from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
 from cluster_inventory.kube._timeout import request_timeout
-from cluster_inventory.kube._tls import shared_ssl_context, ssl_context_for
+from cluster_inventory.kube._tls import ReloadableTLSContext, shared_ssl_context, ssl_context_for
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
 from cluster_inventory.kube._transport import TokenSource, UnauthorizedHook
 from cluster_inventory.kube.background import BackgroundLoop, lease_loop
@@ -57,6 +57,7 @@ from cluster_inventory.kube.resources import *  # noqa: F403 - listed once, in r
 __all__ = [
     "EVENT_LOOP_ENV",
     "RECONCILE_RESULTS",
+    "ReloadableTLSContext",
     "ApiClient",
     "BackgroundLoop",
     "CRDNotEstablishedError",

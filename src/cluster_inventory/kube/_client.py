@@ -10,6 +10,7 @@ context holds the CA in memory (:mod:`._tls`), over the transport of :mod:`._tra
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
@@ -158,6 +159,7 @@ async def new_client(
     token_source: TokenSource | None = None,
     on_unauthorized: UnauthorizedHook | None = None,
     keepalive_timeout: float = 15.0,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> ApiClient:
     """Build a kubernetes_asyncio ``ApiClient`` for ``conn``; close it with ``await .close()``.
 
@@ -176,6 +178,9 @@ async def new_client(
             (aiohttp's default, 15). Each kept TLS connection holds memory (its uvloop and
             OpenSSL state): a client whose next request comes later than that anyway (a
             member probed every 30 s) says so with a short one.
+        ssl_context: The TLS context to use instead of the one shared by every connection
+            with ``conn``'s material (a :class:`ReloadableTLSContext` for a client whose
+            certificate rotates).
 
     Returns:
         A ready ``ApiClient``.
@@ -190,7 +195,7 @@ async def new_client(
             f"{conn.name or conn.server}: the user is an exec plugin; build the client with "
             "cluster_inventory.credentials.hub_client, which runs it"
         )
-    ctx = shared_ssl_context(conn)
+    ctx = ssl_context if ssl_context is not None else shared_ssl_context(conn)
     config = Configuration(host=conn.server.rstrip("/"))
     config.tls_server_name = conn.tls_server_name
     config.verify_ssl = not conn.insecure_skip_tls_verify

@@ -2,7 +2,8 @@
 
 A client key has to pass through a file for ``ssl.load_cert_chain``: it is written 0600 into
 a private directory and unlinked at once. Contexts are shared among connections with the same
-TLS material, since building one per member dominated a large fleet's start-up.
+TLS material, since building one per member dominated a large fleet's start-up. A client
+whose certificate rotates (the member agent's) holds a :class:`ReloadableTLSContext` instead.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import os
 import ssl
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from cluster_inventory.kube._connection import ClusterConnection
 from cluster_inventory.kube.errors import KubeConfigError
 
-__all__ = ["shared_ssl_context", "ssl_context_for"]
+__all__ = ["ReloadableTLSContext", "shared_ssl_context", "ssl_context_for"]
 
 
 def ssl_context_for(conn: ClusterConnection) -> ssl.SSLContext:
@@ -86,3 +88,64 @@ def shared_ssl_context(conn: ClusterConnection) -> ssl.SSLContext:
             _SHARED_CONTEXTS.pop(next(iter(_SHARED_CONTEXTS)))
         _SHARED_CONTEXTS[key] = ctx
     return ctx
+
+
+class ReloadableTLSContext(ssl.SSLContext):
+    """A TLS client context whose material can be replaced while clients use it.
+
+    client-go's answer to a rotating client certificate is ``GetClientCertificate``: the
+    certificate is chosen per TLS handshake. Python's ``ssl`` has no such hook, but every
+    connection asyncio (and uvloop) opens starts with :meth:`wrap_bio`; this context hands
+    that to the context built from the latest material, swapped whole by :meth:`reload` (one
+    reference assignment: a handshake never sees a new certificate with an old key). A
+    connection already open keeps the certificate it started with until it is closed (an
+    idle one after the client's keep-alive, 15 s by default); a rotated certificate is
+    renewed well before the old one expires, so that is harmless. Pass it to
+    :func:`~cluster_inventory.kube.new_client` as ``ssl_context``; clones
+    (:func:`~cluster_inventory.kube.clone_client`) share it.
+
+    Args:
+        conn: The connection whose CA and client certificate to use first.
+
+    Raises:
+        KubeConfigError: The CA or client certificate cannot be loaded.
+    """
+
+    _current: ssl.SSLContext
+
+    def __new__(cls, conn: ClusterConnection) -> ReloadableTLSContext:
+        return super().__new__(cls, ssl.PROTOCOL_TLS_CLIENT)
+
+    def __init__(self, conn: ClusterConnection) -> None:
+        super().__init__()
+        self._current = ssl_context_for(conn)
+
+    def reload(self, conn: ClusterConnection) -> None:
+        """Use ``conn``'s CA and client certificate for every connection opened from now on.
+
+        Raises:
+            KubeConfigError: The CA or client certificate cannot be loaded (the old
+                material stays in use).
+        """
+        self._current = ssl_context_for(conn)
+
+    def wrap_bio(
+        self,
+        incoming: ssl.MemoryBIO,
+        outgoing: ssl.MemoryBIO,
+        server_side: bool = False,
+        server_hostname: str | bytes | None = None,
+        session: ssl.SSLSession | None = None,
+    ) -> ssl.SSLObject:
+        """Start a TLS session with the current material (asyncio's and uvloop's way)."""
+        return self._current.wrap_bio(
+            incoming,
+            outgoing,
+            server_side=server_side,
+            server_hostname=server_hostname,
+            session=session,
+        )
+
+    def wrap_socket(self, sock: Any, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        """Wrap a blocking socket with the current material."""
+        return self._current.wrap_socket(sock, *args, **kwargs)

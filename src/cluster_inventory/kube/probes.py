@@ -78,20 +78,26 @@ def readyz_condition(status: int, body: str) -> ConditionState:
     return ConditionState("False", *readyz_failure(body))
 
 
-def probe_failure(exc: KubeError) -> ConditionState:
+def probe_failure(
+    exc: KubeError, *, credential: str = "the registration credential"
+) -> ConditionState:
     """The ``False`` condition for a probe request that raised ``exc``.
 
-    Reasons: ``CertificateInvalid`` (TLS), ``Unauthorized`` (401; the message never repeats
-    the credential), ``Forbidden`` (403), ``APIServerUnreachable`` (no HTTP answer: refused,
-    reset, timed out), ``APIServerUnavailable`` (429 or 5xx, e.g. ``apiserver is shutting
-    down`` during a graceful stop) and ``ProbeFailed`` for anything else.
+    Reasons: ``CertificateInvalid`` (TLS), ``Unauthorized`` (401: ``<credential> is refused
+    (401)``, never the credential itself), ``Forbidden`` (403), ``APIServerUnreachable`` (no
+    HTTP answer: refused, reset, timed out), ``APIServerUnavailable`` (429 or 5xx, e.g.
+    ``apiserver is shutting down`` during a graceful stop) and ``ProbeFailed`` for anything
+    else.
+
+    Args:
+        exc: What the probe raised.
+        credential: Whose credential a 401 refused, as the message names it: the cluster
+            manager's registration credential by default; the member agent says its own.
     """
     if isinstance(exc, CertificateError):
         return ConditionState("False", "CertificateInvalid", str(exc))
     if isinstance(exc, UnauthorizedError):
-        return ConditionState(
-            "False", "Unauthorized", "the registration credential is refused (401)"
-        )
+        return ConditionState("False", "Unauthorized", f"{credential} is refused (401)")
     if isinstance(exc, ForbiddenError):
         return ConditionState("False", "Forbidden", str(exc))
     if isinstance(exc, ServerUnavailableError):

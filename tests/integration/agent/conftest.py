@@ -1,20 +1,36 @@
-"""Fixtures of the agent tests: an accepted member and its agent identity, a Toxiproxy.
+"""Fixtures of the agent tests: an accepted member and its agent identity, a join hub.
 
 ``accepted`` leaves the session fleet's first member accepted in the test's hub namespace
 (:func:`tests.agents.accept`); ``accepted.hub`` is a hub client with the agent's identity
 only. ``toxiproxy`` is a Toxiproxy server for the hub-outage test.
+
+The join tests need a hub that signs CSRs (the session fleet's runs no signer): ``join_hub``
+runs kube-controller-manager's ``csrsigning`` with the client CA the apiserver trusts, and
+binds the bootstrap and agent ClusterRoles to their groups as the chart does;
+``join_manager`` is the cluster manager on it (its CSR approver among its controllers, its
+registrations in :data:`tests.agents.JOIN_NS`); ``join_admin`` is the join hub's admin.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
-from cluster_inventory import kube
-from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
-from cluster_inventory.testing import Fleet
-from tests.agents import Accepted, accept
+from cluster_inventory import api, kube
+from cluster_inventory.api.constants import (
+    AGENT_BOOTSTRAP_CLUSTER_ROLE,
+    AGENT_BOOTSTRAP_GROUP,
+    AGENT_GROUP,
+    AGENT_USER_PREFIX,
+)
+from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig
+from cluster_inventory.testing import ControlPlane, Fleet
+from tests.agents import JOIN_NS, Accepted, accept
 from tests.toxiproxy import Toxiproxy, running_toxiproxy
 from tests.waiting import eventually
 
@@ -41,3 +57,72 @@ async def toxiproxy() -> AsyncIterator[Toxiproxy]:
     """The Toxiproxy server (fails saying how to build it when it is not built)."""
     async with running_toxiproxy() as started:
         yield started
+
+
+_CSRS = ("certificates.k8s.io", ["certificatesigningrequests"])
+_AGENT_CLUSTER_ROLE = "cluster-inventory:agent"
+
+
+def _cluster_role(name: str, verbs: list[str]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "rules": [{"apiGroups": [_CSRS[0]], "resources": _CSRS[1], "verbs": verbs}],
+    }
+
+
+def _group_binding(name: str, group: str) -> dict[str, Any]:
+    rbac = "rbac.authorization.k8s.io"
+    return {
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": rbac, "kind": "Group", "name": group}],
+    }
+
+
+@pytest.fixture(scope="session")
+async def join_hub() -> AsyncIterator[ControlPlane]:
+    async with ControlPlane("join-hub", controllers=["csrsigning"]) as cp:
+        async with await cp.client() as admin:
+            await kube.ensure_crds(admin, api.load_crds())
+            await kube.create(admin, kube.NAMESPACES, {"metadata": {"name": JOIN_NS}})
+            verbs = ["create", "get", "list", "watch"]
+            for name, group in (
+                (AGENT_BOOTSTRAP_CLUSTER_ROLE, AGENT_BOOTSTRAP_GROUP),
+                (_AGENT_CLUSTER_ROLE, AGENT_GROUP),
+            ):
+                await kube.apply(
+                    admin, kube.CLUSTER_ROLES, _cluster_role(name, verbs), field_manager="test"
+                )
+                await kube.apply(
+                    admin,
+                    kube.CLUSTER_ROLE_BINDINGS,
+                    _group_binding(name, group),
+                    field_manager="test",
+                )
+        yield cp
+
+
+@pytest.fixture(scope="session")
+async def join_manager(join_hub: ControlPlane) -> AsyncIterator[ClusterManagerRunnable]:
+    """The cluster manager on the join hub (registrations in JOIN_NS, its approver running)."""
+    async with await join_hub.client() as admin:
+        runnable = ClusterManagerRunnable(
+            admin,
+            ManagerConfig(name="join-test", namespace=JOIN_NS, probe_interval=0.5),
+            registry=CollectorRegistry(),
+            identity="test",
+        )
+        task = asyncio.get_running_loop().create_task(runnable.run())
+        try:
+            await asyncio.wait_for(runnable.synced.wait(), 30)
+            yield runnable
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+@pytest.fixture
+async def join_admin(join_hub: ControlPlane) -> AsyncIterator[kube.ApiClient]:
+    async with await join_hub.client() as client:
+        yield client

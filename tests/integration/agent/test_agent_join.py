@@ -1,8 +1,8 @@
 """Joining a pull-mode member (docs/agent.md): CSR, approval, signing, RBAC, rejection.
 
-A hub of its own runs kube-controller-manager's ``csrsigning`` with the client CA the
-apiserver trusts (the session fleet runs no signer), and the cluster manager (its CSR
-approver among its controllers). The bootstrap identity is a client certificate in the
+The join hub (``join_hub``, ``join_manager`` and ``join_admin`` of this directory's conftest)
+runs kube-controller-manager's ``csrsigning`` and the cluster manager (its CSR approver among
+its controllers). The bootstrap identity is a client certificate in the
 bootstrap group, bound to the bootstrap ClusterRole here as the chart binds it. Waits are
 watches (an informer and an asyncio.Event), except where the API offers nothing to watch.
 """
@@ -13,14 +13,13 @@ import asyncio
 import contextlib
 import datetime as dt
 import stat
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from prometheus_client import CollectorRegistry
 
-from cluster_inventory import api, kube
+from cluster_inventory import kube
 from cluster_inventory.agent import (
     AgentIdentity,
     IdentityStore,
@@ -31,88 +30,18 @@ from cluster_inventory.agent import (
 )
 from cluster_inventory.api.agents import agent_user
 from cluster_inventory.api.constants import (
-    AGENT_BOOTSTRAP_CLUSTER_ROLE,
     AGENT_BOOTSTRAP_GROUP,
     AGENT_GROUP,
     FIELD_MANAGER_AGENT,
 )
 from cluster_inventory.kube.informer import Informer
-from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig
+from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.agent_members import agent_of
 from cluster_inventory.manager.agents import accept, reject
 from cluster_inventory.testing import ControlPlane
+from tests.agents import JOIN_NS, self_subject
 
-NS = "cluster-inventory-system"
-CSRS = ("certificates.k8s.io", ["certificatesigningrequests"])
-AGENT_CLUSTER_ROLE = "cluster-inventory:agent"
-
-
-def _cluster_role(name: str, verbs: list[str]) -> dict[str, Any]:
-    return {
-        "metadata": {"name": name},
-        "rules": [{"apiGroups": [CSRS[0]], "resources": CSRS[1], "verbs": verbs}],
-    }
-
-
-def _group_binding(name: str, group: str) -> dict[str, Any]:
-    rbac = "rbac.authorization.k8s.io"
-    return {
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": name},
-        "subjects": [{"apiGroup": rbac, "kind": "Group", "name": group}],
-    }
-
-
-@pytest.fixture(scope="module")
-async def join_hub() -> AsyncIterator[ControlPlane]:
-    async with ControlPlane("join-hub", controllers=["csrsigning"]) as cp:
-        async with await cp.client() as admin:
-            await kube.ensure_crds(admin, api.load_crds())
-            await kube.create(admin, kube.NAMESPACES, {"metadata": {"name": NS}})
-            for name, group, verbs in (
-                (
-                    AGENT_BOOTSTRAP_CLUSTER_ROLE,
-                    AGENT_BOOTSTRAP_GROUP,
-                    ["create", "get", "list", "watch"],
-                ),
-                (AGENT_CLUSTER_ROLE, AGENT_GROUP, ["create", "get", "list", "watch"]),
-            ):
-                await kube.apply(
-                    admin, kube.CLUSTER_ROLES, _cluster_role(name, verbs), field_manager="test"
-                )
-                await kube.apply(
-                    admin,
-                    kube.CLUSTER_ROLE_BINDINGS,
-                    _group_binding(name, group),
-                    field_manager="test",
-                )
-        yield cp
-
-
-@pytest.fixture(scope="module")
-async def manager(join_hub: ControlPlane) -> AsyncIterator[ClusterManagerRunnable]:
-    """The cluster manager on the join hub (registrations in NS, its approver running)."""
-    async with await join_hub.client() as admin:
-        runnable = ClusterManagerRunnable(
-            admin,
-            ManagerConfig(name="join-test", namespace=NS, probe_interval=0.5),
-            registry=CollectorRegistry(),
-            identity="test",
-        )
-        task = asyncio.get_running_loop().create_task(runnable.run())
-        try:
-            await asyncio.wait_for(runnable.synced.wait(), 30)
-            yield runnable
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-
-@pytest.fixture
-async def admin(join_hub: ControlPlane) -> AsyncIterator[kube.ApiClient]:
-    async with await join_hub.client() as client:
-        yield client
+NS = JOIN_NS
 
 
 async def _until(
@@ -149,16 +78,6 @@ async def _event_about(client: kube.ApiClient, csr: str, reason: str) -> dict[st
         return await _until(informer, lambda e: e.get("reason") == reason)
 
 
-async def _self_subject(client: kube.ApiClient) -> dict[str, Any]:
-    review = await kube.request(
-        client,
-        "POST",
-        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-        body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
-    )
-    return dict(review["status"]["userInfo"])
-
-
 async def _renew(client: kube.ApiClient, name: str) -> None:
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     await kube.apply(
@@ -180,10 +99,10 @@ async def _report(client: kube.ApiClient, name: str) -> None:
 
 
 async def _join(
-    join_hub: ControlPlane, admin: kube.ApiClient, name: str, bootstrap_user: str
+    join_hub: ControlPlane, join_admin: kube.ApiClient, name: str, bootstrap_user: str
 ) -> AgentIdentity:
     """Accept ``name``, then join with a bootstrap identity (approved at once)."""
-    await accept(admin, NS, name, ["prod"])
+    await accept(join_admin, NS, name, ["prod"])
     key = new_private_key()
     conn = join_hub.connection(bootstrap_user, [AGENT_BOOTSTRAP_GROUP])
     async with await kube.new_client(conn) as boot:
@@ -192,7 +111,7 @@ async def _join(
 
 
 async def test_csr_waits_for_accept_then_the_agent_writes_only_its_own_objects(
-    join_hub: ControlPlane, manager: ClusterManagerRunnable, admin: kube.ApiClient
+    join_hub: ControlPlane, join_manager: ClusterManagerRunnable, join_admin: kube.ApiClient
 ) -> None:
     bootstrap = join_hub.connection("bootstrap-a", [AGENT_BOOTSTRAP_GROUP])
     key = new_private_key()
@@ -204,28 +123,28 @@ async def test_csr_waits_for_accept_then_the_agent_writes_only_its_own_objects(
             )
         )
         csr = await asyncio.wait_for(created, 30)
-        event = await _event_about(admin, csr, "NotAccepted")
+        event = await _event_about(join_admin, csr, "NotAccepted")
         assert "manager accept alpha" in event["note"]
         assert not issued.done()
-        pending = await kube.get(admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
+        pending = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
         assert not (pending.get("status") or {}).get("conditions")
 
-        await accept(admin, NS, "alpha", ["prod"])
-        await accept(admin, NS, "beta", ["prod"])  # another member, for the 403s below
+        await accept(join_admin, NS, "alpha", ["prod"])
+        await accept(join_admin, NS, "beta", ["prod"])  # another member, for the 403s below
         cert = await asyncio.wait_for(issued, 60)
-    assert csr in manager.agent_approver.approved
-    approved = await kube.get(admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
+    assert csr in join_manager.agent_approver.approved
+    approved = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
     (cond,) = [c for c in approved["status"]["conditions"] if c["type"] == "Approved"]
     assert cond["reason"] == "AgentAccepted"
 
     identity = AgentIdentity(name="alpha", key_pem=key, cert_pem=cert)
     async with await kube.new_client(identity.connection(bootstrap)) as agent:
-        who = await _self_subject(agent)
+        who = await self_subject(agent)
         assert who["username"] == agent_user("alpha")
         assert AGENT_GROUP in who["groups"]
         await _renew(agent, "alpha")
         await _report(agent, "alpha")
-        report = await kube.get(admin, kube.MEMBER_REPORTS, "alpha", NS)
+        report = await kube.get(join_admin, kube.MEMBER_REPORTS, "alpha", NS)
         assert report["status"]["agentVersion"] == "test"
 
         for write in (_renew, _report):
@@ -238,7 +157,7 @@ async def test_csr_waits_for_accept_then_the_agent_writes_only_its_own_objects(
         with pytest.raises(kube.ForbiddenError):
             await kube.get(agent, kube.SECRETS, "alpha", NS)
 
-        deleted = await reject(admin, NS, "alpha")
+        deleted = await reject(join_admin, NS, "alpha")
         assert f"RoleBinding {NS}/cluster-inventory-agent-alpha" in deleted
         # The authorizer's RBAC cache follows the delete within moments; there is no
         # event to wait on from outside, so the write is retried for a bounded time.
@@ -249,14 +168,14 @@ async def test_csr_waits_for_accept_then_the_agent_writes_only_its_own_objects(
                 except kube.ForbiddenError:
                     break
                 await asyncio.sleep(0.1)
-    await reject(admin, NS, "beta")
+    await reject(join_admin, NS, "beta")
 
 
 async def test_an_agent_renews_its_own_certificate_but_not_another_members(
-    join_hub: ControlPlane, manager: ClusterManagerRunnable, admin: kube.ApiClient
+    join_hub: ControlPlane, join_manager: ClusterManagerRunnable, join_admin: kube.ApiClient
 ) -> None:
-    gamma = await _join(join_hub, admin, "gamma", "bootstrap-b")
-    await accept(admin, NS, "delta", ["prod"])
+    gamma = await _join(join_hub, join_admin, "gamma", "bootstrap-b")
+    await accept(join_admin, NS, "delta", ["prod"])
     bootstrap = join_hub.connection("bootstrap-b", [AGENT_BOOTSTRAP_GROUP])
     async with await kube.new_client(gamma.connection(bootstrap)) as agent:
         # A rotation: the agent's own identity asks for its own name.
@@ -270,44 +189,47 @@ async def test_an_agent_renews_its_own_certificate_but_not_another_members(
             request_certificate(agent, "delta", new_private_key(), on_created=created.set_result)
         )
         csr = await asyncio.wait_for(created, 30)
-        event = await _event_about(admin, csr, "WrongAgent")
+        event = await _event_about(join_admin, csr, "WrongAgent")
         assert "'gamma'" in event["note"] and "'delta'" in event["note"]
         assert not stolen.done()
         stolen.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await stolen
-    pending = await kube.get(admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
+    pending = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
     assert not (pending.get("status") or {}).get("certificate")
-    assert csr not in manager.agent_approver.approved
+    assert csr not in join_manager.agent_approver.approved
     for name in ("gamma", "delta"):
-        await reject(admin, NS, name)
+        await reject(join_admin, NS, name)
 
 
 async def test_a_stranger_is_not_a_bootstrap_identity(
-    join_hub: ControlPlane, manager: ClusterManagerRunnable, admin: kube.ApiClient
+    join_hub: ControlPlane, join_manager: ClusterManagerRunnable, join_admin: kube.ApiClient
 ) -> None:
-    await accept(admin, NS, "epsilon", ["prod"])
+    await accept(join_admin, NS, "epsilon", ["prod"])
     created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     # The admin may create CSRs, but is no bootstrap identity of the manager's.
     task = asyncio.create_task(
-        request_certificate(admin, "epsilon", new_private_key(), on_created=created.set_result)
+        request_certificate(join_admin, "epsilon", new_private_key(), on_created=created.set_result)
     )
     try:
         csr = await asyncio.wait_for(created, 30)
-        event = await _event_about(admin, csr, "NotBootstrapIdentity")
+        event = await _event_about(join_admin, csr, "NotBootstrapIdentity")
         assert "'admin'" in event["note"]
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-    await kube.delete(admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
-    await reject(admin, NS, "epsilon")
+    await kube.delete(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
+    await reject(join_admin, NS, "epsilon")
 
 
 async def test_the_identity_is_stored_reused_and_usable_as_a_kubeconfig(
-    join_hub: ControlPlane, manager: ClusterManagerRunnable, admin: kube.ApiClient, tmp_path: Path
+    join_hub: ControlPlane,
+    join_manager: ClusterManagerRunnable,
+    join_admin: kube.ApiClient,
+    tmp_path: Path,
 ) -> None:
-    await accept(admin, NS, "zeta", ["prod"])
+    await accept(join_admin, NS, "zeta", ["prod"])
     bootstrap = join_hub.connection("bootstrap-c", [AGENT_BOOTSTRAP_GROUP])
     store = IdentityStore(tmp_path / "state")
     first = await asyncio.wait_for(ensure_identity(bootstrap, "zeta", store), 60)
@@ -317,7 +239,7 @@ async def test_the_identity_is_stored_reused_and_usable_as_a_kubeconfig(
     assert again == first
     conn = kube.connection_from_kubeconfig(store.kubeconfig_path)
     async with await kube.new_client(conn) as agent:
-        assert (await _self_subject(agent))["username"] == agent_user("zeta")
+        assert (await self_subject(agent))["username"] == agent_user("zeta")
 
     # 23 h later the 24 h certificate is due: the agent renews with its own identity (a
     # bootstrap identity with no rights proves the bootstrap is not used).
@@ -329,31 +251,35 @@ async def test_the_identity_is_stored_reused_and_usable_as_a_kubeconfig(
     assert renewed.cert_pem != first.cert_pem and renewed.key_pem != first.key_pem
     assert store.load("zeta") == renewed
     listed = await kube.list_objects(
-        admin, kube.CERTIFICATE_SIGNING_REQUESTS, label_selector="cluster-inventory.dev/agent=zeta"
+        join_admin,
+        kube.CERTIFICATE_SIGNING_REQUESTS,
+        label_selector="cluster-inventory.dev/agent=zeta",
     )
     reasons = sorted(c["reason"] for csr in listed["items"] for c in csr["status"]["conditions"])
     assert reasons == ["AgentAccepted", "AgentRotation"]
-    await reject(admin, NS, "zeta")
+    await reject(join_admin, NS, "zeta")
 
 
 async def test_an_agent_registration_is_an_agent_member_and_no_error(
-    manager: ClusterManagerRunnable, admin: kube.ApiClient
+    join_manager: ClusterManagerRunnable, join_admin: kube.ApiClient
 ) -> None:
-    await accept(admin, NS, "eta", ["prod"])
-    source = manager.source
+    await accept(join_admin, NS, "eta", ["prod"])
+    source = join_manager.source
     informer = source.informer
     await _until(informer, lambda s: s["metadata"]["name"] == "eta")  # the manager's own
     good, bad = source.snapshot()
     # A member the pool observes through its agent's report, never dials.
     assert agent_of(good["eta"].connection) == (NS, "eta")
     assert not [obj for obj, _ in bad if obj["metadata"]["name"] == "eta"]
-    events = await kube.list_objects(admin, kube.EVENTS, NS, field_selector="regarding.name=eta")
+    events = await kube.list_objects(
+        join_admin, kube.EVENTS, NS, field_selector="regarding.name=eta"
+    )
     assert not [e for e in events["items"] if e.get("reason") == "InvalidRegistration"]
-    await reject(admin, NS, "eta")
+    await reject(join_admin, NS, "eta")
 
 
 async def test_a_denied_csr_is_a_clear_join_error(
-    join_hub: ControlPlane, manager: ClusterManagerRunnable, admin: kube.ApiClient
+    join_hub: ControlPlane, join_manager: ClusterManagerRunnable, join_admin: kube.ApiClient
 ) -> None:
     bootstrap = join_hub.connection("bootstrap-d", [AGENT_BOOTSTRAP_GROUP])
     created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -362,14 +288,14 @@ async def test_a_denied_csr_is_a_clear_join_error(
             request_certificate(boot, "theta", new_private_key(), on_created=created.set_result)
         )
         csr = await asyncio.wait_for(created, 30)
-        body = await kube.get(admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
+        body = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
         body["status"] = {
             "conditions": [
                 {"type": "Denied", "status": "True", "reason": "ByAdmin", "message": "no thanks"}
             ]
         }
         resource = kube.CERTIFICATE_SIGNING_REQUESTS
-        await kube.request(admin, "PUT", resource.path(None, csr) + "/approval", body=body)
+        await kube.request(join_admin, "PUT", resource.path(None, csr) + "/approval", body=body)
         with pytest.raises(JoinError, match="ByAdmin: no thanks") as caught:
             await asyncio.wait_for(task, 30)
     assert caught.value.field == "status.conditions[Denied]"

@@ -35,8 +35,8 @@ def test_a_bad_duration_or_jitter_is_refused(duration: float, jitter: float) -> 
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"name": "Member_1"}, "agent name"),
-        ({"namespace": ""}, "agent namespace"),
+        ({"name": "Member_1"}, "agent: name"),
+        ({"namespace": ""}, "agent: namespace"),
         ({"lease_duration": 0}, "agent lease_duration"),
         ({"probe_interval": -1}, "agent probe_interval"),
         ({"server": "http://plain"}, "agent server"),

@@ -23,7 +23,7 @@ current-context: c
 @pytest.mark.parametrize(
     ("flags", "said"),
     [
-        (["--name", "Member_1"], "agent name: 'Member_1' is not a DNS-1123 label"),
+        (["--name", "Member_1"], "agent: name: 'Member_1' is not a DNS-1123 label"),
         (["--name", "m1", "--server", "http://plain:80"], "agent server"),
         (["--name", "m1", "--lease-duration", "0"], "agent lease_duration: 0 s is not positive"),
         (["--name", "m1", "--probe-interval", "-1"], "agent probe_interval"),
@@ -42,3 +42,14 @@ def test_bad_agent_flags_fail_with_one_line(tmp_path: Path, flags: list[str], sa
     assert said in result.output
     assert "Traceback" not in result.output
     assert "not-a-real-token" not in result.output
+
+
+@pytest.mark.parametrize("hubs", [[], ["--hub-kubeconfig", "K", "--bootstrap-kubeconfig", "K"]])
+def test_agent_needs_exactly_one_hub_identity(tmp_path: Path, hubs: list[str]) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    flags = [str(kubeconfig) if f == "K" else f for f in hubs]
+    result = runner.invoke(app, ["agent", "run", "--name", "m1", *flags])
+    assert result.exit_code == 1, result.output
+    assert "give exactly one of --hub-kubeconfig and --bootstrap-kubeconfig" in result.output
+    assert "Traceback" not in result.output

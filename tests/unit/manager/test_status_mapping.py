@@ -162,6 +162,15 @@ def test_probe_failure_never_repeats_an_unauthorized_message():
     assert "eyJ" not in probe_failure(exc).message
 
 
+def test_a_401_names_whose_credential_is_refused():
+    exc = kube.UnauthorizedError(status=401, reason="Unauthorized", message="token eyJhbGci.x.y")
+    assert probe_failure(exc).message == "the registration credential is refused (401)"
+    agent = probe_failure(exc, credential="the agent's credential on its member")
+    assert agent == ConditionState(
+        "False", "Unauthorized", "the agent's credential on its member is refused (401)"
+    )
+
+
 def test_a_healthy_joined_status_seeds_the_next_holder():
     obs = Observation(version="v1.36.3", healthy=HEALTHY, joined=HEALTHY, member_id="uid-1")
     status = build_status(obs, PROVIDER, None, T0)
