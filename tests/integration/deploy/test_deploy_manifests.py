@@ -59,6 +59,12 @@ AGENT_APPROVER_GRANTS = {
     ("certificates.k8s.io", "certificatesigningrequests/approval", "update", None),
     ("certificates.k8s.io", "signers", "approve", "kubernetes.io/kube-apiserver-client"),
 }
+#: What accepted agents report, read in the manager's namespace only (docs/agent.md).
+AGENT_REPORTS = f"{MANAGER}-agent-reports"
+AGENT_REPORTS_GRANTS = {
+    *(("cluster-inventory.dev", "memberreports", verb, None) for verb in READ_VERBS),
+    *(("coordination.k8s.io", "leases", verb, None) for verb in READ_VERBS),
+}
 #: The agents' ClusterRoles (bound to a group each): create and read CSRs, nothing else.
 AGENT_ROLES = {
     "cluster-inventory:agent-bootstrap": "cluster-inventory:agent-bootstrappers",
@@ -98,6 +104,8 @@ def expected_objects() -> set[tuple[str, str | None, str]]:
         ("PodDisruptionBudget", NAMESPACE, MANAGER),
         ("ClusterRole", None, AGENT_APPROVER),
         ("ClusterRoleBinding", None, AGENT_APPROVER),
+        ("Role", NAMESPACE, AGENT_REPORTS),
+        ("RoleBinding", NAMESPACE, AGENT_REPORTS),
         *(("ClusterRole", None, role) for role in AGENT_ROLES),
         *(("ClusterRoleBinding", None, role) for role in AGENT_ROLES),
     }
@@ -343,6 +351,9 @@ def test_the_agent_roles_grant_csrs_only_and_approval_for_one_signer(
 ) -> None:
     approver = the(rendered, "ClusterRole", AGENT_APPROVER)
     assert expand(approver["rules"]) == AGENT_APPROVER_GRANTS
+    reports = the(rendered, "Role", AGENT_REPORTS)
+    assert reports["metadata"]["namespace"] == NAMESPACE
+    assert expand(reports["rules"]) == AGENT_REPORTS_GRANTS
     binding = the(rendered, "ClusterRoleBinding", AGENT_APPROVER)
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": MANAGER, "namespace": NAMESPACE}
