@@ -79,7 +79,7 @@ def _group_binding(name: str, group: str) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 async def join_hub() -> AsyncIterator[ControlPlane]:
     async with ControlPlane("join-hub", controllers=["csrsigning"]) as cp:
         async with await cp.client() as admin:
@@ -102,7 +102,7 @@ async def join_hub() -> AsyncIterator[ControlPlane]:
         yield cp
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 async def join_manager(join_hub: ControlPlane) -> AsyncIterator[ClusterManagerRunnable]:
     """The cluster manager on the join hub (registrations in JOIN_NS, its approver running)."""
     async with await join_hub.client() as admin:

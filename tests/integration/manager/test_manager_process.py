@@ -87,8 +87,13 @@ async def test_two_replicas_elect_one_leader_and_fail_over(fleet, test_namespace
             await eventually(lambda: _profile_exists(hub, inventory), what="profile by the leader")
             for ident in ("one", "two"):  # both replicas are ready: leader synced, standby waiting
                 assert not tasks[ident].done(), f"replica {ident} stopped: {tasks[ident]!r}"
-                async with http.get(f"http://127.0.0.1:{ports[ident]}/readyz") as resp:
-                    assert resp.status == 200
+
+                async def ready(port: int = ports[ident]) -> bool:
+                    # The standby lists its caches beside the leader; it may finish later.
+                    async with http.get(f"http://127.0.0.1:{port}/readyz") as resp:
+                        return resp.status == 200
+
+                await eventually(ready, timeout=10, what=f"replica {ident} ready")
             await asyncio.sleep(1.5)
             assert await _lease_holder(hub, test_namespace) == leader
             tasks[leader].cancel()
