@@ -139,7 +139,7 @@ The hardened Deployment every component runs as.
 Arguments: root, component, name, namespace, container, command (list), args (YAML list
 text), values (the component's values), volumes and mounts (YAML list text, optional),
 ports (YAML list text of further container ports, optional), stateless (no Lease: every
-replica works).
+replica works), single (exactly one pod, never two at once: one replica, strategy Recreate).
 */}}
 {{- define "ci.deployment" -}}
 {{- $root := .root -}}
@@ -151,12 +151,19 @@ metadata:
   labels:
     {{- include "ci.labels" . | nindent 4 }}
 spec:
+  {{- if .single }}
+  # Exactly one pod, never two at once (Recreate).
+  replicas: 1
+  strategy:
+    type: Recreate
+  {{- else }}
   {{- if .stateless }}
   # Stateless: every replica serves.
   {{- else }}
   # More than one replica is safe: only the holder of the Lease {{ .name }} works.
   {{- end }}
   replicas: {{ .values.replicas }}
+  {{- end }}
   selector:
     matchLabels:
       {{- include "ci.selector" . | nindent 6 }}
@@ -204,7 +211,7 @@ spec:
             {{- toYaml . | nindent 12 }}
             {{- end }}
           env:
-            {{- if not .stateless }}
+            {{- if not (or .stateless .single) }}
             # POD_NAME is the Lease holder identity.
             {{- end }}
             - name: POD_NAME
