@@ -29,6 +29,7 @@ from cluster_inventory.agent.identity import (
     new_private_key,
     renewal_time,
 )
+from cluster_inventory.api import objects
 from cluster_inventory.api.agents import agent_object_name, check_member_name
 from cluster_inventory.api.constants import (
     AGENT_CSR_USAGES,
@@ -103,7 +104,7 @@ def certificate_signing_request(
 
 def _outcome(csr: Mapping[str, Any]) -> tuple[str, str] | bytes | None:
     """The issued certificate, a (condition, why) refusal, or None while pending."""
-    status = csr.get("status") or {}
+    status = objects.status(csr)
     for cond in status.get("conditions") or ():
         if cond.get("type") in ("Denied", "Failed") and cond.get("status", "True") == "True":
             why = f"{cond.get('reason') or cond['type']}: {cond.get('message') or ''}".rstrip(": ")

@@ -17,6 +17,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
+from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     AGENT_CSR_USAGES,
     AGENT_GROUP,
@@ -130,9 +131,8 @@ class CsrShape:
 
 def read_csr_shape(csr: Mapping[str, Any]) -> CsrShape:
     """Read a CertificateSigningRequest object into a :class:`CsrShape` (never raises)."""
-    meta = csr.get("metadata") or {}
-    spec = csr.get("spec") or {}
-    labels = meta.get("labels") or {}
+    spec = objects.spec(csr)
+    labels = objects.labels_of(csr)
     cn, other, exts, sig_ok = "", False, False, False
     orgs: tuple[str, ...] = ()
     error: str | None = None
@@ -150,7 +150,7 @@ def read_csr_shape(csr: Mapping[str, Any]) -> CsrShape:
     except ValueError as exc:  # binascii.Error is one
         error = f"spec.request is not a PEM certificate request ({type(exc).__name__})"
     return CsrShape(
-        name=str(meta.get("name") or ""),
+        name=str(objects.meta(csr).get("name") or ""),
         member=str(labels.get(LABEL_AGENT) or ""),
         signer=str(spec.get("signerName") or ""),
         usages=tuple(str(u) for u in spec.get("usages") or ()),

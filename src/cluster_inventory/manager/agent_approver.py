@@ -53,7 +53,7 @@ _log = logging.getLogger("cluster_inventory.manager.agent_approver")
 
 def is_pending(csr: dict[str, Any]) -> bool:
     """True while a CSR has no Approved, Denied or Failed condition and no certificate."""
-    status = csr.get("status") or {}
+    status = objects.status(csr)
     if status.get("certificate"):
         return False
     kinds = {c.get("type") for c in status.get("conditions") or ()}
@@ -252,7 +252,7 @@ class AgentApprover:
             "lastUpdateTime": format_time(self.now()),
         }
         body = dict(csr)
-        status = dict(body.get("status") or {})
+        status = dict(objects.status(body))
         status["conditions"] = [*(status.get("conditions") or ()), condition]
         body["status"] = status
         resource = kube.CERTIFICATE_SIGNING_REQUESTS

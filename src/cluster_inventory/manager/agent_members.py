@@ -102,8 +102,8 @@ def agent_observation(
         properties are the last reported, also while the heartbeat is stale (OCM keeps a
         ManagedCluster's status when its lease expires).
     """
-    status = (report or {}).get("status") or {}
-    if not isinstance(status, Mapping) or not status:
+    status = objects.status(report or {})
+    if not status:
         waiting = ConditionState(
             "Unknown", "AgentNotReported", f"the agent of member {name} has not reported yet"
         )
@@ -144,8 +144,8 @@ def advertised_connection(
     A CA that is not base64 is left out with a warning (the access provider then names the
     server alone) rather than failing the member's status.
     """
-    status = (report or {}).get("status") or {}
-    server = status.get("server") if isinstance(status, Mapping) else None
+    status = objects.status(report or {})
+    server = status.get("server")
     if not server:
         return None
     ca: bytes | None = None
