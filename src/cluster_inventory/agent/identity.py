@@ -11,7 +11,6 @@ together). Pure but for the files of :class:`IdentityStore`.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import hashlib
 import json
@@ -22,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from cluster_inventory import kube
 from cluster_inventory.api.agents import agent_user, check_member_name
 from cluster_inventory.api.constants import AGENT_GROUP
+from cluster_inventory.kube import certificates
+from cluster_inventory.kube.certificates import new_private_key
 
 __all__ = [
     "AgentIdentity",
@@ -46,16 +45,6 @@ _CERT_FILE = "agent.crt"
 _KUBECONFIG_FILE = "kubeconfig"
 
 
-def new_private_key() -> bytes:
-    """A fresh ECDSA P-256 private key, unencrypted PKCS#8 PEM (keep it on the member)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
 def certificate_request_pem(name: str, key_pem: bytes) -> bytes:
     """The PEM certificate request of member ``name``'s agent, signed with ``key_pem``.
 
@@ -67,17 +56,9 @@ def certificate_request_pem(name: str, key_pem: bytes) -> bytes:
         ValueError: ``key_pem`` is not an EC private key.
     """
     check_member_name(name)
-    key = serialization.load_pem_private_key(key_pem, password=None)
-    if not isinstance(key, ec.EllipticCurvePrivateKey):
-        raise ValueError("agent key: not an EC private key")
-    subject = x509.Name(
-        [
-            x509.NameAttribute(NameOID.COMMON_NAME, agent_user(name)),
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, AGENT_GROUP),
-        ]
+    return certificates.certificate_request_pem(
+        key_pem, common_name=agent_user(name), organizations=[AGENT_GROUP]
     )
-    csr = x509.CertificateSigningRequestBuilder().subject_name(subject).sign(key, hashes.SHA256())
-    return csr.public_bytes(serialization.Encoding.PEM)
 
 
 def _jitter(cert_pem: bytes) -> float:
@@ -226,15 +207,7 @@ def _write_atomic(path: Path, data: bytes, mode: int) -> None:
 def _kubeconfig(
     name: str, bootstrap: kube.ClusterConnection, cert_path: Path, key_path: Path
 ) -> dict[str, Any]:
-    cluster: dict[str, Any] = {"server": bootstrap.server}
-    if bootstrap.ca_data:
-        cluster["certificate-authority-data"] = base64.b64encode(bootstrap.ca_data).decode()
-    if bootstrap.tls_server_name:
-        cluster["tls-server-name"] = bootstrap.tls_server_name
-    if bootstrap.insecure_skip_tls_verify:
-        cluster["insecure-skip-tls-verify"] = True
-    if bootstrap.proxy_url:
-        cluster["proxy-url"] = bootstrap.proxy_url
+    cluster = bootstrap.kubeconfig_cluster()
     user = agent_user(name)
     return {
         "apiVersion": "v1",

@@ -14,12 +14,9 @@ import asyncio
 import base64
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
-
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
 
 from cluster_inventory import kube
 from cluster_inventory.agent.identity import (
@@ -29,14 +26,13 @@ from cluster_inventory.agent.identity import (
     new_private_key,
     renewal_time,
 )
-from cluster_inventory.api import objects
 from cluster_inventory.api.agents import agent_object_name, check_member_name
 from cluster_inventory.api.constants import (
     AGENT_CSR_USAGES,
     LABEL_AGENT,
     SIGNER_KUBE_APISERVER_CLIENT,
 )
-from cluster_inventory.kube.informer import Informer
+from cluster_inventory.kube.certificates import CertificateRequestError, wait_for_certificate
 
 __all__ = [
     "DEFAULT_EXPIRATION_SECONDS",
@@ -53,20 +49,12 @@ DEFAULT_EXPIRATION_SECONDS = 24 * 3600
 _log = logging.getLogger("cluster_inventory.agent")
 
 
-class JoinError(Exception):
+class JoinError(CertificateRequestError):
     """The hub did not issue the agent's certificate.
 
-    Attributes:
-        csr: The CertificateSigningRequest concerned, e.g. ``CertificateSigningRequest x``.
-        field: The field that says why, e.g. ``status.conditions[Denied]``.
-        problem: What happened (the hub's reason and message; never key material).
+    Attributes ``csr``, ``field`` and ``problem``, as
+    :class:`~cluster_inventory.kube.certificates.CertificateRequestError`.
     """
-
-    def __init__(self, csr: str, field: str, problem: str) -> None:
-        self.csr = csr
-        self.field = field
-        self.problem = problem
-        super().__init__(f"{csr}: {field}: {problem}")
 
 
 def certificate_signing_request(
@@ -102,17 +90,6 @@ def certificate_signing_request(
     }
 
 
-def _outcome(csr: Mapping[str, Any]) -> tuple[str, str] | bytes | None:
-    """The issued certificate, a (condition, why) refusal, or None while pending."""
-    status = objects.status(csr)
-    for cond in status.get("conditions") or ():
-        if cond.get("type") in ("Denied", "Failed") and cond.get("status", "True") == "True":
-            why = f"{cond.get('reason') or cond['type']}: {cond.get('message') or ''}".rstrip(": ")
-            return str(cond["type"]), why
-    cert = status.get("certificate")
-    return base64.b64decode(cert) if cert else None
-
-
 async def request_certificate(
     hub: kube.ApiClient,
     name: str,
@@ -144,55 +121,15 @@ async def request_certificate(
     body = certificate_signing_request(
         name, certificate_request_pem(name, key_pem), expiration_seconds=expiration_seconds
     )
-    created = await kube.create(hub, kube.CERTIFICATE_SIGNING_REQUESTS, body)
-    csr_name = str(created["metadata"]["name"])
-    target = kube.CERTIFICATE_SIGNING_REQUESTS.describe(None, csr_name)
-    _log.info("created %s; waiting for the hub to approve and sign it", target)
-    if on_created is not None:
-        on_created(csr_name)
-    changed = asyncio.Event()
-    informer = Informer(
+    return await wait_for_certificate(
         hub,
-        kube.CERTIFICATE_SIGNING_REQUESTS,
-        field_selector=f"metadata.name={csr_name}",
-        name=target,
+        body,
+        key_pem,
+        timeout=timeout,
+        on_created=on_created,
+        late_hint=f" (has the hub accepted member {name!r}? cluster-inventory manager accept)",
+        error=JoinError,
     )
-    informer.add_handler(lambda *_: changed.set())
-    async with informer:
-        await informer.wait_synced()
-        try:
-            async with asyncio.timeout(timeout):
-                while True:
-                    current = informer.get(csr_name)
-                    if current is None and informer.failure is None:
-                        raise JoinError(target, "metadata", "deleted before it was issued")
-                    outcome = _outcome(current or created)
-                    if isinstance(outcome, tuple):
-                        raise JoinError(target, f"status.conditions[{outcome[0]}]", outcome[1])
-                    if isinstance(outcome, bytes):
-                        _check_certificate_matches(target, outcome, key_pem)
-                        return outcome
-                    changed.clear()
-                    await changed.wait()
-        except TimeoutError:
-            raise JoinError(
-                target,
-                "status.certificate",
-                f"not issued within {timeout} s (has the hub accepted member {name!r}? "
-                "cluster-inventory manager accept)",
-            ) from None
-
-
-def _check_certificate_matches(target: str, cert_pem: bytes, key_pem: bytes) -> None:
-    try:
-        cert = x509.load_pem_x509_certificate(cert_pem)
-        key = serialization.load_pem_private_key(key_pem, password=None)
-    except ValueError:
-        raise JoinError(target, "status.certificate", "is not a PEM certificate") from None
-    fmt = serialization.PublicFormat.SubjectPublicKeyInfo
-    enc = serialization.Encoding.DER
-    if cert.public_key().public_bytes(enc, fmt) != key.public_key().public_bytes(enc, fmt):
-        raise JoinError(target, "status.certificate", "is not for the agent's key")
 
 
 async def ensure_identity(

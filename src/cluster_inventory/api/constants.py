@@ -67,6 +67,7 @@ __all__ = [
     "FIELD_MANAGER_SHARD",
     "GROUP",
     "LABEL_AGENT",
+    "LABEL_AGENT_BOOTSTRAP",
     "LABEL_ARGOCD_SECRET_TYPE",
     "LABEL_CAPI_CLUSTERSET",
     "LABEL_CAPI_CLUSTER_NAME",
@@ -251,6 +252,8 @@ AGENT_BOOTSTRAP_CLUSTER_ROLE = "cluster-inventory:agent-bootstrap"
 #: The bootstrap group the cluster manager trusts by default to ask for an agent certificate
 #: (``ManagerConfig.agent_bootstrap_groups``).
 AGENT_BOOTSTRAP_GROUP = "cluster-inventory:agent-bootstrappers"
+#: On a bootstrap certificate's CSR (``manager bootstrap-kubeconfig``): who it is for.
+LABEL_AGENT_BOOTSTRAP = f"{PROJECT_DOMAIN}/agent-bootstrap"
 
 #: On a registration Secret: ``"true"`` marks it as one.
 LABEL_REGISTRATION = f"{PROJECT_DOMAIN}/registration"

@@ -1,7 +1,8 @@
 """``cluster-inventory manager run``, ``register`` and ``deregister``: the cluster manager's side.
 
 ``register``/``deregister`` write and remove registration Secrets on the hub;
-``manager accept``/``reject`` accept and reject a pull-mode member's agent (``docs/agent.md``);
+``manager accept``/``reject``/``bootstrap-kubeconfig`` (pull-mode members, ``docs/agent.md``)
+live in :mod:`.manager_agents` and are registered here;
 ``manager run`` parses flags into a :class:`~cluster_inventory.manager.ManagerConfig` and runs
 the manager as a process until SIGTERM (:func:`cluster_inventory.manager.run_manager`).
 """
@@ -25,11 +26,26 @@ from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
+from cluster_inventory.cli.manager_agents import (
+    manager_accept,
+    manager_bootstrap_kubeconfig,
+    manager_reject,
+)
 from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
-__all__ = ["deregister", "manager_accept", "manager_app", "manager_reject", "register"]
+__all__ = [
+    "deregister",
+    "manager_accept",
+    "manager_app",
+    "manager_bootstrap_kubeconfig",
+    "manager_reject",
+    "register",
+]
 
 manager_app = typer.Typer(help="The cluster manager (runs on a hub).", no_args_is_help=True)
+manager_app.command("accept")(manager_accept)
+manager_app.command("reject")(manager_reject)
+manager_app.command("bootstrap-kubeconfig")(manager_bootstrap_kubeconfig)
 
 
 def register(
@@ -105,76 +121,6 @@ def deregister(
     except (kube.KubeError, typer.BadParameter) as exc:
         fail(str(exc))
     typer.echo(f"secret/{name} deregistered")
-
-
-@manager_app.command("accept")
-def manager_accept(
-    name: Annotated[str, typer.Argument(help="Member name (becomes the ClusterProfile name).")],
-    clusterset: Annotated[
-        list[str], typer.Option("--clusterset", help="Cluster set to join (repeatable).")
-    ],
-    display_name: Annotated[str | None, typer.Option(help="spec.displayName.")] = None,
-    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
-    namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = DEFAULT_NAMESPACE,
-) -> None:
-    """Accept a pull-mode member: its agent may join (its CSRs are approved) and report.
-
-    Writes the agent-mode registration Secret, the Role and RoleBinding of the agent's
-    identity, and the Lease and MemberReport it writes to (docs/agent.md). Idempotent.
-    """
-    from cluster_inventory import kube
-    from cluster_inventory.manager import RegistrationError
-    from cluster_inventory.manager.agents import accept, agent_objects
-
-    try:
-        agent_objects(namespace, name, clusterset, display_name=display_name)
-    except RegistrationError as exc:
-        fail(str(exc))
-
-    async def run() -> None:
-        async with await hub_client(hub_kubeconfig, hub_context) as hub:
-            await accept(hub, namespace, name, clusterset, display_name=display_name)
-
-    try:
-        asyncio.run(run())
-    except (kube.KubeError, RegistrationError) as exc:
-        fail(str(exc))
-    typer.echo(f"member {name} accepted in {namespace} (cluster sets: {', '.join(clusterset)})")
-
-
-@manager_app.command("reject")
-def manager_reject(
-    name: Annotated[str, typer.Argument(help="Member name.")],
-    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
-    namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = DEFAULT_NAMESPACE,
-) -> None:
-    """Reject a pull-mode member: delete its registration, RBAC, Lease and MemberReport.
-
-    Its agent's certificate authorises nothing from then on, however long it is valid.
-    """
-    from cluster_inventory import kube
-    from cluster_inventory.manager import RegistrationError
-    from cluster_inventory.manager.agents import reject
-
-    async def run() -> list[str]:
-        async with await hub_client(hub_kubeconfig, hub_context) as hub:
-            return await reject(hub, namespace, name)
-
-    try:
-        deleted = asyncio.run(run())
-    except (kube.KubeError, RegistrationError) as exc:
-        fail(str(exc))
-    if not deleted:
-        fail(f"no agent member {name} in {namespace}")
-    for what in deleted:
-        typer.echo(f"deleted {what}")
-    typer.echo(f"member {name} rejected")
 
 
 def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:

@@ -6,6 +6,7 @@ The value the client factory (:mod:`._client`) builds from a kubeconfig and turn
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,3 +48,21 @@ class ClusterConnection:
     name: str = ""
     exec_user: Mapping[str, Any] | None = field(default=None, repr=False, hash=False)
     exec_cluster_config: Any = field(default=None, repr=False, hash=False)
+
+    def kubeconfig_cluster(self) -> dict[str, Any]:
+        """The kubeconfig ``clusters[].cluster`` entry that reaches this server (no user).
+
+        ``server``, ``certificate-authority-data`` (base64 of :attr:`ca_data`),
+        ``tls-server-name``, ``insecure-skip-tls-verify`` and ``proxy-url``, each only when
+        set: what a kubeconfig written for another identity on the same cluster carries.
+        """
+        cluster: dict[str, Any] = {"server": self.server}
+        if self.ca_data:
+            cluster["certificate-authority-data"] = base64.b64encode(self.ca_data).decode()
+        if self.tls_server_name:
+            cluster["tls-server-name"] = self.tls_server_name
+        if self.insecure_skip_tls_verify:
+            cluster["insecure-skip-tls-verify"] = True
+        if self.proxy_url:
+            cluster["proxy-url"] = self.proxy_url
+        return cluster

@@ -24,7 +24,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api import format_time, objects
+from cluster_inventory.api import objects
 from cluster_inventory.api.agents import (
     CsrShape,
     agent_user,
@@ -38,6 +38,7 @@ from cluster_inventory.api.constants import (
     REPORTING_CONTROLLER_MANAGER,
 )
 from cluster_inventory.controller import Controller, Result
+from cluster_inventory.kube import certificates
 from cluster_inventory.kube.events import object_reference, record_event
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager.config import ManagerConfig
@@ -241,27 +242,15 @@ class AgentApprover:
 
     async def _approve(self, csr: dict[str, Any], shape: CsrShape) -> None:
         rotation = member_of_user(shape.username) == shape.member
-        condition = {
-            "type": "Approved",
-            "status": "True",
-            "reason": "AgentRotation" if rotation else "AgentAccepted",
-            "message": (
+        await certificates.approve(
+            self.hub,
+            csr,
+            reason="AgentRotation" if rotation else "AgentAccepted",
+            message=(
                 f"approved by the cluster manager {self.config.name!r}: member "
                 f"{shape.member!r} is accepted in {self.config.namespace}"
             ),
-            "lastUpdateTime": format_time(self.now()),
-        }
-        body = dict(csr)
-        status = dict(objects.status(body))
-        status["conditions"] = [*(status.get("conditions") or ()), condition]
-        body["status"] = status
-        resource = kube.CERTIFICATE_SIGNING_REQUESTS
-        await kube.request(
-            self.hub,
-            "PUT",
-            resource.path(None, shape.name) + "/approval",
-            body=body,
-            target=resource.describe(None, shape.name),
+            now=self.now(),
         )
         self.approved.append(shape.name)
         _log.info(

@@ -10,7 +10,9 @@ Waits follow the agent's log lines and the hub's objects (no fixed sleeps).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import datetime as dt
 import signal
 import stat
 import sys
@@ -18,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import yaml
+from cryptography import x509
 
 from cluster_inventory import kube
 from cluster_inventory.agent import IdentityStore
@@ -28,6 +32,7 @@ from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.agents import accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
 from tests.agents import JOIN_NS
+from tests.cli_run import cli
 from tests.waiting import eventually
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
@@ -97,10 +102,27 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
     tmp_path: Path,
 ) -> None:
     name, member = next(iter(fleet.members.items()))
+    # The expiring bootstrap credential, as the hub's admin issues it.
     bootstrap = tmp_path / "bootstrap.yaml"
-    bootstrap.write_text(
-        yaml.safe_dump(join_hub.kubeconfig("bootstrap-cli", [AGENT_BOOTSTRAP_GROUP]))
+    before = dt.datetime.now(dt.UTC)
+    issued = await asyncio.to_thread(
+        cli, "manager", "bootstrap-kubeconfig", "site-a", "-o", str(bootstrap),
+        "--expiration", "600", "--hub-kubeconfig", str(join_hub.kubeconfig_path),
+    )  # fmt: skip
+    assert issued.returncode == 0, issued.stderr
+    assert f"cluster-inventory:agent-bootstrap:site-a (group {AGENT_BOOTSTRAP_GROUP})" in (
+        issued.stdout
     )
+    assert stat.S_IMODE(bootstrap.stat().st_mode) == 0o600
+    assert "PRIVATE KEY" not in issued.stdout + issued.stderr
+    user = yaml.safe_load(bootstrap.read_text())["users"][0]["user"]
+    cert = x509.load_pem_x509_certificate(base64.b64decode(user["client-certificate-data"]))
+    # Expires as asked (the signer may back-date notBefore; allow for the run's seconds).
+    assert dt.timedelta(0) < cert.not_valid_after_utc - before <= dt.timedelta(seconds=660)
+    async with await kube.new_client(kube.load_connection(bootstrap)) as bootstrapper:
+        with pytest.raises(kube.KubeAPIError) as refused:  # it can ask to join, nothing else
+            await kube.list_objects(bootstrapper, kube.SECRETS, namespace=JOIN_NS)
+        assert refused.value.status == 403
     member_kubeconfig = tmp_path / "member.yaml"
     member_kubeconfig.write_text(yaml.safe_dump(member.kubeconfig()))
     state = tmp_path / "state"
