@@ -125,3 +125,28 @@ def test_an_agent_members_key_is_its_own_connection_key() -> None:
     assert connection_key(key) == key
     assert agent_of(key) == ("ns", "edge-1")
     assert agent_of(connection_key(key)) == ("ns", "edge-1")
+
+
+def test_a_fresh_heartbeats_renewal_reconciles_nothing_a_stale_ones_does() -> None:
+    clock = _Clock()
+    reports = AgentReports(
+        object(),  # type: ignore[arg-type]
+        ManagerConfig(namespace="ns", agent_heartbeat_multiple=3),
+        clock=clock,
+    )
+    first, renewed = _lease("2020-01-01T00:00:00.000000Z"), _lease("2020-01-01T00:00:10.000000Z")
+    assert reports.lease_keys("ADDED", first, None) == ["edge-1"]
+    [leases] = reports.leases.informers
+    leases._apply("ADDED", first)
+    assert reports.heartbeat("edge-1")[0] is None
+    # Fresh: the renewal only moves the deadline, which the timed reconcile reads.
+    assert reports.lease_keys("MODIFIED", renewed, first) == []
+    longer = _lease("2020-01-01T00:00:10.000000Z", duration=20)
+    assert reports.lease_keys("MODIFIED", longer, first) == ["edge-1"]
+    clock.t += 31
+    assert reports.heartbeat("edge-1")[0] is not None  # stale now
+    assert reports.lease_keys("MODIFIED", renewed, first) == ["edge-1"]
+    leases._apply("MODIFIED", renewed)
+    assert reports.heartbeat("edge-1")[0] is None
+    assert reports.lease_keys("MODIFIED", renewed, first) == []
+    assert reports.lease_keys("DELETED", renewed, None) == ["edge-1"]
