@@ -14,7 +14,7 @@ import base64
 import contextlib
 import ipaddress
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,10 +85,19 @@ async def _http_target(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
 
 
 @contextlib.asynccontextmanager
-async def serve_proxy(scheme: str, port: int = 0) -> AsyncIterator[Proxy]:
+async def serve_proxy(
+    scheme: str,
+    port: int = 0,
+    *,
+    path: Path | None = None,
+    on_tunnel: Callable[[str], None] | None = None,
+) -> AsyncIterator[Proxy]:
     """A ``socks5`` or ``http`` (CONNECT) proxy on 127.0.0.1 while the block runs.
 
     ``port`` 0 picks a free one; a given port brings back a proxy that was down there.
+    ``path``: listen on that Unix socket instead (``port`` stays 0), e.g. inside a network
+    namespace whose loopback the test cannot reach (``tests/netns.py``). ``on_tunnel`` is
+    called with each tunnel's ``host:port`` as it opens, besides ``targets``.
     """
     proxy = Proxy(scheme)
     tunnels: set[asyncio.Task[None]] = set()
@@ -105,6 +114,8 @@ async def serve_proxy(scheme: str, port: int = 0) -> AsyncIterator[Proxy]:
             writer.close()
             return
         proxy.targets.append(target)
+        if on_tunnel is not None:
+            on_tunnel(target)
         if scheme == "socks5":
             writer.write(b"\x05\x00\x00\x01" + bytes(6))
         else:
@@ -118,10 +129,56 @@ async def serve_proxy(scheme: str, port: int = 0) -> AsyncIterator[Proxy]:
         finally:
             tunnels.discard(task)
 
-    server = await asyncio.start_server(handle, "127.0.0.1", port)
-    proxy.port = server.sockets[0].getsockname()[1]
+    if path is not None:
+        server = await asyncio.start_unix_server(handle, path)
+    else:
+        server = await asyncio.start_server(handle, "127.0.0.1", port)
+        proxy.port = server.sockets[0].getsockname()[1]
     try:
         yield proxy
+    finally:
+        server.close()
+        for task in list(tunnels):
+            task.cancel()
+        await asyncio.gather(*tunnels, return_exceptions=True)
+        await server.wait_closed()
+
+
+@contextlib.asynccontextmanager
+async def serve_forward(
+    listen: Callable[[Callable[..., Awaitable[None]]], Awaitable[asyncio.Server]],
+    dial: Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]],
+) -> AsyncIterator[asyncio.Server]:
+    """A port forward while the block runs: each connection ``listen`` accepts is piped to one
+    ``dial`` opens (a connection ``dial`` cannot open is closed).
+
+    Args:
+        listen: Starts the server with the handler given, e.g.
+            ``lambda h: asyncio.start_unix_server(h, path)``.
+        dial: Opens the upstream connection, e.g.
+            ``lambda: asyncio.open_connection("127.0.0.1", port)``.
+    """
+    tunnels: set[asyncio.Task[None]] = set()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await dial()
+        except OSError:
+            writer.close()
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        tunnels.add(task)
+        try:
+            # Cancelled at the end of the block: asyncio would log a cancelled handler.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        finally:
+            tunnels.discard(task)
+
+    server = await listen(handle)
+    try:
+        yield server
     finally:
         server.close()
         for task in list(tunnels):

@@ -345,14 +345,16 @@ class AgentMember:
         """
         report = self._reports.report(self.name)
         stale, fresh_for = self._reports.heartbeat(self.name)
-        self.advertised = advertised_connection(self.name, report)
-        self._set(agent_observation(self.name, report, stale, self.now()))
+        before, self.advertised = self.advertised, advertised_connection(self.name, report)
+        # A new server, CA or proxy alone changes the profiles' access provider too.
+        moved = self.advertised != before
+        self._set(agent_observation(self.name, report, stale, self.now()), moved=moved)
         return fresh_for
 
-    def _set(self, updated: Observation) -> None:
+    def _set(self, updated: Observation, *, moved: bool = False) -> None:
         first = not self.observed
         self.observed = True
-        if updated == self.observation and not first:
+        if updated == self.observation and not first and not moved:
             return
         before, self.observation = self.observation, updated
         if before.healthy.status != updated.healthy.status:

@@ -9,6 +9,7 @@ import pytest
 
 from cluster_inventory.manager import ManagerConfig
 from cluster_inventory.manager.agent_members import (
+    AgentMember,
     AgentReports,
     advertised_connection,
     agent_connection,
@@ -75,6 +76,39 @@ def test_the_advertised_server_ca_and_proxy() -> None:
     assert advertised_connection("edge-1", _report(memberID="u")) is None
     bad = advertised_connection("edge-1", _report(server="https://e", certificateAuthorityData="%"))
     assert bad is not None and bad.ca_data is None
+
+
+def test_a_new_advertised_proxy_alone_changes_the_member() -> None:
+    """An agent restarted with another ``--proxy-url`` (same health): its profiles follow."""
+    reports = AgentReports(object(), ManagerConfig(namespace="ns"))  # type: ignore[arg-type]
+    [cached] = reports.reports.informers
+    [leases] = reports.leases.informers
+    leases._apply("ADDED", _lease("2026-11-27T08:00:00.000000Z"))
+    changes: list[None] = []
+    member = AgentMember(
+        agent_connection("ns", "edge-1"),
+        config=ManagerConfig(namespace="ns"),
+        on_change=lambda: changes.append(None),
+        reports=reports,
+        now=lambda: NOW,
+    )
+    health = {"status": "True", "reason": "APIServerReady"}
+    report = _report(apiServerHealth=health, server="https://edge", proxyURL="http://p:1")
+    cached._apply(
+        "ADDED", {**report, "metadata": {**report["metadata"], "uid": "r", "resourceVersion": "1"}}
+    )
+    member.refresh()
+    assert member.advertised is not None and member.advertised.proxy_url == "http://p:1"
+    report = _report(apiServerHealth=health, server="https://edge", proxyURL="socks5://p:2")
+    cached._apply(
+        "MODIFIED",
+        {**report, "metadata": {**report["metadata"], "uid": "r", "resourceVersion": "2"}},
+    )
+    member.refresh()
+    assert member.advertised.proxy_url == "socks5://p:2"
+    assert len(changes) == 2
+    member.refresh()  # nothing new: no change
+    assert len(changes) == 2
 
 
 class _Clock:
