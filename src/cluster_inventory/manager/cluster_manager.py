@@ -184,6 +184,7 @@ class ClusterManagerRunnable:
         self.token_secret_writers: Controller[ProfileKey] = self._controller(
             f"{_CONTROLLER}-tokens", self.tokens.reconcile, max(1, config.workers // 4)
         ).watch(self.token_secrets, self._token_keys)
+        self.token_secret_writers.watch(self.tokens.agents.secrets, self.tokens.agent_keys)
         self.agent_members: Controller[str] = agent_member_controller(
             self.agents, self.members.get, self._controller
         )
