@@ -39,11 +39,11 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.api.objects import ObjectKey
 from cluster_inventory.api.views import parse_time
-from cluster_inventory.manager.agent_credentials import AgentCredentials
 from cluster_inventory.manager.agent_members import agent_connection
 from cluster_inventory.manager.placement import ProfileKey
 
 if TYPE_CHECKING:
+    from cluster_inventory.manager.agent_credentials import AgentCredentials
     from cluster_inventory.manager.agent_members import AgentMember
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
@@ -162,10 +162,12 @@ class TokenController:
 
     Args:
         manager: The cluster manager whose cache, member pool and desired profiles it reads.
+        agents: Agent members' credential Secrets (their agents mint the tokens).
     """
 
-    def __init__(self, manager: ClusterManagerRunnable) -> None:
+    def __init__(self, manager: ClusterManagerRunnable, agents: AgentCredentials) -> None:
         self.manager = manager
+        self.agents = agents
         #: What this process last wrote to each token Secret: (digest of its data, its
         #: resourceVersion).
         #: The hub cache holds the Secrets' metadata only (no token sits in every replica's
@@ -176,8 +178,6 @@ class TokenController:
         #: Monotonic time since when parked tokens wait for the status queue, and its timer.
         self._waiting_since: float | None = None
         self._recheck: asyncio.TimerHandle | None = None
-        #: Agent members' credential Secrets (their agents mint the tokens).
-        self.agents = AgentCredentials(manager.hub, manager.config)
 
     def agent_keys(
         self, event: str, obj: dict[str, Any], old: dict[str, Any] | None
