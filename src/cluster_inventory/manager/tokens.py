@@ -313,8 +313,14 @@ class TokenController:
             member_id=member.observation.member_id or "",
             role=kept.grant,
         )
-        token = kube.ServiceAccountToken(token=kept.token, expiration=kept.expiration)
-        await self._store_token(key, profile, token, notes)
+        if kept.issued is None:  # not said: left out, not "now" (a write per reconcile)
+            del notes[ANNOTATION_TOKEN_ISSUED]
+        held = objects.annotations_of(self.manager.token_secrets.get(str(key)) or {})
+        if key in self._stored or any(held.get(k) != v for k, v in notes.items()):
+            # A Secret this process did not write that holds this token already (a restart
+            # or a takeover finds it there) is not written again: no write per profile.
+            token = kube.ServiceAccountToken(token=kept.token, expiration=kept.expiration)
+            await self._store_token(key, profile, token, notes)
         return max(1.0, (kept.expiration - now).total_seconds())
 
     def forget(self, key: ProfileKey) -> None:
