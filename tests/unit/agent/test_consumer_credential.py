@@ -6,13 +6,16 @@ minted again, what the manager reads back from it, and what ``manager accept`` g
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime as dt
+import logging
 
 import pytest
 
 from cluster_inventory import kube
 from cluster_inventory.agent import (
+    ConsumerCredential,
     ReportingConfig,
     credential_secret,
     parse_service_account,
@@ -115,3 +118,45 @@ def test_the_consumer_account_and_lifetime_are_checked() -> None:
         ReportingConfig(name="edge-1", namespace="hub", consumer_token_lifetime=60)
     with pytest.raises(AgentNameError, match="consumer_service_account: name"):
         ReportingConfig(name="edge-1", namespace="hub", consumer_service_account=("ns", "Bad"))
+
+
+async def test_the_keeper_sleeps_until_the_rotation_and_backs_off_on_failures(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The loop alone (its ensure() stubbed: what it calls is the integration test's)."""
+    now = [T0]
+    outcomes: list[object] = [T0 + 0.8 * HOUR] + [kube.KubeError("hub down")] * 8
+    outcomes.append(T0 + 2 * HOUR)
+    waits: list[float] = []
+
+    class Keeper(ConsumerCredential):
+        async def ensure(self) -> dt.datetime:
+            outcome = outcomes.pop(0)
+            if isinstance(outcome, Exception):
+                raise outcome
+            assert isinstance(outcome, dt.datetime)
+            return outcome
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += dt.timedelta(seconds=seconds)
+        if not outcomes:
+            raise asyncio.CancelledError
+
+    keeper = Keeper(
+        None,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        name="edge-1",
+        namespace="hub",
+        service_account=("ns", "consumer"),
+        now=lambda: now[0],
+        sleep=sleep,
+    )
+    with caplog.at_level(logging.INFO, logger="cluster_inventory.agent"):
+        with pytest.raises(asyncio.CancelledError):
+            await keeper.run()
+    assert waits[0] == 0.8 * 3600  # until the rotation is due: a timer, not a poll
+    assert waits[1:9] == [1, 2, 4, 8, 16, 32, 60, 60]  # doubling to 60 s
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "retrying" in warnings[0].getMessage()
+    assert any("kept again" in r.getMessage() for r in caplog.records)
