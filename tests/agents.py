@@ -1,8 +1,9 @@
 """The hub side of an accepted agent member, as ``manager accept`` leaves it (test code only).
 
-``accept`` creates, in a hub namespace, the MemberReport and the Lease of a member and the
-Role and RoleBinding that let the agent's identity (``cluster-inventory:agent:NAME``, group
-``cluster-inventory:agents``) get, update and patch those two objects and nothing else
+``accept`` creates, in a hub namespace, the MemberReport, the Lease and the empty credential
+Secret of a member and the Role and RoleBinding that let the agent's identity
+(``cluster-inventory:agent:NAME``, group ``cluster-inventory:agents``) get, update and patch
+those three objects and nothing else
 (``docs/agent.md``). ``running`` runs a reporter or heartbeat for the length of a block.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.api.agents import agent_credential_name
 from cluster_inventory.api.constants import AGENT_USER_PREFIX, PROJECT_DOMAIN
 from cluster_inventory.testing import ControlPlane
 
@@ -57,6 +59,12 @@ def _role(name: str, namespace: str) -> dict[str, Any]:
                 "resourceNames": [name],
                 "verbs": verbs,
             },
+            {
+                "apiGroups": [""],
+                "resources": ["secrets"],
+                "resourceNames": [agent_credential_name(name)],
+                "verbs": verbs,
+            },
         ],
     }
 
@@ -84,6 +92,8 @@ async def accept(admin: kube.ApiClient, name: str, namespace: str) -> None:
     )
     lease = {"holderIdentity": AGENT_USER_PREFIX + name, "leaseDurationSeconds": 60}
     await kube.apply(admin, kube.LEASES, {"metadata": meta, "spec": lease}, field_manager=ACCEPT)
+    credential = {"metadata": {**meta, "name": agent_credential_name(name)}}
+    await kube.apply(admin, kube.SECRETS, credential, field_manager=ACCEPT)
     await kube.apply(admin, kube.ROLES, _role(name, namespace), field_manager=ACCEPT)
     await kube.apply(admin, kube.ROLE_BINDINGS, _binding(name, namespace), field_manager=ACCEPT)
 

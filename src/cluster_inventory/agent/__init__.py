@@ -11,12 +11,21 @@ two ends of the join meet only on the hub's objects and in :mod:`cluster_invento
   (:class:`HubIdentity`: the identity of an agent that joins by itself, for its clients);
 - :mod:`.report`: what the MemberReport's status says and whether it changed (pure);
 - :mod:`.reporter`: :class:`MemberReporter` watches the member and writes that status;
+- :mod:`.credential`: :class:`ConsumerCredential` mints the consumers' token on the member
+  and keeps it in the member's credential Secret on the hub;
 - :mod:`.heartbeat`: :class:`Heartbeat` renews the member's Lease on the hub;
 - :mod:`.runner`: :class:`ReportingAgent`, both as one runnable for the process Manager.
 """
 
 from __future__ import annotations
 
+from cluster_inventory.agent.credential import (
+    DEFAULT_CONSUMER_TOKEN_LIFETIME,
+    ConsumerCredential,
+    credential_secret,
+    parse_service_account,
+    stored_rotation,
+)
 from cluster_inventory.agent.heartbeat import Heartbeat, MemberNotAcceptedError
 from cluster_inventory.agent.identity import (
     AgentIdentity,
@@ -25,6 +34,7 @@ from cluster_inventory.agent.identity import (
     needs_rotation,
     new_private_key,
     renewal_time,
+    rotation_time,
 )
 from cluster_inventory.agent.join import (
     DEFAULT_EXPIRATION_SECONDS,
@@ -39,8 +49,10 @@ from cluster_inventory.agent.reporter import MemberReporter
 from cluster_inventory.agent.runner import ReportingAgent, ReportingConfig
 
 __all__ = [
+    "DEFAULT_CONSUMER_TOKEN_LIFETIME",
     "DEFAULT_EXPIRATION_SECONDS",
     "AgentIdentity",
+    "ConsumerCredential",
     "Heartbeat",
     "HubIdentity",
     "IdentityStore",
@@ -51,10 +63,14 @@ __all__ = [
     "ReportingConfig",
     "certificate_request_pem",
     "certificate_signing_request",
+    "credential_secret",
     "ensure_identity",
     "keep_identity_fresh",
     "needs_rotation",
     "new_private_key",
+    "parse_service_account",
     "renewal_time",
     "request_certificate",
+    "rotation_time",
+    "stored_rotation",
 ]

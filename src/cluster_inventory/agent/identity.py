@@ -36,6 +36,7 @@ __all__ = [
     "needs_rotation",
     "new_private_key",
     "renewal_time",
+    "rotation_time",
 ]
 
 #: Renew when this share of the certificate's life remains, at most and at least.
@@ -61,13 +62,13 @@ def certificate_request_pem(name: str, key_pem: bytes) -> bytes:
     )
 
 
-def _jitter(cert_pem: bytes) -> float:
-    """A share in :data:`ROTATE_REMAINING`, fixed per certificate (a digest, not a draw).
+def _jitter(seed: bytes) -> float:
+    """A share in :data:`ROTATE_REMAINING`, fixed per credential (a digest, not a draw).
 
-    The same certificate gives the same share after a restart, so a restarted agent does
-    not renew earlier or later than it would have.
+    The same certificate (or token) gives the same share after a restart, so a restarted
+    agent does not renew earlier or later than it would have.
     """
-    digest = hashlib.sha256(cert_pem).digest()
+    digest = hashlib.sha256(seed).digest()
     fraction = int.from_bytes(digest[:8], "big") / 2**64
     low, high = ROTATE_REMAINING
     return low + (high - low) * fraction
@@ -83,8 +84,23 @@ def renewal_time(cert_pem: bytes) -> dt.datetime:
         ValueError: ``cert_pem`` is not a PEM certificate.
     """
     cert = x509.load_pem_x509_certificate(cert_pem)
-    start, end = cert.not_valid_before_utc, cert.not_valid_after_utc
-    return end - (end - start) * _jitter(cert_pem)
+    return rotation_time(cert.not_valid_before_utc, cert.not_valid_after_utc, cert_pem)
+
+
+def rotation_time(start: dt.datetime, end: dt.datetime, seed: bytes) -> dt.datetime:
+    """When a credential valid from ``start`` to ``end`` should be renewed.
+
+    When 20-25% of its life remains (:data:`ROTATE_REMAINING`), the share derived from
+    ``seed`` (the certificate, the token: the same credential renews at the same time after
+    a restart, and a fleet started together does not renew together). The agent's
+    certificate and the consumer token it keeps rotate by this one rule.
+
+    Args:
+        start: When it was issued (timezone-aware).
+        end: When it expires (timezone-aware).
+        seed: Bytes of the credential itself (hashed; never stored or logged).
+    """
+    return end - (end - start) * _jitter(seed)
 
 
 def needs_rotation(cert_pem: bytes, now: dt.datetime) -> bool:

@@ -1,4 +1,4 @@
-"""The agent's reporting as one runnable: the reporter and the heartbeat of one member.
+"""The agent as one runnable: the reporter, the heartbeat (and the consumer token) of a member.
 
 ``cluster-inventory agent run`` adds a :class:`ReportingAgent` to a
 :class:`~cluster_inventory.controller.Manager` (which opens the hub client from the agent's
@@ -13,9 +13,15 @@ saying so, before it writes anything.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cluster_inventory import credentials, kube
+from cluster_inventory.agent.credential import (
+    DEFAULT_CONSUMER_TOKEN_LIFETIME,
+    ConsumerCredential,
+)
 from cluster_inventory.agent.heartbeat import DEFAULT_LEASE_DURATION, Heartbeat
 from cluster_inventory.agent.join import HubIdentity
 from cluster_inventory.agent.report import advertised
@@ -38,6 +44,10 @@ class ReportingConfig:
         lease_duration: Heartbeat Lease duration, also the mean renewal interval.
         probe_interval: Seconds between probes of the member's ``/readyz``.
         probe_timeout: Seconds a probe may take.
+        consumer_service_account: The member ServiceAccount (namespace, name) whose token
+            the agent keeps for consumers in its hub credential Secret; None: none kept.
+        consumer_token_lifetime: ``expirationSeconds`` of that token (at least 600, the
+            TokenRequest minimum).
 
     Raises:
         AgentNameError: The name or namespace is not a DNS-1123 label (a ``ValueError``).
@@ -52,10 +62,21 @@ class ReportingConfig:
     lease_duration: float = DEFAULT_LEASE_DURATION
     probe_interval: float = DEFAULT_PROBE_INTERVAL
     probe_timeout: float = 10.0
+    consumer_service_account: tuple[str, str] | None = None
+    consumer_token_lifetime: int = DEFAULT_CONSUMER_TOKEN_LIFETIME
 
     def __post_init__(self) -> None:
         for field, value in (("name", self.name), ("namespace", self.namespace)):
             check_member_name(value, source="agent", field=field)
+        if self.consumer_service_account is not None:
+            namespace, account = self.consumer_service_account
+            for field, value in (("namespace", namespace), ("name", account)):
+                check_member_name(value, source="agent consumer_service_account", field=field)
+        if self.consumer_token_lifetime < 600:
+            raise ValueError(
+                f"agent consumer_token_lifetime: {self.consumer_token_lifetime} s is under "
+                "600 s (the TokenRequest minimum)"
+            )
         for field, seconds in (
             ("lease_duration", self.lease_duration),
             ("probe_interval", self.probe_interval),
@@ -79,6 +100,7 @@ class ReportingAgent:
         identity: The agent's own hub identity when it joins by itself (``hub`` is then
             ``identity.client()``): joined in :meth:`prepare`, rotated while it runs. None:
             ``hub`` already holds a given identity.
+        now: Wall clock of the consumer token's rotation.
     """
 
     #: Every agent runs: there is one per member, never a standby.
@@ -92,8 +114,10 @@ class ReportingAgent:
         *,
         background: kube.BackgroundLoop | None = None,
         identity: HubIdentity | None = None,
+        now: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.hub = hub
+        self._now = now or (lambda: dt.datetime.now(dt.UTC))
         self.identity = identity
         self.connection = member
         self.config = config
@@ -105,6 +129,8 @@ class ReportingAgent:
             background=background,
         )
         self.reporter: MemberReporter | None = None
+        #: Keeps the consumers' token on the hub (``config.consumer_service_account``).
+        self.credential: ConsumerCredential | None = None
         self._member: kube.ApiClient | None = None
 
     async def prepare(self) -> None:
@@ -131,10 +157,20 @@ class ReportingAgent:
             probe_interval=cfg.probe_interval,
             probe_timeout=cfg.probe_timeout,
         )
+        if cfg.consumer_service_account is not None:
+            self.credential = ConsumerCredential(
+                self.hub,
+                self._member,
+                name=cfg.name,
+                namespace=cfg.namespace,
+                service_account=cfg.consumer_service_account,
+                lifetime=cfg.consumer_token_lifetime,
+                now=self._now,
+            )
         await self.reporter.start()
 
     async def run(self) -> None:
-        """Report, renew (and rotate) until cancelled (or until the member is rejected).
+        """Report, renew, rotate, keep the consumer token until cancelled (or rejected).
 
         Raises:
             MemberNotAcceptedError: The Lease or the MemberReport went away.
@@ -147,6 +183,8 @@ class ReportingAgent:
         ]
         if self.identity is not None:
             tasks.append(asyncio.ensure_future(self.identity.keep_fresh()))
+        if self.credential is not None:
+            tasks.append(asyncio.ensure_future(self.credential.run()))
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:

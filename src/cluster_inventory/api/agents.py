@@ -30,6 +30,7 @@ from cluster_inventory.api.constants import (
 __all__ = [
     "AgentNameError",
     "CsrShape",
+    "agent_credential_name",
     "agent_object_name",
     "agent_user",
     "check_member_name",
@@ -94,6 +95,15 @@ def member_of_user(user: str) -> str | None:
 def agent_object_name(name: str) -> str:
     """The agent's Role and RoleBinding name on the hub: ``cluster-inventory-agent-NAME``."""
     return f"{AGENT_OBJECT_PREFIX}{name}"
+
+
+def agent_credential_name(name: str) -> str:
+    """The agent's credential Secret on the hub: ``cluster-inventory-agent-NAME-credential``.
+
+    In the registration namespace, beside the member's Lease and MemberReport: its agent
+    writes the consumer token it mints on the member there (``docs/agent.md``).
+    """
+    return f"{AGENT_OBJECT_PREFIX}{name}-credential"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,6 +16,7 @@ __all__ = [
     "ACCESS_PROVIDER_SECRETREADER",
     "AGENT_BOOTSTRAP_CLUSTER_ROLE",
     "AGENT_BOOTSTRAP_GROUP",
+    "AGENT_CREDENTIAL_SECRET_TYPE",
     "AGENT_CSR_USAGES",
     "AGENT_GROUP",
     "AGENT_OBJECT_PREFIX",
@@ -50,6 +51,7 @@ __all__ = [
     "CONDITION_CONTROL_PLANE_HEALTHY",
     "CONDITION_JOINED",
     "CONDITION_PROPERTIES_SYNCED",
+    "DEFAULT_CONSUMER_SERVICE_ACCOUNT",
     "DEFAULT_SYNC_INSTANCE",
     "EXTENSION_ADDITIONAL_ARGS",
     "EXTENSION_ADDITIONAL_ENVS",
@@ -245,6 +247,12 @@ FIELD_MANAGER_AGENT = "cluster-inventory-agent"
 #: Prefix of an agent's CSR ``generateName`` (``<prefix><member>-``) and of its Role and
 #: RoleBinding on the hub (``<prefix><member>``).
 AGENT_OBJECT_PREFIX = "cluster-inventory-agent-"
+#: Type of an agent member's credential Secret on the hub (``<prefix><member>-credential``):
+#: the consumer token its agent mints on the member, which the cluster manager copies into
+#: each ``<inventory>/<profile>`` token Secret.
+AGENT_CREDENTIAL_SECRET_TYPE = f"{PROJECT_DOMAIN}/agent-credential"
+#: The member ServiceAccount an agent mints consumer tokens for, by default (the chart's).
+DEFAULT_CONSUMER_SERVICE_ACCOUNT = "cluster-inventory-consumer"
 #: ``usages`` of an agent's CSR, exactly (an ECDSA key: no key encipherment).
 AGENT_CSR_USAGES = ("digital signature", "client auth")
 #: ClusterRole of an agent's bootstrap identity: create and read CSRs, nothing else.

@@ -1,7 +1,8 @@
 """``cluster-inventory agent run``: the member agent's side (``docs/agent.md``).
 
 Runs on a member the hub cannot reach: reports the member to the hub (its MemberReport) and
-renews its heartbeat Lease there, until SIGTERM. Its hub identity is either given
+renews its heartbeat Lease there (and, with ``--consumer-service-account``, keeps its
+consumers' token in its credential Secret there), until SIGTERM. Its hub identity is either given
 (``--hub-kubeconfig``) or its own, got and rotated by the agent (``--bootstrap-kubeconfig``
 and ``--state-dir``: a CSR the cluster manager approves once the member is accepted).
 """
@@ -78,6 +79,16 @@ def agent_run(
     probe_interval: Annotated[
         float, typer.Option(help="Seconds between probes of the member's /readyz.")
     ] = 30.0,
+    consumer_service_account: Annotated[
+        str | None,
+        typer.Option(
+            help="NAMESPACE/NAME of the member ServiceAccount whose token the agent mints and "
+            "keeps on the hub for the member's consumers (unset: none is kept)."
+        ),
+    ] = None,
+    consumer_token_lifetime: Annotated[
+        int, typer.Option(help="Lifetime of that token, s (at least 600; renewed at 75-80%).")
+    ] = 3600,
     metrics_bind_address: opt.MetricsAddress = "0",
     health_probe_bind_address: opt.HealthAddress = "0",
     log_format: opt.LogFormat = "text",
@@ -96,6 +107,7 @@ def agent_run(
         JoinError,
         ReportingAgent,
         ReportingConfig,
+        parse_service_account,
     )
     from cluster_inventory.cli._logging import configure_logging
     from cluster_inventory.controller import Manager
@@ -117,6 +129,12 @@ def agent_run(
             proxy_url=proxy_url,
             lease_duration=lease_duration,
             probe_interval=probe_interval,
+            consumer_service_account=(
+                parse_service_account(consumer_service_account)
+                if consumer_service_account
+                else None
+            ),
+            consumer_token_lifetime=consumer_token_lifetime,
         )
         health = parse_bind_address(health_probe_bind_address)
         metrics = parse_bind_address(metrics_bind_address)

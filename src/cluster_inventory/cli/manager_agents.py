@@ -37,7 +37,8 @@ def manager_accept(
     """Accept a pull-mode member: its agent may join (its CSRs are approved) and report.
 
     Writes the agent-mode registration Secret, the Role and RoleBinding of the agent's
-    identity, and the Lease and MemberReport it writes to (docs/agent.md). Idempotent.
+    identity, and the Lease, MemberReport and credential Secret it writes to
+    (docs/agent.md). Idempotent.
     """
     from cluster_inventory import kube
     from cluster_inventory.manager import RegistrationError
@@ -67,7 +68,7 @@ def manager_reject(
         str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
     ] = DEFAULT_NAMESPACE,
 ) -> None:
-    """Reject a pull-mode member: delete its registration, RBAC, Lease and MemberReport.
+    """Reject a pull-mode member: delete its registration, RBAC, Lease, report, credential.
 
     Its agent's certificate authorises nothing from then on, however long it is valid.
     """

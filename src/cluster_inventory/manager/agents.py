@@ -3,12 +3,14 @@
 ``cluster-inventory manager accept NAME`` writes, in the cluster manager's namespace, the
 agent-mode registration Secret ``NAME``, the Role and RoleBinding
 ``cluster-inventory-agent-NAME`` and the Lease and MemberReport ``NAME`` the agent will
-renew and report into. RBAC cannot limit ``create`` by name, so the hub creates both objects
-and the agent's identity may only ``get``, ``update`` and ``patch`` these two, by
-``resourceNames``: it can write nothing else (OCM's hub does the same for a klusterlet's
-lease). Everything is server-side applied, so accepting twice changes nothing.
-``manager reject NAME`` deletes it all, the RoleBinding first: from then on the agent's
-certificate, however long it is valid, authorises nothing.
+renew and report into, and the empty credential Secret
+``cluster-inventory-agent-NAME-credential`` its agent keeps its consumers' token in. RBAC
+cannot limit ``create`` by name, so the hub creates these objects and the agent's identity
+may only ``get``, ``update`` and ``patch`` these three, by ``resourceNames``: it can write
+nothing else (OCM's hub does the same for a klusterlet's lease). Everything is server-side
+applied, so accepting twice changes nothing. ``manager reject NAME`` deletes it all, the
+RoleBinding first: from then on the agent's certificate, however long it is valid,
+authorises nothing.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from cluster_inventory import kube
-from cluster_inventory.api.agents import agent_object_name, agent_user
+from cluster_inventory.api.agents import agent_credential_name, agent_object_name, agent_user
 from cluster_inventory.api.constants import (
+    AGENT_CREDENTIAL_SECRET_TYPE,
     FIELD_MANAGER_CLI,
     LABEL_AGENT,
     PROJECT_DOMAIN,
@@ -48,8 +51,9 @@ def agent_objects(
 ) -> list[tuple[kube.Resource, dict[str, Any]]]:
     """Every object ``accept`` writes for member ``name``, in the order it writes them.
 
-    The Lease and MemberReport first, the RBAC that lets the agent at them next, the
-    registration Secret (what the CSR approver waits for) last.
+    The Lease, MemberReport and empty credential Secret first, the RBAC that lets the agent
+    at them next, the registration Secret (what the CSR approver waits for) last. The
+    credential Secret is applied without ``data``: accepting again keeps the agent's token.
 
     Raises:
         RegistrationError: ``name`` or a cluster set is not a DNS-1123 label, or no cluster
@@ -75,6 +79,12 @@ def agent_objects(
                 "resourceNames": [name],
                 "verbs": ["get", "update", "patch"],
             },
+            {
+                "apiGroups": [""],
+                "resources": ["secrets"],
+                "resourceNames": [agent_credential_name(name)],
+                "verbs": ["get", "update", "patch"],
+            },
         ],
     }
     binding: dict[str, Any] = {
@@ -87,9 +97,14 @@ def agent_objects(
         "spec": {"holderIdentity": agent_user(name), "leaseDurationSeconds": lease_duration},
     }
     report: dict[str, Any] = {"metadata": meta, "spec": {}}
+    credential: dict[str, Any] = {
+        "metadata": {**meta, "name": agent_credential_name(name)},
+        "type": AGENT_CREDENTIAL_SECRET_TYPE,
+    }
     return [
         (kube.LEASES, lease),
         (kube.MEMBER_REPORTS, report),
+        (kube.SECRETS, credential),
         (kube.ROLES, role),
         (kube.ROLE_BINDINGS, binding),
         (kube.SECRETS, secret),
@@ -181,6 +196,7 @@ async def reject(hub: kube.ApiClient, namespace: str, name: str) -> list[str]:
         (kube.ROLES, rbac_name),
         (kube.LEASES, name),
         (kube.MEMBER_REPORTS, name),
+        (kube.SECRETS, agent_credential_name(name)),
     ]
     deleted: list[str] = []
     for resource, obj_name in targets:

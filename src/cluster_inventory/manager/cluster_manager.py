@@ -37,6 +37,7 @@ from cluster_inventory.controller import Controller, Result, ShardMembership, gc
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.agent_approver import AgentApprover
+from cluster_inventory.manager.agent_credentials import AgentCredentials
 from cluster_inventory.manager.agent_members import AgentReports, agent_member_controller
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.fence import ProfileFence
@@ -166,7 +167,7 @@ class ClusterManagerRunnable:
         #: them (controller-runtime's builder: a name, a reconciler, what it watches).
         self.placement = PlacementController(self)
         self.status = StatusController(self)
-        self.tokens = TokenController(self)
+        self.tokens = TokenController(self, AgentCredentials(hub, config))
         self._started_since_settle = 0
         self.placing: Controller[str] = (
             self._controller(f"{_CONTROLLER}-placement", lambda _: self.placement.reconcile(), 1)
@@ -184,6 +185,7 @@ class ClusterManagerRunnable:
         self.token_secret_writers: Controller[ProfileKey] = self._controller(
             f"{_CONTROLLER}-tokens", self.tokens.reconcile, max(1, config.workers // 4)
         ).watch(self.token_secrets, self._token_keys)
+        self.token_secret_writers.watch(self.tokens.agents.secrets, self.tokens.agent_keys)
         self.agent_members: Controller[str] = agent_member_controller(
             self.agents, self.members.get, self._controller
         )

@@ -7,7 +7,8 @@ and consumers cache the credential until then. The Secret is owned by its Cluste
 (deleted with it by the garbage collector) and labelled with the manager and the profile.
 :func:`token_secret` is pure; :class:`TokenController` keeps the Secrets current: it mints
 through the member's :class:`~cluster_inventory.manager.accounts.ConsumerAccounts` and
-applies the Secret when its data changed.
+applies the Secret when its data changed. For an agent member it copies the token the
+member's agent keeps on the hub (:mod:`.agent_credentials`, ``docs/agent.md``).
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.api.objects import ObjectKey
 from cluster_inventory.api.views import parse_time
+from cluster_inventory.manager.agent_members import agent_connection
 from cluster_inventory.manager.placement import ProfileKey
 
 if TYPE_CHECKING:
+    from cluster_inventory.manager.agent_credentials import AgentCredentials
+    from cluster_inventory.manager.agent_members import AgentMember
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
 __all__ = [
@@ -158,10 +162,12 @@ class TokenController:
 
     Args:
         manager: The cluster manager whose cache, member pool and desired profiles it reads.
+        agents: Agent members' credential Secrets (their agents mint the tokens).
     """
 
-    def __init__(self, manager: ClusterManagerRunnable) -> None:
+    def __init__(self, manager: ClusterManagerRunnable, agents: AgentCredentials) -> None:
         self.manager = manager
+        self.agents = agents
         #: What this process last wrote to each token Secret: (digest of its data, its
         #: resourceVersion).
         #: The hub cache holds the Secrets' metadata only (no token sits in every replica's
@@ -172,6 +178,15 @@ class TokenController:
         #: Monotonic time since when parked tokens wait for the status queue, and its timer.
         self._waiting_since: float | None = None
         self._recheck: asyncio.TimerHandle | None = None
+
+    def agent_keys(
+        self, event: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[ProfileKey]:
+        """The token keys an agent credential Secret's event queues (its member's profiles)."""
+        by_member, namespace = self.manager.by_member, self.agents.namespace
+        return self.agents.keys(
+            event, obj, lambda name: by_member.get(agent_connection(namespace, name), ())
+        )
 
     def release(self) -> None:
         """Queue the first tokens parked while members were starting (none start any more).
@@ -229,8 +244,8 @@ class TokenController:
         _, inv, current, member = target
         if current is None or member is None or member.observation.joined.status != "True":
             return None
-        if member.accounts is None:  # an agent member keeps its consumers' credential itself
-            return None
+        if member.accounts is None:  # an agent member: its agent mints, we copy
+            return await self._copy_agent_token(key, current, member)
         if member.accounts.issued_at(inv.namespace, inv.member_role) is None:
             # Taken over, or we restarted: the token the Secret holds stands until its
             # rotation is due, if it was minted for this member and role.
@@ -275,6 +290,38 @@ class TokenController:
             inv.namespace, inv.member_role, m.config.rotation_fraction
         )
         return max(1.0, (due - m.now()).total_seconds()) if due else None
+
+    async def _copy_agent_token(
+        self, key: ProfileKey, profile: dict[str, Any], member: AgentMember
+    ) -> float | None:
+        """Copy the token an agent member's agent keeps into ``key``'s Secret, if it changed.
+
+        Returns:
+            Seconds until that token expires (to report it then if no new one came), or
+            None: no token kept (yet), or an expired one (reported once, nothing written).
+        """
+        version, kept = await self.agents.token(member.name) or ("", None)
+        if kept is None:
+            return None
+        now = self.manager.now()
+        if kept.expiration <= now:
+            self.agents.report_expired(member.name, version, kept.expiration)
+            return None
+        notes = token_annotations(
+            issued=kept.issued or now,
+            expiration=kept.expiration,
+            member_id=member.observation.member_id or "",
+            role=kept.grant,
+        )
+        if kept.issued is None:  # not said: left out, not "now" (a write per reconcile)
+            del notes[ANNOTATION_TOKEN_ISSUED]
+        held = objects.annotations_of(self.manager.token_secrets.get(str(key)) or {})
+        if key in self._stored or any(held.get(k) != v for k, v in notes.items()):
+            # A Secret this process did not write that holds this token already (a restart
+            # or a takeover finds it there) is not written again: no write per profile.
+            token = kube.ServiceAccountToken(token=kept.token, expiration=kept.expiration)
+            await self._store_token(key, profile, token, notes)
+        return max(1.0, (kept.expiration - now).total_seconds())
 
     def forget(self, key: ProfileKey) -> None:
         """Forget what was written for ``key`` (its profile was deleted)."""

@@ -36,7 +36,7 @@ def test_accept_writes_the_agents_objects_and_reject_removes_them(
         assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == f"member edge-1 accepted in {test_namespace} (cluster sets: prod)"
     names = asyncio.run(_names(hub, test_namespace))
-    assert "edge-1" in names["Secret"]
+    assert {"edge-1", "cluster-inventory-agent-edge-1-credential"} <= names["Secret"]
     assert "cluster-inventory-agent-edge-1" in names["Role"] & names["RoleBinding"]
     assert "edge-1" in names["Lease"] & names["MemberReport"]
 
@@ -53,6 +53,7 @@ def test_accept_writes_the_agents_objects_and_reject_removes_them(
     assert run.stdout.splitlines()[-1] == "member edge-1 rejected"
     names = asyncio.run(_names(hub, test_namespace))
     assert "edge-1" not in names["Secret"] | names["Lease"] | names["MemberReport"]
+    assert "cluster-inventory-agent-edge-1-credential" not in names["Secret"]
     assert "cluster-inventory-agent-edge-1" not in names["Role"] | names["RoleBinding"]
     run = cli("manager", "reject", "edge-1", *where)
     assert run.returncode == 1 and "no agent member edge-1" in run.stderr

@@ -2,10 +2,12 @@
 
 The agent is installed on a member, not on the hub, so test_chart.py's hub run leaves it out.
 Here its render is checked (a member name is required and must be a DNS-1123 label; the
-ClusterRole grants exactly the member reads of docs/agent.md; one pod, Recreate), and the
+ClusterRole grants exactly the member reads of docs/agent.md, the Role exactly the minting of
+the consumer account's token; one pod, Recreate), and the
 rendered Deployment's own command line runs against a real member of the session fleet with a
 token of the rendered ServiceAccount, created there with its ClusterRole and binding: the
-MemberReport on the hub gets the member's id, so those reads are enough. Its hub identity is
+MemberReport on the hub gets the member's id, and its credential Secret there the consumer
+account's token (minted through the rendered Role), so those grants are enough. Its hub identity is
 given (``--hub-kubeconfig`` for an accepted member) in place of the bootstrap kubeconfig, as
 joining is test_agent_run_join.py's.
 """
@@ -26,10 +28,11 @@ import pytest
 import yaml
 
 from cluster_inventory import kube
+from cluster_inventory.api.agents import agent_credential_name
 from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
+from cluster_inventory.manager.agents import accept
 from cluster_inventory.testing import Fleet, free_port
 from cluster_inventory_workshop.chart import CHART_DIR, HelmError, render_chart
-from tests.agents import accept
 from tests.integration.deploy.test_chart import IDENTITY_KINDS, of_kind
 from tests.integration.deploy.test_deploy_manifests import kubectl
 from tests.waiting import eventually
@@ -46,6 +49,9 @@ MEMBER_GRANTS = {
     ("nonResourceURL", "/version", "get", None),
     ("nonResourceURL", "/readyz", "get", None),
 }
+CONSUMER = "cluster-inventory-consumer"
+#: And in its release namespace: mint tokens of the consumer ServiceAccount, by name.
+TOKEN_GRANTS = {("", "serviceaccounts/token", "create", CONSUMER)}
 
 
 def _objects(
@@ -98,9 +104,17 @@ def test_the_schema_rejects_unknown_agent_keys_and_bad_values() -> None:
             render_chart(set_values=["agent.enabled=true", "agent.memberName=edge-1", bad])
 
 
-def test_the_agent_rbac_is_exactly_its_member_reads() -> None:
+def test_the_agent_rbac_is_exactly_its_member_reads_and_its_consumers_token() -> None:
     objs = _objects()
-    assert not of_kind(objs, "Role") and not of_kind(objs, "RoleBinding")
+    (token_role,) = of_kind(objs, "Role")
+    assert _grants(token_role["rules"]) == TOKEN_GRANTS
+    (token_binding,) = of_kind(objs, "RoleBinding")
+    assert token_binding["roleRef"]["name"] == token_role["metadata"]["name"]
+    assert token_binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": AGENT, "namespace": "cluster-inventory-system"}
+    ]
+    accounts = {a["metadata"]["name"] for a in of_kind(objs, "ServiceAccount")}
+    assert accounts == {AGENT, CONSUMER}
     (role,) = of_kind(objs, "ClusterRole")
     assert role["metadata"]["name"] == AGENT
     assert _grants(role["rules"]) == MEMBER_GRANTS
@@ -113,6 +127,22 @@ def test_the_agent_rbac_is_exactly_its_member_reads() -> None:
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": AGENT, "namespace": "cluster-inventory-system"}
     ]
+    # What consumers may do on the member is the member admin's: a ClusterRole from values.
+    objs = _objects("agent.consumer.clusterRole=view")
+    (consumer_binding,) = [
+        b for b in of_kind(objs, "ClusterRoleBinding") if b["metadata"]["name"] != AGENT
+    ]
+    assert consumer_binding["roleRef"]["name"] == "view"
+    assert consumer_binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": CONSUMER, "namespace": "cluster-inventory-system"}
+    ]
+    # Off: no account, no grant, no flag.
+    objs = _objects("agent.consumer.enabled=false")
+    assert not of_kind(objs, "Role") and not of_kind(objs, "RoleBinding")
+    assert {a["metadata"]["name"] for a in of_kind(objs, "ServiceAccount")} == {AGENT}
+    (deployment,) = of_kind(objs, "Deployment")
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert not [a for a in args if a.startswith("--consumer-")]
 
 
 def test_the_agent_deployment_is_one_pod_with_its_bootstrap_secret_and_state(
@@ -133,6 +163,8 @@ def test_the_agent_deployment_is_one_pod_with_its_bootstrap_secret_and_state(
         "--state-dir=/var/lib/cluster-inventory-agent",
         "--server=https://edge-1.example.com:6443",
         "--health-probe-bind-address=:8081",
+        f"--consumer-service-account=cluster-inventory-system/{CONSUMER}",
+        "--consumer-token-lifetime=3600",
     } <= set(args)
     assert not [a for a in args if a.startswith(("--ca-file", "--proxy-url"))]
     volumes = {v["name"]: v for v in pod["volumes"]}
@@ -253,9 +285,19 @@ async def test_the_agent_reports_its_member_with_the_rendered_service_account(
                 lambda: kube.get(agent_on_member, kube.NAMESPACES, "kube-system"),
                 what="the agent's ServiceAccount may read kube-system",
             )
+            # It may mint tokens of the consumer account (the rendered Role), of no other.
+            await eventually(
+                lambda: kube.request_service_account_token(
+                    agent_on_member, test_namespace, CONSUMER
+                ),
+                what="the agent's ServiceAccount may mint the consumer's token",
+            )
             for refused in (
                 lambda: kube.get(agent_on_member, kube.NAMESPACES, "default"),
                 lambda: kube.list_objects(agent_on_member, kube.SECRETS, "kube-system"),
+                lambda: kube.request_service_account_token(
+                    agent_on_member, test_namespace, pod["serviceAccountName"]
+                ),
             ):
                 with pytest.raises(kube.ForbiddenError):
                     await refused()
@@ -286,11 +328,11 @@ async def _run_and_report(
     )
     hub_kubeconfig.chmod(0o600)
     async with await fleet.hub.client() as admin:
-        await accept(admin, name, namespace)
+        await accept(admin, namespace, name, ["edge"])
         async with await fleet.hub.client(AGENT_USER_PREFIX + name, [AGENT_GROUP]) as hub:
             await eventually(
-                lambda: kube.get(hub, kube.MEMBER_REPORTS, name, namespace),
-                what="the agent identity may read its MemberReport",
+                lambda: kube.get(hub, kube.SECRETS, agent_credential_name(name), namespace),
+                what="the agent identity may read its credential Secret",
             )
         health, metrics = free_port(), free_port()
         assert container["command"][0] == "cluster-inventory"
@@ -325,8 +367,15 @@ async def _run_and_report(
                     except aiohttp.ClientConnectionError:
                         return False  # not listening yet
 
+                async def credential_kept() -> bool:
+                    secret = await kube.get(
+                        admin, kube.SECRETS, agent_credential_name(name), namespace
+                    )
+                    return bool((secret.get("data") or {}).get("token"))
+
                 try:
                     await eventually(reported, timeout=60, what="the agent reports the member id")
+                    await eventually(credential_kept, what="the consumers' token on the hub")
                 except AssertionError as exc:
                     proc.kill()
                     _, stderr = await asyncio.to_thread(proc.communicate, timeout=30)

@@ -22,7 +22,7 @@ def _controller(statuses_queued: int) -> tuple[TokenController, Any]:
         token_queue=_Queue(),
         members=SimpleNamespace(starting=False),
     )
-    return TokenController(manager), manager  # type: ignore[arg-type]
+    return TokenController(manager, SimpleNamespace()), manager  # type: ignore[arg-type]
 
 
 async def test_parked_tokens_are_queued_at_once_when_no_status_is_queued() -> None:
