@@ -11,7 +11,6 @@ result. Nothing is polled: the wait is a watch with a field selector on the CSR'
 from __future__ import annotations
 
 import asyncio
-import base64
 import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
@@ -30,8 +29,8 @@ from cluster_inventory.api.agents import agent_object_name, check_member_name
 from cluster_inventory.api.constants import (
     AGENT_CSR_USAGES,
     LABEL_AGENT,
-    SIGNER_KUBE_APISERVER_CLIENT,
 )
+from cluster_inventory.kube import certificates
 from cluster_inventory.kube.certificates import CertificateRequestError, wait_for_certificate
 
 __all__ = [
@@ -72,22 +71,13 @@ def certificate_signing_request(
         ValueError: ``expiration_seconds`` is under 600 (the API's minimum).
     """
     check_member_name(name)
-    if expiration_seconds < 600:
-        raise ValueError(f"expirationSeconds must be at least 600, not {expiration_seconds}")
-    return {
-        "apiVersion": kube.CERTIFICATE_SIGNING_REQUESTS.api_version,
-        "kind": kube.CERTIFICATE_SIGNING_REQUESTS.kind,
-        "metadata": {
-            "generateName": f"{agent_object_name(name)}-",
-            "labels": {LABEL_AGENT: name},
-        },
-        "spec": {
-            "request": base64.b64encode(request_pem).decode(),
-            "signerName": SIGNER_KUBE_APISERVER_CLIENT,
-            "usages": list(AGENT_CSR_USAGES),
-            "expirationSeconds": expiration_seconds,
-        },
-    }
+    return certificates.client_certificate_signing_request(
+        request_pem,
+        generate_name=f"{agent_object_name(name)}-",
+        labels={LABEL_AGENT: name},
+        expiration_seconds=expiration_seconds,
+        usages=AGENT_CSR_USAGES,
+    )
 
 
 async def request_certificate(

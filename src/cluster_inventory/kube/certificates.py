@@ -33,6 +33,7 @@ __all__ = [
     "CertificateRequestError",
     "approve",
     "certificate_request_pem",
+    "client_certificate_signing_request",
     "issued_certificate",
     "new_private_key",
     "wait_for_certificate",
@@ -92,6 +93,44 @@ def certificate_request_pem(
     )
     csr = x509.CertificateSigningRequestBuilder().subject_name(subject).sign(key, hashes.SHA256())
     return csr.public_bytes(serialization.Encoding.PEM)
+
+
+def client_certificate_signing_request(
+    request_pem: bytes,
+    *,
+    generate_name: str,
+    labels: Mapping[str, str],
+    expiration_seconds: int,
+    usages: Iterable[str] = ("digital signature", "client auth"),
+) -> dict[str, Any]:
+    """A CertificateSigningRequest for signer ``kubernetes.io/kube-apiserver-client``.
+
+    Args:
+        request_pem: The PEM request (:func:`certificate_request_pem`).
+        generate_name: ``metadata.generateName``.
+        labels: ``metadata.labels``.
+        expiration_seconds: ``spec.expirationSeconds``.
+        usages: ``spec.usages`` (an ECDSA key: no key encipherment).
+
+    Raises:
+        ValueError: ``expiration_seconds`` is under 600 (the API's minimum).
+    """
+    if expiration_seconds < MIN_EXPIRATION_SECONDS:
+        raise ValueError(
+            f"expirationSeconds must be at least {MIN_EXPIRATION_SECONDS} "
+            f"(the CSR API's minimum), not {expiration_seconds}"
+        )
+    return {
+        "apiVersion": CERTIFICATE_SIGNING_REQUESTS.api_version,
+        "kind": CERTIFICATE_SIGNING_REQUESTS.kind,
+        "metadata": {"generateName": generate_name, "labels": dict(labels)},
+        "spec": {
+            "request": base64.b64encode(request_pem).decode(),
+            "signerName": "kubernetes.io/kube-apiserver-client",
+            "usages": list(usages),
+            "expirationSeconds": expiration_seconds,
+        },
+    }
 
 
 def issued_certificate(csr: Mapping[str, Any]) -> tuple[str, str] | bytes | None:

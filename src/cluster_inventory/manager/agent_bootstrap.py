@@ -31,7 +31,6 @@ from cluster_inventory.api.constants import (
     AGENT_BOOTSTRAP_GROUP,
     AGENT_CSR_USAGES,
     LABEL_AGENT_BOOTSTRAP,
-    SIGNER_KUBE_APISERVER_CLIENT,
 )
 from cluster_inventory.kube import certificates
 
@@ -86,28 +85,18 @@ def bootstrap_csr(
             empty.
     """
     check_member_name(holder, source="bootstrap credential", field="holder")
-    if expiration_seconds < certificates.MIN_EXPIRATION_SECONDS:
-        raise ValueError(
-            f"bootstrap credential: expiration must be at least "
-            f"{certificates.MIN_EXPIRATION_SECONDS} s (the CSR API's minimum), "
-            f"not {expiration_seconds}"
-        )
     if not group:
         raise ValueError("bootstrap credential: the group is empty")
-    return {
-        "apiVersion": kube.CERTIFICATE_SIGNING_REQUESTS.api_version,
-        "kind": kube.CERTIFICATE_SIGNING_REQUESTS.kind,
-        "metadata": {
-            "generateName": f"cluster-inventory-agent-bootstrap-{holder}-",
-            "labels": {LABEL_AGENT_BOOTSTRAP: holder},
-        },
-        "spec": {
-            "request": base64.b64encode(request_pem).decode(),
-            "signerName": SIGNER_KUBE_APISERVER_CLIENT,
-            "usages": list(AGENT_CSR_USAGES),
-            "expirationSeconds": expiration_seconds,
-        },
-    }
+    try:
+        return certificates.client_certificate_signing_request(
+            request_pem,
+            generate_name=f"cluster-inventory-agent-bootstrap-{holder}-",
+            labels={LABEL_AGENT_BOOTSTRAP: holder},
+            expiration_seconds=expiration_seconds,
+            usages=AGENT_CSR_USAGES,
+        )
+    except ValueError as exc:
+        raise ValueError(f"bootstrap credential: {exc}") from None
 
 
 async def issue_bootstrap_kubeconfig(

@@ -39,7 +39,7 @@ def test_bootstrap_csr_asks_the_client_signer_for_the_bootstrap_group() -> None:
     ("holder", "seconds", "group", "error", "says"),
     [
         ("Edge_7", 900, AGENT_BOOTSTRAP_GROUP, AgentNameError, "holder"),
-        ("edge-7", 599, AGENT_BOOTSTRAP_GROUP, ValueError, "at least 600 s"),
+        ("edge-7", 599, AGENT_BOOTSTRAP_GROUP, ValueError, "at least 600 .the CSR API"),
         ("edge-7", 900, "", ValueError, "group is empty"),
     ],
 )
