@@ -11,9 +11,8 @@ placement, member-id dedupe, sharding and the profiles' status treat both kinds 
   of a :class:`~cluster_inventory.manager.member.MemberConnection` in the pool;
 - :class:`AgentReports` holds the two hub caches and when each heartbeat was last seen to
   change: a heartbeat is stale once ``leaseDurationSeconds x agent_heartbeat_multiple``
-  seconds pass on *our* monotonic clock without a renewal (client-go's rule for Leases: the
-  agent's clock is never trusted; OCM's hub waits 5 lease durations). A replica that starts
-  gives each agent that much grace;
+  seconds pass on *our* monotonic clock without a renewal, time we could not read the Leases
+  aside (:mod:`~cluster_inventory.manager.heartbeats`);
 - :func:`agent_member_controller` reconciles a member when its report or Lease changes, and
   again when its heartbeat would go stale: the expiry is timed, not polled.
 - :func:`agent_observation` is the pure mapping.
@@ -38,6 +37,7 @@ from cluster_inventory.api.constants import LABEL_AGENT
 from cluster_inventory.api.views import parse_time
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.heartbeats import Heartbeats
 from cluster_inventory.manager.status import ConditionState, Observation, ObservedProperty
 
 if TYPE_CHECKING:
@@ -180,7 +180,6 @@ class AgentReports:
     ) -> None:
         self.namespace = config.namespace
         self.multiple = config.agent_heartbeat_multiple
-        self._clock = clock
         cache = kube.InformerCache.for_client(hub)
         self.reports = cache.informer(
             kube.MEMBER_REPORTS,
@@ -194,19 +193,37 @@ class AgentReports:
             label_selector=LABEL_AGENT,
             name="hub agent heartbeat Leases",
         )
-        #: Lease name -> (renewTime as written, when we saw it change).
-        self._seen: dict[str, tuple[Any, float]] = {}
+        self.beats = Heartbeats(config.agent_heartbeat_multiple, clock)
+        self._on_resume: list[Callable[[], None]] = []
         self.leases.add_handler(self._on_lease)
+        self.leases.add_health_handler(self._on_view)
 
     def _on_lease(self, event: str, lease: dict[str, Any], old: dict[str, Any] | None) -> None:
         name = str(objects.meta(lease).get("name"))
         if event == "DELETED":
-            self._seen.pop(name, None)
-            return
-        renewed = objects.spec(lease).get("renewTime")
-        known = self._seen.get(name)
-        if known is None or known[0] != renewed:
-            self._seen[name] = (renewed, self._clock())
+            self.beats.forget(name)
+        else:
+            self.beats.renewed(name, objects.spec(lease).get("renewTime"))
+
+    def _on_view(self) -> None:
+        """The Lease watch broke or works again: our blindness never counts against agents."""
+        if self.leases.failure is not None:
+            self.beats.blinded()
+        elif self.beats.resumed(self._duration):
+            for handler in self._on_resume:
+                handler()
+
+    def on_resume(self, handler: Callable[[], None]) -> None:
+        """Call ``handler()`` when the view of the Leases works again after a break."""
+        self._on_resume.append(handler)
+
+    def names(self) -> list[str]:
+        """Every member with a heartbeat Lease in the cache."""
+        return [str(objects.meta(lease).get("name")) for lease in self.leases.items()]
+
+    def _duration(self, name: str) -> float:
+        lease = self.leases.get(f"{self.namespace}/{name}") or {}
+        return float(objects.spec(lease).get("leaseDurationSeconds") or _DEFAULT_LEASE_SECONDS)
 
     @staticmethod
     def keys(event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[str]:
@@ -221,19 +238,17 @@ class AgentReports:
         """(why the heartbeat of ``name`` is stale or None, seconds until it goes stale or None).
 
         A Lease that is missing is stale at once; one never seen renewed counts from when
-        this replica first saw it.
+        this replica first saw it; time this replica could not read the Leases does not
+        count (:mod:`~cluster_inventory.manager.heartbeats`): while it cannot, no heartbeat
+        turns stale and there is no time to look again (the resume is).
         """
         lease = self.leases.get(f"{self.namespace}/{name}")
         if lease is None:
             return f"the heartbeat Lease {self.namespace}/{name} does not exist", None
-        duration = float(objects.spec(lease).get("leaseDurationSeconds") or _DEFAULT_LEASE_SECONDS)
-        limit = duration * self.multiple
-        _, seen_at = self._seen.setdefault(
-            name, (objects.spec(lease).get("renewTime"), self._clock())
-        )
-        age = self._clock() - seen_at
-        if age < limit:
-            return None, limit - age
+        duration = self._duration(name)
+        age, fresh_for = self.beats.verdict(name, objects.spec(lease).get("renewTime"), duration)
+        if age < duration * self.multiple:
+            return None, fresh_for
         return (
             f"the agent's heartbeat Lease {self.namespace}/{name} was not renewed for {age:.0f} s "
             f"(lease duration {duration:g} s x {self.multiple:g})",
@@ -364,8 +379,15 @@ def agent_member_controller(
         found = member(agent_connection(reports.namespace, name))
         return found.refresh() if isinstance(found, AgentMember) else None
 
-    return (
+    built = (
         controller("cluster-manager-agents", reconcile, 1)
         .watch(reports.reports, reports.keys)
         .watch(reports.leases, reports.keys)
     )
+
+    def look_again() -> None:  # after a break every member needs its expiry timed again
+        for name in reports.names():
+            built.queue.add(name)
+
+    reports.on_resume(look_again)
+    return built
