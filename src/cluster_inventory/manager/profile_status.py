@@ -37,9 +37,18 @@ if TYPE_CHECKING:
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
     from cluster_inventory.manager.pool import Member
 
-__all__ = ["StatusController"]
+__all__ = ["PROFILES_BY_MEMBER_ID", "StatusController"]
 
 _log = logging.getLogger("cluster_inventory.manager")
+#: Profiles of this manager by ``inventory/member id`` (their member-id label).
+PROFILES_BY_MEMBER_ID = "status-member-id"
+#: Seconds before a profile whose member id another one carries is looked at again.
+_CLAIMED_RETRY = 0.5
+
+
+def _inventory_member_id(profile: dict[str, Any]) -> list[str]:
+    member_id = objects.labels_of(profile).get(LABEL_INVENTORY_MEMBER_ID)
+    return [f"{objects.meta(profile).get('namespace')}/{member_id}"] if member_id else []
 
 
 class StatusController:
@@ -53,6 +62,7 @@ class StatusController:
 
     def __init__(self, manager: ClusterManagerRunnable) -> None:
         self.manager = manager
+        manager.profiles.add_indexer(PROFILES_BY_MEMBER_ID, _inventory_member_id)
         #: The resourceVersion of our last status write per profile (its echo is skipped).
         self.written: dict[ProfileKey, str] = {}
         #: ControlPlaneHealthy of each kept profile, counted into the profiles gauge.
@@ -139,6 +149,11 @@ class StatusController:
         labels = objects.labels_of(current)
         spec = objects.spec(current)
         member_id = obs.member_id or labels.get(LABEL_INVENTORY_MEMBER_ID)
+        if member_id != labels.get(LABEL_INVENTORY_MEMBER_ID) and self._claimed(key, member_id):
+            # Another profile of the inventory stands for that member (KEP-4322: one per
+            # member id). Placement keeps one and deletes the other; this one takes the id
+            # (and a status from its member) only once it is the one left.
+            return _CLAIMED_RETRY
         try:
             if (
                 claim
@@ -165,6 +180,13 @@ class StatusController:
             # it, or our cache is behind). Read again shortly; never overwrite.
             m.metrics.fenced_writes.inc()
             return 0.2
+
+    def _claimed(self, key: ProfileKey, member_id: str | None) -> bool:
+        """True if a profile of ``key``'s inventory other than ``key`` carries ``member_id``."""
+        found = self.manager.profiles.by_index(
+            PROFILES_BY_MEMBER_ID, f"{key.namespace}/{member_id}"
+        )
+        return any(objects.meta(p).get("name") != key.name for p in found)
 
     async def _apply_status(
         self,

@@ -25,6 +25,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.manager.agents import accept
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.agents import running
+from tests.faults import watching
 from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually
 
@@ -43,13 +44,15 @@ def _properties(profile: dict[str, Any]) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def _agent(h: Harness, name: str, member: ControlPlane) -> AsyncIterator[ReportingAgent]:
+async def _agent(
+    h: Harness, name: str, member: ControlPlane, server: str = ADVERTISED
+) -> AsyncIterator[ReportingAgent]:
     """The member's agent, renewing a 1 s heartbeat, for the length of the block."""
     async with await h.hub.client(AGENT_USER_PREFIX + name, [AGENT_GROUP]) as hub:
         config = ReportingConfig(
             name=name,
             namespace=h.namespace,
-            server=ADVERTISED,
+            server=server,
             lease_duration=1.0,
             probe_interval=0.5,
         )
@@ -163,3 +166,81 @@ async def test_one_member_reached_by_an_agent_and_a_kubeconfig_gets_one_profile(
             left_out = ({"by-agent", "by-kubeconfig"} - {kept}).pop()
             assert event["regarding"]["name"] == left_out
             assert event["type"] == "Warning"
+
+
+async def test_a_second_agent_claiming_a_member_id_is_reported_and_never_takes_the_profile(
+    fleet: Fleet, test_namespace: str
+) -> None:
+    """Two accepted agent members whose agents report one member id: one profile, never merged.
+
+    The second agent runs against the same member cluster (so reports the same
+    ``kube-system`` UID) and advertises another server: the profile keeps the first one's
+    name, uid, member id and server through the whole claim, and the second registration
+    gets a ``DuplicateMember`` Warning Event.
+    """
+    member = next(iter(fleet.members.values()))
+    async with running_manager(fleet, test_namespace) as h:
+        inventory = await h.inventory("twins", "twins")
+        for name in ("agent-a", "agent-b"):
+            await accept(h.hub_client, test_namespace, name, ["twins"])
+        async with await member.client() as on_member:
+            uid = (await kube.get(on_member, kube.NAMESPACES, "kube-system"))["metadata"]["uid"]
+        async with _agent(h, "agent-a", member):
+
+            async def first() -> dict[str, Any] | None:
+                p = await h.profile(inventory, "agent-a")
+                return p if p["metadata"]["labels"].get(LABEL_INVENTORY_MEMBER_ID) == uid else None
+
+            kept = await eventually(_reported(first), what="the first agent's profile")
+            labels = kept["metadata"]["labels"]
+            async with watching(h.hub_client, inventory, kube.CLUSTER_PROFILES) as [profiles]:
+                seen: list[tuple[str, str, str, str | None]] = []
+                profiles.informer.add_handler(
+                    lambda event, obj, _old: seen.append(
+                        (
+                            event,
+                            obj["metadata"]["name"],
+                            obj["metadata"]["labels"].get(LABEL_INVENTORY_MEMBER_ID, ""),
+                            _server(obj),
+                        )
+                    )
+                )
+                async with _agent(h, "agent-b", member, server="https://impostor.example.test"):
+
+                    async def reported_once() -> list[dict[str, Any]] | None:
+                        events = await kube.list_objects(
+                            h.hub_client,
+                            kube.EVENTS,
+                            test_namespace,
+                            field_selector="reason=DuplicateMember",
+                        )
+                        names = await h.profile_names(inventory)
+                        return events["items"] if names == {"agent-a"} and events["items"] else None
+
+                    [event] = await eventually(reported_once, what="one profile, one Event")
+                    assert event["regarding"]["name"] == "agent-b"
+                    assert event["type"] == "Warning"
+                    assert uid in event["note"]
+                    now = await h.profile(inventory, "agent-a")
+            assert now["metadata"]["uid"] == kept["metadata"]["uid"]
+            assert now["metadata"]["labels"] == labels
+            assert _server(now) == ADVERTISED
+            # The first agent's profile never left it; any other profile (agent-b's, made
+            # before its agent reported a member id) never claimed the member id.
+            mine = [s for s in seen if s[1] == "agent-a"]
+            assert all(s[0] != "DELETED" and s[3] == ADVERTISED for s in mine), mine
+            assert not [s for s in seen if s[1] != "agent-a" and s[2] == uid], seen
+
+
+def _reported(profile: Any) -> Any:
+    async def probe() -> dict[str, Any] | None:
+        p = await profile()
+        healthy = p is not None and _condition(p, CONDITION_CONTROL_PLANE_HEALTHY)[0] == "True"
+        return p if healthy else None
+
+    return probe
+
+
+def _server(profile: dict[str, Any]) -> str | None:
+    providers = (profile.get("status") or {}).get("accessProviders") or ()
+    return providers[0]["cluster"]["server"] if providers else None
