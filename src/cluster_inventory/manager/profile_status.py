@@ -25,6 +25,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.manager.agent_members import AgentMember
 from cluster_inventory.manager.member import connection_key
 from cluster_inventory.manager.placement import Inventory, ProfileKey, fallback_member_id
+from cluster_inventory.manager.placement_controller import PROFILES_BY_MEMBER_ID
 from cluster_inventory.manager.registration import Registration
 from cluster_inventory.manager.status import (
     Observation,
@@ -37,18 +38,11 @@ if TYPE_CHECKING:
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
     from cluster_inventory.manager.pool import Member
 
-__all__ = ["PROFILES_BY_MEMBER_ID", "StatusController"]
+__all__ = ["StatusController"]
 
 _log = logging.getLogger("cluster_inventory.manager")
-#: Profiles of this manager by ``inventory/member id`` (their member-id label).
-PROFILES_BY_MEMBER_ID = "status-member-id"
 #: Seconds before a profile whose member id another one carries is looked at again.
 _CLAIMED_RETRY = 0.5
-
-
-def _inventory_member_id(profile: dict[str, Any]) -> list[str]:
-    member_id = objects.labels_of(profile).get(LABEL_INVENTORY_MEMBER_ID)
-    return [f"{objects.meta(profile).get('namespace')}/{member_id}"] if member_id else []
 
 
 class StatusController:
@@ -62,7 +56,6 @@ class StatusController:
 
     def __init__(self, manager: ClusterManagerRunnable) -> None:
         self.manager = manager
-        manager.profiles.add_indexer(PROFILES_BY_MEMBER_ID, _inventory_member_id)
         #: The resourceVersion of our last status write per profile (its echo is skipped).
         self.written: dict[ProfileKey, str] = {}
         #: ControlPlaneHealthy of each kept profile, counted into the profiles gauge.

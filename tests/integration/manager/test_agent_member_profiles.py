@@ -174,25 +174,30 @@ async def test_a_second_agent_claiming_a_member_id_is_reported_and_never_takes_t
     """Two accepted agent members whose agents report one member id: one profile, never merged.
 
     The second agent runs against the same member cluster (so reports the same
-    ``kube-system`` UID) and advertises another server: the profile keeps the first one's
-    name, uid, member id and server through the whole claim, and the second registration
-    gets a ``DuplicateMember`` Warning Event.
+    ``kube-system`` UID), advertises another server, and its name sorts first (the order in
+    which the rule "first by name" alone handed it the profile): the profile keeps the first
+    one's name, uid, member id and server through the whole claim, no other profile ever
+    carries the member id, and the second registration gets a ``DuplicateMember`` Warning
+    Event.
     """
     member = next(iter(fleet.members.values()))
-    async with running_manager(fleet, test_namespace) as h:
+    first, second = "edge-z", "edge-a"
+    async with running_manager(fleet, test_namespace) as h, await member.client() as on_member:
+        uid = (await kube.get(on_member, kube.NAMESPACES, "kube-system"))["metadata"]["uid"]
         inventory = await h.inventory("twins", "twins")
-        for name in ("agent-a", "agent-b"):
-            await accept(h.hub_client, test_namespace, name, ["twins"])
-        async with await member.client() as on_member:
-            uid = (await kube.get(on_member, kube.NAMESPACES, "kube-system"))["metadata"]["uid"]
-        async with _agent(h, "agent-a", member):
+        await accept(h.hub_client, test_namespace, first, ["twins"])
+        async with _agent(h, first, member):
 
-            async def first() -> dict[str, Any] | None:
-                p = await h.profile(inventory, "agent-a")
-                return p if p["metadata"]["labels"].get(LABEL_INVENTORY_MEMBER_ID) == uid else None
+            async def reported() -> dict[str, Any] | None:
+                p = await h.profile(inventory, first)
+                healthy = _condition(p, CONDITION_CONTROL_PLANE_HEALTHY)[0] == "True"
+                return (
+                    p
+                    if healthy and p["metadata"]["labels"][LABEL_INVENTORY_MEMBER_ID] == uid
+                    else None
+                )
 
-            kept = await eventually(_reported(first), what="the first agent's profile")
-            labels = kept["metadata"]["labels"]
+            kept = await eventually(reported, what="the first agent's profile")
             async with watching(h.hub_client, inventory, kube.CLUSTER_PROFILES) as [profiles]:
                 seen: list[tuple[str, str, str, str | None]] = []
                 profiles.informer.add_handler(
@@ -205,7 +210,8 @@ async def test_a_second_agent_claiming_a_member_id_is_reported_and_never_takes_t
                         )
                     )
                 )
-                async with _agent(h, "agent-b", member, server="https://impostor.example.test"):
+                await accept(h.hub_client, test_namespace, second, ["twins"])
+                async with _agent(h, second, member, server="https://impostor.example.test"):
 
                     async def reported_once() -> list[dict[str, Any]] | None:
                         events = await kube.list_objects(
@@ -215,30 +221,21 @@ async def test_a_second_agent_claiming_a_member_id_is_reported_and_never_takes_t
                             field_selector="reason=DuplicateMember",
                         )
                         names = await h.profile_names(inventory)
-                        return events["items"] if names == {"agent-a"} and events["items"] else None
+                        return events["items"] if names == {first} and events["items"] else None
 
                     [event] = await eventually(reported_once, what="one profile, one Event")
-                    assert event["regarding"]["name"] == "agent-b"
+                    assert event["regarding"]["name"] == second
                     assert event["type"] == "Warning"
                     assert uid in event["note"]
-                    now = await h.profile(inventory, "agent-a")
+                    now = await h.profile(inventory, first)
             assert now["metadata"]["uid"] == kept["metadata"]["uid"]
-            assert now["metadata"]["labels"] == labels
+            assert now["metadata"]["labels"] == kept["metadata"]["labels"]
             assert _server(now) == ADVERTISED
-            # The first agent's profile never left it; any other profile (agent-b's, made
-            # before its agent reported a member id) never claimed the member id.
-            mine = [s for s in seen if s[1] == "agent-a"]
+            # The first agent's profile never left it; the second's (made before its agent
+            # reported, under a fallback id) never carried the member id.
+            mine = [s for s in seen if s[1] == first]
             assert all(s[0] != "DELETED" and s[3] == ADVERTISED for s in mine), mine
-            assert not [s for s in seen if s[1] != "agent-a" and s[2] == uid], seen
-
-
-def _reported(profile: Any) -> Any:
-    async def probe() -> dict[str, Any] | None:
-        p = await profile()
-        healthy = p is not None and _condition(p, CONDITION_CONTROL_PLANE_HEALTHY)[0] == "True"
-        return p if healthy else None
-
-    return probe
+            assert not [s for s in seen if s[1] != first and s[2] == uid], seen
 
 
 def _server(profile: dict[str, Any]) -> str | None:
