@@ -9,11 +9,11 @@ placement, member-id dedupe, sharding and the profiles' status treat both kinds 
 - :func:`agent_connection` is the member pool's key for an agent member (an
   ``agent-member://NS/NAME`` URL that is never dialled); :class:`AgentMember` takes the place
   of a :class:`~cluster_inventory.manager.member.MemberConnection` in the pool;
-- :class:`AgentReports` holds the two hub caches and when each heartbeat was last seen to
-  change: a heartbeat is stale once ``leaseDurationSeconds x agent_heartbeat_multiple``
-  seconds pass on *our* monotonic clock without a renewal (client-go's rule for Leases: the
-  agent's clock is never trusted; OCM's hub waits 5 lease durations). A replica that starts
-  gives each agent that much grace;
+- :class:`~.agent_reports.AgentReports` (its own module) holds the two hub caches and
+  when each heartbeat was last seen to change: a heartbeat is stale once
+  ``leaseDurationSeconds x agent_heartbeat_multiple`` seconds pass on *our* monotonic clock
+  without a renewal, time we could not read the Leases aside
+  (:mod:`~cluster_inventory.manager.heartbeats`);
 - :func:`agent_member_controller` reconciles a member when its report or Lease changes, and
   again when its heartbeat would go stale: the expiry is timed, not polled.
 - :func:`agent_observation` is the pure mapping.
@@ -26,7 +26,6 @@ import binascii
 import dataclasses
 import datetime as dt
 import logging
-import time
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +33,9 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import LABEL_AGENT
 from cluster_inventory.api.views import parse_time
 from cluster_inventory.manager._metrics import ManagerMetrics
+from cluster_inventory.manager.agent_reports import AgentReports
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.status import ConditionState, Observation, ObservedProperty
 
@@ -62,8 +61,6 @@ _log = logging.getLogger("cluster_inventory.manager")
 
 #: Scheme of the member pool's key for an agent member: never dialled.
 AGENT_SERVER_SCHEME = "agent-member://"
-#: ``leaseDurationSeconds`` assumed when a heartbeat Lease names none (the contract's default).
-_DEFAULT_LEASE_SECONDS = 60.0
 
 
 def agent_connection(namespace: str, name: str) -> kube.ClusterConnection:
@@ -159,113 +156,6 @@ def advertised_connection(
     return kube.ClusterConnection(
         server=str(server), ca_data=ca, proxy_url=status.get("proxyURL") or None, name=name
     )
-
-
-class AgentReports:
-    """The hub's MemberReports and heartbeat Leases of agent members, from the shared cache.
-
-    Args:
-        hub: The hub client (its :class:`~cluster_inventory.kube.InformerCache` is used).
-        config: The manager's settings: ``namespace`` (where ``manager accept`` writes) and
-            ``agent_heartbeat_multiple``.
-        clock: Monotonic seconds.
-    """
-
-    def __init__(
-        self,
-        hub: kube.ApiClient,
-        config: ManagerConfig,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.namespace = config.namespace
-        self.multiple = config.agent_heartbeat_multiple
-        self._clock = clock
-        cache = kube.InformerCache.for_client(hub)
-        self.reports = cache.informer(
-            kube.MEMBER_REPORTS,
-            namespaces=[config.namespace],
-            label_selector=LABEL_AGENT,
-            name="hub MemberReports",
-        )
-        self.leases = cache.informer(
-            kube.LEASES,
-            namespaces=[config.namespace],
-            label_selector=LABEL_AGENT,
-            name="hub agent heartbeat Leases",
-        )
-        #: Lease name -> (renewTime as written, when we saw it change).
-        self._seen: dict[str, tuple[Any, float]] = {}
-        #: Members whose heartbeat :meth:`heartbeat` last found stale.
-        self._stale: set[str] = set()
-        self.leases.add_handler(self._on_lease)
-
-    def _on_lease(self, event: str, lease: dict[str, Any], old: dict[str, Any] | None) -> None:
-        name = str(objects.meta(lease).get("name"))
-        if event == "DELETED":
-            self._seen.pop(name, None)
-            return
-        renewed = objects.spec(lease).get("renewTime")
-        known = self._seen.get(name)
-        if known is None or known[0] != renewed:
-            self._seen[name] = (renewed, self._clock())
-
-    @staticmethod
-    def keys(event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[str]:
-        """The member an event of either cache concerns (a controller's map function)."""
-        return [str(objects.meta(obj).get("name"))]
-
-    def lease_keys(
-        self, event: str, lease: dict[str, Any], old: dict[str, Any] | None
-    ) -> list[str]:
-        """The member a Lease event may change the status of (the Lease cache's map function).
-
-        A renewal of a heartbeat that is fresh only moves its deadline: the reconcile timed
-        at the old deadline finds the new one and asks again for the new one, so a member
-        costs one reconcile per ``duration x multiple`` at rest, not one per renewal (10,000
-        agents renewing every 60 s are 167 events/s). A Lease added, deleted, renewed while
-        stale, or whose ``leaseDurationSeconds`` changed is reconciled at once.
-        """
-        name = str(objects.meta(lease).get("name"))
-        if (
-            event == "DELETED"
-            or old is None
-            or name in self._stale
-            or objects.spec(old).get("leaseDurationSeconds")
-            != objects.spec(lease).get("leaseDurationSeconds")
-        ):
-            return [name]
-        return []
-
-    def report(self, name: str) -> dict[str, Any] | None:
-        """The cached MemberReport of ``name``, or None."""
-        return self.reports.get(f"{self.namespace}/{name}")
-
-    def heartbeat(self, name: str) -> tuple[str | None, float | None]:
-        """(why the heartbeat of ``name`` is stale or None, seconds until it goes stale or None).
-
-        A Lease that is missing is stale at once; one never seen renewed counts from when
-        this replica first saw it.
-        """
-        lease = self.leases.get(f"{self.namespace}/{name}")
-        if lease is None:
-            self._stale.add(name)
-            return f"the heartbeat Lease {self.namespace}/{name} does not exist", None
-        duration = float(objects.spec(lease).get("leaseDurationSeconds") or _DEFAULT_LEASE_SECONDS)
-        limit = duration * self.multiple
-        _, seen_at = self._seen.setdefault(
-            name, (objects.spec(lease).get("renewTime"), self._clock())
-        )
-        age = self._clock() - seen_at
-        if age < limit:
-            self._stale.discard(name)
-            return None, limit - age
-        self._stale.add(name)
-        return (
-            f"the agent's heartbeat Lease {self.namespace}/{name} was not renewed for {age:.0f} s "
-            f"(lease duration {duration:g} s x {self.multiple:g})",
-            None,
-        )
 
 
 class AgentMember:
@@ -393,8 +283,15 @@ def agent_member_controller(
         found = member(agent_connection(reports.namespace, name))
         return found.refresh() if isinstance(found, AgentMember) else None
 
-    return (
+    built = (
         controller("cluster-manager-agents", reconcile, 1)
         .watch(reports.reports, reports.keys)
         .watch(reports.leases, reports.lease_keys)
     )
+
+    def look_again() -> None:  # after a break every member needs its expiry timed again
+        for name in reports.names():
+            built.queue.add(name)
+
+    reports.on_resume(look_again)
+    return built

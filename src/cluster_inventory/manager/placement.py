@@ -101,7 +101,9 @@ class DuplicateMember:
     Attributes:
         inventory: The inventory namespace.
         registration: The registration left out.
-        kept: The registration whose profile stands for the member (first by name).
+        kept: The registration whose profile stands for the member (the one whose profile
+            carries the member id already, else the first by name;
+            :meth:`~cluster_inventory.manager.placement_state.PlacementState.place`).
         member_id: The member id both reach (the member's ``kube-system`` namespace UID).
     """
 
@@ -159,7 +161,9 @@ def desired_profiles(
         member_ids: Registration name to the member id seen through it, where known.
             Registrations that reach one member stand for it once: an inventory gets a
             profile for the first of them by name only (KEP-4322 after #6237: at most one
-            profile per member cluster in an inventory; see :func:`duplicate_members`).
+            profile per member cluster in an inventory; see :func:`duplicate_members`). The
+            manager's placement also prefers the one whose profile carries the member id
+            already (:meth:`.placement_state.PlacementState.place`).
     """
     return members_and_duplicates(registrations, inventories, member_ids or {})[0]
 

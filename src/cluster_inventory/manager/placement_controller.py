@@ -42,11 +42,18 @@ from cluster_inventory.manager.registration import Registration
 if TYPE_CHECKING:
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
 
-__all__ = ["PROFILES_BY_NAME", "PlacementController"]
+__all__ = ["PROFILES_BY_MEMBER_ID", "PROFILES_BY_NAME", "PlacementController"]
 
 _log = logging.getLogger("cluster_inventory.manager")
 #: The profile cache's index by profile name (every inventory's profile of one member).
 PROFILES_BY_NAME = "placement-name"
+#: Profiles of this manager by ``inventory/member id`` (their member-id label).
+PROFILES_BY_MEMBER_ID = "placement-member-id"
+
+
+def _inventory_member_id(profile: dict[str, Any]) -> list[str]:
+    member_id = objects.labels_of(profile).get(LABEL_INVENTORY_MEMBER_ID)
+    return [f"{objects.meta(profile).get('namespace')}/{member_id}"] if member_id else []
 
 
 class PlacementController:
@@ -64,6 +71,7 @@ class PlacementController:
         self.manager = manager
         self.state = PlacementState()
         manager.profiles.add_indexer(PROFILES_BY_NAME, lambda p: [str(objects.meta(p)["name"])])
+        manager.profiles.add_indexer(PROFILES_BY_MEMBER_ID, _inventory_member_id)
         self._full = True
         self._source = True
         self._failures: list[str] = []
@@ -190,6 +198,7 @@ class PlacementController:
             pending=self._pending,
             existing=self._existing,
             started=m.members,
+            holders=self._holders,
         )
         spent = time.thread_time() - cpu
         for dup in step.duplicates:
@@ -243,6 +252,11 @@ class PlacementController:
             member = m.members.get(conn) if conn is not None else None
             return member.observation.member_id if member is not None else None
         return member_id_elsewhere(m.profiles.by_index(PROFILES_BY_NAME, name))
+
+    def _holders(self, namespace: str, member_id: str) -> list[str]:
+        """Names of the profiles in inventory ``namespace`` that carry ``member_id``."""
+        found = self.manager.profiles.by_index(PROFILES_BY_MEMBER_ID, f"{namespace}/{member_id}")
+        return [str(objects.meta(p).get("name")) for p in found]
 
     def _pending(self, name: str) -> bool:
         """True while this replica's member of ``name`` has not given a first verdict."""

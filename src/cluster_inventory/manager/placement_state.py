@@ -215,6 +215,7 @@ class PlacementState:
         pending: Callable[[str], bool],
         existing: Callable[[str], Collection[ProfileKey]],
         started: Collection[kube.ClusterConnection] = (),
+        holders: Callable[[str, str], Collection[str]] = lambda namespace, member_id: (),
     ) -> PlacementStep:
         """Place ``names`` again, with their dedupe groups; what to create, delete, stop.
 
@@ -228,6 +229,11 @@ class PlacementState:
             existing: This replica's profiles of a name as the hub holds them.
             started: Member connections running now; those of ``names`` (and those a
                 registration change left) that no owned registration needs are stopped.
+            holders: ``(inventory, member id) -> names`` of the profiles there that carry
+                that member id now. Of registrations reaching one member, one whose profile
+                stands for it already keeps it (first by name among such); only when none
+                does is the first by name kept: a newcomer claiming a member id never takes
+                an existing profile over.
         """
         names = set(names)
         for name in list(names):
@@ -248,7 +254,7 @@ class PlacementState:
         duplicates: list[DuplicateMember] = []
         frozen = {ns for ns, inv in self.inventories.items() if inv.terminating}
         for name in names:
-            entries, dups = self._desired_of(name)
+            entries, dups = self._desired_of(name, holders)
             duplicates += dups
             self.duplicates.pop(name, None)
             if dups:
@@ -293,7 +299,9 @@ class PlacementState:
             stop=stop,
         )
 
-    def _desired_of(self, name: str) -> tuple[dict[ProfileKey, Entry], list[DuplicateMember]]:
+    def _desired_of(
+        self, name: str, holders: Callable[[str, str], Collection[str]]
+    ) -> tuple[dict[ProfileKey, Entry], list[DuplicateMember]]:
         """The profiles of ``name`` after deduplication, and where it is left out."""
         if name not in self._owned:
             return {}, []
@@ -303,14 +311,11 @@ class PlacementState:
         entries: dict[ProfileKey, Entry] = {}
         dups: list[DuplicateMember] = []
         for inv in self.inventories_of(name):
-            kept = next(
-                (
-                    s
-                    for s in group
-                    if inv.clustersets.intersection(self.registrations[s].clustersets)
-                ),
-                name,
-            )
+            eligible = [
+                s for s in group if inv.clustersets.intersection(self.registrations[s].clustersets)
+            ]
+            held = set(holders(inv.namespace, mid)) if mid and len(eligible) > 1 else set()
+            kept = next((s for s in eligible if s in held), eligible[0] if eligible else name)
             if kept == name or mid is None:
                 entries[ProfileKey(inv.namespace, name)] = (reg, inv)
             else:

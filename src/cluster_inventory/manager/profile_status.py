@@ -25,6 +25,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.manager.agent_members import AgentMember
 from cluster_inventory.manager.member import connection_key
 from cluster_inventory.manager.placement import Inventory, ProfileKey, fallback_member_id
+from cluster_inventory.manager.placement_controller import PROFILES_BY_MEMBER_ID
 from cluster_inventory.manager.registration import Registration
 from cluster_inventory.manager.status import (
     Observation,
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 __all__ = ["StatusController"]
 
 _log = logging.getLogger("cluster_inventory.manager")
+#: Seconds before a profile whose member id another one carries is looked at again.
+_CLAIMED_RETRY = 0.5
 
 
 class StatusController:
@@ -139,6 +142,11 @@ class StatusController:
         labels = objects.labels_of(current)
         spec = objects.spec(current)
         member_id = obs.member_id or labels.get(LABEL_INVENTORY_MEMBER_ID)
+        if member_id != labels.get(LABEL_INVENTORY_MEMBER_ID) and self._claimed(key, member_id):
+            # Another profile of the inventory stands for that member (KEP-4322: one per
+            # member id). Placement keeps one and deletes the other; this one takes the id
+            # (and a status from its member) only once it is the one left.
+            return _CLAIMED_RETRY
         try:
             if (
                 claim
@@ -165,6 +173,13 @@ class StatusController:
             # it, or our cache is behind). Read again shortly; never overwrite.
             m.metrics.fenced_writes.inc()
             return 0.2
+
+    def _claimed(self, key: ProfileKey, member_id: str | None) -> bool:
+        """True if a profile of ``key``'s inventory other than ``key`` carries ``member_id``."""
+        found = self.manager.profiles.by_index(
+            PROFILES_BY_MEMBER_ID, f"{key.namespace}/{member_id}"
+        )
+        return any(objects.meta(p).get("name") != key.name for p in found)
 
     async def _apply_status(
         self,

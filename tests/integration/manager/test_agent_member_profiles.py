@@ -25,6 +25,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.manager.agents import accept
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.agents import running
+from tests.faults import watching
 from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually
 
@@ -43,13 +44,15 @@ def _properties(profile: dict[str, Any]) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def _agent(h: Harness, name: str, member: ControlPlane) -> AsyncIterator[ReportingAgent]:
+async def _agent(
+    h: Harness, name: str, member: ControlPlane, server: str = ADVERTISED
+) -> AsyncIterator[ReportingAgent]:
     """The member's agent, renewing a 1 s heartbeat, for the length of the block."""
     async with await h.hub.client(AGENT_USER_PREFIX + name, [AGENT_GROUP]) as hub:
         config = ReportingConfig(
             name=name,
             namespace=h.namespace,
-            server=ADVERTISED,
+            server=server,
             lease_duration=1.0,
             probe_interval=0.5,
         )
@@ -163,3 +166,78 @@ async def test_one_member_reached_by_an_agent_and_a_kubeconfig_gets_one_profile(
             left_out = ({"by-agent", "by-kubeconfig"} - {kept}).pop()
             assert event["regarding"]["name"] == left_out
             assert event["type"] == "Warning"
+
+
+async def test_a_second_agent_claiming_a_member_id_is_reported_and_never_takes_the_profile(
+    fleet: Fleet, test_namespace: str
+) -> None:
+    """Two accepted agent members whose agents report one member id: one profile, never merged.
+
+    The second agent runs against the same member cluster (so reports the same
+    ``kube-system`` UID), advertises another server, and its name sorts first (the order in
+    which the rule "first by name" alone handed it the profile): the profile keeps the first
+    one's name, uid, member id and server through the whole claim, no other profile ever
+    carries the member id, and the second registration gets a ``DuplicateMember`` Warning
+    Event.
+    """
+    member = next(iter(fleet.members.values()))
+    first, second = "edge-z", "edge-a"
+    async with running_manager(fleet, test_namespace) as h, await member.client() as on_member:
+        uid = (await kube.get(on_member, kube.NAMESPACES, "kube-system"))["metadata"]["uid"]
+        inventory = await h.inventory("twins", "twins")
+        await accept(h.hub_client, test_namespace, first, ["twins"])
+        async with _agent(h, first, member):
+
+            async def reported() -> dict[str, Any] | None:
+                p = await h.profile(inventory, first)
+                healthy = _condition(p, CONDITION_CONTROL_PLANE_HEALTHY)[0] == "True"
+                return (
+                    p
+                    if healthy and p["metadata"]["labels"][LABEL_INVENTORY_MEMBER_ID] == uid
+                    else None
+                )
+
+            kept = await eventually(reported, what="the first agent's profile")
+            async with watching(h.hub_client, inventory, kube.CLUSTER_PROFILES) as [profiles]:
+                seen: list[tuple[str, str, str, str | None]] = []
+                profiles.informer.add_handler(
+                    lambda event, obj, _old: seen.append(
+                        (
+                            event,
+                            obj["metadata"]["name"],
+                            obj["metadata"]["labels"].get(LABEL_INVENTORY_MEMBER_ID, ""),
+                            _server(obj),
+                        )
+                    )
+                )
+                await accept(h.hub_client, test_namespace, second, ["twins"])
+                async with _agent(h, second, member, server="https://impostor.example.test"):
+
+                    async def reported_once() -> list[dict[str, Any]] | None:
+                        events = await kube.list_objects(
+                            h.hub_client,
+                            kube.EVENTS,
+                            test_namespace,
+                            field_selector="reason=DuplicateMember",
+                        )
+                        names = await h.profile_names(inventory)
+                        return events["items"] if names == {first} and events["items"] else None
+
+                    [event] = await eventually(reported_once, what="one profile, one Event")
+                    assert event["regarding"]["name"] == second
+                    assert event["type"] == "Warning"
+                    assert uid in event["note"]
+                    now = await h.profile(inventory, first)
+            assert now["metadata"]["uid"] == kept["metadata"]["uid"]
+            assert now["metadata"]["labels"] == kept["metadata"]["labels"]
+            assert _server(now) == ADVERTISED
+            # The first agent's profile never left it; the second's (made before its agent
+            # reported, under a fallback id) never carried the member id.
+            mine = [s for s in seen if s[1] == first]
+            assert all(s[0] != "DELETED" and s[3] == ADVERTISED for s in mine), mine
+            assert not [s for s in seen if s[1] != first and s[2] == uid], seen
+
+
+def _server(profile: dict[str, Any]) -> str | None:
+    providers = (profile.get("status") or {}).get("accessProviders") or ()
+    return providers[0]["cluster"]["server"] if providers else None

@@ -16,6 +16,7 @@ from cluster_inventory.manager.agent_members import (
     agent_observation,
     agent_of,
 )
+from cluster_inventory.manager.heartbeats import after_gap, silence
 from cluster_inventory.manager.member import connection_key
 
 NOW = dt.datetime(2026, 11, 27, 8, 0, tzinfo=dt.UTC)
@@ -159,6 +160,80 @@ def test_an_agent_members_key_is_its_own_connection_key() -> None:
     assert connection_key(key) == key
     assert agent_of(key) == ("ns", "edge-1")
     assert agent_of(connection_key(key)) == ("ns", "edge-1")
+
+
+def _reports(clock: _Clock) -> tuple[AgentReports, Any]:
+    reports = AgentReports(
+        object(),  # type: ignore[arg-type]
+        ManagerConfig(namespace="ns", agent_heartbeat_multiple=3),
+        clock=clock,
+    )
+    [leases] = reports.leases.informers
+    return reports, leases
+
+
+def test_our_blindness_never_turns_a_heartbeat_stale_and_the_resume_restarts_its_grace() -> None:
+    clock = _Clock()
+    reports, leases = _reports(clock)
+    resumed: list[str] = []
+    reports.on_resume(lambda: resumed.append("look again"))
+    leases._apply("ADDED", _lease("t0"))
+    clock.t += 8
+    leases._set_failure("ClientConnectorError: the hub is down")  # the watch broke
+    clock.t += 300  # the hub is down far longer than 10 s x 3
+    assert reports.heartbeat("edge-1") == (None, None)  # no verdict, no timer while blind
+    leases._set_failure(None)  # relisted: the Lease was not renewed meanwhile
+    assert resumed == ["look again"]
+    # A gap of at least a lease duration: the whole grace again, as at a replica's start.
+    assert reports.heartbeat("edge-1") == (None, pytest.approx(30.0))
+    clock.t += 30
+    assert reports.heartbeat("edge-1")[0] is not None  # silent while we saw: stale
+
+
+def test_a_short_gap_does_not_count_and_does_not_restart_the_grace() -> None:
+    clock = _Clock()
+    reports, leases = _reports(clock)
+    leases._apply("ADDED", _lease("t0"))
+    clock.t += 20
+    leases._set_failure("ClientPayloadError: watch ended")
+    clock.t += 0.5  # reconnected at once: less than a lease duration
+    leases._set_failure(None)
+    assert reports.heartbeat("edge-1") == (None, pytest.approx(10.0))
+
+
+def test_a_heartbeat_stale_before_we_went_blind_stays_stale() -> None:
+    clock = _Clock()
+    reports, leases = _reports(clock)
+    leases._apply("ADDED", _lease("t0"))
+    clock.t += 31
+    assert reports.heartbeat("edge-1")[0] is not None
+    leases._set_failure("ClientConnectorError: the hub is down")
+    clock.t += 60
+    assert reports.heartbeat("edge-1")[0] is not None
+    leases._set_failure(None)
+    assert reports.heartbeat("edge-1")[0] is not None
+    leases._apply("MODIFIED", _lease("t1"))  # renewed: fresh from the renewal seen
+    assert reports.heartbeat("edge-1") == (None, pytest.approx(30.0))
+
+
+@pytest.mark.parametrize(
+    ("seen_at", "resumed_at", "expected"),
+    [
+        (95.0, 160.0, 160.0),  # fresh when the view broke, long gap: the whole grace again
+        (95.0, 101.0, 96.0),  # a gap shorter than the duration: only the gap does not count
+        (50.0, 160.0, 50.0),  # stale before the break (30 s x 2 >= limit 40): unchanged
+        (120.0, 160.0, 120.0),  # renewal seen since (the relist shows it): counts from it
+    ],
+)
+def test_after_gap(seen_at: float, resumed_at: float, expected: float) -> None:
+    start = after_gap(seen_at, blind_since=100.0, resumed_at=resumed_at, duration=10, limit=40)
+    assert start == pytest.approx(expected)
+
+
+def test_silence_stops_while_blind() -> None:
+    assert silence(10.0, 50.0, None) == 40.0
+    assert silence(10.0, 50.0, 20.0) == 10.0
+    assert silence(30.0, 50.0, 20.0) == 0.0
 
 
 def test_a_fresh_heartbeats_renewal_reconciles_nothing_a_stale_ones_does() -> None:

@@ -256,3 +256,41 @@ def test_a_held_profile_is_deleted_once_its_registration_is_gone_for_real():
     assert world.existing == set()
     assert state.held_keys == {}
     check(state, world)
+
+
+def test_a_newcomer_claiming_a_member_id_never_takes_the_profile_over():
+    """Of registrations reaching one member, the one whose profile carries its id keeps it."""
+    state, world = PlacementState(), World(owned={"a-newcomer", "b-incumbent"})
+    world.invs = {"n0": Inventory(namespace="n0", clustersets=frozenset("a"), member_role="v")}
+    for name, server in (("a-newcomer", SERVERS[0]), ("b-incumbent", SERVERS[1])):
+        world.regs[name] = Registration(
+            name=name,
+            clustersets=("a",),
+            connection=ClusterConnection(server=server),
+            display_name=name,
+            source=name,
+        )
+    run_pass(state, world, state.reset(dict(world.regs), world.invs, frozenset(), world.owns))
+    profiles = {("n0", "u1"): ["b-incumbent"]}  # b's profile carries u1 (b reported first)
+
+    def place(name: str):
+        return state.place(
+            {name},
+            member_id=world.member_id,
+            pending=world.is_pending,
+            existing=world.mine,
+            started=world.started,
+            holders=lambda ns, mid: profiles.get((ns, mid), []),
+        )
+
+    world.conn_ids[conn(SERVERS[1])] = "u1"
+    place("b-incumbent")
+    world.conn_ids[conn(SERVERS[0])] = "u1"  # the newcomer, first by name, claims u1
+    step = place("a-newcomer")
+    assert set(state.desired) == {ProfileKey("n0", "b-incumbent")}
+    assert step.delete == [ProfileKey("n0", "a-newcomer")]
+    assert [(d.registration, d.kept) for d in step.duplicates] == [("a-newcomer", "b-incumbent")]
+    # No profile carries it (the incumbent's went): the first by name keeps it.
+    profiles.clear()
+    place("b-incumbent")
+    assert set(state.desired) == {ProfileKey("n0", "a-newcomer")}
