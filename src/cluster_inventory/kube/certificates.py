@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from cluster_inventory.api import format_time, objects
+from cluster_inventory.api.constants import SIGNER_KUBE_APISERVER_CLIENT
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import create, request
 from cluster_inventory.kube.informer import Informer
@@ -126,7 +127,7 @@ def client_certificate_signing_request(
         "metadata": {"generateName": generate_name, "labels": dict(labels)},
         "spec": {
             "request": base64.b64encode(request_pem).decode(),
-            "signerName": "kubernetes.io/kube-apiserver-client",
+            "signerName": SIGNER_KUBE_APISERVER_CLIENT,
             "usages": list(usages),
             "expirationSeconds": expiration_seconds,
         },
