@@ -48,6 +48,15 @@ from tests.waiting import eventually
 #: How long a change made during a fault may take to show after the heal before it counts
 #: as lost (a bound on a wait, not an assertion on time).
 RECOVERY_BOUND = 90.0
+#: Seconds one request of the fault window's own traffic (:class:`_Traffic`) is given. A
+#: blackholing fault (half-open, the bandwidth limit) that nobody notices lasts 8 of them
+#: plus their 0.2 s pauses: 5.6 s (it was 9.6 s with 1 s requests, about half of the
+#: matrix's time). No process on these paths has a timeout between the two (watches time
+#: out after minutes, a dropped connection is seen at once), so what they say is the same.
+TICK_TIMEOUT = 0.5
+#: The manager-member pair's tick: its half-open verdict needs 3 probe timeouts in a row
+#: (``BUSY_VERDICT_AFTER``, 2 s each here), about 6.5 s, which a 5.6 s window would cut off.
+PROBE_TICK_TIMEOUT = 1.0
 
 
 @dataclass
@@ -291,7 +300,7 @@ async def manager_member(fleet: Fleet, namespace: str, toxiproxy: Toxiproxy, fau
                 await kube.new_client(through) as probe,
             ):
                 before = {k: v for w in logs for k, v in w.snapshot().items()}
-                with said() as heard, _Traffic(probe) as traffic:
+                with said() as heard, _Traffic(probe, PROBE_TICK_TIMEOUT) as traffic:
                     await front.inject(fault)
                     cell.noticed = await fault_window(noticed, lambda: traffic.done)
                     await kube.apply(
@@ -371,15 +380,16 @@ async def _publish_through(inventory: Inventory, name: str, member: ControlPlane
 class _Traffic:
     """Requests of our own through the path, one after the other: the runtime's ticks."""
 
-    def __init__(self, client: kube.ApiClient) -> None:
+    def __init__(self, client: kube.ApiClient, timeout: float = TICK_TIMEOUT) -> None:
         self.client = client
+        self.timeout = timeout
         self.done = 0
         self.task: asyncio.Task[None] | None = None
 
     async def _run(self) -> None:
         while True:
             with contextlib.suppress(kube.KubeError):
-                await kube.request(self.client, "GET", "/version", timeout=1.0)
+                await kube.request(self.client, "GET", "/version", timeout=self.timeout)
             self.done += 1
             await asyncio.sleep(0.2)
 

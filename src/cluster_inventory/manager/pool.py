@@ -286,11 +286,19 @@ class MemberPool:
             return
 
     async def close(self) -> None:
-        """Stop every member connection and the lag sampler (idempotent)."""
-        await kube.cancel_and_wait(*self._starting.values(), *self._retiring.values())
-        self._starting.clear()
-        self._retiring.clear()
-        await asyncio.gather(*(m.stop() for m in self._members.values()), return_exceptions=True)
-        self._members.clear()
-        if self._own_lag:
-            await self.lag.stop()
+        """Stop every member connection and the lag sampler (idempotent).
+
+        Raises:
+            Exception: What a starting or retiring task raised, once everything is stopped
+                (a failed task no longer leaves the members and the sampler running).
+        """
+        try:
+            await kube.cancel_and_wait(*self._starting.values(), *self._retiring.values())
+        finally:
+            self._starting.clear()
+            self._retiring.clear()
+            members = list(self._members.values())
+            self._members.clear()
+            await asyncio.gather(*(m.stop() for m in members), return_exceptions=True)
+            if self._own_lag:
+                await self.lag.stop()
