@@ -254,9 +254,26 @@ class PlacementController:
         return member_id_elsewhere(m.profiles.by_index(PROFILES_BY_NAME, name))
 
     def _holders(self, namespace: str, member_id: str) -> list[str]:
-        """Names of the profiles in inventory ``namespace`` that carry ``member_id``."""
-        found = self.manager.profiles.by_index(PROFILES_BY_MEMBER_ID, f"{namespace}/{member_id}")
-        return [str(objects.meta(p).get("name")) for p in found]
+        """Names of the profiles in inventory ``namespace`` that stand for ``member_id``.
+
+        Those that carry it (their member-id label); when none does yet, those of the
+        registrations reaching it that exist in the inventory at all: a profile whose status
+        write is still on its way (the cache has not seen its label) stands for the member
+        before a registration that has no profile there, so the choice does not flip when
+        that label arrives.
+        """
+        profiles = self.manager.profiles
+        found = profiles.by_index(PROFILES_BY_MEMBER_ID, f"{namespace}/{member_id}")
+        if found:
+            return [str(objects.meta(p).get("name")) for p in found]
+        return [
+            name
+            for name in self.state.reaching(member_id)
+            if any(
+                objects.meta(p).get("namespace") == namespace
+                for p in profiles.by_index(PROFILES_BY_NAME, name)
+            )
+        ]
 
     def _pending(self, name: str) -> bool:
         """True while this replica's member of ``name`` has not given a first verdict."""

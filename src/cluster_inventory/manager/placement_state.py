@@ -299,6 +299,10 @@ class PlacementState:
             stop=stop,
         )
 
+    def reaching(self, member_id: str) -> set[str]:
+        """Names of the registrations known to reach ``member_id``."""
+        return set(self._by_id.get(member_id, ()))
+
     def _desired_of(
         self, name: str, holders: Callable[[str, str], Collection[str]]
     ) -> tuple[dict[ProfileKey, Entry], list[DuplicateMember]]:
