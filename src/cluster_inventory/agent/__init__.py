@@ -26,7 +26,11 @@ from cluster_inventory.agent.credential import (
     parse_service_account,
     stored_rotation,
 )
-from cluster_inventory.agent.heartbeat import Heartbeat, MemberNotAcceptedError
+from cluster_inventory.agent.heartbeat import (
+    HUB_KEEPALIVE_SECONDS,
+    Heartbeat,
+    MemberNotAcceptedError,
+)
 from cluster_inventory.agent.identity import (
     AgentIdentity,
     IdentityStore,
@@ -51,6 +55,7 @@ from cluster_inventory.agent.runner import ReportingAgent, ReportingConfig
 __all__ = [
     "DEFAULT_CONSUMER_TOKEN_LIFETIME",
     "DEFAULT_EXPIRATION_SECONDS",
+    "HUB_KEEPALIVE_SECONDS",
     "AgentIdentity",
     "ConsumerCredential",
     "Heartbeat",

@@ -33,6 +33,7 @@ from cluster_inventory.api.constants import AGENT_USER_PREFIX
 
 __all__ = [
     "DEFAULT_LEASE_DURATION",
+    "HUB_KEEPALIVE_SECONDS",
     "JITTER",
     "Heartbeat",
     "MemberNotAcceptedError",
@@ -44,6 +45,12 @@ _log = logging.getLogger("cluster_inventory.agent")
 
 #: Seconds a heartbeat is good for (``leaseDurationSeconds``; OCM's default, 60).
 DEFAULT_LEASE_DURATION = 60.0
+#: Seconds the agent keeps an idle hub connection: under kube-apiserver's 90 s idle timeout
+#: (its ``http.Server.IdleTimeout``), above the 45-75 s between two renewals of a 60 s Lease,
+#: so that a renewal reuses one TLS connection. aiohttp's default of 15 s closed it between
+#: renewals, and each renewal's handshake cost the hub ~6 core-ms: a core at 10,000 agents
+#: (``docs/scale.md``, "Agent members").
+HUB_KEEPALIVE_SECONDS = 85.0
 #: Share of the duration a renewal is moved by, either way.
 JITTER = 0.25
 #: Seconds before retrying a renewal the hub did not take (doubling, up to the interval).

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.agent.heartbeat import HUB_KEEPALIVE_SECONDS
 from cluster_inventory.agent.identity import (
     AgentIdentity,
     IdentityStore,
@@ -268,7 +269,9 @@ class HubIdentity:
 
     async def client(self) -> kube.ApiClient:
         """A hub client presenting the current identity (none until :meth:`join`)."""
-        return await kube.new_client(self.connection, ssl_context=self.tls)
+        return await kube.new_client(
+            self.connection, ssl_context=self.tls, keepalive_timeout=HUB_KEEPALIVE_SECONDS
+        )
 
     async def join(self) -> AgentIdentity:
         """The identity, joining first if there is none usable; hub clients use it from now on.

@@ -100,8 +100,9 @@ def agent_run(
     admin accepts the member with ``cluster-inventory manager accept NAME``). With a given
     identity, a member not accepted stops the agent at once, saying so.
     """
-    from cluster_inventory import kube
+    from cluster_inventory import credentials, kube
     from cluster_inventory.agent import (
+        HUB_KEEPALIVE_SECONDS,
         HubIdentity,
         IdentityStore,
         JoinError,
@@ -147,9 +148,18 @@ def agent_run(
     except (UnreadableFileError, ValueError, kube.KubeError) as exc:
         fail(str(exc))
     if joining is None:
-        manager = Manager(hub, health=health, metrics=metrics)
-        manager.add(lambda client: ReportingAgent(client, member, config))
-        run_until_signal(manager)
+        given = hub
+
+        async def run_given() -> bool:
+            # Opened here to keep its connection between renewals (HUB_KEEPALIVE_SECONDS).
+            async with await credentials.hub_client(
+                given, keepalive_timeout=HUB_KEEPALIVE_SECONDS
+            ) as client:
+                manager = Manager(client, health=health, metrics=metrics)
+                manager.add(ReportingAgent(client, member, config))
+                return await manager.run(handle_signals=True)
+
+        run_until_signal(run_given)
         return
     identity = joining
 

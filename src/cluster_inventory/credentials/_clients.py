@@ -78,9 +78,15 @@ async def connect(
 
 
 async def connect_access(
-    access: ClusterAccess, *, cache: CredentialCache | None = None
+    access: ClusterAccess,
+    *,
+    cache: CredentialCache | None = None,
+    keepalive_timeout: float = 15.0,
 ) -> kube.ApiClient:
-    """Like :func:`connect`, from already resolved access settings."""
+    """Like :func:`connect`, from already resolved access settings.
+
+    ``keepalive_timeout``: seconds an idle connection is kept (:func:`kube.new_client`).
+    """
     cache = default_cache() if cache is None else cache
     first = await cache.get(access)
     if first.client_certificate_data is not None:
@@ -90,7 +96,7 @@ async def connect_access(
             client_key_data=first.client_key_data,
         )
         if first.token is None:
-            return await kube.new_client(conn)
+            return await kube.new_client(conn, keepalive_timeout=keepalive_timeout)
     else:
         conn = access.connection()
 
@@ -100,11 +106,19 @@ async def connect_access(
     async def unauthorized(rejected: str) -> None:
         cache.invalidate(access, rejected)
 
-    return await kube.new_client(conn, token_source=token, on_unauthorized=unauthorized)
+    return await kube.new_client(
+        conn,
+        token_source=token,
+        on_unauthorized=unauthorized,
+        keepalive_timeout=keepalive_timeout,
+    )
 
 
 async def hub_client(
-    conn: kube.ClusterConnection, *, cache: CredentialCache | None = None
+    conn: kube.ClusterConnection,
+    *,
+    cache: CredentialCache | None = None,
+    keepalive_timeout: float = 15.0,
 ) -> kube.ApiClient:
     """A client for a connection that :func:`cluster_inventory.kube.load_connection` found.
 
@@ -117,6 +131,8 @@ async def hub_client(
     Args:
         conn: The hub (or any cluster) connection.
         cache: Credential cache to share; defaults to the process-wide one.
+        keepalive_timeout: Seconds an idle connection is kept for the next request
+            (:func:`cluster_inventory.kube.new_client`).
 
     Returns:
         A kubernetes_asyncio ``ApiClient``; close it with ``await client.close()``.
@@ -127,7 +143,7 @@ async def hub_client(
         KubeConfigError: The TLS material or the proxy URL does not load.
     """
     if conn.exec_user is None:
-        return await kube.new_client(conn)
+        return await kube.new_client(conn, keepalive_timeout=keepalive_timeout)
     source = conn.name or conn.server
     access = ClusterAccess(
         profile=f"kubeconfig context {source}",
@@ -140,4 +156,4 @@ async def hub_client(
         cluster_config=conn.exec_cluster_config,
         exec_config=exec_config_from_dict(conn.exec_user, source=source, where="user.exec"),
     )
-    return await connect_access(access, cache=cache)
+    return await connect_access(access, cache=cache, keepalive_timeout=keepalive_timeout)
