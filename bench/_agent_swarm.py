@@ -44,13 +44,14 @@ import os
 import sys
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from _common import bounded, rss_mib
 
 from cluster_inventory import kube
-from cluster_inventory.agent import Heartbeat, MemberReporter
+from cluster_inventory.agent import Heartbeat, MemberNotAcceptedError, MemberReporter
 from cluster_inventory.agent.report import MemberView, ObservedValue, advertised
 from cluster_inventory.agent.reporter import COALESCE
 from cluster_inventory.kube.probes import readyz_condition
@@ -138,6 +139,7 @@ async def serve(spec_path: Path) -> None:
     started = time.perf_counter()
     common = {k: spec[k] for k in ("namespace", "lease", "ca", "server")}
     agents: dict[str, SimulatedAgent] = {}
+    retries: list[str] = []  # why a start was tried again (the hub's status code)
 
     async def one(item: dict[str, Any]) -> None:
         conn = kube.ClusterConnection(
@@ -148,10 +150,20 @@ async def serve(spec_path: Path) -> None:
             name=item["name"],
         )
         agent = SimulatedAgent(item, await kube.new_client(conn), common)
-        await agent.start()
+        backoff = 0.5
+        while True:  # as a restarted agent pod would, with backoff
+            try:
+                await agent.start()
+                break
+            except MemberNotAcceptedError:
+                raise
+            except kube.KubeError as exc:
+                retries.append(str(exc.status if isinstance(exc, kube.KubeAPIError) else exc))
+                await asyncio.sleep(backoff)
+                backoff = min(2 * backoff, 10.0)
         agents[agent.name] = agent
 
-    items, concurrency = spec.pop("agents"), int(spec.get("concurrency", 64))
+    items, concurrency = spec.pop("agents"), int(spec.get("concurrency", 32))
     await bounded([one(item) for item in items], concurrency)
     del items
     out = sys.stdout
@@ -165,6 +177,7 @@ async def serve(spec_path: Path) -> None:
             "ready": time.perf_counter() - started,
             "agents": len(agents),
             "rss_mib": rss_mib(os.getpid()),
+            "start_retries": dict(Counter(retries)),
         }
     )
     loop = asyncio.get_running_loop()

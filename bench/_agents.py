@@ -38,6 +38,7 @@ objects one by one would take longer than the run.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import signal
@@ -92,6 +93,18 @@ def stale(profile: dict[str, Any]) -> bool:
     return any(
         c["type"] == "ControlPlaneHealthy" and c["status"] == "Unknown" and c["reason"] == STALE
         for c in (profile.get("status") or {}).get("conditions") or ()
+    )
+
+
+async def hub_refused(hub: kube.ApiClient) -> float:
+    """Requests the hub kube-apiserver answered 429 so far (API Priority and Fairness
+    rejected them: a renewal or report that must be retried)."""
+    status, text = await kube.get_text(hub, "/metrics")
+    require(status == 200, f"hub /metrics answered {status}")
+    return sum(
+        float(line.rpartition(" ")[2])
+        for line in text.splitlines()
+        if line.startswith("apiserver_request_total{") and 'code="429"' in line
     )
 
 
@@ -220,10 +233,11 @@ async def run_one(
         "ca": fleet.hub.ca_pem.decode(),
         "namespace": system,
         "lease": a.lease,
-        "concurrency": 64,
+        "concurrency": 32,
         "agents": agents,
     }
     del agents
+    refused = {"before": await hub_refused(hub)}
     started = time.perf_counter()
     swarm = await Swarm.start(spec, run)
     del spec
@@ -234,8 +248,12 @@ async def run_one(
         res["agents_start_s"] = time.perf_counter() - started
         res["agents_ready"] = ready["agents"]
         res["agents_rss_ready"] = ready["rss_mib"]
+        res["agents_start_retries"] = ready["start_retries"]
         require(ready["agents"] == n, f"N={n}: {ready['agents']} agents started")
-        await _measure(fleet, hub, n, r, a, s, run, system, names, swarm, watch, replicas, res)
+        refused["agents started"] = await hub_refused(hub)
+        await _measure(
+            fleet, hub, n, r, a, s, run, system, names, swarm, watch, replicas, res, refused
+        )
     except Exception as exc:  # the figures so far are kept and printed with the error
         res["error"] = f"{type(exc).__name__}: {exc}"
         res["full_at_error"] = len([p for p in watch.informer.items() if agent_full(p)])
@@ -272,7 +290,10 @@ async def _measure(
     watch: fs.ProfileWatch,
     replicas: dict[str, fs.Replica],
     res: dict[str, Any],
+    refused: dict[str, float],
 ) -> None:
+    """The cold start, the rest, the kill and the changes; ``refused`` gets the hub's 429
+    count at the end of each."""
     await watch.informer.__aenter__()
     await watch.informer.wait_synced()
     pids: dict[str, list[int]] = {
@@ -300,20 +321,26 @@ async def _measure(
     res["cold_cores"] = fs.CpuMeter.cores(cpu_start, meter.snapshot())
     watch.waiters.remove(all_full)
     watch.waiters.remove(created)
+    refused["cold"] = await hub_refused(hub)
 
     await asyncio.sleep(min(5.0, a.rest / 5))  # the last writes' echoes
+    t0 = time.perf_counter()
     before = await fs.hub_writes(hub)
+    t0 = (t0 + time.perf_counter()) / 2  # the scrape's middle: a short window stays fair
     agents_a = await swarm.ask({"op": "stats"})
     cpu_a = meter.snapshot()
     await asyncio.sleep(a.rest)
     cpu_b = meter.snapshot()
     agents_b = await swarm.ask({"op": "stats"})
+    t1 = time.perf_counter()
     after = await fs.hub_writes(hub)
+    t1 = (t1 + time.perf_counter()) / 2
+    refused["rest"] = await hub_refused(hub)
     wall = cpu_b["wall"] - cpu_a["wall"]
     delta = after - before
     res["rest_s"] = wall
-    res["hub_writes_per_s"] = sum(delta.values()) / wall
-    res["hub_writes_by_resource"] = {k: round(v / wall, 3) for k, v in delta.most_common()}
+    res["hub_writes_per_s"] = sum(delta.values()) / (t1 - t0)
+    res["hub_writes_by_resource"] = {k: round(v / (t1 - t0), 3) for k, v in delta.most_common()}
     res["agent_renewals_per_s"] = (agents_b["renewals"] - agents_a["renewals"]) / wall
     # Each replica renews its shard Lease every renew interval.
     res["replica_lease_writes_per_s"] = r / s.renew_interval
@@ -361,6 +388,11 @@ async def _measure(
     res["deleted"] = watch.deleted
     res["count_end"] = len(watch.informer.keys())
     res["agents_write_failures"] = (await swarm.ask({"op": "stats"}))["write_failures"]
+    refused["kill"] = await hub_refused(hub)
+    # Requests the hub refused (429) in each phase: the agents' start, the cold start, the
+    # rest (from the cold start's end), the kill and the changes.
+    marks = list(refused.items())
+    res["hub_429"] = {b[0]: b[1] - a[1] for a, b in itertools.pairwise(marks)}
 
 
 async def property_changes(
@@ -502,6 +534,8 @@ def details(res: dict[str, Any]) -> list[str]:
         f"{tag}: cores cold: "
         + ", ".join(f"{k} {v:.3f}" for k, v in (res.get("cold_cores") or {}).items()),
         f"{tag}: RSS MiB {res.get('rss')}; agents open fds {res.get('agents_open_fds')}",
+        f"{tag}: hub 429s by phase {res.get('hub_429')}; agents' start retries "
+        f"{res.get('agents_start_retries')}",
         f"{tag}: killed {res.get('killed')} -> Unknown quantiles "
         f"{res.get('kill_unknown_quantiles')}; other reasons {res.get('killed_other_reasons')}",
         f"{tag}: targets {targets(res)}",
