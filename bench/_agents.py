@@ -371,6 +371,7 @@ async def _measure(
     res["changes"] = len(lat)
     res["p50"] = statistics.median(lat)
     res["p99"] = percentile(lat, 0.99)
+    res["change_latencies"] = [round(x, 3) for x in lat]
     limit = a.lease * a.multiple + 2
     await fs.wait(went_stale, limit + 30, f"N={n}: killed agents' profiles Unknown")
     res["kill_unknown_quantiles"] = fs._quantiles([t - killed for t in went_stale.times])
@@ -576,14 +577,29 @@ def check(res: dict[str, Any]) -> None:
     require(res["tracebacks"] == 0, f"{tag}: no traceback in the replicas' or agents' logs")
 
 
-def report(results: list[dict[str, Any]]) -> None:
-    """The agent mode's table rows."""
+def report(results: list[dict[str, Any]], *, markdown: bool = False) -> None:
+    """The agent mode's table rows (``markdown``: for ``docs/scale.md``)."""
     rows = [x for x in results if x.get("mode") == "agents"]
-    if rows:
+    if not rows:
+        return
+    if not markdown:
         print(HEADER)
         for res in rows:
             print(row(res))
         print(COLUMNS)
+        return
+    head = (
+        HEADER.replace("l/r/p w/s", "l/r/p-w/s")
+        .replace("hub w/s", "hub-w/s")
+        .replace("hub c", "hub-c")
+        .replace("mgr c", "mgr-c")
+    )
+    head = head.replace("agt c", "agt-c").replace("MiB m/a/h", "MiB-m/a/h").replace(" ms", "-ms")
+    cols = head.replace("kill s", "kill-s").split()
+    print("| " + " | ".join(c.replace("-", " ") for c in cols) + " |")
+    print("|" + "---:|" * len(cols))
+    for res in rows:
+        print("| " + " | ".join(row(res).replace("  (error)", " (error)").split()) + " |")
 
 
 async def main(
@@ -598,7 +614,7 @@ async def main(
                     print(line, flush=True)
                 print(row(res), flush=True)
                 results.append(res)
-    fs.merge(out, results)
+                fs.merge(out, [res])  # each run kept as it ends: a later one may not finish
     print(f"agent settings: {a}")
     report(results)
     print(f"results merged into {out}")

@@ -1995,10 +1995,9 @@ if __name__ == "__main__":
         merged = json.loads(args.json.read_text())
         plot(manager_mode(merged), args.plot)
         report(merged, markdown=args.markdown)
-        if not args.markdown:
-            import _agents
+        import _agents
 
-            _agents.report(merged)
+        _agents.report(merged, markdown=args.markdown)
         sys.exit(0)
     if args.smoke:
         args.sizes, args.replicas, args.changes = [12], [1, 3], 5
