@@ -70,11 +70,19 @@ changes and Lease lateness while past capacity; **drain** = seconds from lifting
 until a new property change shows on every sample member and no profile says behind. Both
 are recorded apart from the unlimited runs.
 
+``--mode agents`` measures pull-mode agent members instead (``bench/_agents.py``: N
+simulated agents in one child process against the hub, the same floor, replicas, profile
+watch, CPU meter and hub write counts); its records carry ``mode: agents`` in the same json,
+its rows a table of their own. ``--smoke`` runs both modes.
+
 Usage: uv run python bench/fleet_scale.py --sizes 1000 3000 10000 --replicas 1 3
            [--probe-interval 30] [--changes 100] [--rest SECONDS] [--cpu-quota CORES]
            [--squeeze CORES [--squeeze-for SECONDS]]
        uv run python bench/fleet_scale.py --plot-only   (table and plot from --json)
-       uv run python bench/fleet_scale.py --smoke   (N=12, R=1 and 3, short timings)
+       uv run python bench/fleet_scale.py --mode agents --sizes 1000 10000 --replicas 1
+           [--agent-lease 60] [--agent-heartbeat-multiple 5] [--agent-kill 20] [--changes 100]
+       uv run python bench/fleet_scale.py --smoke   (N=12, R=1 and 3, short timings; then
+           agents N=8, R=1, a 1 s lease)
 """
 
 from __future__ import annotations
@@ -724,6 +732,7 @@ def spawn(
     hub_kubeconfig: str,
     s: Settings,
     limit: CpuLimit | None = None,
+    extra: list[str] | None = None,
 ) -> Replica:
     port = free_port()
     spawned = time.time()
@@ -753,6 +762,7 @@ def spawn(
         f"127.0.0.1:{port}",
         "--log-format",
         "json",
+        *(extra or ()),
     ]
     proc = subprocess.Popen(
         limit.wrap(name, argv) if limit else argv,
@@ -1660,10 +1670,15 @@ def _key(res: dict[str, Any]) -> tuple[int, int, float, float]:
 
 
 def merge(path: Path, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Results in ``path`` with these replacing the same (N, R, quota); written back, sorted."""
+    """Results in ``path`` with these replacing the same (mode, N, R, quota); written back,
+    sorted (the manager mode's records first)."""
     old = json.loads(path.read_text()) if path.exists() else []
-    new = {_key(x): x for x in old}
-    new.update({_key(x): x for x in results})
+
+    def key(x: dict[str, Any]) -> tuple[str, int, int, float, float]:
+        return (x.get("mode") or "", *_key(x))
+
+    new = {key(x): x for x in old}
+    new.update({key(x): x for x in results})
     merged = [new[k] for k in sorted(new)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
@@ -1836,8 +1851,14 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+def manager_mode(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of the manager mode (``--mode agents`` records carry ``mode``)."""
+    return [x for x in results if not x.get("mode")]
+
+
 def report(results: list[dict[str, Any]], *, markdown: bool = False) -> None:
     """The table, as printed after a run or (``markdown``) for ``docs/scale.md``."""
+    results = manager_mode(results)
     if not markdown:
         print(HEADER)
         for res in results:
@@ -1874,8 +1895,15 @@ COLUMNS = (
 
 
 async def main(
-    sizes: list[int], replica_counts: list[int], s: Settings, out: Path, png: Path
+    sizes: list[int],
+    replica_counts: list[int],
+    s: Settings,
+    out: Path,
+    png: Path,
+    agents: Any = None,
 ) -> None:
+    """Every (N, R) of the manager mode; then, given ``agents`` (``_agents.AgentSettings``,
+    the smoke), one agent-mode run of N=8, R=1 on the same fleet."""
     results = []
     async with Fleet(2) as fleet, VirtualMembers(fleet, max(sizes)) as vm:
         await vm.set_shared_property(SHARED_PROPERTY, "eu")
@@ -1887,14 +1915,27 @@ async def main(
                         print(line, flush=True)
                     print(row(res), flush=True)
                     results.append(res)
+            if agents is not None:
+                import _agents
+
+                res = await _agents.run_one(fleet, hub, 8, 1, agents, s)
+                for line in _agents.details(res):
+                    print(line, flush=True)
+                results.append(res)
     merged = merge(out, results)
-    plot(merged, png)
+    plot(manager_mode(merged), png)
     print(f"settings: {s}")
     report(results)
     print(COLUMNS)
+    if agents is not None:
+        _agents.report(results)
     print(f"results merged into {out}; plot {png}")
-    for res in results:
+    for res in manager_mode(results):
         check(res)
+    if agents is not None:
+        for res in results:
+            if res.get("mode") == "agents":
+                _agents.check(res)
 
 
 if __name__ == "__main__":
@@ -1929,12 +1970,34 @@ if __name__ == "__main__":
     parser.add_argument(
         "--markdown", action="store_true", help="with --plot-only: a markdown table"
     )
+    parser.add_argument(
+        "--mode",
+        choices=("manager", "agents"),
+        default="manager",
+        help="manager: probed virtual members (above); agents: pull-mode agent members "
+        "(bench/_agents.py)",
+    )
+    parser.add_argument(
+        "--agent-lease", type=float, default=60.0, help="agents: Lease duration, s (OCM's 60)"
+    )
+    parser.add_argument(
+        "--agent-heartbeat-multiple",
+        type=float,
+        default=5.0,
+        help="agents: Unknown after this many lease durations without a renewal (OCM's 5)",
+    )
+    parser.add_argument(
+        "--agent-kill", type=int, default=20, help="agents: how many agents are stopped"
+    )
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
     if args.plot_only:
         merged = json.loads(args.json.read_text())
-        plot(merged, args.plot)
+        plot(manager_mode(merged), args.plot)
         report(merged, markdown=args.markdown)
+        import _agents
+
+        _agents.report(merged, markdown=args.markdown)
         sys.exit(0)
     if args.smoke:
         args.sizes, args.replicas, args.changes = [12], [1, 3], 5
@@ -1945,6 +2008,9 @@ if __name__ == "__main__":
             args.squeeze, args.squeeze_for = 0.01, 4.0
         except SystemExit as exc:
             print(f"smoke: no squeeze phase here: {exc}")
+        args.agent_lease, args.agent_heartbeat_multiple, args.agent_kill = 1.0, 2.0, 2
+        if args.mode == "agents":
+            args.sizes, args.replicas = [8], [1]
         scratch = Path(tempfile.mkdtemp(prefix="fleet-scale-smoke-"))
         args.json, args.plot = scratch / "fleet_scale.json", scratch / "fleet_scale.png"
     settings = Settings(
@@ -1958,7 +2024,32 @@ if __name__ == "__main__":
         squeeze=args.squeeze,
         squeeze_for=args.squeeze_for,
     )
-    asyncio.run(main(args.sizes, args.replicas, settings, args.json, args.plot))
+    if args.mode == "agents" or args.smoke:
+        import _agents
+
+        agent_settings = _agents.AgentSettings(
+            lease=args.agent_lease,
+            multiple=args.agent_heartbeat_multiple,
+            rest=args.rest or args.agent_lease,
+            changes=args.changes,
+            kill=args.agent_kill,
+            timeout=args.timeout,
+        )
+    if args.mode == "agents":
+        asyncio.run(_agents.main(args.sizes, args.replicas, agent_settings, settings, args.json))
+        if args.smoke:
+            shutil.rmtree(args.json.parent)
+        sys.exit(0)
+    asyncio.run(
+        main(
+            args.sizes,
+            args.replicas,
+            settings,
+            args.json,
+            args.plot,
+            agent_settings if args.smoke else None,
+        )
+    )
     if args.smoke:
         require(args.plot.stat().st_size > 10_000, "the plot was drawn")
         shutil.rmtree(args.plot.parent)

@@ -198,6 +198,13 @@ def manager_run(
         list[str] | None,
         typer.Option(help="User who may ask for an agent's first certificate (repeatable)."),
     ] = None,
+    agent_heartbeat_multiple: Annotated[
+        float,
+        typer.Option(
+            help="An agent member turns Unknown after this many lease durations without a "
+            "renewal (docs/agent.md)."
+        ),
+    ] = 5.0,
 ) -> None:
     """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics).
 
@@ -224,6 +231,7 @@ def manager_run(
             agent_approval=agent_approval,
             agent_bootstrap_groups=tuple(agent_bootstrap_group or (AGENT_BOOTSTRAP_GROUP,)),
             agent_bootstrap_users=tuple(agent_bootstrap_user or ()),
+            agent_heartbeat_multiple=agent_heartbeat_multiple,
         )
     except ValueError as exc:
         fail(str(exc))
