@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from cluster_inventory import api, kube
+from cluster_inventory.api.constants import AGENT_GROUP
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
 from cluster_inventory_workshop import upstream_crd
@@ -184,6 +185,21 @@ def test_every_example_renders_hardened_least_privilege_objects(example: str) ->
         for kind in ("requests", "limits"):
             assert set(container["resources"][kind]) == {"cpu", "memory"}, kind
         assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]
+
+
+def test_agents_get_a_priority_level_of_their_own() -> None:
+    objs = objects("manager.yaml")
+    (schema,) = of_kind(objs, "FlowSchema")
+    (level,) = of_kind(objs, "PriorityLevelConfiguration")
+    spec = schema["spec"]
+    assert spec["priorityLevelConfiguration"]["name"] == level["metadata"]["name"]
+    assert spec["rules"][0]["subjects"] == [{"kind": "Group", "group": {"name": AGENT_GROUP}}]
+    # Matched before the service-accounts (9000) and global-default (9900) schemas.
+    assert spec["matchingPrecedence"] < 9000
+    assert spec["distinguisherMethod"] == {"type": "ByUser"}
+    assert level["spec"]["limited"]["limitResponse"]["type"] == "Queue"
+    off = objects("manager.yaml", "manager.agentFlowControl.enabled=false")
+    assert not of_kind(off, "FlowSchema") and not of_kind(off, "PriorityLevelConfiguration")
 
 
 def test_scoped_secrets_grant_secrets_only_in_the_listed_namespaces() -> None:

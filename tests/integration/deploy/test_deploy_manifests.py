@@ -83,6 +83,8 @@ APPLY_PREFIX = {
     "Deployment": "deployment.apps",
     "PodDisruptionBudget": "poddisruptionbudget.policy",
     "ConfigMap": "configmap",
+    "FlowSchema": "flowschema.flowcontrol.apiserver.k8s.io",
+    "PriorityLevelConfiguration": "prioritylevelconfiguration.flowcontrol.apiserver.k8s.io",
 }
 
 
@@ -108,6 +110,9 @@ def expected_objects() -> set[tuple[str, str | None, str]]:
         ("RoleBinding", NAMESPACE, AGENT_REPORTS),
         *(("ClusterRole", None, role) for role in AGENT_ROLES),
         *(("ClusterRoleBinding", None, role) for role in AGENT_ROLES),
+        # API Priority and Fairness for the agents' group (docs/scale.md, "Agent members").
+        ("PriorityLevelConfiguration", None, "cluster-inventory-agents"),
+        ("FlowSchema", None, "cluster-inventory-agents"),
     }
 
 
