@@ -55,7 +55,7 @@ import fleet_scale as fs
 from _common import bounded, percentile, require, require_times, rss_mib
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX, LABEL_CLUSTER_SET
+from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
 from cluster_inventory.manager.agents import accept
 from cluster_inventory.testing import Fleet
 
@@ -178,22 +178,7 @@ async def run_one(
         "loadavg_before": os.getloadavg()[0],
         "commit": fs._commit(),
     }
-    await bounded(
-        [
-            kube.apply(hub, kube.NAMESPACES, {"metadata": {"name": ns}}, field_manager="bench")
-            for ns in (system, floor_ns, f"{floor_ns}-warm")
-        ]
-        + [
-            kube.apply(
-                hub,
-                kube.NAMESPACES,
-                {"metadata": {"name": inventory, "labels": {LABEL_CLUSTER_SET: run}}},
-                field_manager="bench",
-            )
-        ]
-    )
-    await fs.floor(hub, f"{floor_ns}-warm", 1)
-    res["floor"] = await fs.floor(hub, floor_ns, n)
+    res["floor"] = await fs.namespaces_and_floor(hub, system, floor_ns, inventory, run, n)
 
     started = time.perf_counter()
     await bounded(

@@ -786,6 +786,32 @@ def _commit() -> str | None:
     return head + ("+" if dirty else "")
 
 
+async def namespaces_and_floor(
+    hub: kube.ApiClient, system: str, floor_ns: str, inventory: str, run: str, n: int
+) -> float:
+    """Make a run's namespaces (the manager's, the floor's, one inventory), then the floor, s.
+
+    The inventory namespace is labelled with cluster set ``run``; the floor is measured after
+    one warm-up profile (CRD validators are built on first use).
+    """
+    await bounded(
+        [
+            kube.apply(hub, kube.NAMESPACES, {"metadata": {"name": ns}}, field_manager="bench")
+            for ns in (system, floor_ns, f"{floor_ns}-warm")
+        ]
+        + [
+            kube.apply(
+                hub,
+                kube.NAMESPACES,
+                {"metadata": {"name": inventory, "labels": {LABEL_CLUSTER_SET: run}}},
+                field_manager="bench",
+            )
+        ]
+    )
+    await floor(hub, f"{floor_ns}-warm", 1)
+    return await floor(hub, floor_ns, n)
+
+
 async def run_one(
     fleet: Fleet, vm: VirtualMembers, hub: kube.ApiClient, n: int, r: int, s: Settings
 ) -> dict[str, Any]:
@@ -812,22 +838,7 @@ async def run_one(
     }
     limit = CpuLimit(s.cpu_quota, f"fleet-scale-{run}") if s.cpu_quota or s.squeeze else None
     res["cpu_limit"] = limit.kind if limit else None
-    await bounded(
-        [
-            kube.apply(hub, kube.NAMESPACES, {"metadata": {"name": ns}}, field_manager="bench")
-            for ns in (system, floor_ns, f"{floor_ns}-warm")
-        ]
-        + [
-            kube.apply(
-                hub,
-                kube.NAMESPACES,
-                {"metadata": {"name": inventory, "labels": {LABEL_CLUSTER_SET: run}}},
-                field_manager="bench",
-            )
-        ]
-    )
-    await floor(hub, f"{floor_ns}-warm", 1)  # CRD validators are built on first use
-    res["floor"] = await floor(hub, floor_ns, n)
+    res["floor"] = await namespaces_and_floor(hub, system, floor_ns, inventory, run, n)
     await delete_collection(hub, kube.CLUSTER_PROFILES, floor_ns)
     res["member_floor"] = await member_floor(vm, n)
 
