@@ -42,6 +42,7 @@ from cluster_inventory.kube._resources import (
     get,
     get_text,
     list_objects,
+    replace_status,
     request,
 )
 from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
@@ -92,6 +93,7 @@ __all__ = [
     "load_connection",
     "new_client",
     "parse_kind",
+    "replace_status",
     "request",
     "request_timeout",
     "request_service_account_token",

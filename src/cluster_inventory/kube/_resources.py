@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -38,10 +39,16 @@ __all__ = [
     "get",
     "get_text",
     "list_objects",
+    "replace_status",
     "request",
 ]
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
+#: What JSON leaves raw and YAML refuses in its input (YAML 1.2 ``c-printable``): DEL, the C1
+#: controls but NEL, U+FFFE and U+FFFF. Only ever inside a JSON string, where ``\\uXXXX``
+#: means the same to both.
+_YAML_UNPRINTABLE = re.compile("[\x7f-\x84\x86-\x9f\ufffe\uffff]")
+JSON_PATCH_CONTENT_TYPE = "application/json-patch+json"
 #: The ``fieldValidation`` directives of a write (KEP-2885, server-side field validation).
 FieldValidation = Literal["Ignore", "Warn", "Strict"]
 _OBJECT_RESPONSES = {200: "object", 201: "object", 202: "object"}
@@ -130,8 +137,10 @@ async def request(
     if body is not None and content_type == APPLY_CONTENT_TYPE:
         # The server parses apply bodies as YAML, which refuses the \uXXXX surrogate pairs that
         # json.dumps writes for characters outside the BMP: send raw UTF-8 instead. The
-        # charset parameter also keeps the library from re-encoding the bytes.
-        payload = json.dumps(body, ensure_ascii=False).encode()
+        # charset parameter also keeps the library from re-encoding the bytes. What YAML
+        # refuses raw (DEL, C1 controls) is escaped (json.dumps escapes C0 already): a value
+        # a member reported (a property, a message) is stored, not a 400 and a retry loop.
+        payload = _YAML_UNPRINTABLE.sub(_escape, json.dumps(body, ensure_ascii=False)).encode()
         content_type = f"{APPLY_CONTENT_TYPE}; charset=utf-8"
     try:
         return await client.call_api(
@@ -152,6 +161,10 @@ async def request(
         raise _redacted(error, body) from None
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
         raise _unreachable_error(client, exc, target, timeout) from None
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _unreachable_error(
@@ -393,6 +406,50 @@ async def apply(
             **({"fieldValidation": field_validation} if field_validation else {}),
         },
         content_type=APPLY_CONTENT_TYPE,
+        target=resource.describe(namespace, name),
+    )
+    return result
+
+
+async def replace_status(
+    client: ApiClient,
+    resource: Resource,
+    name: str,
+    namespace: str | None,
+    status: Mapping[str, Any],
+    *,
+    field_manager: str,
+) -> dict[str, Any]:
+    """Replace an object's whole ``status`` with ``status``, whatever other writers put there.
+
+    One JSON patch (RFC 6902) of the status subresource, ``add /status``, which sets the
+    member whether it exists or not: unconditional like an apply (no resourceVersion, no
+    read first), but wholesale, so a field another field manager wrote and ``status`` does
+    not hold is gone afterwards (an apply only releases the fields its manager leaves out,
+    and a field only another manager owns stays). The server records ``field_manager`` as
+    an ``Update`` of ``status``.
+
+    Args:
+        client: The API client.
+        resource: What kind of object (with a status subresource).
+        name: The object's name.
+        namespace: Its namespace (None for a cluster-scoped object).
+        status: The complete status.
+        field_manager: Fixed name of the writer.
+
+    Returns:
+        The object as stored.
+
+    Raises:
+        KubeAPIError: The server refused (:class:`NotFoundError` when the object is missing).
+    """
+    result: dict[str, Any] = await request(
+        client,
+        "PATCH",
+        resource.path(namespace, name) + "/status",
+        body=[{"op": "add", "path": "/status", "value": dict(status)}],
+        query={"fieldManager": field_manager},
+        content_type=JSON_PATCH_CONTENT_TYPE,
         target=resource.describe(namespace, name),
     )
     return result
