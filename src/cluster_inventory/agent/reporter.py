@@ -14,10 +14,11 @@ OCM's klusterlet status controller in this project's terms (``docs/agent.md``,
   to the interval, and the member is probed at once when the property watch breaks or mends
   (evidence that its API server went away or came back).
 
-On the hub it server-side applies the report's ``status`` (field manager
-``cluster-inventory-agent``) only when the content differs from what it last wrote
-(:func:`~cluster_inventory.agent.report.same_report`). Changes arriving together are written
-together, :data:`COALESCE` seconds after the first. While the hub does not answer, the
+On the hub it replaces the report's whole ``status`` (field manager ``cluster-inventory-agent``,
+:func:`~cluster_inventory.kube.replace_status`: the agent owns every field of it, and a field
+another writer added is gone at its next write) only when the content differs from what it
+last wrote (:func:`~cluster_inventory.agent.report.same_report`). Changes arriving together
+are written together, :data:`COALESCE` seconds after the first. While the hub does not answer, the
 latest state is kept and written once it answers (retried with backoff up to
 :data:`MAX_BACKOFF` seconds, said once when it starts failing and once when it recovers):
 a state that came and went during the outage is not replayed, the state of the moment is.
@@ -326,14 +327,17 @@ class MemberReporter:
         desired = self.desired()
         if same_report(desired, self._written):
             return False
-        body = {"metadata": {"name": self.name, "namespace": self.namespace}, "status": desired}
         try:
-            await kube.apply(
+            # The whole status, replaced: a field another writer put in the report (with
+            # another field manager) is gone at the agent's next write, and a restarted
+            # agent, finding it on the hub, writes at once. An apply would leave it there.
+            await kube.replace_status(
                 self.hub,
                 kube.MEMBER_REPORTS,
-                body,
+                self.name,
+                self.namespace,
+                desired,
                 field_manager=FIELD_MANAGER_AGENT,
-                subresource="status",
             )
         except kube.KubeAPIError as exc:
             refused = not_accepted(exc, self.name, self.namespace, "MemberReport")
