@@ -20,7 +20,7 @@ from typing import Any
 from cluster_inventory.api import constants as c
 from cluster_inventory.api import objects
 from cluster_inventory.api.views import ProfileView, format_time
-from cluster_inventory.cli._table import age
+from cluster_inventory.cli._table import age, escape_terminal
 
 __all__ = [
     "PROFILE_COLUMNS",
@@ -122,12 +122,17 @@ def _time(value: dt.datetime | None) -> str:
 
 
 def _block(lines: list[str], title: str, headers: Sequence[str], rows: list[list[str]]) -> None:
-    """A kubectl describe sub-table: title, headers, dashes, rows; ``<none>`` when empty."""
+    """A kubectl describe sub-table: title, headers, dashes, rows; ``<none>`` when empty.
+
+    Every cell is escaped (:func:`~cluster_inventory.cli._table.escape_terminal`), as
+    kubectl's describe writes everything through ``printers.WriteEscaped``.
+    """
     if not rows:
         lines.append(f"{title}:  <none>")
         return
     lines.append(f"{title}:")
-    table = [list(headers), ["-" * len(h) for h in headers], *rows]
+    escaped = [[escape_terminal(cell) for cell in row] for row in rows]
+    table = [list(headers), ["-" * len(h) for h in headers], *escaped]
     widths = [max(len(r[i]) for r in table) for i in range(len(headers) - 1)]
     for row in table:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
@@ -135,10 +140,13 @@ def _block(lines: list[str], title: str, headers: Sequence[str], rows: list[list
 
 
 def _fields(lines: list[str], pairs: Sequence[tuple[str, Sequence[str]]], indent: str = "") -> None:
-    """``Key:  value`` lines aligned on the longest key; further values under the first."""
+    """``Key:  value`` lines aligned on the longest key; further values under the first.
+
+    Values are escaped (:func:`~cluster_inventory.cli._table.escape_terminal`).
+    """
     width = max(len(key) for key, _ in pairs) + 2
-    for key, values in pairs:
-        first, *rest = list(values) or ["<none>"]
+    for key, shown in pairs:
+        first, *rest = [escape_terminal(value) for value in shown] or ["<none>"]
         lines.append(f"{indent}{(key + ':').ljust(width + 1)}{first}".rstrip())
         lines.extend(f"{indent}{' ' * (width + 1)}{value}" for value in rest)
 
