@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         Time,
         field_error,
         format_micro_time,
+        label_value_problem,
     )
     from cluster_inventory.api._crds import load_crds
     from cluster_inventory.api._storable import StorableError, check_storable
@@ -99,6 +100,7 @@ _WHERE = {
     "field_error": "_base",
     "format_micro_time": "_base",
     "format_time": "views",
+    "label_value_problem": "_base",
     "load_crds": "_crds",
 }
 _MODULES = ("v1alpha1", "v1alpha2")
@@ -138,6 +140,7 @@ __all__ = [
     "field_error",
     "format_micro_time",
     "format_time",
+    "label_value_problem",
     "load_crds",
     "constants",
     "v1alpha1",

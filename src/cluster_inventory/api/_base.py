@@ -8,6 +8,7 @@ that were set, under their JSON names: no invented ``null``, nothing dropped.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
@@ -34,7 +35,35 @@ __all__ = [
     "TypedObject",
     "field_error",
     "find_condition",
+    "label_value_problem",
 ]
+
+
+#: A label value's longest length (apimachinery ``validation.LabelValueMaxLength``).
+LABEL_VALUE_MAX_LENGTH = 63
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def label_value_problem(value: str, *, required: bool = False) -> str | None:
+    """Why ``value`` is not a Kubernetes label value, or None (apimachinery's rule).
+
+    ``validation.IsValidLabelValue``: at most 63 characters, empty or alphanumeric at both
+    ends with ``-``, ``_`` and ``.`` between.
+
+    Args:
+        value: The candidate value.
+        required: An empty value is a problem too (``inventory-member-id``, KEP-4322).
+
+    Returns:
+        The problem (never quoting ``value``), or None when it is a label value.
+    """
+    if required and not value:
+        return "is empty"
+    if len(value) > LABEL_VALUE_MAX_LENGTH:
+        return f"is {len(value)} characters; a label value has at most {LABEL_VALUE_MAX_LENGTH}"
+    if not _LABEL_VALUE.match(value):
+        return "is not a label value (alphanumeric at both ends, with '-', '_' and '.' between)"
+    return None
 
 
 def format_micro_time(value: dt.datetime) -> str:

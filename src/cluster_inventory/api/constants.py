@@ -51,6 +51,7 @@ __all__ = [
     "CONDITION_CONTROL_PLANE_HEALTHY",
     "CONDITION_JOINED",
     "CONDITION_PROPERTIES_SYNCED",
+    "CONDITION_REPORT_VALID",
     "DEFAULT_CONSUMER_SERVICE_ACCOUNT",
     "DEFAULT_SYNC_INSTANCE",
     "EXTENSION_ADDITIONAL_ARGS",
@@ -102,6 +103,9 @@ __all__ = [
     "PROPERTY_CLUSTER_SET",
     "PROPERTY_NAME_MAX_LENGTH",
     "PROPERTY_VALUE_MAX_LENGTH",
+    "REASON_AGENT_REPORTED",
+    "REASON_INVALID_REPORT_FIELD",
+    "REASON_REPORT_VALID",
     "REGISTRATION_KUBECONFIG_KEY",
     "REGISTRATION_MODE_AGENT",
     "REGISTRATION_SECRET_TYPE",
@@ -301,6 +305,14 @@ TOKEN_SECRET_TYPE = f"{PROJECT_DOMAIN}/member-token"
 LABEL_INVENTORY = f"{PROJECT_DOMAIN}/inventory"
 #: Condition: every ClusterProperty of the member is mirrored into ``status.properties``.
 CONDITION_PROPERTIES_SYNCED = f"{PROJECT_DOMAIN}/PropertiesSynced"
+#: Condition on an agent member's profiles: every field of its agent's MemberReport was
+#: copied (True), or one was refused and its last good value kept (False; the message names
+#: each field and what is wrong with it). Its reasons, and the Warning Event's on the report:
+CONDITION_REPORT_VALID = f"{PROJECT_DOMAIN}/ReportValid"
+REASON_REPORT_VALID = "ReportFieldsValid"
+REASON_INVALID_REPORT_FIELD = "InvalidReportField"
+#: ``ControlPlaneHealthy`` reason of an agent member whose agent gives none (or one refused).
+REASON_AGENT_REPORTED = "AgentReported"
 
 #: Label naming the sync instance that wrote an object (beside ``app.kubernetes.io/managed-by``
 #: naming the sync): two syncs of one kind (say two MultiKueue configs) each keep only theirs.

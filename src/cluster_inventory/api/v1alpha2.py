@@ -22,6 +22,7 @@ from cluster_inventory.api._base import (
     KubeModel,
     KubeObject,
     find_condition,
+    label_value_problem,
 )
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
@@ -51,7 +52,6 @@ __all__ = [
 ]
 
 API_VERSION = f"{GROUP}/{V1ALPHA2}"
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -64,7 +64,7 @@ class ClusterManager(KubeModel):
     @field_validator("name")
     @classmethod
     def _label_value(cls, value: str) -> str:
-        if not _LABEL_VALUE.match(value):
+        if label_value_problem(value):
             raise ValueError("must be a valid Kubernetes label value")
         return value
 

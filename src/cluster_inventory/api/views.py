@@ -49,11 +49,10 @@ def parse_time(value: Any) -> dt.datetime | None:
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
         parsed = dt.datetime.fromisoformat(text)
-    except ValueError:
+        # An offset may move a time at the ends of the calendar out of it (year 0 or 10000).
+        return parsed.astimezone(dt.UTC) if parsed.tzinfo is not None else None
+    except (ValueError, OverflowError):
         return None
-    if parsed.tzinfo is None:
-        return None
-    return parsed.astimezone(dt.UTC)
 
 
 def format_time(value: dt.datetime) -> str:
