@@ -294,7 +294,13 @@ async def _measure(
     kc = str(fleet.hub.kubeconfig_path)
     cpu_start = meter.snapshot()
     started = time.perf_counter()
-    extra = ["--agent-heartbeat-multiple", str(a.multiple)]
+    # The manager counts an agent's own lease duration only within its bounds (docs/agent.md).
+    extra = [
+        "--agent-heartbeat-multiple",
+        str(a.multiple),
+        "--agent-lease-duration-min",
+        str(min(a.lease, 10.0)),
+    ]
     for k in range(r):
         name = f"{run}-{chr(ord('a') + k)}"
         replicas[name] = fs.spawn(name, run, system, kc, s, extra=extra)

@@ -109,6 +109,9 @@ async def running_manager(
         "probe_interval": 0.5,
         "probe_timeout": 2.0,
         "workers": 4,
+        # The agent tests' heartbeats last 1-2 s: the manager counts a Lease's own duration
+        # only within its bounds (10 s and up by default, docs/agent.md).
+        "agent_lease_duration_min": 0.5,
     }
     manager = ClusterManagerRunnable(
         manager_hub or hub_client,

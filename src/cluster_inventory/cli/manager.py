@@ -205,6 +205,41 @@ def manager_run(
             "renewal (docs/agent.md)."
         ),
     ] = 5.0,
+    agent_lease_duration: Annotated[
+        float,
+        typer.Option(
+            help="Seconds of lease duration an agent's heartbeat grace is counted in when its "
+            "Lease names one outside --agent-lease-duration-min..max (docs/agent.md)."
+        ),
+    ] = 60.0,
+    agent_lease_duration_min: Annotated[
+        float, typer.Option(help="Shortest leaseDurationSeconds of an agent's Lease counted, s.")
+    ] = 10.0,
+    agent_lease_duration_max: Annotated[
+        float, typer.Option(help="Longest leaseDurationSeconds of an agent's Lease counted, s.")
+    ] = 3600.0,
+    agent_report_max_ca_bytes: Annotated[
+        int, typer.Option(help="Longest CA an agent's report may advertise, PEM bytes.")
+    ] = 16384,
+    agent_report_max_properties: Annotated[
+        int, typer.Option(help="Most properties an agent's report may give a profile.")
+    ] = 256,
+    agent_report_max_property_value: Annotated[
+        int, typer.Option(help="Longest property value copied from a report (<= 1024).")
+    ] = 1024,
+    agent_report_max_message: Annotated[
+        int, typer.Option(help="Longest apiServerHealth message copied (<= 32768).")
+    ] = 4096,
+    agent_report_allow_loopback: Annotated[
+        bool,
+        typer.Option(help="A reported server or proxy URL may name a loopback address."),
+    ] = True,
+    agent_report_allow_link_local: Annotated[
+        bool,
+        typer.Option(
+            help="A reported server or proxy URL may name a link-local or cloud metadata address."
+        ),
+    ] = False,
 ) -> None:
     """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics).
 
@@ -232,6 +267,15 @@ def manager_run(
             agent_bootstrap_groups=tuple(agent_bootstrap_group or (AGENT_BOOTSTRAP_GROUP,)),
             agent_bootstrap_users=tuple(agent_bootstrap_user or ()),
             agent_heartbeat_multiple=agent_heartbeat_multiple,
+            agent_lease_duration=agent_lease_duration,
+            agent_lease_duration_min=agent_lease_duration_min,
+            agent_lease_duration_max=agent_lease_duration_max,
+            agent_report_max_ca_bytes=agent_report_max_ca_bytes,
+            agent_report_max_properties=agent_report_max_properties,
+            agent_report_max_property_value=agent_report_max_property_value,
+            agent_report_max_message=agent_report_max_message,
+            agent_report_allow_loopback=agent_report_allow_loopback,
+            agent_report_allow_link_local=agent_report_allow_link_local,
         )
     except ValueError as exc:
         fail(str(exc))

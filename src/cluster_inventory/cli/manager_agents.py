@@ -33,6 +33,14 @@ def manager_accept(
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
     ] = DEFAULT_NAMESPACE,
+    lease_duration: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="leaseDurationSeconds of its heartbeat Lease until the agent renews it: the "
+            "manager's --agent-lease-duration (docs/agent.md).",
+        ),
+    ] = 60,
 ) -> None:
     """Accept a pull-mode member: its agent may join (its CSRs are approved) and report.
 
@@ -51,7 +59,14 @@ def manager_accept(
 
     async def run() -> None:
         async with await hub_client(hub_kubeconfig, hub_context) as hub:
-            await accept(hub, namespace, name, clusterset, display_name=display_name)
+            await accept(
+                hub,
+                namespace,
+                name,
+                clusterset,
+                display_name=display_name,
+                lease_duration=lease_duration,
+            )
 
     try:
         asyncio.run(run())

@@ -10,10 +10,12 @@ placement, member-id dedupe, sharding and the profiles' status treat both kinds 
   ``agent-member://NS/NAME`` URL that is never dialled); :class:`AgentMember` takes the place
   of a :class:`~cluster_inventory.manager.member.MemberConnection` in the pool;
 - :class:`~.agent_reports.AgentReports` (its own module) holds the two hub caches and
-  when each heartbeat was last seen to change: a heartbeat is stale once
-  ``leaseDurationSeconds x agent_heartbeat_multiple`` seconds pass on *our* monotonic clock
-  without a renewal, time we could not read the Leases aside
-  (:mod:`~cluster_inventory.manager.heartbeats`);
+  when each heartbeat was last seen to change: a heartbeat is stale once a lease duration
+  (the Lease's within the manager's bounds, else the manager's) x
+  ``agent_heartbeat_multiple`` seconds pass on *our* monotonic clock without a renewal,
+  time we could not read the Leases aside (:mod:`~cluster_inventory.manager.heartbeats`);
+- every field of the report is checked before it is copied, and a refused one keeps its
+  last good value (:mod:`~.agent_report_fields`, pure; ``ReportValid`` on the profiles);
 - :func:`agent_member_controller` reconciles a member when its report or Lease changes, and
   again when its heartbeat would go stale: the expiry is timed, not polled.
 - :func:`agent_observation` is the pure mapping.
@@ -21,20 +23,24 @@ placement, member-id dedupe, sharding and the profiles' status treat both kinds 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.api.views import parse_time
+from cluster_inventory.api.constants import CONDITION_REPORT_VALID, REASON_AGENT_REPORTED
 from cluster_inventory.manager._metrics import ManagerMetrics
+from cluster_inventory.manager.agent_report_fields import (
+    CheckedReport,
+    ReportBounds,
+    ReportFields,
+    check_report,
+)
 from cluster_inventory.manager.agent_reports import AgentReports
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.status import ConditionState, Observation, ObservedProperty
@@ -51,6 +57,7 @@ __all__ = [
     "AGENT_SERVER_SCHEME",
     "AgentMember",
     "AgentReports",
+    "ReportSink",
     "agent_connection",
     "agent_member_controller",
     "agent_observation",
@@ -80,81 +87,69 @@ def agent_of(conn: kube.ClusterConnection) -> tuple[str, str] | None:
     return namespace, name
 
 
-def agent_observation(
-    name: str, report: Mapping[str, Any] | None, stale: str | None, now: dt.datetime
-) -> Observation:
-    """What the manager knows of agent member ``name`` from its MemberReport.
+def agent_observation(name: str, checked: CheckedReport | None, stale: str | None) -> Observation:
+    """What the manager knows of agent member ``name`` from its checked MemberReport.
 
     Args:
         name: The member's name (for messages).
-        report: The MemberReport as cached (None: deleted, or not created yet).
+        checked: The report's fields as :func:`~.agent_report_fields.check_report` let them
+            through (None: no status yet, or no report).
         stale: Why its heartbeat is stale (a message), or None while it is fresh.
-        now: The observation time of a property the report gives none for.
 
     Returns:
         ``ControlPlaneHealthy`` is the report's ``apiServerHealth`` while the heartbeat is
         fresh, Unknown (``AgentHeartbeatStale``) once it is not, Unknown
         (``AgentNotReported``) before the agent's first report; ``Joined`` is True once the
-        agent reported (it holds a hub identity and writes with it). Version, member id and
-        properties are the last reported, also while the heartbeat is stale (OCM keeps a
-        ManagedCluster's status when its lease expires).
+        agent reported (it holds a hub identity and writes with it); ``ReportValid`` says
+        which fields were refused. Version, member id and properties are the last good
+        ones reported, also while the heartbeat is stale (OCM keeps a ManagedCluster's
+        status when its lease expires).
     """
-    status = objects.status(report or {})
-    if not status:
+    if checked is None:
         waiting = ConditionState(
             "Unknown", "AgentNotReported", f"the agent of member {name} has not reported yet"
         )
         return Observation(
             healthy=waiting, joined=waiting, properties_error=waiting.message, properties=None
         )
-    health = status.get("apiServerHealth") or {}
-    healthy = ConditionState(
-        str(health.get("status") or "Unknown"),
-        str(health.get("reason") or "AgentReported"),
-        str(health.get("message") or ""),
-    )
+    fields = checked.fields
+    healthy = fields.health or ConditionState("Unknown", REASON_AGENT_REPORTED, "")
     if stale is not None:
         healthy = ConditionState("Unknown", "AgentHeartbeatStale", stale)
-    properties = tuple(
-        ObservedProperty(str(p["name"]), str(p.get("value", "")), _time(p) or now)
-        for p in status.get("properties") or ()
-        if isinstance(p, Mapping) and p.get("name")
-    )
+    properties = None
+    if fields.properties is not None:
+        properties = tuple(
+            ObservedProperty(key, seen.value, seen.observed) for key, seen in fields.properties
+        )
     return Observation(
-        version=status.get("kubernetesVersion") or None,
+        version=fields.version,
         healthy=healthy,
         joined=ConditionState("True", "AgentReporting", "the agent reports from inside the member"),
         properties=properties,
-        member_id=status.get("memberID") or None,
+        properties_error=(
+            None
+            if properties is not None
+            else f"the agent's properties were refused (condition {CONDITION_REPORT_VALID})"
+        ),
+        member_id=fields.member_id,
+        report_valid=checked.condition(),
     )
 
 
-def _time(prop: Mapping[str, Any]) -> dt.datetime | None:
-    return parse_time(prop.get("lastObservedTime"))
-
-
-def advertised_connection(
-    name: str, report: Mapping[str, Any] | None
-) -> kube.ClusterConnection | None:
+def advertised_connection(name: str, fields: ReportFields | None) -> kube.ClusterConnection | None:
     """The server, CA and proxy the member's agent advertises to consumers, or None.
 
-    A CA that is not base64 is left out with a warning (the access provider then names the
-    server alone) rather than failing the member's status.
+    Args:
+        name: The member's name (the connection's).
+        fields: The report's checked fields (:class:`~.agent_report_fields.ReportFields`).
+
+    Returns:
+        None when no good server was reported (no access provider then).
     """
-    status = objects.status(report or {})
-    server = status.get("server")
-    if not server:
+    if fields is None or not fields.server:
         return None
-    ca: bytes | None = None
-    if status.get("certificateAuthorityData"):
-        try:
-            ca = base64.b64decode(str(status["certificateAuthorityData"]), validate=True)
-        except (binascii.Error, ValueError):
-            _log.warning(
-                "MemberReport %s: status.certificateAuthorityData is not base64; left out", name
-            )
     return kube.ClusterConnection(
-        server=str(server), ca_data=ca, proxy_url=status.get("proxyURL") or None, name=name
+        server=fields.server, ca_data=fields.ca_data, proxy_url=fields.proxy_url, name=name
     )
 
 
@@ -200,6 +195,13 @@ class AgentMember:
         #: What the agent advertises to consumers (server, CA, proxy), once reported.
         self.advertised: kube.ClusterConnection | None = None
         self.observed = self.closed = False
+        self._bounds = ReportBounds.of(config)
+        #: The last check of the report, and the (uid, resourceVersion) it checked: a Lease
+        #: event reconciles the member too, and an unchanged report is not checked again.
+        self.checked: CheckedReport | None = None
+        self._checked_version: tuple[Any, Any] | None = None
+        #: Each field's last good value (for that member, that field).
+        self._good: ReportFields | None = None
 
     @property
     def label(self) -> str:
@@ -233,13 +235,42 @@ class AgentMember:
         Returns:
             Seconds until the heartbeat goes stale (when to look again), or None.
         """
-        report = self._reports.report(self.name)
+        checked = self._check(self._reports.report(self.name))
         stale, fresh_for = self._reports.heartbeat(self.name)
-        before, self.advertised = self.advertised, advertised_connection(self.name, report)
+        fields = checked.fields if checked is not None else None
+        before, self.advertised = self.advertised, advertised_connection(self.name, fields)
         # A new server, CA or proxy alone changes the profiles' access provider too.
         moved = self.advertised != before
-        self._set(agent_observation(self.name, report, stale, self.now()), moved=moved)
+        self._set(agent_observation(self.name, checked, stale), moved=moved)
         return fresh_for
+
+    def _check(self, report: Mapping[str, Any] | None) -> CheckedReport | None:
+        """The report's fields as they may be copied (each checked; the last good kept)."""
+        status = objects.status(report or {})
+        if not status:  # not reported yet (its last good values stay for the next report)
+            self.checked = self._checked_version = None
+            return None
+        meta = objects.meta(report or {})
+        version = (meta.get("uid"), meta.get("resourceVersion"))
+        if self.checked is None or version != self._checked_version or version == (None, None):
+            before = self.checked.problems if self.checked is not None else ()
+            self.checked = check_report(status, self._good, self._bounds, self.now())
+            self._good = self.checked.fields
+            self._checked_version = version
+            if self.checked.problems != before:
+                self._said(self.checked)
+        return self.checked
+
+    def _said(self, checked: CheckedReport) -> None:
+        """Log once per change which reported fields are refused, or that none is now."""
+        if checked.problems:
+            _log.warning(
+                "the agent's report has fields that are not copied: %s",
+                checked.condition().message,
+                extra={"cluster": self.label},
+            )
+        else:
+            _log.info("every field of the agent's report is copied", extra={"cluster": self.label})
 
     def _set(self, updated: Observation, *, moved: bool = False) -> None:
         first = not self.observed
@@ -262,10 +293,16 @@ class AgentMember:
         self.on_change()
 
 
+#: Told of a member's report and its check after each reconcile (a Warning Event's writer).
+ReportSink = Callable[[Mapping[str, Any] | None, CheckedReport | None], Awaitable[None]]
+
+
 def agent_member_controller(
     reports: AgentReports,
     member: Callable[[kube.ClusterConnection], object],
     controller: ControllerFactory,
+    *,
+    on_report: ReportSink | None = None,
 ) -> Controller[str]:
     """The controller observing agent members: one key per member name.
 
@@ -277,11 +314,18 @@ def agent_member_controller(
         reports: The hub's reports and heartbeats (the controller watches both caches).
         member: The pool's member for a key, or None (``MemberPool.get``).
         controller: Builds the controller (the cluster manager's, with its metrics and logs).
+        on_report: Awaited with the member's report and its check after each reconcile of
+            a member this replica holds (``ManagerReports.report_problems``).
     """
 
     async def reconcile(name: str) -> float | None:
         found = member(agent_connection(reports.namespace, name))
-        return found.refresh() if isinstance(found, AgentMember) else None
+        if not isinstance(found, AgentMember):
+            return None
+        fresh_for = found.refresh()
+        if on_report is not None:
+            await on_report(reports.report(name), found.checked)
+        return fresh_for
 
     built = (
         controller("cluster-manager-agents", reconcile, 1)

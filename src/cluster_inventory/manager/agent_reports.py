@@ -8,6 +8,7 @@ counts against an agent). :mod:`.agent_members` turns what it holds into observa
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -16,12 +17,11 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_AGENT
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.heartbeats import Heartbeats
+from cluster_inventory.manager.heartbeats import Heartbeats, counted_duration
 
 __all__ = ["AgentReports"]
 
-#: ``leaseDurationSeconds`` assumed when a heartbeat Lease names none (the contract's default).
-_DEFAULT_LEASE_SECONDS = 60.0
+_log = logging.getLogger("cluster_inventory.manager")
 
 
 class AgentReports:
@@ -29,8 +29,9 @@ class AgentReports:
 
     Args:
         hub: The hub client (its :class:`~cluster_inventory.kube.InformerCache` is used).
-        config: The manager's settings: ``namespace`` (where ``manager accept`` writes) and
-            ``agent_heartbeat_multiple``.
+        config: The manager's settings: ``namespace`` (where ``manager accept`` writes),
+            ``agent_heartbeat_multiple`` and the lease duration and its bounds
+            (``agent_lease_duration``, ``_min``, ``_max``).
         clock: Monotonic seconds.
     """
 
@@ -43,6 +44,9 @@ class AgentReports:
     ) -> None:
         self.namespace = config.namespace
         self.multiple = config.agent_heartbeat_multiple
+        self.config = config
+        #: Members whose Lease names a duration outside the bounds, and the value (said once).
+        self._ignored: dict[str, Any] = {}
         cache = kube.InformerCache.for_client(hub)
         self.reports = cache.informer(
             kube.MEMBER_REPORTS,
@@ -67,6 +71,7 @@ class AgentReports:
         name = str(objects.meta(lease).get("name"))
         if event == "DELETED":
             self.beats.forget(name)
+            self._ignored.pop(name, None)
         else:
             self.beats.renewed(name, objects.spec(lease).get("renewTime"))
 
@@ -87,8 +92,31 @@ class AgentReports:
         return [str(objects.meta(lease).get("name")) for lease in self.leases.items()]
 
     def _duration(self, name: str) -> float:
+        """The lease duration of ``name``'s grace: its Lease's within the bounds, else ours."""
         lease = self.leases.get(f"{self.namespace}/{name}") or {}
-        return float(objects.spec(lease).get("leaseDurationSeconds") or _DEFAULT_LEASE_SECONDS)
+        given = objects.spec(lease).get("leaseDurationSeconds")
+        c = self.config
+        duration, ignored = counted_duration(
+            given,
+            configured=c.agent_lease_duration,
+            low=c.agent_lease_duration_min,
+            high=c.agent_lease_duration_max,
+        )
+        if not ignored:
+            self._ignored.pop(name, None)
+        elif self._ignored.get(name, object()) != given:
+            self._ignored[name] = given
+            _log.warning(
+                "the heartbeat Lease %s/%s names leaseDurationSeconds %.40r, outside the "
+                "manager's %g-%g s: its grace is counted in the manager's %g s",
+                self.namespace,
+                name,
+                given,
+                c.agent_lease_duration_min,
+                c.agent_lease_duration_max,
+                duration,
+            )
+        return duration
 
     @staticmethod
     def keys(event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[str]:
@@ -139,8 +167,14 @@ class AgentReports:
             self._stale.discard(name)
             return None, fresh_for
         self._stale.add(name)
+        ours = (
+            f"; its leaseDurationSeconds is outside the manager's "
+            f"{self.config.agent_lease_duration_min:g}-{self.config.agent_lease_duration_max:g} s"
+            if name in self._ignored
+            else ""
+        )
         return (
             f"the agent's heartbeat Lease {self.namespace}/{name} was not renewed for {age:.0f} s "
-            f"(lease duration {duration:g} s x {self.multiple:g})",
+            f"(lease duration {duration:g} s x {self.multiple:g}{ours})",
             None,
         )

@@ -187,7 +187,7 @@ class ClusterManagerRunnable:
         ).watch(self.token_secrets, self._token_keys)
         self.token_secret_writers.watch(self.tokens.agents.secrets, self.tokens.agent_keys)
         self.agent_members: Controller[str] = agent_member_controller(
-            self.agents, self.members.get, self._controller
+            self.agents, self.members.get, self._controller, on_report=self.reports.report_problems
         )
         self.queue = self.statuses.queue
         self.token_queue = self.token_secret_writers.queue

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from cluster_inventory.api import label_value_problem
 from cluster_inventory.api.constants import (
     ACCESS_PROVIDER_SECRETREADER,
     AGENT_BOOTSTRAP_GROUP,
     AGENT_GROUP,
     LABEL_CAPI_CLUSTERSET,
+    PROPERTY_VALUE_MAX_LENGTH,
 )
+from cluster_inventory.api.member_report import REPORTED_PROPERTIES_MAX
 from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
 __all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source"]
 
 #: What ``manager run --source`` accepts.
 SOURCE_KINDS = ("secrets", "capi", "file:PATH")
-
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 def parse_source(spec: str) -> tuple[str, str]:
@@ -34,6 +34,9 @@ def parse_source(spec: str) -> tuple[str, str]:
         return "file", spec[5:]
     raise ValueError(f"unknown registration source {spec!r}; use one of {', '.join(SOURCE_KINDS)}")
 
+
+#: A condition message's limit (``metav1.Condition``, the ClusterProfile CRD).
+_MESSAGE_MAX = 32768
 
 #: aiohttp's keep-alive (seconds), and a member's when its probes are further apart.
 _KEEPALIVE = 15.0
@@ -77,6 +80,27 @@ class ManagerConfig:
         agent_heartbeat_multiple: An agent member's ``ControlPlaneHealthy`` turns Unknown
             once its heartbeat Lease goes this many lease durations without a renewal
             (OCM's hub: 5).
+        agent_lease_duration: Seconds of the lease duration the heartbeat's grace is
+            counted in when an agent's Lease names one outside ``agent_lease_duration_min``
+            .. ``agent_lease_duration_max`` (ignored, said once), and what ``manager accept``
+            writes by default (OCM's hub sets the lease duration, not the agent).
+        agent_lease_duration_min: Shortest ``leaseDurationSeconds`` of an agent's Lease
+            the manager counts in (seconds).
+        agent_lease_duration_max: Longest, likewise: an agent never stays fresh for more
+            than ``agent_lease_duration_max x agent_heartbeat_multiple`` without renewing.
+        agent_report_max_ca_bytes: Longest ``certificateAuthorityData`` (PEM bytes, after
+            base64) an agent's report may give its profiles' access provider.
+        agent_report_max_properties: Most ClusterProperties one report may give a profile.
+        agent_report_max_property_value: Longest property value copied (characters; the
+            ClusterProfile's own limit, 1024, at most).
+        agent_report_max_message: Longest ``apiServerHealth.message`` copied (characters;
+            the condition's limit, 32768, at most).
+        agent_report_allow_loopback: A reported ``server`` or ``proxyURL`` may name a
+            loopback address (``127.0.0.0/8``, ``::1``, ``localhost``): a tunnel every
+            consumer runs beside it, or a member on the consumers' own host.
+        agent_report_allow_link_local: A reported ``server`` or ``proxyURL`` may name a
+            link-local (``169.254.0.0/16``, ``fe80::/10``) or cloud metadata address
+            (``169.254.169.254``, ``fd00:ec2::254``, ``metadata.google.internal``, ...).
 
     Raises:
         ValueError: A setting is out of range; the message names it.
@@ -102,9 +126,18 @@ class ManagerConfig:
     agent_bootstrap_groups: tuple[str, ...] = (AGENT_BOOTSTRAP_GROUP,)
     agent_bootstrap_users: tuple[str, ...] = ()
     agent_heartbeat_multiple: float = 5.0
+    agent_lease_duration: float = 60.0
+    agent_lease_duration_min: float = 10.0
+    agent_lease_duration_max: float = 3600.0
+    agent_report_max_ca_bytes: int = 16384
+    agent_report_max_properties: int = REPORTED_PROPERTIES_MAX
+    agent_report_max_property_value: int = PROPERTY_VALUE_MAX_LENGTH
+    agent_report_max_message: int = 4096
+    agent_report_allow_loopback: bool = True
+    agent_report_allow_link_local: bool = False
 
     def __post_init__(self) -> None:
-        if not self.name or len(self.name) > 63 or not _LABEL_VALUE.match(self.name):
+        if label_value_problem(self.name, required=True):
             raise ValueError(f"manager name {self.name!r} must be a label value (<= 63 chars)")
         if self.token_lifetime < 600:
             raise ValueError("token_lifetime must be at least 600 s (TokenRequest minimum)")
@@ -116,6 +149,7 @@ class ManagerConfig:
             raise ValueError("inventory_namespaces_only needs at least one inventory namespace")
         if self.agent_heartbeat_multiple < 1:
             raise ValueError("agent_heartbeat_multiple must be at least 1")
+        self._check_agent_bounds()
         if self.workers < 1:
             raise ValueError("workers must be at least 1")
         if not self.sources:
@@ -127,6 +161,28 @@ class ManagerConfig:
         if AGENT_GROUP in self.agent_bootstrap_groups:
             # Every agent is in it: any agent could then ask for any member's certificate.
             raise ValueError(f"agent_bootstrap_groups must not include {AGENT_GROUP!r}")
+
+    def _check_agent_bounds(self) -> None:
+        low, high = self.agent_lease_duration_min, self.agent_lease_duration_max
+        if not 0 < low <= self.agent_lease_duration <= high:
+            raise ValueError(
+                f"agent_lease_duration {self.agent_lease_duration:g} s must lie within "
+                f"agent_lease_duration_min {low:g} s and agent_lease_duration_max {high:g} s "
+                "(the minimum above 0)"
+            )
+        for name, value, top in (
+            ("agent_report_max_ca_bytes", self.agent_report_max_ca_bytes, None),
+            ("agent_report_max_properties", self.agent_report_max_properties, None),
+            (
+                "agent_report_max_property_value",
+                self.agent_report_max_property_value,
+                PROPERTY_VALUE_MAX_LENGTH,
+            ),
+            ("agent_report_max_message", self.agent_report_max_message, _MESSAGE_MAX),
+        ):
+            if value < 1 or (top is not None and value > top):
+                limit = f" and at most {top} (the ClusterProfile's limit)" if top else ""
+                raise ValueError(f"{name} must be at least 1{limit}, not {value}")
 
     @property
     def member_keepalive(self) -> float:

@@ -1,10 +1,14 @@
 """When an agent member's heartbeat is stale, on this replica's clock (pure; times are given).
 
 An agent renews its heartbeat Lease every ``leaseDurationSeconds``; the cluster manager calls
-the heartbeat stale once ``limit = leaseDurationSeconds x agent_heartbeat_multiple`` seconds
-pass on its own monotonic clock without a renewal seen (client-go's rule for Leases: the
-agent's clock is never trusted; OCM's hub waits 5 lease durations). A replica that starts
-gives every agent that much grace.
+the heartbeat stale once ``limit = duration x agent_heartbeat_multiple`` seconds pass on its
+own monotonic clock without a renewal seen (client-go's rule for Leases: the agent's clock is
+never trusted; OCM's hub waits 5 lease durations). A replica that starts gives every agent
+that much grace. The duration is the manager's too (:func:`counted_duration`): the Lease's
+own only within the manager's bounds (``agent_lease_duration_min`` ..
+``agent_lease_duration_max``), else the manager's ``agent_lease_duration``, so no agent
+stays fresh longer than the manager allows by naming a long lease (the field holds up to
+68 years of seconds).
 
 Our own blindness is never evidence against an agent. While this replica cannot read the
 Leases (its watch broken, relisting) it sees no renewal, and when the hub itself was down
@@ -24,10 +28,37 @@ the agents could not renew either. So:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Heartbeats", "after_gap", "silence"]
+__all__ = ["Heartbeats", "after_gap", "counted_duration", "silence"]
+
+
+def counted_duration(
+    given: Any, *, configured: float, low: float, high: float
+) -> tuple[float, bool]:
+    """The lease duration an agent's grace is counted in, and whether the Lease's was ignored.
+
+    Args:
+        given: The Lease's ``leaseDurationSeconds`` (None when it names none).
+        configured: The manager's ``agent_lease_duration`` (seconds).
+        low: ``agent_lease_duration_min`` (seconds).
+        high: ``agent_lease_duration_max`` (seconds).
+
+    Returns:
+        ``(given, False)`` when it is a number within ``low`` .. ``high``;
+        ``(configured, False)`` when the Lease names none; ``(configured, True)`` otherwise.
+    """
+    if given is None:
+        return configured, False
+    try:
+        value = float(given)
+    except (TypeError, ValueError):
+        return configured, True
+    if math.isfinite(value) and low <= value <= high:
+        return value, False
+    return configured, True
 
 
 def silence(seen_at: float, now: float, blind_since: float | None) -> float:

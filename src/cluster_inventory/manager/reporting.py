@@ -17,10 +17,14 @@ from typing import Any
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
+    MEMBER_REPORT_KIND,
+    REASON_INVALID_REPORT_FIELD,
     REPORTING_CONTROLLER_MANAGER,
 )
+from cluster_inventory.api.member_report import API_VERSION as MEMBER_REPORT_API_VERSION
 from cluster_inventory.kube.events import object_reference, record_event
 from cluster_inventory.manager._metrics import ManagerMetrics
+from cluster_inventory.manager.agent_report_fields import CheckedReport
 from cluster_inventory.manager.placement import DuplicateMember, ProfileKey
 from cluster_inventory.manager.registration import (
     Registration,
@@ -58,6 +62,8 @@ class ManagerReports:
         self._duplicates: set[DuplicateMember] = set()
         self._failing: tuple[str, ...] = ()
         self._held: tuple[str, ...] = ()
+        #: Per MemberReport ``NS/NAME``: the refused fields last reported in an Event.
+        self._refused: dict[str, str] = {}
 
     async def invalid_registrations(
         self, invalid: Iterable[tuple[Mapping[str, Any], RegistrationError]]
@@ -103,6 +109,36 @@ class ManagerReports:
         _log.warning("duplicate member: %s", dup, extra={"object": reg.source})
         if reg.regarding is not None:
             await self._event(dict(reg.regarding), "Place", "DuplicateMember", str(dup), str(dup))
+
+    async def report_problems(
+        self, report: Mapping[str, Any] | None, checked: CheckedReport | None
+    ) -> None:
+        """A Warning Event on an agent's MemberReport, once per set of refused fields.
+
+        ``InvalidReportField``, the note naming each field and what is wrong with it (the
+        profiles' ``ReportValid`` says the same). A report whose fields are all copied
+        again is forgotten, so the next refusal is reported anew; the Event's name is
+        derived from the report's uid and the refusals, so a restart adds none.
+        """
+        meta = objects.meta(report or {})
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        if checked is None or not checked.problems or report is None:
+            self._refused.pop(key, None)
+            return
+        note = checked.condition().message
+        if self._refused.get(key) == note:
+            return
+        self._refused[key] = note
+        regarding = {
+            "apiVersion": MEMBER_REPORT_API_VERSION,
+            "kind": MEMBER_REPORT_KIND,
+            "namespace": str(meta.get("namespace") or ""),
+            "name": str(meta.get("name") or ""),
+        }
+        if meta.get("uid"):
+            regarding["uid"] = str(meta["uid"])
+        dedupe = f"{meta.get('uid')}/{note}"
+        await self._event(regarding, "Copy", REASON_INVALID_REPORT_FIELD, note, dedupe)
 
     def source_failures(self, failures: list[str]) -> None:
         """Log a registration source failing or reading again (once per change; a gauge)."""

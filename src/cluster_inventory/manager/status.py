@@ -23,6 +23,7 @@ from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_JOINED,
     CONDITION_PROPERTIES_SYNCED,
+    CONDITION_REPORT_VALID,
     EXTENSION_EXEC,
     PROPERTY_NAME_MAX_LENGTH,
     PROPERTY_VALUE_MAX_LENGTH,
@@ -75,6 +76,8 @@ class Observation:
         properties: Mirrored ClusterProperties, or None if they could not be read yet.
         properties_error: Why the properties are missing or stale, if they are.
         member_id: The member's kube-system namespace UID, or None if not known yet.
+        report_valid: An agent member's ``ReportValid`` (whether every field its agent
+            reported was copied), or None: a probed member, or no report yet.
     """
 
     version: str | None = None
@@ -83,6 +86,7 @@ class Observation:
     properties: tuple[ObservedProperty, ...] | None = None
     properties_error: str | None = None
     member_id: str | None = None
+    report_valid: ConditionState | None = None
 
 
 def access_provider(
@@ -207,6 +211,10 @@ def build_status(
             _condition(CONDITION_PROPERTIES_SYNCED, props_state, prev_conditions, stamp),
         ],
     }
+    if obs.report_valid is not None:
+        status["conditions"].append(
+            _condition(CONDITION_REPORT_VALID, obs.report_valid, prev_conditions, stamp)
+        )
     if provider is not None:
         status["accessProviders"] = [dict(provider)]
     version = obs.version or ((previous.get("version") or {}).get("kubernetes"))

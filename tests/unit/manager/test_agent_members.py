@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 from typing import Any
 
@@ -16,8 +17,10 @@ from cluster_inventory.manager.agent_members import (
     agent_observation,
     agent_of,
 )
+from cluster_inventory.manager.agent_report_fields import CheckedReport, ReportBounds, check_report
 from cluster_inventory.manager.heartbeats import after_gap, silence
 from cluster_inventory.manager.member import connection_key
+from cluster_inventory.testing import CertificateAuthority
 
 NOW = dt.datetime(2026, 11, 27, 8, 0, tzinfo=dt.UTC)
 
@@ -26,8 +29,13 @@ def _report(**status: Any) -> dict[str, Any]:
     return {"metadata": {"name": "edge-1", "namespace": "ns"}, "status": status}
 
 
+def _checked(report: dict[str, Any]) -> CheckedReport | None:
+    status = report["status"]
+    return check_report(status, None, ReportBounds(), NOW) if status else None
+
+
 def test_no_report_yet_is_unknown_and_names_the_member() -> None:
-    obs = agent_observation("edge-1", _report(), None, NOW)
+    obs = agent_observation("edge-1", _checked(_report()), None)
     assert (obs.healthy.status, obs.healthy.reason) == ("Unknown", "AgentNotReported")
     assert obs.joined.status == "Unknown" and "edge-1" in obs.healthy.message
     assert obs.properties is None and obs.member_id is None
@@ -40,7 +48,7 @@ def test_a_report_is_the_members_observation() -> None:
         apiServerHealth={"status": "False", "reason": "ReadyzCheckFailed", "message": "etcd"},
         properties=[{"name": "region", "value": "eu", "lastObservedTime": "2026-11-27T07:00:00Z"}],
     )
-    obs = agent_observation("edge-1", report, None, NOW)
+    obs = agent_observation("edge-1", _checked(report), None)
     assert (obs.member_id, obs.version) == ("uid-1", "v1.36.3")
     assert (obs.healthy.status, obs.healthy.reason, obs.healthy.message) == (
         "False",
@@ -61,22 +69,28 @@ def test_a_stale_heartbeat_turns_health_unknown_and_keeps_the_rest() -> None:
         apiServerHealth={"status": "True", "reason": "Healthy"},
         properties=[{"name": "region", "value": "eu"}],
     )
-    obs = agent_observation("edge-1", report, "not renewed for 300 s", NOW)
+    obs = agent_observation("edge-1", _checked(report), "not renewed for 300 s")
     assert (obs.healthy.status, obs.healthy.reason) == ("Unknown", "AgentHeartbeatStale")
     assert obs.healthy.message == "not renewed for 300 s"
     assert obs.member_id == "uid-1" and obs.properties is not None
 
 
 def test_the_advertised_server_ca_and_proxy() -> None:
-    conn = advertised_connection(
-        "edge-1",
-        _report(server="https://edge", certificateAuthorityData="UEVN", proxyURL="socks5://p"),
-    )
+    pem = CertificateAuthority().cert_pem
+    ca = base64.b64encode(pem).decode()
+    report = _report(server="https://edge", certificateAuthorityData=ca, proxyURL="socks5://p")
+    checked = _checked(report)
+    assert checked is not None
+    conn = advertised_connection("edge-1", checked.fields)
     assert conn is not None
-    assert (conn.server, conn.ca_data, conn.proxy_url) == ("https://edge", b"PEM", "socks5://p")
-    assert advertised_connection("edge-1", _report(memberID="u")) is None
-    bad = advertised_connection("edge-1", _report(server="https://e", certificateAuthorityData="%"))
-    assert bad is not None and bad.ca_data is None
+    assert (conn.server, conn.ca_data, conn.proxy_url) == ("https://edge", pem, "socks5://p")
+    unreachable = _checked(_report(memberID="u"))
+    assert advertised_connection("edge-1", unreachable.fields if unreachable else None) is None
+    bad = _checked(_report(server="https://e", certificateAuthorityData="%"))
+    assert bad is not None
+    conn = advertised_connection("edge-1", bad.fields)
+    assert conn is not None and conn.ca_data is None
+    assert [p.field for p in bad.problems] == ["status.certificateAuthorityData"]
 
 
 def test_a_new_advertised_proxy_alone_changes_the_member() -> None:
