@@ -44,10 +44,11 @@ __all__ = [
 ]
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
-#: What JSON leaves raw and YAML refuses in its input (YAML 1.2 ``c-printable``): DEL, the C1
-#: controls but NEL, U+FFFE and U+FFFF. Only ever inside a JSON string, where ``\\uXXXX``
-#: means the same to both.
-_YAML_UNPRINTABLE = re.compile("[\x7f-\x84\x86-\x9f\ufffe\uffff]")
+#: What JSON leaves raw and YAML reads otherwise: DEL, the C1 controls, U+FFFE and U+FFFF
+#: it refuses (``c-printable``); NEL, U+2028 and U+2029 it reads as line breaks (a space
+#: inside a quoted string). Only ever inside a JSON string, where ``\\uXXXX`` means the same
+#: to both.
+_YAML_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 JSON_PATCH_CONTENT_TYPE = "application/json-patch+json"
 #: The ``fieldValidation`` directives of a write (KEP-2885, server-side field validation).
 FieldValidation = Literal["Ignore", "Warn", "Strict"]

@@ -7,6 +7,7 @@ import datetime as dt
 import math
 import re
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.cli import _table
-from cluster_inventory.cli._table import age, format_table, human_duration
+from cluster_inventory.cli._table import (
+    age,
+    escape_terminal,
+    format_table,
+    human_duration,
+    table_cell,
+)
 
 MINUTE = 60
 HOUR = 60 * MINUTE
@@ -161,3 +168,29 @@ def test_age_takes_a_naive_now_as_utc() -> None:
 def test_age_defaults_to_the_current_time() -> None:
     created = dt.datetime.now(dt.UTC) - dt.timedelta(days=10, hours=1)
     assert age(created.strftime("%Y-%m-%dT%H:%M:%SZ")) == "10d"
+
+
+def test_control_characters_are_escaped_as_kubectl_does_and_the_rest_likewise() -> None:
+    assert escape_terminal("\x1b[31mred\x1b[0m") == "^[[31mred^[[0m"  # kubectl's ^[
+    assert escape_terminal("a\rb") == "a\\rb"  # kubectl's \r
+    assert escape_terminal("\x07\x08\x00\x7f") == "^G^H^@^?"
+    assert escape_terminal("a\nb\tc") == "a\\nb\\tc"
+    assert escape_terminal("\x9b31m\u202egnp.exe") == "\\u009b31m\\u202egnp.exe"
+    assert escape_terminal("région ✓ 日本") == "région ✓ 日本"
+
+
+def test_a_cell_is_cut_at_its_first_line_break_as_kubectls_table_printer_does() -> None:
+    assert table_cell("ok\nedge-2   True") == "ok..."
+    assert table_cell("a\x1b[2Jb\rc") == "a^[[2Jb..."
+    assert table_cell("one\fpage") == "one..."
+    assert table_cell("plain") == "plain"
+
+
+@given(st.lists(st.lists(st.text(max_size=12), min_size=2, max_size=2), min_size=1, max_size=4))
+def test_no_cell_puts_a_control_character_or_a_line_of_its_own_in_a_table(
+    rows: list[list[str]],
+) -> None:
+    lines = format_table(["a", "b"], rows).split("\n")
+    assert len(lines) == len(rows) + 2 and lines[-1] == ""
+    for line in lines:
+        assert not [c for c in line if unicodedata.category(c) == "Cc"], repr(line)

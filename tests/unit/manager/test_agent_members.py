@@ -18,7 +18,7 @@ from cluster_inventory.manager.agent_members import (
     agent_of,
 )
 from cluster_inventory.manager.agent_report_fields import CheckedReport, ReportBounds, check_report
-from cluster_inventory.manager.heartbeats import after_gap, silence
+from cluster_inventory.manager.heartbeats import after_gap, counted_duration, silence
 from cluster_inventory.manager.member import connection_key
 from cluster_inventory.testing import CertificateAuthority
 
@@ -273,3 +273,54 @@ def test_a_fresh_heartbeats_renewal_reconciles_nothing_a_stale_ones_does() -> No
     assert reports.heartbeat("edge-1")[0] is None
     assert reports.lease_keys("MODIFIED", renewed, first) == []
     assert reports.lease_keys("DELETED", renewed, None) == ["edge-1"]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (30, (30.0, False)),  # within the bounds: the agent's own
+        (10, (10.0, False)),
+        (3600, (3600.0, False)),
+        (None, (60.0, False)),  # the Lease names none: the manager's
+        (9, (60.0, True)),
+        (2**31 - 1, (60.0, True)),  # 68 years
+        ("NaN", (60.0, True)),
+        ("soon", (60.0, True)),
+    ],
+)
+def test_a_lease_duration_outside_the_bounds_counts_as_the_managers(
+    given: object, expected: tuple[float, bool]
+) -> None:
+    assert counted_duration(given, configured=60.0, low=10.0, high=3600.0) == expected
+
+
+def test_a_68_year_lease_goes_stale_on_the_managers_grace_and_is_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = _Clock()
+    config = ManagerConfig(
+        namespace="ns",
+        agent_heartbeat_multiple=2,
+        agent_lease_duration=5,
+        agent_lease_duration_min=1,
+        agent_lease_duration_max=10,
+    )
+    reports = AgentReports(object(), config, clock=clock)  # type: ignore[arg-type]
+    [leases] = reports.leases.informers
+    leases._apply("ADDED", _lease("2026-11-27T08:00:00.000000Z", duration=2**31 - 1))
+    assert reports.heartbeat("edge-1") == (None, pytest.approx(10.0))  # 5 s x 2
+    clock.t += 10
+    stale, _ = reports.heartbeat("edge-1")
+    assert stale is not None and "lease duration 5 s x 2" in stale
+    assert "outside the manager's 1-10 s" in stale
+    said = [r for r in caplog.records if "2147483647" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelname == "WARNING"
+    leases._apply("MODIFIED", _lease("2026-11-27T08:00:10.000000Z", duration=3))
+    assert reports.heartbeat("edge-1") == (None, pytest.approx(6.0))  # its own 3 s x 2
+
+
+def test_the_configured_lease_duration_lies_within_its_bounds() -> None:
+    with pytest.raises(ValueError, match="agent_lease_duration"):
+        ManagerConfig(agent_lease_duration=5)
+    with pytest.raises(ValueError, match="agent_lease_duration"):
+        ManagerConfig(agent_lease_duration_min=0, agent_lease_duration=1)
