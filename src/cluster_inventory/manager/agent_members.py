@@ -43,7 +43,7 @@ from cluster_inventory.manager.agent_report_fields import (
 )
 from cluster_inventory.manager.agent_reports import AgentReports
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.status import ConditionState, Observation, ObservedProperty
+from cluster_inventory.manager.status import ConditionState, Observation
 
 if TYPE_CHECKING:
     from cluster_inventory.controller import Controller
@@ -116,19 +116,14 @@ def agent_observation(name: str, checked: CheckedReport | None, stale: str | Non
     healthy = fields.health or ConditionState("Unknown", REASON_AGENT_REPORTED, "")
     if stale is not None:
         healthy = ConditionState("Unknown", "AgentHeartbeatStale", stale)
-    properties = None
-    if fields.properties is not None:
-        properties = tuple(
-            ObservedProperty(key, seen.value, seen.observed) for key, seen in fields.properties
-        )
     return Observation(
         version=fields.version,
         healthy=healthy,
         joined=ConditionState("True", "AgentReporting", "the agent reports from inside the member"),
-        properties=properties,
+        properties=fields.properties,
         properties_error=(
             None
-            if properties is not None
+            if fields.properties is not None
             else f"the agent's properties were refused (condition {CONDITION_REPORT_VALID})"
         ),
         member_id=fields.member_id,

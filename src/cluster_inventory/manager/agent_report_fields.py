@@ -58,13 +58,13 @@ from cluster_inventory.manager.advertised_urls import (
     url_problem,
 )
 from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.status import ObservedProperty
 
 __all__ = [
     "CheckedReport",
     "FieldProblem",
     "ReportBounds",
     "ReportFields",
-    "ReportedValue",
     "check_report",
 ]
 
@@ -80,6 +80,8 @@ _EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
 #: Problems a condition message lists before it counts the rest.
 _LISTED = 20
+#: The manager's defaults, the bounds' defaults.
+_DEFAULTS = ManagerConfig()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,11 +96,11 @@ class ReportBounds:
         addresses: Which hosts a reported ``server`` or ``proxyURL`` may name.
     """
 
-    ca_max_bytes: int = 16384
-    properties_max: int = 256
-    property_value_max: int = 1024
-    message_max: int = 4096
-    addresses: AddressPolicy = field(default_factory=AddressPolicy)
+    ca_max_bytes: int = _DEFAULTS.agent_report_max_ca_bytes
+    properties_max: int = _DEFAULTS.agent_report_max_properties
+    property_value_max: int = _DEFAULTS.agent_report_max_property_value
+    message_max: int = _DEFAULTS.agent_report_max_message
+    addresses: AddressPolicy = field(default_factory=lambda: _addresses(_DEFAULTS))
 
     @classmethod
     def of(cls, config: ManagerConfig) -> ReportBounds:
@@ -108,19 +110,15 @@ class ReportBounds:
             properties_max=config.agent_report_max_properties,
             property_value_max=config.agent_report_max_property_value,
             message_max=config.agent_report_max_message,
-            addresses=AddressPolicy(
-                allow_loopback=config.agent_report_allow_loopback,
-                allow_link_local=config.agent_report_allow_link_local,
-            ),
+            addresses=_addresses(config),
         )
 
 
-@dataclass(frozen=True)
-class ReportedValue:
-    """A reported property: its value and when the member first had it (UTC)."""
-
-    value: str
-    observed: dt.datetime
+def _addresses(config: ManagerConfig) -> AddressPolicy:
+    return AddressPolicy(
+        allow_loopback=config.agent_report_allow_loopback,
+        allow_link_local=config.agent_report_allow_link_local,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,7 +132,8 @@ class ReportFields:
         ca_data: ``certificateAuthorityData`` decoded: its PEM certificate blocks only.
         proxy_url: ``proxyURL``.
         health: ``apiServerHealth`` as ``ControlPlaneHealthy`` would carry it.
-        properties: ``properties`` by name, sorted; None when no list was good yet.
+        properties: ``properties`` sorted by name, each with the time the member first had
+            its value; None when no list was good yet.
     """
 
     member_id: str | None = None
@@ -143,7 +142,7 @@ class ReportFields:
     ca_data: bytes | None = None
     proxy_url: str | None = None
     health: ConditionState | None = None
-    properties: tuple[tuple[str, ReportedValue], ...] | None = None
+    properties: tuple[ObservedProperty, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -337,11 +336,11 @@ def _property_problem(entry: Mapping[str, Any], bounds: ReportBounds) -> str | N
 
 def _properties(
     raw: Any,
-    last: tuple[tuple[str, ReportedValue], ...] | None,
+    last: tuple[ObservedProperty, ...] | None,
     bounds: ReportBounds,
     now: dt.datetime,
     problems: list[FieldProblem],
-) -> tuple[tuple[str, ReportedValue], ...] | None:
+) -> tuple[ObservedProperty, ...] | None:
     if raw is None:
         return ()  # the agent leaves the list out when the member has no property
     outcome = _KEPT if last is not None else _LEFT_OUT
@@ -357,8 +356,8 @@ def _properties(
             )
         )
         return last
-    before = dict(last or ())
-    out: dict[str, ReportedValue] = {}
+    before = {p.name: p for p in last or ()}
+    out: dict[str, ObservedProperty] = {}
     for i, entry in enumerate(raw):
         name = entry.get("name") if isinstance(entry, Mapping) else None
         if not isinstance(name, str) or not name:
@@ -377,8 +376,8 @@ def _properties(
         if when is None:  # none given: the time it was first seen with this value
             old = before.get(name)
             when = old.observed if old is not None and old.value == value else now
-        out[name] = ReportedValue(value, when)
-    return tuple(sorted(out.items()))
+        out[name] = ObservedProperty(name, value, when)
+    return tuple(out[name] for name in sorted(out))
 
 
 def check_report(

@@ -2,7 +2,8 @@
 
 The reporter writes the MemberReport status (member id, version, health, properties, what
 the member advertises), follows ClusterProperty changes, and writes nothing while the
-member stays as it was, across probes and across a restart.
+member stays as it was, across probes and across a restart. It owns the whole status: what
+another field manager wrote there is gone after its restart.
 """
 
 from __future__ import annotations
@@ -153,3 +154,48 @@ async def test_a_burst_of_property_changes_is_written_together(accepted: Accepte
     # 20 changes as they came (each apply a round trip), coalesced: far fewer writes.
     assert reporter.writes - writes < len(names) / 2, reporter.writes - writes
     assert elapsed < 5, elapsed
+
+
+async def test_a_restarted_agent_removes_what_another_field_manager_wrote_into_its_report(
+    accepted: Accepted,
+) -> None:
+    """The attacker adds a property the member never had, with a field manager of its own.
+
+    Here with the agent's own identity, as a second process holding its certificate could.
+    The real agent, restarted, replaces the whole status: the property is gone and no other
+    field manager owns any of it. With a server-side apply of its own fields, as before, it
+    stayed (a list entry only another manager owns is never released).
+    """
+    evil = "evil.example.test"
+    async with await accepted.member.client() as member:
+        first = _reporter(accepted, member)
+        async with running(first.run()):
+            await eventually(lambda: first.writes and not first.pending, what="the first report")
+        body = {
+            "metadata": {"name": accepted.name, "namespace": accepted.namespace},
+            "status": {"properties": [{"name": evil, "value": "owned"}]},
+        }
+        await kube.apply(
+            accepted.hub, kube.MEMBER_REPORTS, body, field_manager="intruder", subresource="status"
+        )
+        planted = await accepted.report()
+        assert evil in _properties(planted) and "intruder" in _status_managers(planted)
+
+        second = _reporter(accepted, member)
+        async with running(second.run()):
+
+            async def owned() -> dict[str, Any] | None:
+                report = await accepted.report()
+                return None if evil in _properties(report) else report
+
+            report = await eventually(owned, what="the intruder's property gone")
+    assert _status_managers(report) == {FIELD_MANAGER_AGENT}
+    assert report["status"]["proxyURL"] == PROXY  # the agent's own fields stay
+
+
+def _status_managers(report: dict[str, Any]) -> set[str]:
+    return {
+        f["manager"]
+        for f in report["metadata"].get("managedFields") or ()
+        if f.get("subresource") == "status"
+    }

@@ -20,18 +20,9 @@ from tests.cli_run import cli
 NAME = "edge-escapes"
 CLEAR = "\x1b[2J\x1b[H"
 FORGED = "ok\r\nedge-2   cluster-inventory   v1.36.3   True"
+STAMP = {"lastTransitionTime": "2026-11-01T08:00:00Z"}
 #: Any C0 or C1 control, DEL or bidirectional override, in a line of the output.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _condition(kind: str, status: str, reason: str, message: str) -> dict[str, str]:
-    return {
-        "type": kind,
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": "2026-11-01T08:00:00Z",
-    }
 
 
 async def _profile(hub: ControlPlane, namespace: str) -> None:
@@ -43,10 +34,14 @@ async def _profile(hub: ControlPlane, namespace: str) -> None:
     async with await hub.client() as client:
         body = {"metadata": meta, "spec": {"clusterManager": {"name": "m"}}}
         await kube.apply(client, kube.CLUSTER_PROFILES, body, field_manager="test")
+        conditions = [
+            ("ControlPlaneHealthy", "APIServerReady", f"{CLEAR}fine\x07"),
+            ("Joined", "AgentReporting", FORGED),
+        ]
         status = {
             "conditions": [
-                _condition("ControlPlaneHealthy", "True", "APIServerReady", f"{CLEAR}fine\x07"),
-                _condition("Joined", "True", "AgentReporting", FORGED),
+                {"type": kind, "status": "True", "reason": why, "message": text, **STAMP}
+                for kind, why, text in conditions
             ],
             "version": {"kubernetes": "v1.36.3"},
             "properties": [

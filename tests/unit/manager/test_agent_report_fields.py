@@ -72,7 +72,7 @@ def test_every_field_at_its_bound_is_copied() -> None:
     assert (f.member_id, f.version, f.server) == ("u" * 63, "v1.36.3", _good()["server"])
     assert f.ca_data == PEM and f.proxy_url == "http://proxy.example.test:3128"
     assert f.health is not None and f.health.message == "m" * 10
-    assert f.properties is not None and dict(f.properties)["a.example.test"].value == "v" * 8
+    assert f.properties is not None and f.properties[0].value == "v" * 8
     assert checked.condition().status == "True"
 
 
@@ -228,7 +228,7 @@ def test_a_bad_property_keeps_its_last_good_entry_and_the_others_flow(
     checked = _check(_good(properties=properties), good)
     assert len(checked.problems) == 1 and problem in checked.problems[0].problem
     assert checked.fields.properties is not None
-    values = {name: seen.value for name, seen in checked.fields.properties}
+    values = {p.name: p.value for p in checked.fields.properties}
     assert values["b.example.test"] == "c"
     if entry["name"] == "a.example.test":
         assert values["a.example.test"] == "v" * 8
@@ -237,10 +237,10 @@ def test_a_bad_property_keeps_its_last_good_entry_and_the_others_flow(
 def test_a_property_without_a_time_keeps_the_one_first_seen_while_its_value_holds() -> None:
     first = check_report(_good(), None, BOUNDS, NOW)
     later = check_report(_good(), first.fields, BOUNDS, NOW + dt.timedelta(hours=1))
-    assert dict(later.fields.properties or ())["b.example.test"].observed == NOW
+    assert {p.name: p.observed for p in later.fields.properties or ()}["b.example.test"] == NOW
     changed = _good(properties=[{"name": "b.example.test", "value": "new"}])
     moved = check_report(changed, later.fields, BOUNDS, NOW + dt.timedelta(hours=1))
-    assert dict(moved.fields.properties or ())["b.example.test"].observed > NOW
+    assert {p.name: p.observed for p in moved.fields.properties or ()}["b.example.test"] > NOW
 
 
 def test_a_ca_bundle_keeps_its_certificates_only() -> None:
