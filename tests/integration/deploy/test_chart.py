@@ -202,6 +202,38 @@ def test_agents_get_a_priority_level_of_their_own() -> None:
     assert not of_kind(off, "FlowSchema") and not of_kind(off, "PriorityLevelConfiguration")
 
 
+def _manager_args(*set_values: str, example: str = "manager.yaml") -> list[str]:
+    objs = objects(example, *set_values)
+    (deployment,) = [d for d in of_kind(objs, "Deployment") if "manager" in d["metadata"]["name"]]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return list(container["args"])
+
+
+def test_agent_bounds_become_manager_flags_and_the_defaults_none() -> None:
+    """``manager.agents`` (docs/agent.md, "The hub side"): a value set is a flag, none is none."""
+    assert not [a for a in _manager_args() if "agent" in a]
+    args = _manager_args(
+        "manager.agents.heartbeatMultiple=3",
+        "manager.agents.leaseDurationMin=1",
+        "manager.agents.maxMessage=100",
+        "manager.agents.maxPropertyValue=512",
+        "manager.agents.allowLoopback=false",
+        "manager.agents.allowLinkLocal=true",
+    )
+    assert [a for a in args if "agent" in a] == [
+        "--agent-heartbeat-multiple=3",
+        "--agent-lease-duration-min=1",
+        "--agent-report-max-message=100",
+        "--agent-report-max-property-value=512",
+        "--no-agent-report-allow-loopback",
+        "--agent-report-allow-link-local",
+    ]
+    sharded = _manager_args(example="sharded.yaml")
+    assert {"--agent-lease-duration-max=600", "--agent-report-max-ca-bytes=32768"} <= set(sharded)
+    with pytest.raises(HelmError, match="maxPropertyValue"):
+        objects("manager.yaml", "manager.agents.maxPropertyValue=1025")
+
+
 def test_scoped_secrets_grant_secrets_only_in_the_listed_namespaces() -> None:
     objs = objects("scoped-secrets.yaml")
     manager = "cluster-inventory-manager"
