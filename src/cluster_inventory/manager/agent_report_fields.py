@@ -16,7 +16,7 @@ checks it against
   value rule);
 - the bounds the manager sets (:class:`ReportBounds`, from ``ManagerConfig``): CA size,
   property count and value length, message length, which URLs consumers may be sent to
-  (:mod:`~cluster_inventory.manager.advertised_urls`), a CA that holds PEM certificates and
+  (:mod:`~cluster_inventory.api.advertised_urls`), a CA that holds PEM certificates and
   nothing else, a version shaped like a ``gitVersion``, times from 1970 to 9999.
 
 A field that fails keeps its last good value for that member (none yet: it is left out),
@@ -42,6 +42,12 @@ from cryptography import x509
 from pydantic import ValidationError
 
 from cluster_inventory.api import Condition, Property, label_value_problem, v1alpha2
+from cluster_inventory.api.advertised_urls import (
+    PROXY_URL_SCHEMES,
+    SERVER_SCHEMES,
+    AddressPolicy,
+    url_problem,
+)
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_REPORT_VALID,
@@ -51,12 +57,6 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.api.views import parse_time
 from cluster_inventory.kube.probes import ConditionState
-from cluster_inventory.manager.advertised_urls import (
-    PROXY_URL_SCHEMES,
-    SERVER_SCHEMES,
-    AddressPolicy,
-    url_problem,
-)
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.status import ObservedProperty
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from cluster_inventory import api
 from cluster_inventory.api import label_value_problem, v1alpha2
+from cluster_inventory.api.advertised_urls import AddressPolicy
 from cluster_inventory.api.constants import CONDITION_REPORT_VALID, REASON_INVALID_REPORT_FIELD
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.advertised_urls import AddressPolicy
 from cluster_inventory.manager.agent_members import advertised_connection, agent_observation
 from cluster_inventory.manager.agent_report_fields import (
     CheckedReport,

@@ -1,5 +1,9 @@
 """Which URLs an agent member may advertise to consumers: its ``server`` and ``proxyURL``. Pure.
 
+Shared by both ends, as :mod:`cluster_inventory.api.agents` is: the cluster manager checks a
+report with it before copying it (``manager/agent_report_fields.py``), and an agent may
+check its own flags with it before it reports them.
+
 What an agent reports about how to reach its member becomes the ``server`` and ``proxy-url``
 of every profile's access provider, and every consumer of the inventory (a controller on the
 hub, Argo CD, a person's kubectl) dials it. The ClusterProfile schema (v1alpha2's CEL rules)
