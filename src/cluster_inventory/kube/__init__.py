@@ -22,7 +22,9 @@ from cluster_inventory.kube._discovery import (
     cluster_profiles_resource,
     known_kind,
     parse_kind,
+    placement_decisions_resource,
     resolve_kind,
+    served_resource,
 )
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._loop import EVENT_LOOP_ENV, event_loop_factory, run
@@ -92,11 +94,13 @@ __all__ = [
     "load_connection",
     "new_client",
     "parse_kind",
+    "placement_decisions_resource",
     "request",
     "request_timeout",
     "request_service_account_token",
     "resolve_kind",
     "run",
+    "served_resource",
     "shared_ssl_context",
     "ssl_context_for",
     *errors.__all__,
