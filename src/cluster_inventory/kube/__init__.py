@@ -44,6 +44,7 @@ from cluster_inventory.kube._resources import (
     get,
     get_text,
     list_objects,
+    list_pages,
     request,
 )
 from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
@@ -91,6 +92,7 @@ __all__ = [
     "known_kind",
     "lease_loop",
     "list_objects",
+    "list_pages",
     "load_connection",
     "new_client",
     "parse_kind",
