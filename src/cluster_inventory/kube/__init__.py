@@ -17,7 +17,15 @@ from cluster_inventory.kube._client import (
     new_client,
 )
 from cluster_inventory.kube._connection import ClusterConnection
-from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
+from cluster_inventory.kube._crd_plan import CRDStorageError, storage_version
+from cluster_inventory.kube._crds import (
+    AppliedCRD,
+    CRDConflictError,
+    CRDNotEstablishedError,
+    FieldConflict,
+    apply_crds,
+    ensure_crds,
+)
 from cluster_inventory.kube._discovery import (
     cluster_profiles_resource,
     known_kind,
@@ -35,6 +43,7 @@ from cluster_inventory.kube._metrics import (
     ReconcileMetrics,
     collectors_for,
 )
+from cluster_inventory.kube._pruning import dropped_fields
 from cluster_inventory.kube._resources import (
     FieldValidation,
     Resource,
@@ -46,6 +55,11 @@ from cluster_inventory.kube._resources import (
     list_objects,
     list_pages,
     request,
+)
+from cluster_inventory.kube._storage_migration import (
+    StorageMigration,
+    StorageMigrationError,
+    migrate_storage,
 )
 from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
 from cluster_inventory.kube._timeout import request_timeout
@@ -62,9 +76,13 @@ __all__ = [
     "RECONCILE_RESULTS",
     "ReloadableTLSContext",
     "ApiClient",
+    "AppliedCRD",
     "BackgroundLoop",
+    "CRDConflictError",
     "CRDNotEstablishedError",
+    "CRDStorageError",
     "ClusterConnection",
+    "FieldConflict",
     "FieldValidation",
     "InformerCache",
     "LeaseMetrics",
@@ -73,9 +91,12 @@ __all__ = [
     "ReconcileMetrics",
     "Resource",
     "ServiceAccountToken",
+    "StorageMigration",
+    "StorageMigrationError",
     "TokenSource",
     "UnauthorizedHook",
     "apply",
+    "apply_crds",
     "cancel_and_wait",
     "clone_client",
     "gather_bounded",
@@ -85,6 +106,7 @@ __all__ = [
     "connection_from_kubeconfig",
     "create",
     "delete",
+    "dropped_fields",
     "ensure_crds",
     "event_loop_factory",
     "get",
@@ -94,6 +116,7 @@ __all__ = [
     "list_objects",
     "list_pages",
     "load_connection",
+    "migrate_storage",
     "new_client",
     "parse_kind",
     "placement_decisions_resource",
@@ -105,6 +128,7 @@ __all__ = [
     "served_resource",
     "shared_ssl_context",
     "ssl_context_for",
+    "storage_version",
     *errors.__all__,
     *resources.__all__,
 ]
