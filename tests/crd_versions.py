@@ -7,14 +7,18 @@ OCM's operator install; ``kubectl apply -f`` (client-side, field manager
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
+from prometheus_client import CollectorRegistry
 
 from cluster_inventory import api, kube
+from cluster_inventory.credentials import ProviderConfig
+from cluster_inventory.runtime import FleetManager
 from cluster_inventory.testing import ControlPlane, find_binary
 
 PROFILES_CRD = "clusterprofiles.multicluster.x-k8s.io"
@@ -61,3 +65,15 @@ async def storage_of(client: kube.ApiClient, name: str) -> tuple[str | None, lis
 def served(crd: dict[str, Any]) -> list[str]:
     """The names of the versions a CRD serves."""
     return [v["name"] for v in crd["spec"]["versions"] if v.get("served")]
+
+
+async def runtime_syncs(client: kube.ApiClient, namespace: str) -> None:
+    """The runtime's FleetManager lists and watches the profiles of ``namespace`` (60 s)."""
+    fleet = FleetManager(
+        client, ProviderConfig(providers=()), namespaces=[namespace], registry=CollectorRegistry()
+    )
+    await fleet.start()
+    try:
+        await asyncio.wait_for(fleet.wait_synced(), 60)
+    finally:
+        await fleet.stop()

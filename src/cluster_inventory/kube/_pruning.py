@@ -48,14 +48,31 @@ def _key(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _prune(value: Any, schema: Mapping[str, Any] | None, path: str, out: list[str]) -> None:
+def _prune(
+    value: Any,
+    schema: Mapping[str, Any] | None,
+    path: str,
+    out: list[str],
+    preserve: bool = False,
+) -> None:
+    """Record in ``out`` what ``schema`` prunes of ``value`` at ``path``.
+
+    ``preserve`` is ``x-kubernetes-preserve-unknown-fields`` in force (the server's
+    ``skipPrune``): unknown keys stay, known ones are walked with their own schema, and the
+    items of a list inherit it.
+    """
     if schema is not None and schema.get("x-kubernetes-preserve-unknown-fields") is True:
-        _walk_known(value, schema, path, out)
+        preserve = True
+    if schema is None:
+        if preserve:
+            return
+        if isinstance(value, Mapping):
+            out.extend(_key(path, str(k)) for k in value)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                _prune(item, None, f"{path}[{i}]", out)
         return
     if isinstance(value, Mapping):
-        if schema is None:
-            out.extend(_key(path, str(k)) for k in value)
-            return
         embedded = schema.get("x-kubernetes-embedded-resource") is True
         properties = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
@@ -66,29 +83,10 @@ def _prune(value: Any, schema: Mapping[str, Any] | None, path: str, out: list[st
                 _prune(item, properties[key], _key(path, key), out)
             elif isinstance(additional, Mapping):
                 _prune(item, additional, _key(path, key), out)
-            elif additional is not True:
+            elif not preserve and additional is not True:
                 out.append(_key(path, str(key)))
     elif isinstance(value, list):
-        items = None if schema is None else schema.get("items")
-        for i, item in enumerate(value):
-            _prune(item, items if isinstance(items, Mapping) else None, f"{path}[{i}]", out)
-
-
-def _walk_known(value: Any, schema: Mapping[str, Any], path: str, out: list[str]) -> None:
-    """Under ``x-kubernetes-preserve-unknown-fields``: unknown keys stay, known ones prune."""
-    if isinstance(value, Mapping):
-        embedded = schema.get("x-kubernetes-embedded-resource") is True
-        properties = schema.get("properties") or {}
-        additional = schema.get("additionalProperties")
-        for key, item in value.items():
-            if embedded and key in _META:
-                continue
-            if key in properties:
-                _prune(item, properties[key], _key(path, key), out)
-            elif isinstance(additional, Mapping):
-                _prune(item, additional, _key(path, key), out)
-    elif isinstance(value, list):
         items = schema.get("items")
-        if isinstance(items, Mapping):
-            for i, item in enumerate(value):
-                _walk_known(item, items, f"{path}[{i}]", out)
+        for i, item in enumerate(value):
+            element = items if isinstance(items, Mapping) else None
+            _prune(item, element, f"{path}[{i}]", out, preserve)

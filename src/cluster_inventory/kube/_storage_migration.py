@@ -243,16 +243,35 @@ async def _losses(
     return {key: sorted(paths) for key, paths in sorted(found.items())}
 
 
-async def _set_storage(client: ApiClient, crd: dict[str, Any], to: str) -> dict[str, Any]:
-    """Mark ``to`` the storage version; the CRD's resourceVersion is the precondition."""
-    name = str(crd["metadata"]["name"])
+async def _write_crd(
+    client: ApiClient,
+    name: str,
+    part: Callable[[Mapping[str, Any]], dict[str, Any]],
+    *,
+    what: str,
+    subresource: str | None = None,
+    read: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Apply ``part(crd)`` to the CRD at the resourceVersion of the read it was decided from.
+
+    A CRD changed between the read and the write (409) is read again and ``part`` decided
+    again, as client-go's ``RetryOnConflict`` around a GET and an apply does.
+
+    Args:
+        client: The hub.
+        name: The CRD's name.
+        part: ``{"spec": ...}`` or ``{"status": ...}`` from the CRD as read.
+        what: What is written, for the error.
+        subresource: ``status`` for the status.
+        read: The CRD as already read (no first GET), or None.
+    """
+    crd = read
     for _ in range(_RETRIES):
-        versions = copy.deepcopy(crd["spec"]["versions"])
-        for version in versions:
-            version["storage"] = version["name"] == to
+        if crd is None:
+            crd = await get(client, CUSTOM_RESOURCE_DEFINITIONS, name)
         body = {
             "metadata": {"name": name, "resourceVersion": crd["metadata"]["resourceVersion"]},
-            "spec": {"versions": versions},
+            **part(crd),
         }
         try:
             return await apply(
@@ -260,10 +279,24 @@ async def _set_storage(client: ApiClient, crd: dict[str, Any], to: str) -> dict[
                 CUSTOM_RESOURCE_DEFINITIONS,
                 body,
                 field_manager=FIELD_MANAGER_STORAGE_MIGRATION,
+                subresource=subresource,
             )
         except ConflictError:
-            crd = await get(client, CUSTOM_RESOURCE_DEFINITIONS, name)
-    raise StorageMigrationError(name, "it kept changing while its storage version was set")
+            crd = None
+    raise StorageMigrationError(name, f"it kept changing while its {what} was written")
+
+
+async def _set_storage(client: ApiClient, crd: dict[str, Any], to: str) -> dict[str, Any]:
+    """Mark ``to`` the storage version (a server-side apply of ``spec.versions``)."""
+
+    def flags(now: Mapping[str, Any]) -> dict[str, Any]:
+        versions = copy.deepcopy(now["spec"]["versions"])
+        for version in versions:
+            version["storage"] = version["name"] == to
+        return {"spec": {"versions": versions}}
+
+    name = str(crd["metadata"]["name"])
+    return await _write_crd(client, name, flags, what="storage version", read=crd)
 
 
 async def _wait_storage_hash(
@@ -309,32 +342,16 @@ async def _write_status(
     condition: Callable[[Mapping[str, Any]], dict[str, Any]],
     stored: Callable[[Mapping[str, Any]], list[str] | None],
 ) -> dict[str, Any]:
-    """Apply the CRD's ``StorageMigrating`` condition (and storedVersions) at a read's RV.
+    """Apply the CRD's ``StorageMigrating`` condition (and storedVersions), decided from a read."""
 
-    ``condition`` and ``stored`` are decided from the CRD as read, so a CRD changed between
-    the read and the write is read again (409) and decided again.
-    """
-    for _ in range(_RETRIES):
-        crd = await get(client, CUSTOM_RESOURCE_DEFINITIONS, name)
-        status: dict[str, Any] = {"conditions": [condition(crd)]}
-        versions = stored(crd)
+    def status(now: Mapping[str, Any]) -> dict[str, Any]:
+        written: dict[str, Any] = {"conditions": [condition(now)]}
+        versions = stored(now)
         if versions is not None:
-            status["storedVersions"] = versions
-        body = {
-            "metadata": {"name": name, "resourceVersion": crd["metadata"]["resourceVersion"]},
-            "status": status,
-        }
-        try:
-            return await apply(
-                client,
-                CUSTOM_RESOURCE_DEFINITIONS,
-                body,
-                field_manager=FIELD_MANAGER_STORAGE_MIGRATION,
-                subresource="status",
-            )
-        except ConflictError:
-            continue
-    raise StorageMigrationError(name, "it kept changing while its status was written")
+            written["storedVersions"] = versions
+        return {"status": written}
+
+    return await _write_crd(client, name, status, what="status", subresource="status")
 
 
 async def _rewrite_one(
@@ -366,16 +383,31 @@ async def _rewrite_one(
         tally.rewritten += 1
 
 
-async def _rewrite(
-    client: ApiClient,
-    crd: Mapping[str, Any],
-    to: str,
-    sources: Sequence[str],
-    *,
-    drop_fields: bool,
-    check: bool,
-) -> _Rewrite:
-    """Rewrite every object through ``to``; objects that would lose fields only if allowed."""
+@dataclass(frozen=True, kw_only=True)
+class _Move:
+    """One CRD's move, as the rewrite needs it.
+
+    Attributes:
+        crd: The CRD as read after its storage version was switched.
+        to: The target version.
+        drop_fields: Objects losing fields are rewritten anyway.
+        check: Fields are checked (the None conversion; not with a webhook).
+    """
+
+    crd: Mapping[str, Any]
+    to: str
+    drop_fields: bool
+    check: bool
+
+
+async def _rewrite(client: ApiClient, move: _Move) -> _Rewrite:
+    """Rewrite every object through ``move.to``; objects losing fields only if allowed.
+
+    Objects are listed through every other version in ``status.storedVersions`` (each shows
+    the objects stored in it whole), each object rewritten once.
+    """
+    crd, to, drop_fields, check = move.crd, move.to, move.drop_fields, move.check
+    sources = [v for v in _stored_versions(crd) if v != to]
     tally = _Rewrite()
     target = _resource(crd, to)
     schema = _schema(crd, to)
@@ -500,26 +532,18 @@ async def _through_api(
     return after
 
 
-async def _rewrite_and_record(
-    client: ApiClient,
-    crd: Mapping[str, Any],
-    to: str,
-    sources: Sequence[str],
-    *,
-    drop_fields: bool,
-    check: bool,
-) -> tuple[_Rewrite, tuple[str, ...]]:
+async def _rewrite_and_record(client: ApiClient, move: _Move) -> tuple[_Rewrite, tuple[str, ...]]:
     """Our rewrite between the CRD's ``StorageMigrating`` True and False; storedVersions after.
 
     Raises:
         StorageMigrationError: Objects were not rewritten, or the CRD's generation or storage
             version changed meanwhile (storedVersions is left as it was).
     """
-    name = str(crd["metadata"]["name"])
-    generation = int(crd["metadata"]["generation"])
+    name, to = str(move.crd["metadata"]["name"]), move.to
+    generation = int(move.crd["metadata"]["generation"])
     running = _condition("True", REASON_MIGRATION_RUNNING, "crds migrate is rewriting", generation)
     await _write_status(client, name, lambda _: running, lambda _: None)
-    tally = await _rewrite(client, crd, to, sources, drop_fields=drop_fields, check=check)
+    tally = await _rewrite(client, move)
 
     def same(now: Mapping[str, Any]) -> bool:
         return unchanged_since(now, generation, to)
@@ -638,10 +662,8 @@ async def migrate_storage(
         )
         if after is not None:
             return replace(done, stored_after=after, engine=ENGINE_API, notes=tuple(notes))
-    sources = [v for v in stored_before if v != to_version]
-    tally, after = await _rewrite_and_record(
-        client, crd, to_version, sources, drop_fields=drop_fields, check=check
-    )
+    move = _Move(crd=crd, to=to_version, drop_fields=drop_fields, check=check)
+    tally, after = await _rewrite_and_record(client, move)
     return replace(
         done,
         stored_after=after,

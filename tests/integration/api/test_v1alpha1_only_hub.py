@@ -16,12 +16,10 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import credentials, kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
-from cluster_inventory.credentials import ProviderConfig
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
-from cluster_inventory.runtime import FleetManager
 from cluster_inventory.testing import ControlPlane
 from tests.cli_run import cli
-from tests.crd_versions import v1alpha1_only
+from tests.crd_versions import runtime_syncs, v1alpha1_only
 from tests.provider_files import PLUGIN, provider_file
 from tests.waiting import eventually
 
@@ -53,14 +51,7 @@ async def test_readers_fall_back_to_v1alpha1_and_conformance_says_why() -> None:
         )
 
         # The runtime lists and watches through v1alpha1.
-        fleet = FleetManager(
-            client, ProviderConfig(providers=()), namespaces=["inv"], registry=CollectorRegistry()
-        )
-        await fleet.start()
-        try:
-            await asyncio.wait_for(fleet.wait_synced(), 60)
-        finally:
-            await fleet.stop()
+        await runtime_syncs(client, "inv")
 
         kubeconfig = str(hub.kubeconfig_path)
         got = await asyncio.to_thread(cli, "get", "-n", "inv", "--kubeconfig", kubeconfig)

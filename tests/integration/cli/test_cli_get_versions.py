@@ -14,14 +14,11 @@ import asyncio
 import json
 
 import yaml
-from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.credentials import ProviderConfig
-from cluster_inventory.runtime import FleetManager
 from cluster_inventory.testing import ControlPlane
 from tests.cli_run import cli
-from tests.crd_versions import PROFILES_CRD, v1alpha1_only
+from tests.crd_versions import PROFILES_CRD, runtime_syncs, v1alpha1_only
 
 #: No kubectl: ``-o json`` is printed by the CLI itself, from what it read.
 NO_KUBECTL = {"CLUSTER_INVENTORY_KUBECTL": "", "PATH": "/nonexistent-bin"}
@@ -72,11 +69,4 @@ async def test_profiles_and_decisions_are_read_through_the_version_each_serves()
         # The full client's resolver, which the runtime's provider and the dashboard use.
         assert await kube.cluster_profiles_resource(client) == kube.CLUSTER_PROFILES
         assert (await kube.placement_decisions_resource(client)).version == "v1alpha2"
-        fleet = FleetManager(
-            client, ProviderConfig(providers=()), namespaces=["inv"], registry=CollectorRegistry()
-        )
-        await fleet.start()
-        try:
-            await asyncio.wait_for(fleet.wait_synced(), 60)
-        finally:
-            await fleet.stop()
+        await runtime_syncs(client, "inv")
