@@ -52,6 +52,7 @@ __all__ = [
     "CONDITION_JOINED",
     "CONDITION_PROPERTIES_SYNCED",
     "CONDITION_REPORT_VALID",
+    "CONDITION_STORAGE_MIGRATING",
     "DEFAULT_CONSUMER_SERVICE_ACCOUNT",
     "DEFAULT_SYNC_INSTANCE",
     "EXTENSION_ADDITIONAL_ARGS",
@@ -63,11 +64,13 @@ __all__ = [
     "FIELD_MANAGER_CLI",
     "FIELD_MANAGER_CLUSTER_MANAGER",
     "FIELD_MANAGER_CONFIGMAP_SYNC",
+    "FIELD_MANAGER_CRDS",
     "FIELD_MANAGER_DEMO",
     "FIELD_MANAGER_MIRROR",
     "FIELD_MANAGER_MULTIKUEUE",
     "FIELD_MANAGER_PLACEMENT",
     "FIELD_MANAGER_SHARD",
+    "FIELD_MANAGER_STORAGE_MIGRATION",
     "GROUP",
     "LABEL_AGENT",
     "LABEL_AGENT_BOOTSTRAP",
@@ -105,6 +108,9 @@ __all__ = [
     "PROPERTY_VALUE_MAX_LENGTH",
     "REASON_AGENT_REPORTED",
     "REASON_INVALID_REPORT_FIELD",
+    "REASON_MIGRATION_FAILED",
+    "REASON_MIGRATION_RUNNING",
+    "REASON_MIGRATION_SUCCEEDED",
     "REASON_REPORT_VALID",
     "REGISTRATION_KUBECONFIG_KEY",
     "REGISTRATION_MODE_AGENT",
@@ -157,6 +163,15 @@ LABEL_INVENTORY_MEMBER_ID = "multicluster.x-k8s.io/inventory-member-id"
 CONDITION_CONTROL_PLANE_HEALTHY = "ControlPlaneHealthy"
 #: Condition: the member has joined the inventory (KEP-4322 text; no Go constant).
 CONDITION_JOINED = "Joined"
+
+#: A CRD's condition while its objects are rewritten into a new storage version
+#: (apiextensions/v1 ``StorageMigrating``, set by KEP-4192's migration runner and by
+#: ``crds migrate``); ``observedGeneration`` is the CRD generation the migration started at.
+CONDITION_STORAGE_MIGRATING = "StorageMigrating"
+#: Reasons of ``StorageMigrating``, the in-tree migration runner's words.
+REASON_MIGRATION_RUNNING = "MigrationRunning"
+REASON_MIGRATION_SUCCEEDED = "MigrationSucceeded"
+REASON_MIGRATION_FAILED = "MigrationFailed"
 
 #: The extension of ``accessProviders[].cluster.extensions`` whose payload becomes the exec
 #: plugin's ``spec.cluster.config`` (client-go's reserved name).
@@ -360,6 +375,11 @@ FIELD_MANAGER_SHARD = "cluster-inventory-shard"
 FIELD_MANAGER_CONFIGMAP_SYNC = "fleet-configmap-sync"
 #: Field manager of what ``cluster-inventory demo`` writes to set its fleet up.
 FIELD_MANAGER_DEMO = "cluster-inventory-demo"
+#: Field manager of the CRDs ``crds apply`` (and ``kube.ensure_crds``) applies.
+FIELD_MANAGER_CRDS = "cluster-inventory"
+#: Field manager of ``crds migrate``: the storage flags of ``spec.versions``, the CRD's
+#: ``StorageMigrating`` condition and ``status.storedVersions``, and the no-op rewrites.
+FIELD_MANAGER_STORAGE_MIGRATION = "cluster-inventory-migrate"
 
 #: ``reportingController`` of the cluster manager's Events.
 REPORTING_CONTROLLER_MANAGER = f"{PROJECT_DOMAIN}/manager"

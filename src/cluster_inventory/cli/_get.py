@@ -47,25 +47,6 @@ def _parse_output(output: str | None) -> str:
     return kind
 
 
-#: The API group's discovery document.
-GROUP_PATH = "/apis/multicluster.x-k8s.io"
-
-
-def preferred_version(group: dict[str, Any]) -> str:
-    """The ClusterProfile version ``get`` reads: v1alpha2 where the hub serves it, as kubectl.
-
-    A hub whose CRD serves only v1alpha1 (OCM's, or an older release) is read as v1alpha1.
-
-    Args:
-        group: The decoded ``APIGroup`` of ``/apis/multicluster.x-k8s.io`` (``{}`` if absent).
-
-    Returns:
-        ``"v1alpha2"`` or ``"v1alpha1"``.
-    """
-    served = {v.get("version") for v in group.get("versions") or ()}
-    return "v1alpha2" if "v1alpha2" in served else "v1alpha1"
-
-
 #: The resource types ``get`` shows, by every spelling kubectl accepts for them -> plural.
 RESOURCE_TYPES = {
     spelling: plural
@@ -275,8 +256,9 @@ def _fetch_fast(
     exec user, a proxy, an error answer) returns None, and the full client does the work and
     reports any error exactly as the other commands do.
 
-    ClusterProfiles are read in the version :func:`preferred_version` picks (one more GET);
-    PlacementDecisions in v1alpha1, which every PlacementDecision CRD serves and stores.
+    Each resource is read in the version its own discovery gives
+    (:func:`cluster_inventory.api.versions.read_version`: one more GET), as the full
+    client's ``kube.served_resource`` reads it.
 
     Returns:
         (namespace listed, or None for all; the objects), or None.
@@ -284,6 +266,7 @@ def _fetch_fast(
     import json
 
     from cluster_inventory.api.constants import REQUEST_TIMEOUT, REQUEST_TIMEOUT_ENV
+    from cluster_inventory.api.versions import NEWEST_VERSION_PATH, read_version
     from cluster_inventory.credentials.plugins.hub import Hub, HubError, HubTimeoutError, quote
 
     # The root callback checked it (--request-timeout); the full client reads the same.
@@ -302,11 +285,12 @@ def _fetch_fast(
     if hub.proxy_url:
         return None
 
-    def get(path: str) -> Any:
-        """The JSON at ``path``, or None on any error (the full client will report it).
+    def answer(path: str) -> tuple[int, Any] | None:
+        """(status, decoded JSON or None), or None on a failed request.
 
-        Except a timeout: the full client would wait as long again before saying the same
-        thing, and every command gives up after one request timeout (docs/cli.md).
+        None lets the full client report the failure, except for a timeout: the full client
+        would wait as long again before saying the same thing, and every command gives up
+        after one request timeout (docs/cli.md).
         """
         try:
             status, body = hub.get_json(path, user_agent="cluster-inventory", timeout=timeout)
@@ -314,22 +298,21 @@ def _fetch_fast(
             fail(str(exc))
         except HubError:
             return None
-        return json.loads(body) if status == 200 else None
+        return status, (json.loads(body) if status == 200 else None)
 
     ns = None if all_namespaces else (namespace or hub.namespace_hint or "default")
-    version = "v1alpha1"
-    if plural == "clusterprofiles":
-        group = get(GROUP_PATH)
-        if group is None:
-            return None
-        version = preferred_version(group)
-    url = f"{GROUP_PATH}/{version}"
+    discovered = answer(NEWEST_VERSION_PATH)
+    if discovered is None or discovered[0] not in (200, 404):
+        return None
+    version = read_version(discovered[1], plural)
+    url = f"/apis/{GROUP}/{version}"
     url += f"/namespaces/{quote(ns)}/{plural}" if ns else f"/{plural}"
     if name:
         url += "/" + quote(name)
     elif selector:
         url += "?labelSelector=" + quote(selector)
-    doc = get(url)
+    got = answer(url)
+    doc = got[1] if got is not None else None
     if doc is None:
         return None
     items: list[dict[str, Any]] = [doc] if name else doc.get("items") or []
@@ -355,10 +338,8 @@ async def _fetch(
     from cluster_inventory import kube
 
     async with await hub_client(path, context) as client:
-        if plural == "placementdecisions":
-            resource = kube.PLACEMENT_DECISIONS
-        else:
-            resource = await kube.cluster_profiles_resource(client)
+        base = kube.PLACEMENT_DECISIONS if plural == "placementdecisions" else kube.CLUSTER_PROFILES
+        resource = await kube.served_resource(client, base)
         if name:
             return [await kube.get(client, resource, name, namespace=ns)]
         listed = await kube.list_objects(client, resource, ns, label_selector=selector)

@@ -29,6 +29,7 @@ from cluster_inventory.cli._hub import (
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
 from cluster_inventory.cli.agent import agent_app
 from cluster_inventory.cli.apply import apply_cmd
+from cluster_inventory.cli.crds import crds_app
 from cluster_inventory.cli.dashboard import dashboard_cmd
 from cluster_inventory.cli.fleet import demo, fleet_app, testing_app
 from cluster_inventory.cli.integrations import argocd_app, multikueue_app
@@ -44,7 +45,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-crds_app = typer.Typer(help="The Cluster Inventory CRDs.", no_args_is_help=True)
 app.add_typer(manager_app, name="manager")
 app.add_typer(agent_app, name="agent")
 app.add_typer(fleet_app, name="fleet")
@@ -128,40 +128,6 @@ def version() -> None:
         f"kubernetes {KUBERNETES_VERSION}, etcd {ETCD_VERSION}, "
         f"cluster-inventory-api {CLUSTER_INVENTORY_API_VERSION}"
     )
-
-
-@crds_app.command("print")
-def crds_print() -> None:
-    """Print the CRDs as a multi-document YAML stream (pipe it to kubectl apply -f -)."""
-    import yaml
-
-    from cluster_inventory import api
-
-    typer.echo(yaml.safe_dump_all(api.load_crds(), sort_keys=False), nl=False)
-
-
-@crds_app.command("apply")
-def crds_apply(
-    kubeconfig: Annotated[Path | None, typer.Option(help="Hub kubeconfig.")] = None,
-    context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
-) -> None:
-    """Apply the CRDs to a hub (server-side apply) and wait until they are served."""
-    from cluster_inventory import api, kube
-
-    path = kubeconfig
-
-    async def run() -> None:
-        async with await hub_client(path, context) as client:
-            await kube.ensure_crds(client, api.load_crds())
-
-    try:
-        asyncio.run(run())
-    except kube.KubeError as exc:
-        fail(str(exc))
-    for crd in api.load_crds():
-        typer.echo(
-            f"customresourcedefinition.apiextensions.k8s.io/{crd['metadata']['name']} applied"
-        )
 
 
 #: ``-n`` of the commands that read profiles; None means the kubeconfig context's namespace.

@@ -17,12 +17,22 @@ from cluster_inventory.kube._client import (
     new_client,
 )
 from cluster_inventory.kube._connection import ClusterConnection
-from cluster_inventory.kube._crds import CRDNotEstablishedError, ensure_crds
+from cluster_inventory.kube._crd_plan import CRDStorageError, storage_version
+from cluster_inventory.kube._crds import (
+    AppliedCRD,
+    CRDConflictError,
+    CRDNotEstablishedError,
+    FieldConflict,
+    apply_crds,
+    ensure_crds,
+)
 from cluster_inventory.kube._discovery import (
     cluster_profiles_resource,
     known_kind,
     parse_kind,
+    placement_decisions_resource,
     resolve_kind,
+    served_resource,
 )
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._loop import EVENT_LOOP_ENV, event_loop_factory, run
@@ -33,6 +43,7 @@ from cluster_inventory.kube._metrics import (
     ReconcileMetrics,
     collectors_for,
 )
+from cluster_inventory.kube._pruning import dropped_fields
 from cluster_inventory.kube._resources import (
     FieldValidation,
     Resource,
@@ -42,8 +53,14 @@ from cluster_inventory.kube._resources import (
     get,
     get_text,
     list_objects,
+    list_pages,
     replace_status,
     request,
+)
+from cluster_inventory.kube._storage_migration import (
+    StorageMigration,
+    StorageMigrationError,
+    migrate_storage,
 )
 from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
 from cluster_inventory.kube._timeout import request_timeout
@@ -60,9 +77,13 @@ __all__ = [
     "RECONCILE_RESULTS",
     "ReloadableTLSContext",
     "ApiClient",
+    "AppliedCRD",
     "BackgroundLoop",
+    "CRDConflictError",
     "CRDNotEstablishedError",
+    "CRDStorageError",
     "ClusterConnection",
+    "FieldConflict",
     "FieldValidation",
     "InformerCache",
     "LeaseMetrics",
@@ -71,9 +92,12 @@ __all__ = [
     "ReconcileMetrics",
     "Resource",
     "ServiceAccountToken",
+    "StorageMigration",
+    "StorageMigrationError",
     "TokenSource",
     "UnauthorizedHook",
     "apply",
+    "apply_crds",
     "cancel_and_wait",
     "clone_client",
     "gather_bounded",
@@ -83,6 +107,7 @@ __all__ = [
     "connection_from_kubeconfig",
     "create",
     "delete",
+    "dropped_fields",
     "ensure_crds",
     "event_loop_factory",
     "get",
@@ -90,17 +115,22 @@ __all__ = [
     "known_kind",
     "lease_loop",
     "list_objects",
+    "list_pages",
     "load_connection",
+    "migrate_storage",
     "new_client",
     "parse_kind",
     "replace_status",
+    "placement_decisions_resource",
     "request",
     "request_timeout",
     "request_service_account_token",
     "resolve_kind",
     "run",
+    "served_resource",
     "shared_ssl_context",
     "ssl_context_for",
+    "storage_version",
     *errors.__all__,
     *resources.__all__,
 ]

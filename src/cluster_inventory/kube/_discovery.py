@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import dataclasses as _dataclasses
 
+from cluster_inventory.api.versions import NEWEST_VERSION_PATH, read_version
 from cluster_inventory.kube import resources as _known
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._resources import Resource, request
 from cluster_inventory.kube.errors import KindNotFoundError, NotFoundError
 
-__all__ = ["cluster_profiles_resource", "known_kind", "parse_kind", "resolve_kind"]
+__all__ = [
+    "cluster_profiles_resource",
+    "known_kind",
+    "parse_kind",
+    "placement_decisions_resource",
+    "resolve_kind",
+    "served_resource",
+]
 
 _KNOWN: dict[tuple[str, str, str], Resource] = {
     (r.group, r.version, r.kind): r
@@ -85,23 +93,52 @@ async def resolve_kind(client: ApiClient, kind: str) -> Resource:
     raise KindNotFoundError(f"{kind}: no resource of kind {name!r} in {path}")
 
 
+async def served_resource(client: ApiClient, resource: Resource) -> Resource:
+    """``resource`` (a ``multicluster.x-k8s.io`` one) at the version a reader should use.
+
+    v1alpha2 where the hub's v1alpha2 discovery document lists this resource, else v1alpha1
+    (:func:`cluster_inventory.api.versions.read_version`): the resource's own discovery, not
+    the group's, so a ClusterProfile CRD serving v1alpha1 only beside a PlacementDecision
+    CRD serving v1alpha2 (re-applying OCM's or upstream's v1alpha1 ClusterProfile CRD leaves
+    that) is read through v1alpha1. One GET per call.
+
+    Args:
+        client: A hub client.
+        resource: :data:`~cluster_inventory.kube.resources.CLUSTER_PROFILES` or
+            :data:`~cluster_inventory.kube.resources.PLACEMENT_DECISIONS`.
+
+    Raises:
+        KubeError: The hub did not answer the discovery request (a 404, no v1alpha2 at all,
+            gives v1alpha1, and the request that follows reports a missing CRD).
+    """
+    try:
+        newest = await request(
+            client, "GET", NEWEST_VERSION_PATH, target=f"discovery {NEWEST_VERSION_PATH}"
+        )
+    except NotFoundError:
+        newest = None
+    return _dataclasses.replace(resource, version=read_version(newest, resource.plural))
+
+
 async def cluster_profiles_resource(client: ApiClient) -> Resource:
     """The ClusterProfile resource at the version a reader should use on this hub.
 
-    ``multicluster.x-k8s.io/v1alpha2`` where the hub serves it (it is the preferred version
-    once served, as kubectl sees it), else v1alpha1: hubs whose CRD serves only v1alpha1
-    (OCM's, an older release) keep working. Writers stay on v1alpha1, the storage version,
-    since a write through v1alpha2 drops v1alpha1-only fields such as ``credentialProviders``.
+    :func:`served_resource` of ClusterProfile. Writers stay on v1alpha1, which every
+    ClusterProfile CRD serves, since a write through v1alpha2 drops v1alpha1-only fields
+    such as ``credentialProviders`` (docs/crds.md, "Fields of one version only").
 
     Raises:
-        KubeError: The hub did not answer the discovery request (a hub without the group at
-            all gives v1alpha1, and the request that follows reports it).
+        KubeError: The hub did not answer the discovery request.
     """
-    try:
-        group = await request(client, "GET", f"/apis/{_known.CLUSTER_PROFILES.group}")
-    except NotFoundError:
-        return _known.CLUSTER_PROFILES
-    served = {v.get("version") for v in group.get("versions") or ()}
-    if "v1alpha2" in served:
-        return _dataclasses.replace(_known.CLUSTER_PROFILES, version="v1alpha2")
-    return _known.CLUSTER_PROFILES
+    return await served_resource(client, _known.CLUSTER_PROFILES)
+
+
+async def placement_decisions_resource(client: ApiClient) -> Resource:
+    """The PlacementDecision resource at the version a reader should use on this hub.
+
+    :func:`served_resource` of PlacementDecision, resolved apart from ClusterProfile.
+
+    Raises:
+        KubeError: The hub did not answer the discovery request.
+    """
+    return await served_resource(client, _known.PLACEMENT_DECISIONS)

@@ -13,7 +13,7 @@ import functools
 import json
 import re
 import ssl
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import quote
@@ -39,6 +39,7 @@ __all__ = [
     "get",
     "get_text",
     "list_objects",
+    "list_pages",
     "replace_status",
     "request",
 ]
@@ -294,6 +295,53 @@ async def list_objects(
         target=resource.describe(namespace, None),
     )
     return result
+
+
+async def list_pages(
+    client: ApiClient,
+    resource: Resource,
+    namespace: str | None = None,
+    *,
+    page_size: int = 500,
+    query: Mapping[str, str | int | bool] | None = None,
+    accept: str = "application/json",
+) -> AsyncIterator[dict[str, Any]]:
+    """LIST a collection in pages of ``page_size`` (``limit``/``continue``), as client-go's pager.
+
+    Yields each page (a List object) as the server answers it: items without ``apiVersion``
+    and ``kind`` (a LIST leaves them out), the page's ``metadata`` with its
+    ``resourceVersion``. A collection changing meanwhile is listed at the first page's
+    resourceVersion (the server's consistent continue).
+
+    Args:
+        client: The API client.
+        resource: What kind of object.
+        namespace: One namespace, or None for all of them.
+        page_size: Objects per page.
+        query: More query parameters (``labelSelector``, ``fieldSelector``).
+        accept: The ``Accept`` header (``PartialObjectMetadataList`` for metadata only).
+
+    Raises:
+        KubeAPIError: The server refused a page (a 410 when the continue token expired).
+        ServerUnavailableError: The server could not be reached.
+    """
+    cont = ""
+    while True:
+        params: dict[str, str | int | bool] = {**(query or {}), "limit": page_size}
+        if cont:
+            params["continue"] = cont
+        page: dict[str, Any] = await request(
+            client,
+            "GET",
+            resource.path(namespace),
+            query=params,
+            target=resource.describe(namespace, None),
+            accept=accept,
+        )
+        yield page
+        cont = (page.get("metadata") or {}).get("continue") or ""
+        if not cont:
+            return
 
 
 async def create(client: ApiClient, resource: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import Any
 import aiohttp
 
 from cluster_inventory.kube._k8s import ApiClient
-from cluster_inventory.kube._resources import Resource, request
+from cluster_inventory.kube._resources import Resource, list_pages
 from cluster_inventory.kube._store import (
     ADDED,
     DELETED,
@@ -224,30 +224,22 @@ class Informer(Store):
 
     async def _list(self) -> None:
         items: dict[str, dict[str, Any]] = {}
-        cont = ""
         rv = ""
-        while True:
-            query = {**self._selectors, "limit": self._page_size}
-            if cont:
-                query["continue"] = cont
-            page = await request(
-                self.client,
-                "GET",
-                self._path,
-                query=query,
-                target=self._target,
-                accept=self._list_accept,
-            )
+        pages = list_pages(
+            self.client,
+            self.resource,
+            self.namespace,
+            page_size=self._page_size,
+            query=self._selectors,
+            accept=self._list_accept,
+        )
+        async for page in pages:
             kind = self.resource.kind
             for item in page.get("items") or ():
                 item.setdefault("apiVersion", self.resource.api_version)
                 item.setdefault("kind", kind)
                 items[object_key(item)] = item
-            meta = page.get("metadata") or {}
-            rv = meta.get("resourceVersion") or rv
-            cont = meta.get("continue") or ""
-            if not cont:
-                break
+            rv = (page.get("metadata") or {}).get("resourceVersion") or rv
         self.lists += 1
         self.last_heard = time.monotonic()
         for key in [k for k in self._store if k not in items]:

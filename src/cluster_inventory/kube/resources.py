@@ -22,6 +22,7 @@ __all__ = [
     "ROLE_BINDINGS",
     "SECRETS",
     "SERVICE_ACCOUNTS",
+    "STORAGE_VERSION_MIGRATIONS",
 ]
 
 NAMESPACES = Resource(
@@ -50,6 +51,14 @@ CUSTOM_RESOURCE_DEFINITIONS = Resource(
     version="v1",
     plural="customresourcedefinitions",
     kind="CustomResourceDefinition",
+    namespaced=False,
+)
+#: KEP-4192's migration request (beta in Kubernetes 1.35, served only where enabled).
+STORAGE_VERSION_MIGRATIONS = Resource(
+    group="storagemigration.k8s.io",
+    version="v1beta1",
+    plural="storageversionmigrations",
+    kind="StorageVersionMigration",
     namespaced=False,
 )
 CLUSTER_PROFILES = Resource(

@@ -91,6 +91,8 @@ class ControlPlane(StartStop):
         controllers: kube-controller-manager controllers to run (None: no controller-manager).
             :data:`DEFAULT_CONTROLLERS` is a good set.
         extra_apiserver_args: More ``--flag=value`` arguments for kube-apiserver.
+        extra_controller_manager_args: More ``--flag=value`` arguments for
+            kube-controller-manager (a feature gate), with ``controllers``.
         detach: Let the processes outlive this Python process (``fleet up --keep``).
 
     Attributes:
@@ -107,6 +109,7 @@ class ControlPlane(StartStop):
         etcd: Etcd | None = None,
         controllers: Sequence[str] | None = None,
         extra_apiserver_args: Sequence[str] = (),
+        extra_controller_manager_args: Sequence[str] = (),
         detach: bool = False,
     ) -> None:
         self.name = name
@@ -117,6 +120,7 @@ class ControlPlane(StartStop):
         self._etcd: Etcd | None = etcd
         self.controllers = tuple(controllers) if controllers else ()
         self.extra_apiserver_args = tuple(extra_apiserver_args)
+        self.extra_controller_manager_args = tuple(extra_controller_manager_args)
         self.port = 0
         self._apiserver: ManagedProcess | None = None
         self._kcm: ManagedProcess | None = None
@@ -315,6 +319,7 @@ class ControlPlane(StartStop):
             f"--root-ca-file={certs / 'serving-ca.crt'}",
             "--use-service-account-credentials=false",
             "--v=0",
+            *self.extra_controller_manager_args,
         ]
         if "csrsigning" in self.controllers:
             argv += [

@@ -7,7 +7,6 @@ A control plane of its own: the session hub's CRD serves both versions for every
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -15,30 +14,19 @@ from typing import Any
 import yaml
 from prometheus_client import CollectorRegistry
 
-from cluster_inventory import api, credentials, kube
+from cluster_inventory import credentials, kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
-from cluster_inventory.credentials import ProviderConfig
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
-from cluster_inventory.runtime import FleetManager
 from cluster_inventory.testing import ControlPlane
 from tests.cli_run import cli
+from tests.crd_versions import runtime_syncs, v1alpha1_only
 from tests.provider_files import PLUGIN, provider_file
 from tests.waiting import eventually
 
 
-def _v1alpha1_only() -> list[dict[str, Any]]:
-    crds = copy.deepcopy(api.load_crds())
-    for crd in crds:
-        if crd["spec"]["group"] == api.GROUP:
-            crd["spec"]["versions"] = [
-                v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"
-            ]
-    return crds
-
-
 async def test_readers_fall_back_to_v1alpha1_and_conformance_says_why() -> None:
     async with ControlPlane("ocm-like-hub") as hub, await hub.client() as client:
-        await kube.ensure_crds(client, _v1alpha1_only())
+        await kube.ensure_crds(client, v1alpha1_only())
         assert await kube.cluster_profiles_resource(client) == kube.CLUSTER_PROFILES
         await kube.apply(client, kube.NAMESPACES, {"metadata": {"name": "inv"}}, field_manager="t")
         body = {
@@ -63,14 +51,7 @@ async def test_readers_fall_back_to_v1alpha1_and_conformance_says_why() -> None:
         )
 
         # The runtime lists and watches through v1alpha1.
-        fleet = FleetManager(
-            client, ProviderConfig(providers=()), namespaces=["inv"], registry=CollectorRegistry()
-        )
-        await fleet.start()
-        try:
-            await asyncio.wait_for(fleet.wait_synced(), 60)
-        finally:
-            await fleet.stop()
+        await runtime_syncs(client, "inv")
 
         kubeconfig = str(hub.kubeconfig_path)
         got = await asyncio.to_thread(cli, "get", "-n", "inv", "--kubeconfig", kubeconfig)
@@ -101,7 +82,7 @@ async def test_readers_fall_back_to_v1alpha1_and_conformance_says_why() -> None:
 
 async def test_the_manager_and_a_consumer_work_on_a_v1alpha1_only_hub(tmp_path: Path) -> None:
     async with ControlPlane("ocm-like-hub-2") as hub, await hub.client() as client:
-        await kube.ensure_crds(client, _v1alpha1_only())
+        await kube.ensure_crds(client, v1alpha1_only())
         for ns, labels in (("system", {}), ("inv", {LABEL_CLUSTER_SET: "prod"})):
             await kube.apply(
                 client,

@@ -21,7 +21,7 @@ async def test_crds_apply_installs_every_crd_on_a_bare_cluster() -> None:
     async with ControlPlane("bare") as cp:
         result = cli("crds", "apply", "--kubeconfig", str(cp.kubeconfig_path))
         assert result.returncode == 0, result.stderr
-        assert "clusterprofiles.multicluster.x-k8s.io applied" in result.stdout
+        assert "clusterprofiles.multicluster.x-k8s.io created" in result.stdout
         async with await cp.client() as client:
             listed = await kube.list_objects(client, kube.CLUSTER_PROFILES)
     assert listed["items"] == []

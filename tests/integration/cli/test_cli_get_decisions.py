@@ -197,8 +197,9 @@ async def test_without_kubectl_json_holds_the_same_slices(
             _run, "get", "placementdecisions", "-n", decisions, "-o", "json", fleet=fleet
         )
     )
+    # Both read the version discovery prefers for PlacementDecision: v1alpha2 on this hub.
     theirs = await asyncio.to_thread(
-        _kubectl, "get", "placementdecisions.v1alpha1.multicluster.x-k8s.io", "-n", decisions,
+        _kubectl, "get", "placementdecisions.multicluster.x-k8s.io", "-n", decisions,
         "-o", "json", hub=fleet.hub,
     )  # fmt: skip
     assert theirs.returncode == 0, theirs.stderr

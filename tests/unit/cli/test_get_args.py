@@ -61,13 +61,20 @@ def test_it_knows_every_option_of_the_typer_command() -> None:
     assert isinstance(parse_get_args(["--kubeconfig", "k"])["kubeconfig"], Path)  # type: ignore[index]
 
 
-def test_get_reads_v1alpha2_where_served_and_v1alpha1_elsewhere() -> None:
-    from cluster_inventory.cli._get import preferred_version
+def test_each_resource_is_read_through_the_version_its_own_discovery_lists() -> None:
+    from cluster_inventory.api.versions import read_version
 
-    both = {"versions": [{"version": "v1alpha1"}, {"version": "v1alpha2"}]}
-    assert preferred_version(both) == "v1alpha2"
-    assert preferred_version({"versions": [{"version": "v1alpha1"}]}) == "v1alpha1"
-    assert preferred_version({}) == "v1alpha1"
+    both = {"resources": [{"name": "clusterprofiles"}, {"name": "placementdecisions"}]}
+    decisions_only = {"resources": [{"name": "placementdecisions"}]}
+    assert read_version(both, "clusterprofiles") == "v1alpha2"
+    # A group serving v1alpha2 for PlacementDecision only: ClusterProfile stays on v1alpha1.
+    assert read_version(decisions_only, "clusterprofiles") == "v1alpha1"
+    assert read_version(decisions_only, "placementdecisions") == "v1alpha2"
+    assert read_version(None, "clusterprofiles") == "v1alpha1"  # 404: no v1alpha2 at all
+    assert read_version({"resources": [{"name": "clusterprofiles/status"}]}, "clusterprofiles") == (
+        "v1alpha1"
+    )
+    assert read_version({"resources": "garbage"}, "clusterprofiles") == "v1alpha1"
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cluster_inventory.api.constants import GROUP
+from cluster_inventory.api.versions import NEWEST_VERSION_PATH, resource_entry
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.integrations.conformance._results import Served, evaluate, report
 
@@ -42,10 +42,10 @@ async def run(client: Any, namespace: str, cluster_manager: str | None = None) -
     served = Served(served=False, namespaced=False, listable=False, error="not served")
     profiles: list[dict[str, Any]] = []
     try:
-        resources = await kube.request(client, "GET", f"/apis/{GROUP}/v1alpha2")
+        resources = await kube.request(client, "GET", NEWEST_VERSION_PATH)
     except kube.NotFoundError:
-        resources = {"resources": []}
-    entry = next((r for r in resources.get("resources") or () if r.get("name") == v2.plural), None)
+        resources = None
+    entry = resource_entry(resources, v2.plural)
     if entry is not None:
         try:
             listed = await kube.list_objects(client, v2, namespace)
