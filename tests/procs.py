@@ -40,6 +40,26 @@ def control_plane_pids() -> set[int]:
     return found
 
 
+#: The environment variable a test sets on a command it runs, so that what the command leaves
+#: running is told apart from other runs' processes on a shared machine (the environment is
+#: inherited by every process the command starts, and kept after they are re-parented).
+RUN_MARK = "CLUSTER_INVENTORY_TEST_RUN"
+
+
+def started_by(pids: set[int], mark: str) -> set[int]:
+    """Those of ``pids`` whose environment has ``RUN_MARK=mark`` (started by that run)."""
+    needle = f"{RUN_MARK}={mark}".encode()
+    found = set()
+    for pid in pids:
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if needle in environ:
+            found.add(pid)
+    return found
+
+
 def pids_with_args(*words: str) -> set[int]:
     """PIDs of running processes whose command line contains every one of ``words``."""
     found = set()

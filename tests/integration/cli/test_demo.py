@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import uuid
 from pathlib import Path
 
 from cluster_inventory.cli.demo import (
@@ -23,7 +24,7 @@ from cluster_inventory.cli.demo import (
 )
 from cluster_inventory.testing.versions import KUBERNETES_VERSION
 from tests.cli_run import cli
-from tests.procs import control_plane_pids, pids_with_args, wait_dead
+from tests.procs import RUN_MARK, control_plane_pids, pids_with_args, started_by, wait_dead
 from tests.wheel import outside
 
 _MANAGER_ARGS = ("cluster_inventory.cli", "manager", "run")
@@ -53,6 +54,8 @@ def test_demo_from_the_wheel_without_go_shows_profiles_a_consumer_and_an_outage(
     # The outage's graceful stop never ends by itself (the manager's watches hold the drain
     # open) but at the harness's SIGKILL: envtest's variable brings that from 20 s to 3 s.
     env["KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT"] = "3s"
+    # Other runs on the machine start and stop control planes meanwhile: only this demo's count.
+    env[RUN_MARK] = mark = uuid.uuid4().hex
     before = control_plane_pids() | pids_with_args(*_MANAGER_ARGS)
     result = subprocess.run(
         [str(wheel_venv / "bin" / "cluster-inventory"), "demo"],
@@ -64,7 +67,7 @@ def test_demo_from_the_wheel_without_go_shows_profiles_a_consumer_and_an_outage(
         check=False,
         stdin=subprocess.DEVNULL,
     )
-    leftovers = (control_plane_pids() | pids_with_args(*_MANAGER_ARGS)) - before
+    leftovers = started_by((control_plane_pids() | pids_with_args(*_MANAGER_ARGS)) - before, mark)
     assert result.returncode == 0, result.stderr[-4000:]
     out = result.stdout
 
@@ -152,11 +155,16 @@ def test_a_demo_step_that_fails_says_which_and_stops_what_it_started(tmp_path: P
     broken = tmp_path / "kube-apiserver"
     broken.write_text("#!/bin/sh\necho 'flag provided but not defined: --demo' >&2\nexit 3\n")
     broken.chmod(0o755)
+    mark = uuid.uuid4().hex
     before = control_plane_pids()
     result = cli(
-        "demo", "--members", "1", env={"TEST_ASSET_KUBE_APISERVER": str(broken)}, timeout=600
+        "demo",
+        "--members",
+        "1",
+        env={"TEST_ASSET_KUBE_APISERVER": str(broken), RUN_MARK: mark},
+        timeout=600,
     )
-    leftovers = control_plane_pids() - before
+    leftovers = started_by(control_plane_pids() - before, mark)
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()
     error = next(line for line in last if line.startswith("error: "))
