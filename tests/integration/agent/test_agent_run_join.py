@@ -13,9 +13,7 @@ import asyncio
 import base64
 import contextlib
 import datetime as dt
-import signal
 import stat
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,60 +29,9 @@ from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP, LABEL_AGENT
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.agents import accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
-from tests.agents import JOIN_NS
+from tests.agents import JOIN_NS, AgentProcess
 from tests.cli_run import cli
 from tests.waiting import eventually
-
-CLI = Path(sys.executable).parent / "cluster-inventory"
-
-
-class _Agent:
-    """One ``agent run`` process; its stderr read line by line as it comes."""
-
-    def __init__(self, args: list[str]) -> None:
-        self.args = args
-        self.lines: list[str] = []
-        self._new_line = asyncio.Event()
-        self.proc: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        self.lines.clear()
-        self.proc = await asyncio.create_subprocess_exec(
-            str(CLI), "agent", "run", *self.args, stderr=asyncio.subprocess.PIPE
-        )
-        self._reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        assert self.proc is not None and self.proc.stderr is not None
-        while line := await self.proc.stderr.readline():
-            self.lines.append(line.decode())
-            self._new_line.set()
-        self._new_line.set()
-
-    async def said(self, needle: str, timeout: float = 20) -> str:
-        async with asyncio.timeout(timeout):
-            while True:
-                for line in self.lines:
-                    if needle in line:
-                        return line
-                assert self._reader is not None
-                if self._reader.done():
-                    raise AssertionError(f"agent ended without {needle!r}:\n{self.text}")
-                self._new_line.clear()
-                await self._new_line.wait()
-
-    @property
-    def text(self) -> str:
-        return "".join(self.lines)
-
-    async def stop(self) -> int:
-        assert self.proc is not None and self._reader is not None
-        if self.proc.returncode is None:
-            self.proc.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(20):
-            await self._reader
-            return await self.proc.wait()
 
 
 async def _csrs(admin: kube.ApiClient, name: str) -> list[dict[str, Any]]:
@@ -127,7 +74,7 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
     member_kubeconfig.write_text(yaml.safe_dump(member.kubeconfig()))
     state = tmp_path / "state"
     health = free_port()
-    agent = _Agent(
+    agent = AgentProcess(
         [
             "--name", name,
             "--bootstrap-kubeconfig", str(bootstrap),
