@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         format_micro_time,
     )
     from cluster_inventory.api._crds import load_crds
+    from cluster_inventory.api._rbac import load_agent_rbac
     from cluster_inventory.api._storable import StorableError, check_storable
     from cluster_inventory.api.about import (
         ClusterProperty,
@@ -100,6 +101,7 @@ _WHERE = {
     "format_micro_time": "_base",
     "format_time": "views",
     "load_crds": "_crds",
+    "load_agent_rbac": "_rbac",
 }
 _MODULES = ("v1alpha1", "v1alpha2")
 
@@ -138,6 +140,7 @@ __all__ = [
     "field_error",
     "format_micro_time",
     "format_time",
+    "load_agent_rbac",
     "load_crds",
     "constants",
     "v1alpha1",

@@ -19,6 +19,7 @@ __all__ = [
     "AGENT_CREDENTIAL_SECRET_TYPE",
     "AGENT_CSR_USAGES",
     "AGENT_GROUP",
+    "AGENT_GROUP_ROLE",
     "AGENT_OBJECT_PREFIX",
     "AGENT_USER_PREFIX",
     "ANNOTATION_ACCESS_PROVIDER",
@@ -63,6 +64,7 @@ __all__ = [
     "FIELD_MANAGER_CLUSTER_MANAGER",
     "FIELD_MANAGER_CONFIGMAP_SYNC",
     "FIELD_MANAGER_DEMO",
+    "FIELD_MANAGER_FLEET",
     "FIELD_MANAGER_MIRROR",
     "FIELD_MANAGER_MULTIKUEUE",
     "FIELD_MANAGER_PLACEMENT",
@@ -257,6 +259,8 @@ DEFAULT_CONSUMER_SERVICE_ACCOUNT = "cluster-inventory-consumer"
 AGENT_CSR_USAGES = ("digital signature", "client auth")
 #: ClusterRole of an agent's bootstrap identity: create and read CSRs, nothing else.
 AGENT_BOOTSTRAP_CLUSTER_ROLE = "cluster-inventory:agent-bootstrap"
+#: ClusterRole of the agents' group (``AGENT_GROUP``): the same, for their rotations.
+AGENT_GROUP_ROLE = "cluster-inventory:agent"
 #: The bootstrap group the cluster manager trusts by default to ask for an agent certificate
 #: (``ManagerConfig.agent_bootstrap_groups``).
 AGENT_BOOTSTRAP_GROUP = "cluster-inventory:agent-bootstrappers"
@@ -348,6 +352,8 @@ FIELD_MANAGER_SHARD = "cluster-inventory-shard"
 FIELD_MANAGER_CONFIGMAP_SYNC = "fleet-configmap-sync"
 #: Field manager of what ``cluster-inventory demo`` writes to set its fleet up.
 FIELD_MANAGER_DEMO = "cluster-inventory-demo"
+#: Field manager of what a local fleet installs on its hub (``cluster_inventory.testing``).
+FIELD_MANAGER_FLEET = "cluster-inventory-fleet"
 
 #: ``reportingController`` of the cluster manager's Events.
 REPORTING_CONTROLLER_MANAGER = f"{PROJECT_DOMAIN}/manager"
