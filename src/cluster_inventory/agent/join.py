@@ -175,6 +175,7 @@ async def ensure_identity(
     *,
     expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
     timeout: float | None = None,
+    announce: bool = True,
 ) -> AgentIdentity:
     """The agent's identity: the stored one while fresh, else a new one from the hub.
 
@@ -188,6 +189,8 @@ async def ensure_identity(
         store: The state directory.
         expiration_seconds: ``spec.expirationSeconds`` of a new CSR.
         timeout: See :func:`request_certificate`.
+        announce: Log that the agent waits for ``manager accept`` (once per join: a retry
+            says nothing more).
 
     Raises:
         AgentNameError: ``name`` is not a DNS-1123 label.
@@ -200,7 +203,7 @@ async def ensure_identity(
     current = store.load(name)
     if current is not None and store.now() < renewal_time(current.cert_pem):
         return current
-    if current is None:
+    if current is None and announce:
         _log.info(
             "no identity on the hub yet: asking for one with the bootstrap credential; "
             "waiting for the hub to accept %s (on the hub: cluster-inventory manager accept %s)",
@@ -353,6 +356,7 @@ class HubIdentity:
                     self.name,
                     self.store,
                     expiration_seconds=self.expiration_seconds,
+                    announce=not throttle.failing,
                 )
             except JoinError:
                 raise

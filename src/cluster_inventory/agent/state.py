@@ -71,8 +71,9 @@ def stored_member(directory: Path) -> str | None:
 class IdentityStore:
     """The agent's state directory: ``agent.key`` (0600), ``agent.crt`` and ``kubeconfig``.
 
-    The kubeconfig names the key and certificate files, so ``kubectl --kubeconfig`` (and
-    :func:`cluster_inventory.kube.connection_from_kubeconfig`) act as the agent.
+    The kubeconfig names the key and certificate files (relative to itself), so ``kubectl
+    --kubeconfig`` (and :func:`cluster_inventory.kube.connection_from_kubeconfig`) act as
+    the agent, wherever they run from.
 
     Args:
         directory: The state directory (created 0700 by :meth:`prepare` or the first write).
@@ -191,6 +192,7 @@ class IdentityStore:
         """
         if not self.directory.is_dir():
             return []
+        left_behind = self.lock_path.exists()  # by an agent that was killed
         fd = self._lock()
         removed: list[Path] = []
         try:
@@ -203,7 +205,8 @@ class IdentityStore:
                     raise StateDirError(
                         self.directory, f"cannot delete {path.name}: {_reason(exc)}"
                     ) from None
-                removed.append(path)
+                if path != self.lock_path or left_behind:  # not the lock taken just now
+                    removed.append(path)
         finally:
             os.close(fd)
         with contextlib.suppress(OSError):  # not empty: someone else's files stay
@@ -240,7 +243,9 @@ class IdentityStore:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         _write_atomic(self.key_path, identity.key_pem, 0o600)
         _write_atomic(self.cert_path, identity.cert_pem, 0o644)
-        doc = _kubeconfig(identity.name, bootstrap, self.cert_path, self.key_path)
+        # Relative to the kubeconfig itself, as kubectl reads them: the directory may be
+        # given relative to the agent's working directory, or be moved whole.
+        doc = _kubeconfig(identity.name, bootstrap, Path(_CERT_FILE), Path(_KEY_FILE))
         _write_atomic(self.kubeconfig_path, json.dumps(doc, indent=2).encode(), 0o600)
 
 

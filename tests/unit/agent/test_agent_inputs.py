@@ -104,10 +104,27 @@ def test_remove_takes_exactly_what_the_agent_wrote(tmp_path: Path) -> None:
     mine = store.directory / "notes.txt"
     mine.write_text("the admin's")
     removed = store.remove()
-    assert removed == [store.key_path, store.cert_path, store.kubeconfig_path, store.lock_path]
+    assert removed == [store.key_path, store.cert_path, store.kubeconfig_path]
     assert sorted(store.directory.iterdir()) == [mine]  # someone else's file stays, so does the dir
     mine.unlink()
     store.save(identity, _connection())
-    assert store.remove()[-1] == store.directory and not store.directory.exists()
+    store.lock_path.write_text("4242\n")  # an agent killed with SIGKILL leaves its lock
+    assert store.remove()[-2:] == [store.lock_path, store.directory]
+    assert not store.directory.exists()
     assert store.remove() == []  # nothing left: nothing to do
     assert stored_member(store.directory) is None
+
+
+def test_a_relative_state_dir_gives_a_kubeconfig_that_loads_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = IdentityStore(Path("agent-state"))
+    key = new_private_key()
+    cert = _certificate(key, agent_user("edge-1"), T0, 24)
+    store.save(AgentIdentity(name="edge-1", key_pem=key, cert_pem=cert), _connection())
+    monkeypatch.chdir(tmp_path.parent)
+    from cluster_inventory import kube
+
+    conn = kube.connection_from_kubeconfig(tmp_path / "agent-state" / "kubeconfig")
+    assert conn.client_cert_data == cert and conn.client_key_data == key
