@@ -21,7 +21,7 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api.agents import agent_credential_name
-from cluster_inventory.api.constants import AGENT_USER_PREFIX, PROJECT_DOMAIN
+from cluster_inventory.api.constants import AGENT_USER_PREFIX, LABEL_AGENT, PROJECT_DOMAIN
 from cluster_inventory.testing import ControlPlane
 
 ACCEPT = "accept-in-test"
@@ -101,6 +101,14 @@ async def accept(admin: kube.ApiClient, name: str, namespace: str) -> None:
     await kube.apply(admin, kube.SECRETS, credential, field_manager=ACCEPT)
     await kube.apply(admin, kube.ROLES, _role(name, namespace), field_manager=ACCEPT)
     await kube.apply(admin, kube.ROLE_BINDINGS, _binding(name, namespace), field_manager=ACCEPT)
+
+
+async def agent_csrs(admin: kube.ApiClient, name: str) -> list[dict[str, Any]]:
+    """The CertificateSigningRequests of member ``name``'s agent (by their label)."""
+    listed = await kube.list_objects(
+        admin, kube.CERTIFICATE_SIGNING_REQUESTS, label_selector=f"{LABEL_AGENT}={name}"
+    )
+    return list(listed["items"])
 
 
 async def self_subject(client: kube.ApiClient) -> dict[str, Any]:

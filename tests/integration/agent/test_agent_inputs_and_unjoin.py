@@ -15,29 +15,19 @@ import asyncio
 import base64
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP, LABEL_AGENT
+from cluster_inventory.agent import new_private_key
+from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.agents import accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.agents import JOIN_NS, AgentProcess
+from tests.agents import JOIN_NS, AgentProcess, agent_csrs
 from tests.cli_run import cli
-
-
-async def _csrs(admin: kube.ApiClient, name: str) -> list[dict[str, Any]]:
-    listed = await kube.list_objects(
-        admin, kube.CERTIFICATE_SIGNING_REQUESTS, label_selector=f"{LABEL_AGENT}={name}"
-    )
-    return list(listed["items"])
+from tests.unit.agent.test_agent_identity import _certificate
 
 
 def _files(tmp_path: Path, join_hub: ControlPlane, member: ControlPlane) -> dict[str, Path]:
@@ -66,28 +56,11 @@ def _files(tmp_path: Path, join_hub: ControlPlane, member: ControlPlane) -> dict
 
 def _expired_user() -> dict[str, str]:
     """A client certificate whose notAfter has passed (what a bootstrap kubeconfig becomes)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "bootstrap-old")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=2))
-        .not_valid_after(now - dt.timedelta(hours=1))
-        .sign(key, hashes.SHA256())
-    )
-    pem = cert.public_bytes(serialization.Encoding.PEM)
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
+    key = new_private_key()
+    cert = _certificate(key, "bootstrap-old", dt.datetime.now(dt.UTC) - dt.timedelta(hours=2), 1)
     return {
-        "client-certificate-data": base64.b64encode(pem).decode(),
-        "client-key-data": base64.b64encode(key_pem).decode(),
+        "client-certificate-data": base64.b64encode(cert).decode(),
+        "client-key-data": base64.b64encode(key).decode(),
     }
 
 
@@ -142,7 +115,10 @@ async def test_a_bad_input_fails_naming_its_flag_before_any_csr_or_file(
         (line,) = run.stderr.splitlines()  # one line, no log, no traceback
         assert line.startswith(f"error: {flag}: "), line
         assert problem in line, line
-        assert await _csrs(join_admin, name) == [] and await _csrs(join_admin, "edge-1") == []
+        assert (
+            await agent_csrs(join_admin, name) == []
+            and await agent_csrs(join_admin, "edge-1") == []
+        )
         if flag != "--state-dir":
             assert not (tmp_path / "state").exists()  # nothing written on the member either
     finally:
@@ -187,11 +163,11 @@ async def test_unjoin_removes_what_the_agent_keeps_and_leaves_the_hub_to_reject(
             f"removed {state / 'agent.key'}",
             f"removed {state / 'agent.crt'}",
             f"removed {state / 'kubeconfig'}",
-            f"removed {state / '.lock'}",
+            f"removed {state}/",
         ]
-        assert lines[4] == f"removed {state}/"
-        assert lines[5].startswith(f"member {name}: the agent's identity is gone from this member")
-        assert f"cluster-inventory manager reject {name}" in lines[5]
+        assert lines[4].startswith(f"member {name}: the agent's identity is gone from this member")
+        assert f"cluster-inventory manager reject {name}" in lines[4]
+        assert len(lines) == 5
         assert not state.exists()
         # The hub's side is untouched: that is manager reject's.
         for resource, obj in (
@@ -207,7 +183,7 @@ async def test_unjoin_removes_what_the_agent_keeps_and_leaves_the_hub_to_reject(
         if agent.running:
             await agent.stop()
         await reject(join_admin, JOIN_NS, name)
-        for csr in await _csrs(join_admin, name):
+        for csr in await agent_csrs(join_admin, name):
             await kube.delete(
                 join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr["metadata"]["name"]
             )

@@ -15,7 +15,6 @@ import contextlib
 import datetime as dt
 import stat
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
@@ -25,20 +24,13 @@ from cryptography import x509
 from cluster_inventory import kube
 from cluster_inventory.agent import IdentityStore
 from cluster_inventory.api.agents import agent_user
-from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP, LABEL_AGENT
+from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.agents import accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
-from tests.agents import JOIN_NS, AgentProcess
+from tests.agents import JOIN_NS, AgentProcess, agent_csrs
 from tests.cli_run import cli
 from tests.waiting import eventually
-
-
-async def _csrs(admin: kube.ApiClient, name: str) -> list[dict[str, Any]]:
-    listed = await kube.list_objects(
-        admin, kube.CERTIFICATE_SIGNING_REQUESTS, label_selector=f"{LABEL_AGENT}={name}"
-    )
-    return list(listed["items"])
 
 
 async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
@@ -98,7 +90,7 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
     await agent.start()
     try:
         await agent.said(f"waiting for the hub to accept {name}")
-        (pending,) = await eventually(lambda: _csrs(join_admin, name), what="the agent's CSR")
+        (pending,) = await eventually(lambda: agent_csrs(join_admin, name), what="the agent's CSR")
         assert not (pending.get("status") or {}).get("conditions")
         async with aiohttp.ClientSession() as http:
             async with http.get(f"http://127.0.0.1:{health}/readyz") as resp:
@@ -123,14 +115,14 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
         assert stat.S_IMODE(store.key_path.stat().st_mode) == 0o600
         assert await agent.stop() == 0, agent.text
         first_run = agent.text
-        asked = len(await _csrs(join_admin, name))
+        asked = len(await agent_csrs(join_admin, name))
 
         await agent.start()  # restarted: the stored identity, no new CSR
         await agent.said("hub clients use the certificate")
         await eventually(lambda: lease_renewed_after(renewed), what="a renewal after restart")
         assert await agent.stop() == 0, agent.text
         assert "waiting for the hub to accept" not in agent.text
-        assert len(await _csrs(join_admin, name)) == asked
+        assert len(await agent_csrs(join_admin, name)) == asked
         key = store.key_path.read_text()
         for text in (first_run, agent.text):
             assert "Traceback" not in text
@@ -140,7 +132,7 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
         with contextlib.suppress(AssertionError, TimeoutError):
             await agent.stop()
         await reject(join_admin, JOIN_NS, name)
-        for csr in await _csrs(join_admin, name):
+        for csr in await agent_csrs(join_admin, name):
             await kube.delete(
                 join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr["metadata"]["name"]
             )
