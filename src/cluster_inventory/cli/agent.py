@@ -178,7 +178,7 @@ def agent_run(
     )
     from cluster_inventory.agent.config import AgentConfigError, check_ca_bundle
     from cluster_inventory.api.agents import AgentNameError
-    from cluster_inventory.cli._logging import configure_logging
+    from cluster_inventory.cli._logging import check_log_format, configure_logging
     from cluster_inventory.controller import Manager
     from cluster_inventory.kube.endpoints import parse_bind_address
 
@@ -214,6 +214,7 @@ def agent_run(
     try:
         health = parse_bind_address(health_probe_bind_address)
         metrics = parse_bind_address(metrics_bind_address)
+        check_log_format(log_format)
     except ValueError as exc:
         fail(str(exc))
     hub_flag = "--hub-kubeconfig" if hub_kubeconfig is not None else "--bootstrap-kubeconfig"
