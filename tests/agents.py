@@ -162,7 +162,7 @@ class AgentProcess:
         """How many lines so far hold ``needle``."""
         return sum(needle in line for line in self.lines)
 
-    async def said(self, needle: str, timeout: float = 20, *, times: int = 1) -> str:
+    async def said(self, needle: str, timeout: float = 60, *, times: int = 1) -> str:
         """Wait until ``needle`` is in ``times`` lines; the last of them (fails if it ends)."""
         async with asyncio.timeout(timeout):
             while True:
