@@ -4,23 +4,28 @@
 Secret of a member and the Role and RoleBinding that let the agent's identity
 (``cluster-inventory:agent:NAME``, group ``cluster-inventory:agents``) get, update and patch
 those three objects and nothing else
-(``docs/agent.md``). ``running`` runs a reporter or heartbeat for the length of a block.
+(``docs/agent.md``). ``running`` runs a reporter or heartbeat for the length of a block;
+``AgentProcess`` is one ``cluster-inventory agent run`` process, its stderr read as it comes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api.agents import agent_credential_name
-from cluster_inventory.api.constants import AGENT_USER_PREFIX, PROJECT_DOMAIN
+from cluster_inventory.api.constants import AGENT_USER_PREFIX, LABEL_AGENT, PROJECT_DOMAIN
 from cluster_inventory.testing import ControlPlane
 
 ACCEPT = "accept-in-test"
+CLI = Path(sys.executable).parent / "cluster-inventory"
 #: The cluster manager's namespace on the join hub (``join_hub`` in the agent tests' conftest).
 JOIN_NS = "cluster-inventory-system"
 
@@ -98,6 +103,14 @@ async def accept(admin: kube.ApiClient, name: str, namespace: str) -> None:
     await kube.apply(admin, kube.ROLE_BINDINGS, _binding(name, namespace), field_manager=ACCEPT)
 
 
+async def agent_csrs(admin: kube.ApiClient, name: str) -> list[dict[str, Any]]:
+    """The CertificateSigningRequests of member ``name``'s agent (by their label)."""
+    listed = await kube.list_objects(
+        admin, kube.CERTIFICATE_SIGNING_REQUESTS, label_selector=f"{LABEL_AGENT}={name}"
+    )
+    return list(listed["items"])
+
+
 async def self_subject(client: kube.ApiClient) -> dict[str, Any]:
     """Who ``client`` is on its server (a SelfSubjectReview's ``userInfo``)."""
     review = await kube.request(
@@ -119,3 +132,68 @@ async def running(coro: Any) -> AsyncIterator[asyncio.Task[Any]]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task  # raises what the task raised, if it failed
+
+
+class AgentProcess:
+    """One ``cluster-inventory agent run`` process; its stderr read line by line as it comes."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.args = args
+        self.lines: list[str] = []
+        self._new_line = asyncio.Event()
+        self.proc: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.lines.clear()
+        self.proc = await asyncio.create_subprocess_exec(
+            str(CLI), "agent", "run", *self.args, stderr=asyncio.subprocess.PIPE
+        )
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        while line := await self.proc.stderr.readline():
+            self.lines.append(line.decode())
+            self._new_line.set()
+        self._new_line.set()
+
+    def count(self, needle: str) -> int:
+        """How many lines so far hold ``needle``."""
+        return sum(needle in line for line in self.lines)
+
+    async def said(self, needle: str, timeout: float = 60, *, times: int = 1) -> str:
+        """Wait until ``needle`` is in ``times`` lines; the last of them (fails if it ends)."""
+        async with asyncio.timeout(timeout):
+            while True:
+                found = [line for line in self.lines if needle in line]
+                if len(found) >= times:
+                    return found[times - 1]
+                assert self._reader is not None
+                if self._reader.done():
+                    raise AssertionError(f"agent ended without {needle!r}:\n{self.text}")
+                self._new_line.clear()
+                await self._new_line.wait()
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def ended(self, timeout: float = 60) -> int:
+        """Wait until the process exits by itself; its exit code."""
+        assert self.proc is not None and self._reader is not None
+        async with asyncio.timeout(timeout):
+            await self._reader
+            return await self.proc.wait()
+
+    async def stop(self) -> int:
+        assert self.proc is not None and self._reader is not None
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(20):
+            await self._reader
+            return await self.proc.wait()

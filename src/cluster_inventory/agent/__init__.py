@@ -9,6 +9,11 @@ two ends of the join meet only on the hub's objects and in :mod:`cluster_invento
 
 - :mod:`.identity`, :mod:`.join`: the agent's key, its CSR, the certificate and its rotation
   (:class:`HubIdentity`: the identity of an agent that joins by itself, for its clients);
+- :mod:`.state`: :class:`IdentityStore`, the state directory on the member (what
+  ``agent unjoin`` removes);
+- :mod:`.config`: :class:`ReportingConfig`, every setting checked before the agent acts;
+- :mod:`.rejection`: :class:`RejectionCheck`, when the hub's refusals prove a rejection (a
+  starting hub refuses too);
 - :mod:`.report`: what the MemberReport's status says and whether it changed (pure);
 - :mod:`.reporter`: :class:`MemberReporter` watches the member and writes that status;
 - :mod:`.credential`: :class:`ConsumerCredential` mints the consumers' token on the member
@@ -19,6 +24,7 @@ two ends of the join meet only on the hub's objects and in :mod:`cluster_invento
 
 from __future__ import annotations
 
+from cluster_inventory.agent.config import AgentConfigError, ReportingConfig
 from cluster_inventory.agent.credential import (
     DEFAULT_CONSUMER_TOKEN_LIFETIME,
     ConsumerCredential,
@@ -26,14 +32,9 @@ from cluster_inventory.agent.credential import (
     parse_service_account,
     stored_rotation,
 )
-from cluster_inventory.agent.heartbeat import (
-    HUB_KEEPALIVE_SECONDS,
-    Heartbeat,
-    MemberNotAcceptedError,
-)
+from cluster_inventory.agent.heartbeat import HUB_KEEPALIVE_SECONDS, Heartbeat
 from cluster_inventory.agent.identity import (
     AgentIdentity,
-    IdentityStore,
     certificate_request_pem,
     needs_rotation,
     new_private_key,
@@ -44,18 +45,23 @@ from cluster_inventory.agent.join import (
     DEFAULT_EXPIRATION_SECONDS,
     HubIdentity,
     JoinError,
+    bootstrap_expired,
     certificate_signing_request,
     ensure_identity,
+    join_hint,
     keep_identity_fresh,
     request_certificate,
 )
+from cluster_inventory.agent.rejection import MemberNotAcceptedError, RejectionCheck, hub_ready
 from cluster_inventory.agent.reporter import MemberReporter
-from cluster_inventory.agent.runner import ReportingAgent, ReportingConfig
+from cluster_inventory.agent.runner import ReportingAgent
+from cluster_inventory.agent.state import IdentityStore, StateDirError, stored_member
 
 __all__ = [
     "DEFAULT_CONSUMER_TOKEN_LIFETIME",
     "DEFAULT_EXPIRATION_SECONDS",
     "HUB_KEEPALIVE_SECONDS",
+    "AgentConfigError",
     "AgentIdentity",
     "ConsumerCredential",
     "Heartbeat",
@@ -64,12 +70,17 @@ __all__ = [
     "JoinError",
     "MemberNotAcceptedError",
     "MemberReporter",
+    "RejectionCheck",
     "ReportingAgent",
     "ReportingConfig",
+    "StateDirError",
+    "bootstrap_expired",
     "certificate_request_pem",
     "certificate_signing_request",
     "credential_secret",
     "ensure_identity",
+    "hub_ready",
+    "join_hint",
     "keep_identity_fresh",
     "needs_rotation",
     "new_private_key",
@@ -77,5 +88,6 @@ __all__ = [
     "renewal_time",
     "request_certificate",
     "rotation_time",
+    "stored_member",
     "stored_rotation",
 ]

@@ -239,25 +239,18 @@ class ConsumerCredential:
         1 s, doubling to 60 s, with one warning when it starts failing and one line when it
         recovers; a token already on the hub stays there meanwhile.
         """
-        failures = 0
+        throttle = kube.Throttle(
+            f"keep the consumer token of {self.grant} in {self.secret_name}",
+            logger=_log,
+            backoff=kube.Backoff(first=_RETRY[0], cap=_RETRY[1]),
+            extra={"object": self.name},
+            sleep=self._sleep,
+        )
         while True:
             try:
                 due = await self.ensure()
             except kube.KubeError as exc:
-                if not failures:
-                    _log.warning(
-                        "cannot keep the consumer token of %s in %s: %s; retrying",
-                        self.grant,
-                        self.secret_name,
-                        exc,
-                        extra={"object": self.name},
-                    )
-                failures += 1
-                await self._sleep(min(_RETRY[1], _RETRY[0] * 2 ** (failures - 1)))
+                await throttle.pause(exc)
                 continue
-            if failures:
-                _log.info(
-                    "consumer token kept again in %s", self.secret_name, extra={"object": self.name}
-                )
-                failures = 0
+            throttle.succeeded()
             await self._sleep(max((due - self._now()).total_seconds(), 0.0))

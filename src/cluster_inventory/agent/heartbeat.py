@@ -6,8 +6,10 @@ node Lease (KEP-589) does the same for a node. Here the Lease ``NS/NAME`` is cre
 ``manager accept`` and the agent only updates it (``docs/agent.md``): the identity an agent
 holds can get, update and patch its own two objects and create nothing. A renewal is a JSON
 merge patch, which never creates; a Lease that is not there (or not the agent's to write)
-means the member was never accepted or was rejected, and ends the agent with
-:class:`MemberNotAcceptedError`, not a retry.
+may mean that the member was never accepted or was rejected: once such refusals have
+lasted a window while the hub otherwise answers (:mod:`.rejection`), they end the agent
+with :class:`~.rejection.MemberNotAcceptedError`; until then, and for every other failure,
+the renewal is retried with backoff.
 
 Renewals are spread with jitter (every ``duration x (1 +/- 0.25)``, :func:`renew_interval`) so
 members started together do not renew together, and run on a
@@ -28,6 +30,7 @@ from collections.abc import Callable
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.agent.rejection import RejectionCheck, not_accepted
 from cluster_inventory.api import format_micro_time
 from cluster_inventory.api.constants import AGENT_USER_PREFIX
 
@@ -36,8 +39,6 @@ __all__ = [
     "HUB_KEEPALIVE_SECONDS",
     "JITTER",
     "Heartbeat",
-    "MemberNotAcceptedError",
-    "not_accepted",
     "renew_interval",
 ]
 
@@ -56,40 +57,6 @@ JITTER = 0.25
 #: Seconds before retrying a renewal the hub did not take (doubling, up to the interval).
 _FIRST_RETRY = 1.0
 _MERGE_PATCH = "application/merge-patch+json"
-
-
-class MemberNotAcceptedError(kube.KubeError):
-    """The hub has no Lease or MemberReport this agent may write: the member is not accepted.
-
-    ``manager accept NAME`` creates both (and the Role that lets the agent write them);
-    ``manager reject NAME`` deletes them. Retrying cannot help until the hub's admin acts.
-
-    Attributes:
-        member: The member's name.
-        namespace: The hub namespace.
-        kind: ``Lease`` or ``MemberReport``.
-        problem: What the hub said (404 or 403).
-    """
-
-    def __init__(self, member: str, namespace: str, kind: str, problem: str) -> None:
-        self.member = member
-        self.namespace = namespace
-        self.kind = kind
-        self.problem = problem
-        super().__init__(
-            f"member {member} is not accepted on the hub yet (or was rejected): "
-            f"{kind} {namespace}/{member}: {problem}; on the hub, "
-            f"`cluster-inventory manager accept {member}` creates it"
-        )
-
-
-def not_accepted(
-    exc: kube.KubeAPIError, member: str, namespace: str, kind: str
-) -> MemberNotAcceptedError | None:
-    """The :class:`MemberNotAcceptedError` a refusal means, or None for any other error."""
-    if isinstance(exc, kube.NotFoundError | kube.ForbiddenError):
-        return MemberNotAcceptedError(member, namespace, kind, f"{exc.message} ({exc.status})")
-    return None
 
 
 def renew_interval(duration: float, rnd: float, jitter: float = JITTER) -> float:
@@ -125,6 +92,8 @@ class Heartbeat:
         now: Wall clock for ``renewTime``.
         registry: Where ``cluster_inventory_lease_renewal_lateness_seconds{lease="agent"}``
             is observed (how late each renewal started: the schedule kept or not).
+        rejection: Judges refused renewals (shared with the reporter; None: one of its
+            own with a window of ``duration``).
 
     Raises:
         ValueError: ``duration`` or ``jitter`` is out of range.
@@ -142,6 +111,7 @@ class Heartbeat:
         rnd: Callable[[], float] = random.random,
         now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
         registry: CollectorRegistry = REGISTRY,
+        rejection: RejectionCheck | None = None,
     ) -> None:
         renew_interval(duration, 0.5, jitter)  # checks both
         self.hub = hub
@@ -154,6 +124,7 @@ class Heartbeat:
         self._rnd = rnd
         self._now = now
         self._lateness = kube.LeaseMetrics.for_registry(registry).lateness.labels("agent")
+        self.rejection = rejection or RejectionCheck(duration)
         #: Renewals the hub took; monotonic time of the last one.
         self.renewals = 0
         self.renewed_at: float | None = None
@@ -204,47 +175,42 @@ class Heartbeat:
     async def keep(self, client: kube.ApiClient | None = None) -> None:
         """Renew every :meth:`next_interval` seconds until cancelled (the first after one).
 
-        A renewal the hub does not take is retried after 1 s, doubling up to the interval,
-        and said once per outage.
+        A renewal the hub does not take is retried after 1 s, doubling up to the interval
+        (one warning when it starts failing, one line when it works again). Refusals end
+        the loop only once :attr:`rejection` holds them proven.
 
         Raises:
-            MemberNotAcceptedError: The Lease went away (the member was rejected).
+            MemberNotAcceptedError: Refused while the hub was ready for the rejection
+                window (the member was rejected).
         """
+        client = client or self.hub
         target = f"{self.namespace}/{self.name}"
+        throttle = kube.Throttle(
+            f"renew heartbeat Lease {target}",
+            logger=_log,
+            backoff=kube.Backoff(first=min(_FIRST_RETRY, self.duration), cap=self.duration),
+            extra={"object": target},
+        )
         delay = self.next_interval()
-        retry = _FIRST_RETRY
-        failing = False
         while True:
             due = time.monotonic() + delay
             await asyncio.sleep(delay)
             self._lateness.observe(max(0.0, time.monotonic() - due))
             try:
                 await self.renew(client)
-            except MemberNotAcceptedError:
-                raise
             except kube.KubeError as exc:
-                if not failing:
-                    _log.warning(
-                        "heartbeat: cannot renew Lease %s (%s); retrying with backoff",
-                        target,
-                        exc,
-                        extra={"object": target},
-                    )
-                failing = True
-                delay = min(retry, self.next_interval())
-                retry *= 2
+                note = await self.rejection.failure(client, exc)
+                delay = min(throttle.failed(exc, note=note), self.next_interval())
                 continue
-            if failing:
-                _log.info("heartbeat: Lease %s renewed again", target, extra={"object": target})
-            failing = False
-            retry = _FIRST_RETRY
+            self.rejection.succeeded()
+            throttle.succeeded()
             delay = self.next_interval()
 
     async def run(self) -> None:
         """:meth:`keep` on the background loop with a hub client of its own, until cancelled.
 
         Raises:
-            MemberNotAcceptedError: The Lease went away (the member was rejected).
+            MemberNotAcceptedError: See :meth:`keep` (the member was rejected).
         """
 
         async def there() -> None:

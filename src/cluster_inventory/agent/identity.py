@@ -3,25 +3,19 @@
 As kubelet's and OCM klusterlet's client-certificate bootstrap: the agent makes an ECDSA
 P-256 key that never leaves the member, asks the hub to sign a certificate for
 ``CN=cluster-inventory:agent:NAME, O=cluster-inventory:agents`` and keeps both in its state
-directory (key mode 0600), so that a restart reuses them. Rotation follows client-go's
-certificate manager: renew once 70-90% of the life has passed; ours renews when 20-25% of
-it remains, the jitter chosen once per certificate (a fleet started together does not renew
-together). Pure but for the files of :class:`IdentityStore`.
+directory (:mod:`.state`, key mode 0600), so that a restart reuses them. Rotation follows
+client-go's certificate manager: renew once 70-90% of the life has passed; ours renews when
+20-25% of it remains, the jitter chosen once per certificate (a fleet started together does
+not renew together). Pure.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
-import os
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
 
 from cryptography import x509
-from cryptography.x509.oid import NameOID
 
 from cluster_inventory import kube
 from cluster_inventory.api.agents import agent_user, check_member_name
@@ -31,7 +25,6 @@ from cluster_inventory.kube.certificates import new_private_key
 
 __all__ = [
     "AgentIdentity",
-    "IdentityStore",
     "certificate_request_pem",
     "needs_rotation",
     "new_private_key",
@@ -41,9 +34,6 @@ __all__ = [
 
 #: Renew when this share of the certificate's life remains, at most and at least.
 ROTATE_REMAINING = (0.20, 0.25)
-_KEY_FILE = "agent.key"
-_CERT_FILE = "agent.crt"
-_KUBECONFIG_FILE = "kubeconfig"
 
 
 def certificate_request_pem(name: str, key_pem: bytes) -> bytes:
@@ -141,100 +131,3 @@ class AgentIdentity:
             client_key_data=self.key_pem,
             name=bootstrap.name or self.name,
         )
-
-
-class IdentityStore:
-    """The agent's state directory: ``agent.key`` (0600), ``agent.crt`` and ``kubeconfig``.
-
-    The kubeconfig names the key and certificate files, so ``kubectl --kubeconfig`` (and
-    :func:`cluster_inventory.kube.connection_from_kubeconfig`) act as the agent.
-
-    Args:
-        directory: The state directory (created 0700 on first write).
-        now: Wall clock.
-    """
-
-    def __init__(
-        self, directory: Path, *, now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
-    ) -> None:
-        self.directory = directory
-        self.now = now
-
-    @property
-    def key_path(self) -> Path:
-        """The private key file."""
-        return self.directory / _KEY_FILE
-
-    @property
-    def cert_path(self) -> Path:
-        """The certificate file."""
-        return self.directory / _CERT_FILE
-
-    @property
-    def kubeconfig_path(self) -> Path:
-        """The kubeconfig of the issued identity."""
-        return self.directory / _KUBECONFIG_FILE
-
-    def load(self, name: str) -> AgentIdentity | None:
-        """The stored identity of member ``name``, or None if there is none usable.
-
-        None when a file is missing, the certificate does not parse, is for another member,
-        or has expired: the agent then joins again with its bootstrap identity.
-        """
-        try:
-            key_pem = self.key_path.read_bytes()
-            cert_pem = self.cert_path.read_bytes()
-            cert = x509.load_pem_x509_certificate(cert_pem)
-        except (OSError, ValueError):
-            return None
-        cns = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
-        if [a.value for a in cns] != [agent_user(name)] or cert.not_valid_after_utc <= self.now():
-            return None
-        return AgentIdentity(name=name, key_pem=key_pem, cert_pem=cert_pem)
-
-    def save(self, identity: AgentIdentity, bootstrap: kube.ClusterConnection) -> None:
-        """Write the key (0600), the certificate and a kubeconfig naming them.
-
-        Each file is written beside its final name and renamed over it, so a crash leaves
-        the old identity or the new one, never half of each.
-
-        Raises:
-            OSError: The directory cannot be written.
-        """
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _write_atomic(self.key_path, identity.key_pem, 0o600)
-        _write_atomic(self.cert_path, identity.cert_pem, 0o644)
-        doc = _kubeconfig(identity.name, bootstrap, self.cert_path, self.key_path)
-        _write_atomic(self.kubeconfig_path, json.dumps(doc, indent=2).encode(), 0o600)
-
-
-def _write_atomic(path: Path, data: bytes, mode: int) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
-
-
-def _kubeconfig(
-    name: str, bootstrap: kube.ClusterConnection, cert_path: Path, key_path: Path
-) -> dict[str, Any]:
-    cluster = bootstrap.kubeconfig_cluster()
-    user = agent_user(name)
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "hub", "cluster": cluster}],
-        "users": [
-            {
-                "name": user,
-                "user": {"client-certificate": str(cert_path), "client-key": str(key_path)},
-            }
-        ],
-        "contexts": [{"name": "hub", "context": {"cluster": "hub", "user": user}}],
-        "current-context": "hub",
-    }

@@ -17,17 +17,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+from cryptography import x509
+
 from cluster_inventory import kube
 from cluster_inventory.agent.heartbeat import HUB_KEEPALIVE_SECONDS
 from cluster_inventory.agent.identity import (
     AgentIdentity,
-    IdentityStore,
     certificate_request_pem,
     new_private_key,
     renewal_time,
 )
+from cluster_inventory.agent.state import IdentityStore
 from cluster_inventory.api.agents import agent_object_name, check_member_name
 from cluster_inventory.api.constants import (
+    AGENT_BOOTSTRAP_CLUSTER_ROLE,
     AGENT_CSR_USAGES,
     LABEL_AGENT,
 )
@@ -38,14 +41,20 @@ __all__ = [
     "DEFAULT_EXPIRATION_SECONDS",
     "HubIdentity",
     "JoinError",
+    "bootstrap_expired",
     "certificate_signing_request",
     "ensure_identity",
+    "join_hint",
     "keep_identity_fresh",
     "request_certificate",
 ]
 
 #: ``spec.expirationSeconds`` the agent asks for by default: 24 h (the contract's default).
 DEFAULT_EXPIRATION_SECONDS = 24 * 3600
+#: Seconds between two tries of a failed rotation, at least (else a tenth of the life left).
+_ROTATION_RETRY = 10.0
+#: Seconds between two tries of a join the hub did not answer: the first, doubling to the last.
+_JOIN_RETRY = (1.0, 30.0)
 _log = logging.getLogger("cluster_inventory.agent")
 
 
@@ -55,6 +64,42 @@ class JoinError(CertificateRequestError):
     Attributes ``csr``, ``field`` and ``problem``, as
     :class:`~cluster_inventory.kube.certificates.CertificateRequestError`.
     """
+
+
+def join_hint(error: kube.KubeError) -> str:
+    """What a failed request of the join may mean, for its retry's log line."""
+    if isinstance(error, kube.UnauthorizedError):
+        return (
+            "the hub does not take the credential: an expired bootstrap kubeconfig? "
+            "`cluster-inventory manager bootstrap-kubeconfig` issues a new one"
+        )
+    if isinstance(error, kube.ForbiddenError):
+        return (
+            f"the identity may not ask for certificates (yet): the hub binds ClusterRole "
+            f"{AGENT_BOOTSTRAP_CLUSTER_ROLE} to the bootstrap group (the chart and `fleet up` "
+            "do), or is still starting"
+        )
+    return "transient: the hub did not answer"
+
+
+def bootstrap_expired(bootstrap: kube.ClusterConnection, now: dt.datetime) -> dt.datetime | None:
+    """When the bootstrap credential's client certificate expired, if it has.
+
+    Args:
+        bootstrap: The bootstrap connection.
+        now: The current time (timezone-aware).
+
+    Returns:
+        Its ``notAfter`` if that is past; None while valid, or for a credential without a
+        client certificate (a token's expiry is the hub's to tell).
+    """
+    if not bootstrap.client_cert_data:
+        return None
+    try:
+        cert = x509.load_pem_x509_certificate(bootstrap.client_cert_data)
+    except ValueError:
+        return None  # the TLS context says what is wrong with it
+    return cert.not_valid_after_utc if cert.not_valid_after_utc <= now else None
 
 
 def certificate_signing_request(
@@ -130,6 +175,7 @@ async def ensure_identity(
     *,
     expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
     timeout: float | None = None,
+    announce: bool = True,
 ) -> AgentIdentity:
     """The agent's identity: the stored one while fresh, else a new one from the hub.
 
@@ -143,18 +189,21 @@ async def ensure_identity(
         store: The state directory.
         expiration_seconds: ``spec.expirationSeconds`` of a new CSR.
         timeout: See :func:`request_certificate`.
+        announce: Log that the agent waits for ``manager accept`` (once per join: a retry
+            says nothing more).
 
     Raises:
         AgentNameError: ``name`` is not a DNS-1123 label.
         JoinError: See :func:`request_certificate`.
         KubeAPIError: See :func:`request_certificate`.
-        OSError: The state directory cannot be written.
+        StateDirError: The state directory cannot be created or written; found before a
+            CSR is created.
     """
     check_member_name(name, source="agent", field="name")
     current = store.load(name)
     if current is not None and store.now() < renewal_time(current.cert_pem):
         return current
-    if current is None:
+    if current is None and announce:
         _log.info(
             "no identity on the hub yet: asking for one with the bootstrap credential; "
             "waiting for the hub to accept %s (on the hub: cluster-inventory manager accept %s)",
@@ -162,6 +211,7 @@ async def ensure_identity(
             name,
             extra={"object": name},
         )
+    store.prepare()  # before a CSR exists: an unwritable directory is found first
     conn = current.connection(bootstrap) if current is not None else bootstrap
     key_pem = new_private_key()
     async with await kube.new_client(conn) as hub:
@@ -208,6 +258,13 @@ async def keep_identity_fresh(
         KubeAPIError: Likewise.
     """
     current = store.load(name)
+    throttle = kube.Throttle(
+        f"rotate the certificate of member {name} (the current one stays in use)",
+        logger=_log,
+        backoff=kube.Backoff(first=_ROTATION_RETRY, cap=_ROTATION_RETRY),
+        extra={"object": name},
+        sleep=sleep,
+    )
     while True:
         try:
             fresh = await ensure_identity(
@@ -217,9 +274,9 @@ async def keep_identity_fresh(
             if current is None:
                 raise  # nothing to keep using: the caller decides
             left = (current.not_after - store.now()) / dt.timedelta(seconds=1)
-            _log.warning("certificate rotation failed: %s; retrying", exc, extra={"object": name})
-            await sleep(max(left / 10, 10.0))
+            await throttle.pause(exc, delay=max(left / 10, _ROTATION_RETRY))
             continue
+        throttle.succeeded()
         if current is None or fresh.cert_pem != current.cert_pem:
             on_rotated(fresh)
         current = fresh
@@ -276,16 +333,41 @@ class HubIdentity:
     async def join(self) -> AgentIdentity:
         """The identity, joining first if there is none usable; hub clients use it from now on.
 
+        A hub that does not answer, or refuses the request for now (401, 403: a hub that
+        is starting, RBAC not yet granted to the bootstrap group), is asked again with
+        backoff (1 s doubling to 30 s; one warning with a hint, one line when it works).
+        Every try after a CSR was created makes a new one, as a restart does.
+
         Raises:
-            JoinError: See :func:`ensure_identity`.
-            KubeError: See :func:`ensure_identity`, or the stored kubeconfig does not load.
-            OSError: See :func:`ensure_identity`.
+            JoinError: See :func:`ensure_identity` (denied, failed or deleted CSR).
+            StateDirError: See :func:`ensure_identity`.
+            KubeConfigError: The stored kubeconfig does not load.
         """
-        identity = await ensure_identity(
-            self.bootstrap, self.name, self.store, expiration_seconds=self.expiration_seconds
+        throttle = kube.Throttle(
+            f"ask the hub for the certificate of member {self.name}",
+            logger=_log,
+            backoff=kube.Backoff(first=_JOIN_RETRY[0], cap=_JOIN_RETRY[1]),
+            extra={"object": self.name},
         )
-        self._use(identity)
-        return identity
+        while True:
+            try:
+                identity = await ensure_identity(
+                    self.bootstrap,
+                    self.name,
+                    self.store,
+                    expiration_seconds=self.expiration_seconds,
+                    announce=not throttle.failing,
+                )
+            except JoinError:
+                raise
+            except kube.KubeConfigError:
+                raise
+            except kube.KubeError as exc:
+                await throttle.pause(exc, note=join_hint(exc))
+                continue
+            throttle.succeeded()
+            self._use(identity)
+            return identity
 
     async def keep_fresh(self) -> None:
         """Rotate the certificate when due, for ever (see :func:`keep_identity_fresh`)."""

@@ -22,6 +22,9 @@ are written together, :data:`COALESCE` seconds after the first. While the hub do
 latest state is kept and written once it answers (retried with backoff up to
 :data:`MAX_BACKOFF` seconds, said once when it starts failing and once when it recovers):
 a state that came and went during the outage is not replayed, the state of the moment is.
+A refused write (403 or 404) is retried the same way until the agent's
+:class:`~.rejection.RejectionCheck` holds the refusals proven (``docs/agent.md``,
+"Transient or rejected").
 """
 
 from __future__ import annotations
@@ -31,12 +34,11 @@ import contextlib
 import dataclasses
 import datetime as dt
 import logging
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from cluster_inventory import __version__, kube
-from cluster_inventory.agent.heartbeat import MemberNotAcceptedError, not_accepted
+from cluster_inventory.agent.rejection import RejectionCheck, not_accepted
 from cluster_inventory.agent.report import (
     MemberView,
     ObservedValue,
@@ -85,6 +87,8 @@ class MemberReporter:
         probe_timeout: Seconds a probe (and the first ClusterProperty list) may take.
         agent_version: Written as ``status.agentVersion``.
         now: Wall clock (probe and observation times).
+        rejection: Judges refused writes (shared with the heartbeat; None: one of its own
+            with a window of :data:`MAX_BACKOFF` x 3 seconds).
 
     Raises:
         ValueError: ``probe_interval`` or ``probe_timeout`` is not positive.
@@ -102,6 +106,7 @@ class MemberReporter:
         probe_timeout: float = 10.0,
         agent_version: str = __version__,
         now: Callable[[], dt.datetime] = _utcnow,
+        rejection: RejectionCheck | None = None,
     ) -> None:
         for field, value in (("probe_interval", probe_interval), ("probe_timeout", probe_timeout)):
             if not value > 0:
@@ -117,6 +122,7 @@ class MemberReporter:
         self.probe_timeout = probe_timeout
         self.agent_version = agent_version
         self._now = now
+        self.rejection = rejection or RejectionCheck(3 * MAX_BACKOFF)
         self.view = MemberView()
         self._written: dict[str, Any] | None = None
         self._observed: dict[str, ObservedValue] = {}
@@ -147,7 +153,9 @@ class MemberReporter:
         whose API server does not answer is still reported (unhealthy) meanwhile.
 
         Raises:
-            MemberNotAcceptedError: The hub has no MemberReport the agent may read.
+            MemberNotAcceptedError: The hub refused to let the agent read its MemberReport
+                (one refusal, not judged: :class:`~cluster_inventory.agent.ReportingAgent`
+                judges it as any other); nothing was started.
         """
         if self._started:
             return
@@ -188,7 +196,8 @@ class MemberReporter:
         """Start if needed, then report until cancelled; stops on the way out.
 
         Raises:
-            MemberNotAcceptedError: The MemberReport is absent or not the agent's to write.
+            MemberNotAcceptedError: At start (see :meth:`start`), or once the refusals of
+                its writes are proven (:class:`~.rejection.RejectionCheck`).
         """
         await self.start()
         try:
@@ -349,42 +358,28 @@ class MemberReporter:
         return True
 
     async def _write_loop(self) -> None:
-        backoff = _FIRST_BACKOFF
-        failing_since: float | None = None
+        throttle = kube.Throttle(
+            f"write MemberReport {self.key} (the latest report is kept)",
+            logger=_log,
+            backoff=kube.Backoff(first=_FIRST_BACKOFF, cap=MAX_BACKOFF),
+            extra={"object": self.key},
+        )
         while True:
             await self._dirty.wait()
             await asyncio.sleep(COALESCE)
             self._dirty.clear()
             try:
-                await self.flush()
+                wrote = await self.flush()
             except kube.InvalidError as exc:
                 # Retrying the same content cannot help; the next change tries again.
                 _log.error("the hub refused MemberReport %s: %s", self.key, exc)
                 continue
-            except MemberNotAcceptedError:
-                raise
             except kube.KubeError as exc:
                 self.write_failures += 1
-                if failing_since is None:
-                    failing_since = time.monotonic()
-                    _log.warning(
-                        "cannot write MemberReport %s to the hub (%s); keeping the latest "
-                        "report and retrying with backoff up to %g s",
-                        self.key,
-                        exc,
-                        MAX_BACKOFF,
-                        extra={"object": self.key},
-                    )
+                note = await self.rejection.failure(self.hub, exc)
                 self._dirty.set()
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF)
+                await throttle.pause(exc, note=note)
                 continue
-            if failing_since is not None:
-                _log.info(
-                    "the hub answers again: MemberReport %s is current (after %.0f s)",
-                    self.key,
-                    time.monotonic() - failing_since,
-                    extra={"object": self.key},
-                )
-            failing_since = None
-            backoff = _FIRST_BACKOFF
+            if wrote:  # an unchanged report sends nothing: no answer to count
+                self.rejection.succeeded()
+            throttle.succeeded()

@@ -6,86 +6,31 @@ hub identity and handles SIGTERM); it satisfies the Manager's ``Runnable`` proto
 importing it, so this package stays below the controllers (``docs/agent.md``). An agent
 that joins by itself (a :class:`~.join.HubIdentity`) first gets its identity, waiting while
 the hub has not accepted the member, and keeps it fresh beside the reporter. Before it runs
-it renews the Lease once: an agent whose member is not accepted stops at once with one line
-saying so, before it writes anything.
+it renews the Lease once and reads its MemberReport, each retried with backoff while the hub
+does not answer or refuses without proof (a hub that is starting refuses too:
+:mod:`.rejection`); an agent whose member is not accepted stops with one line saying so,
+once the refusals are proven, before it writes anything else.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Callable
-from dataclasses import dataclass
+import logging
+from collections.abc import Awaitable, Callable
 
 from cluster_inventory import credentials, kube
-from cluster_inventory.agent.credential import (
-    DEFAULT_CONSUMER_TOKEN_LIFETIME,
-    ConsumerCredential,
-)
-from cluster_inventory.agent.heartbeat import DEFAULT_LEASE_DURATION, Heartbeat
+from cluster_inventory.agent.config import ReportingConfig
+from cluster_inventory.agent.credential import ConsumerCredential
+from cluster_inventory.agent.heartbeat import Heartbeat
 from cluster_inventory.agent.join import HubIdentity
+from cluster_inventory.agent.rejection import RejectionCheck
 from cluster_inventory.agent.report import advertised
-from cluster_inventory.agent.reporter import DEFAULT_PROBE_INTERVAL, MemberReporter
-from cluster_inventory.api.agents import check_member_name
+from cluster_inventory.agent.reporter import MAX_BACKOFF, MemberReporter
 
 __all__ = ["ReportingAgent", "ReportingConfig"]
 
-
-@dataclass(frozen=True, kw_only=True)
-class ReportingConfig:
-    """What the agent reports as, and how often (seconds).
-
-    Attributes:
-        name: The member's name (a DNS-1123 label): its Lease and MemberReport.
-        namespace: The cluster manager's hub namespace.
-        server: API server URL the member advertises to consumers (None: none).
-        ca_pem: PEM CA bundle of that server (None: none).
-        proxy_url: Proxy consumers must use to reach it (None: none).
-        lease_duration: Heartbeat Lease duration, also the mean renewal interval.
-        probe_interval: Seconds between probes of the member's ``/readyz``.
-        probe_timeout: Seconds a probe may take.
-        consumer_service_account: The member ServiceAccount (namespace, name) whose token
-            the agent keeps for consumers in its hub credential Secret; None: none kept.
-        consumer_token_lifetime: ``expirationSeconds`` of that token (at least 600, the
-            TokenRequest minimum).
-
-    Raises:
-        AgentNameError: The name or namespace is not a DNS-1123 label (a ``ValueError``).
-        ValueError: Another field is invalid; the message names it.
-    """
-
-    name: str
-    namespace: str
-    server: str | None = None
-    ca_pem: bytes | None = None
-    proxy_url: str | None = None
-    lease_duration: float = DEFAULT_LEASE_DURATION
-    probe_interval: float = DEFAULT_PROBE_INTERVAL
-    probe_timeout: float = 10.0
-    consumer_service_account: tuple[str, str] | None = None
-    consumer_token_lifetime: int = DEFAULT_CONSUMER_TOKEN_LIFETIME
-
-    def __post_init__(self) -> None:
-        for field, value in (("name", self.name), ("namespace", self.namespace)):
-            check_member_name(value, source="agent", field=field)
-        if self.consumer_service_account is not None:
-            namespace, account = self.consumer_service_account
-            for field, value in (("namespace", namespace), ("name", account)):
-                check_member_name(value, source="agent consumer_service_account", field=field)
-        if self.consumer_token_lifetime < 600:
-            raise ValueError(
-                f"agent consumer_token_lifetime: {self.consumer_token_lifetime} s is under "
-                "600 s (the TokenRequest minimum)"
-            )
-        for field, seconds in (
-            ("lease_duration", self.lease_duration),
-            ("probe_interval", self.probe_interval),
-            ("probe_timeout", self.probe_timeout),
-        ):
-            if not seconds > 0:
-                raise ValueError(f"agent {field}: {seconds:g} s is not positive")
-        if self.server is not None and not self.server.startswith("https://"):
-            raise ValueError(f"agent server: {self.server!r} is not an https:// URL")
+_log = logging.getLogger("cluster_inventory.agent")
 
 
 class ReportingAgent:
@@ -121,12 +66,15 @@ class ReportingAgent:
         self.identity = identity
         self.connection = member
         self.config = config
+        #: Judges the hub's refusals (shared by the heartbeat, the reporter and the start).
+        self.rejection = RejectionCheck(config.window)
         self.heartbeat = Heartbeat(
             hub,
             name=config.name,
             namespace=config.namespace,
             duration=config.lease_duration,
             background=background,
+            rejection=self.rejection,
         )
         self.reporter: MemberReporter | None = None
         #: Keeps the consumers' token on the hub (``config.consumer_service_account``).
@@ -136,18 +84,27 @@ class ReportingAgent:
     async def prepare(self) -> None:
         """Join (with an identity to get), renew the Lease once, start the reporter.
 
+        Each step is retried with backoff while the hub does not answer, or refuses
+        without proof (:class:`~.rejection.RejectionCheck`): a hub restarting under the
+        agent is waited for; ``/readyz`` stays not ready and SIGTERM works meanwhile.
+
         Raises:
             JoinError: The hub denied the agent's certificate (joining by itself).
-            MemberNotAcceptedError: The member is not accepted on the hub.
-            KubeError: The hub does not answer, or the member's kubeconfig does not load.
+            StateDirError: The state directory cannot be written (joining by itself).
+            MemberNotAcceptedError: The hub refused the agent's Lease or MemberReport for
+                the rejection window while it was ready: the member is not accepted.
+            KubeConfigError: The member's kubeconfig, or the hub's TLS material, does not
+                load.
         """
         if self.reporter is not None:
             return
         if self.identity is not None:
             await self.identity.join()
-        await self.heartbeat.renew()
-        self._member = await credentials.hub_client(self.connection)
         cfg = self.config
+        await self._until_answered(
+            f"renew heartbeat Lease {cfg.namespace}/{cfg.name}", self.heartbeat.renew
+        )
+        self._member = await credentials.hub_client(self.connection)
         self.reporter = MemberReporter(
             self.hub,
             self._member,
@@ -156,6 +113,7 @@ class ReportingAgent:
             access=advertised(cfg.server, cfg.ca_pem, cfg.proxy_url),
             probe_interval=cfg.probe_interval,
             probe_timeout=cfg.probe_timeout,
+            rejection=self.rejection,
         )
         if cfg.consumer_service_account is not None:
             self.credential = ConsumerCredential(
@@ -167,13 +125,39 @@ class ReportingAgent:
                 lifetime=cfg.consumer_token_lifetime,
                 now=self._now,
             )
-        await self.reporter.start()
+        await self._until_answered(
+            f"read MemberReport {cfg.namespace}/{cfg.name}", self.reporter.start
+        )
+
+    async def _until_answered(self, what: str, call: Callable[[], Awaitable[object]]) -> None:
+        """Call ``call`` until it succeeds; refusals count toward a proof (then raised)."""
+        window = self.rejection.window
+        cap = min(MAX_BACKOFF, max(window / 4, 0.5))
+        throttle = kube.Throttle(
+            what,
+            logger=_log,
+            backoff=kube.Backoff(first=min(0.5, cap), cap=cap),
+            extra={"object": f"{self.config.namespace}/{self.config.name}"},
+        )
+        while True:
+            try:
+                await call()
+            except kube.KubeConfigError:
+                raise
+            except kube.KubeError as exc:
+                note = await self.rejection.failure(self.hub, exc)
+                await throttle.pause(exc, note=note)
+                continue
+            self.rejection.succeeded()
+            throttle.succeeded()
+            return
 
     async def run(self) -> None:
         """Report, renew, rotate, keep the consumer token until cancelled (or rejected).
 
         Raises:
-            MemberNotAcceptedError: The Lease or the MemberReport went away.
+            MemberNotAcceptedError: The hub refused the Lease or the MemberReport for the
+                rejection window while it was ready (``manager reject``).
         """
         await self.prepare()
         assert self.reporter is not None

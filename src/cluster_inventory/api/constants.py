@@ -19,6 +19,7 @@ __all__ = [
     "AGENT_CREDENTIAL_SECRET_TYPE",
     "AGENT_CSR_USAGES",
     "AGENT_GROUP",
+    "AGENT_GROUP_ROLE",
     "AGENT_OBJECT_PREFIX",
     "AGENT_USER_PREFIX",
     "ANNOTATION_ACCESS_PROVIDER",
@@ -66,6 +67,7 @@ __all__ = [
     "FIELD_MANAGER_CONFIGMAP_SYNC",
     "FIELD_MANAGER_CRDS",
     "FIELD_MANAGER_DEMO",
+    "FIELD_MANAGER_FLEET",
     "FIELD_MANAGER_MIRROR",
     "FIELD_MANAGER_MULTIKUEUE",
     "FIELD_MANAGER_PLACEMENT",
@@ -276,6 +278,8 @@ DEFAULT_CONSUMER_SERVICE_ACCOUNT = "cluster-inventory-consumer"
 AGENT_CSR_USAGES = ("digital signature", "client auth")
 #: ClusterRole of an agent's bootstrap identity: create and read CSRs, nothing else.
 AGENT_BOOTSTRAP_CLUSTER_ROLE = "cluster-inventory:agent-bootstrap"
+#: ClusterRole of the agents' group (``AGENT_GROUP``): the same, for their rotations.
+AGENT_GROUP_ROLE = "cluster-inventory:agent"
 #: The bootstrap group the cluster manager trusts by default to ask for an agent certificate
 #: (``ManagerConfig.agent_bootstrap_groups``).
 AGENT_BOOTSTRAP_GROUP = "cluster-inventory:agent-bootstrappers"
@@ -380,6 +384,8 @@ FIELD_MANAGER_CRDS = "cluster-inventory"
 #: Field manager of ``crds migrate``: the storage flags of ``spec.versions``, the CRD's
 #: ``StorageMigrating`` condition and ``status.storedVersions``, and the no-op rewrites.
 FIELD_MANAGER_STORAGE_MIGRATION = "cluster-inventory-migrate"
+#: Field manager of what a local fleet installs on its hub (``cluster_inventory.testing``).
+FIELD_MANAGER_FLEET = "cluster-inventory-fleet"
 
 #: ``reportingController`` of the cluster manager's Events.
 REPORTING_CONTROLLER_MANAGER = f"{PROJECT_DOMAIN}/manager"

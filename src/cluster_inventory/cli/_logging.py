@@ -12,7 +12,7 @@ import logging
 import sys
 import time
 
-__all__ = ["configure_logging"]
+__all__ = ["check_log_format", "configure_logging"]
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
@@ -46,14 +46,23 @@ class _Formatter(logging.Formatter):
         )
 
 
-def configure_logging(fmt: str = "text", level: int = logging.INFO) -> None:
-    """Send ``cluster_inventory`` logs to stderr as ``text`` (logfmt pairs) or ``json``.
+def check_log_format(fmt: str) -> None:
+    """Check ``--log-format`` before anything else happens.
 
     Raises:
         ValueError: ``fmt`` is neither ``text`` nor ``json``.
     """
     if fmt not in ("text", "json"):
         raise ValueError(f"log format {fmt!r}: use text or json")
+
+
+def configure_logging(fmt: str = "text", level: int = logging.INFO) -> None:
+    """Send ``cluster_inventory`` logs to stderr as ``text`` (logfmt pairs) or ``json``.
+
+    Raises:
+        ValueError: ``fmt`` is neither ``text`` nor ``json``.
+    """
+    check_log_format(fmt)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter(fmt))
     root = logging.getLogger("cluster_inventory")

@@ -1,16 +1,23 @@
-"""``cluster-inventory agent run``: the member agent's side (``docs/agent.md``).
+"""``cluster-inventory agent run`` and ``agent unjoin``: the member agent (``docs/agent.md``).
 
-Runs on a member the hub cannot reach: reports the member to the hub (its MemberReport) and
-renews its heartbeat Lease there (and, with ``--consumer-service-account``, keeps its
-consumers' token in its credential Secret there), until SIGTERM. Its hub identity is either given
-(``--hub-kubeconfig``) or its own, got and rotated by the agent (``--bootstrap-kubeconfig``
-and ``--state-dir``: a CSR the cluster manager approves once the member is accepted).
+``run`` runs on a member the hub cannot reach: reports the member to the hub (its
+MemberReport) and renews its heartbeat Lease there (and, with ``--consumer-service-account``,
+keeps its consumers' token in its credential Secret there), until SIGTERM. Its hub identity is
+either given (``--hub-kubeconfig``) or its own, got and rotated by the agent
+(``--bootstrap-kubeconfig`` and ``--state-dir``: a CSR the cluster manager approves once the
+member is accepted). Every flag is checked before the agent acts (no CSR is filed, nothing
+is written, while one is wrong), and a wrong one is one line naming it.
+
+``unjoin`` removes what the agent keeps on its member (its state directory's files) and says
+so; the hub's objects are ``manager reject``'s.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -20,15 +27,66 @@ from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._process import run_until_signal
 from cluster_inventory.manager.names import DEFAULT_NAMESPACE
 
+if TYPE_CHECKING:
+    from cluster_inventory import kube
+    from cluster_inventory.agent import ReportingConfig
+
 __all__ = ["DEFAULT_STATE_DIR", "agent_app"]
 
 #: Where an agent that joins by itself keeps its key, certificate and kubeconfig (in a pod:
 #: a volume that outlives a restart, so a restarted agent needs no new certificate).
 DEFAULT_STATE_DIR = Path("/var/lib/cluster-inventory-agent")
 
+#: The flag of each ReportingConfig field, for the one-line errors.
+_FLAGS = {
+    "name": "--name",
+    "namespace": "--namespace",
+    "server": "--server",
+    "ca_pem": "--ca-file",
+    "proxy_url": "--proxy-url",
+    "lease_duration": "--lease-duration",
+    "probe_interval": "--probe-interval",
+    "probe_timeout": "--probe-interval",
+    "rejection_window": "--rejection-window",
+    "consumer_token_lifetime": "--consumer-token-lifetime",
+}
+
 agent_app = typer.Typer(
     help="The member agent (runs on a member the hub cannot reach).", no_args_is_help=True
 )
+
+_STATE_DIR_HELP = "Where the agent keeps its key (0600), certificate and kubeconfig."
+
+
+def _fail_flag(flag: str, problem: str) -> NoReturn:
+    fail(f"{flag}: {problem}")
+
+
+def _config(**settings: object) -> ReportingConfig:
+    """The agent's settings, or exit naming the flag that is wrong."""
+    from cluster_inventory.agent import AgentConfigError, ReportingConfig
+    from cluster_inventory.api.agents import AgentNameError
+
+    try:
+        return ReportingConfig(**settings)  # type: ignore[arg-type]
+    except AgentNameError as exc:
+        if "consumer_service_account" in exc.source:
+            _fail_flag("--consumer-service-account", f"{exc.field}: {exc.problem}")
+        _fail_flag(_FLAGS.get(exc.field, exc.field), exc.problem)
+    except AgentConfigError as exc:
+        _fail_flag(_FLAGS.get(exc.field, exc.field), exc.problem)
+
+
+def _connection(flag: str, path: Path | None, context: str | None) -> kube.ClusterConnection:
+    """A kubeconfig's connection with its TLS material loaded, or exit naming ``flag``."""
+    from cluster_inventory import kube
+
+    try:
+        connection = kube.load_connection(path, context=context)
+        kube.ssl_context_for(connection)
+    except kube.KubeError as exc:
+        _fail_flag(flag, str(exc))
+    return connection
 
 
 @agent_app.command("run")
@@ -47,10 +105,7 @@ def agent_run(
             "and keeps its own identity in --state-dir."
         ),
     ] = None,
-    state_dir: Annotated[
-        Path,
-        typer.Option(help="Where the agent keeps its key (0600), certificate and kubeconfig."),
-    ] = DEFAULT_STATE_DIR,
+    state_dir: Annotated[Path, typer.Option(help=_STATE_DIR_HELP)] = DEFAULT_STATE_DIR,
     hub_context: Annotated[
         str | None, typer.Option(help="Context of the hub (or bootstrap) kubeconfig.")
     ] = None,
@@ -79,6 +134,14 @@ def agent_run(
     probe_interval: Annotated[
         float, typer.Option(help="Seconds between probes of the member's /readyz.")
     ] = 30.0,
+    rejection_window: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds the hub must refuse the agent's Lease or MemberReport while its "
+            "/readyz is ok before the agent takes it for a rejection and stops "
+            "(default: the lease duration)."
+        ),
+    ] = None,
     consumer_service_account: Annotated[
         str | None,
         typer.Option(
@@ -97,63 +160,73 @@ def agent_run(
 
     Exactly one of ``--hub-kubeconfig`` (a given identity) and ``--bootstrap-kubeconfig``
     (join: reuse the identity in ``--state-dir``, else ask for one and wait until the hub's
-    admin accepts the member with ``cluster-inventory manager accept NAME``). With a given
-    identity, a member not accepted stops the agent at once, saying so.
+    admin accepts the member with ``cluster-inventory manager accept NAME``). A hub that
+    does not answer, or refuses while it starts, is waited for; the agent stops, saying
+    so, only once the hub has refused its own objects for ``--rejection-window`` seconds
+    while its ``/readyz`` was ok (``manager reject``).
     """
-    from cluster_inventory import credentials, kube
+    from cluster_inventory import credentials
     from cluster_inventory.agent import (
         HUB_KEEPALIVE_SECONDS,
         HubIdentity,
         IdentityStore,
         JoinError,
         ReportingAgent,
-        ReportingConfig,
+        StateDirError,
+        bootstrap_expired,
         parse_service_account,
     )
-    from cluster_inventory.cli._logging import configure_logging
+    from cluster_inventory.agent.config import AgentConfigError, check_ca_bundle
+    from cluster_inventory.api.agents import AgentNameError
+    from cluster_inventory.cli._logging import check_log_format, configure_logging
     from cluster_inventory.controller import Manager
     from cluster_inventory.kube.endpoints import parse_bind_address
 
     if (hub_kubeconfig is None) == (bootstrap_kubeconfig is None):
         fail("give exactly one of --hub-kubeconfig and --bootstrap-kubeconfig")
     ca_pem = None
-    try:
-        if ca_file is not None:
+    if ca_file is not None:
+        try:
             ca_pem = read_text(ca_file).encode()
-            if b"-----BEGIN CERTIFICATE-----" not in ca_pem:
-                fail(f"{ca_file}: --ca-file holds no PEM certificate")
-        config = ReportingConfig(
-            name=name,
-            namespace=namespace,
-            server=server,
-            ca_pem=ca_pem,
-            proxy_url=proxy_url,
-            lease_duration=lease_duration,
-            probe_interval=probe_interval,
-            consumer_service_account=(
-                parse_service_account(consumer_service_account)
-                if consumer_service_account
-                else None
-            ),
-            consumer_token_lifetime=consumer_token_lifetime,
+            check_ca_bundle(ca_pem)
+        except UnreadableFileError as exc:
+            _fail_flag("--ca-file", str(exc))
+        except AgentConfigError as exc:
+            _fail_flag("--ca-file", f"{ca_file}: {exc.problem}")
+    try:
+        account = (
+            parse_service_account(consumer_service_account) if consumer_service_account else None
         )
+    except AgentNameError as exc:
+        _fail_flag("--consumer-service-account", f"{exc.field}: {exc.problem}")
+    config = _config(
+        name=name,
+        namespace=namespace,
+        server=server,
+        ca_pem=ca_pem,
+        proxy_url=proxy_url,
+        lease_duration=lease_duration,
+        probe_interval=probe_interval,
+        rejection_window=rejection_window,
+        consumer_service_account=account,
+        consumer_token_lifetime=consumer_token_lifetime,
+    )
+    try:
         health = parse_bind_address(health_probe_bind_address)
         metrics = parse_bind_address(metrics_bind_address)
-        hub = kube.load_connection(hub_kubeconfig or bootstrap_kubeconfig, context=hub_context)
-        member = kube.load_connection(kubeconfig, context=context)
-        joining = None
-        if bootstrap_kubeconfig is not None:
-            joining = HubIdentity(hub, name, IdentityStore(state_dir))
-        configure_logging(log_format)  # last: a refused flag leaves the process's logging be
-    except (UnreadableFileError, ValueError, kube.KubeError) as exc:
+        check_log_format(log_format)
+    except ValueError as exc:
         fail(str(exc))
-    if joining is None:
-        given = hub
+    hub_flag = "--hub-kubeconfig" if hub_kubeconfig is not None else "--bootstrap-kubeconfig"
+    hub = _connection(hub_flag, hub_kubeconfig or bootstrap_kubeconfig, hub_context)
+    member = _connection("--kubeconfig", kubeconfig, context)
+    if bootstrap_kubeconfig is None:
+        configure_logging(log_format)  # last: a refused flag leaves the process's logging be
 
         async def run_given() -> bool:
             # Opened here to keep its connection between renewals (HUB_KEEPALIVE_SECONDS).
             async with await credentials.hub_client(
-                given, keepalive_timeout=HUB_KEEPALIVE_SECONDS
+                hub, keepalive_timeout=HUB_KEEPALIVE_SECONDS
             ) as client:
                 manager = Manager(client, health=health, metrics=metrics)
                 manager.add(ReportingAgent(client, member, config))
@@ -161,7 +234,16 @@ def agent_run(
 
         run_until_signal(run_given)
         return
-    identity = joining
+    store = IdentityStore(state_dir)
+    expired = bootstrap_expired(hub, dt.datetime.now(dt.UTC))
+    if expired is not None and store.load(name) is None:
+        _fail_flag(
+            "--bootstrap-kubeconfig",
+            f"{bootstrap_kubeconfig}: its certificate expired at {expired.isoformat()} and "
+            f"{state_dir} holds no identity of {name}; on the hub, `cluster-inventory "
+            "manager bootstrap-kubeconfig` issues a new one",
+        )
+    identity = HubIdentity(hub, name, store)
 
     async def run_joining() -> bool:
         # The Manager takes a client made here: one whose TLS takes each new certificate.
@@ -173,4 +255,44 @@ def agent_run(
             except JoinError as exc:  # denied, failed or deleted CSR: one line, exit 1
                 fail(f"the hub did not issue the agent's certificate: {exc}")
 
-    run_until_signal(run_joining)
+    with contextlib.ExitStack() as held:
+        try:
+            # Before any CSR: the directory exists (0700 if made here), takes a file, and
+            # no other agent runs with it.
+            held.enter_context(store.locked())
+        except StateDirError as exc:
+            _fail_flag("--state-dir", str(exc))
+        configure_logging(log_format)
+        run_until_signal(run_joining)
+
+
+@agent_app.command("unjoin")
+def agent_unjoin(
+    state_dir: Annotated[Path, typer.Option(help=_STATE_DIR_HELP)] = DEFAULT_STATE_DIR,
+) -> None:
+    """Remove what the agent keeps on this member: its key, certificate and kubeconfig.
+
+    Only the files the agent writes in --state-dir (and the directory, if that leaves it
+    empty); the agent creates no object on the member. Refused while an agent runs with
+    the directory. The hub's side (registration, RBAC, Lease, MemberReport, the consumers'
+    token) stays until `cluster-inventory manager reject NAME` on the hub.
+    """
+    from cluster_inventory.agent import IdentityStore, StateDirError, stored_member
+
+    store = IdentityStore(state_dir)
+    member = stored_member(state_dir)
+    try:
+        removed = store.remove()
+    except StateDirError as exc:
+        _fail_flag("--state-dir", str(exc))
+    if not removed:
+        typer.echo(f"nothing of the agent's in {state_dir}")
+        return
+    for path in removed:
+        typer.echo(f"removed {path}{'/' if path == state_dir else ''}")
+    who = f"member {member}" if member else "the member"
+    reject = f"manager reject {member}" if member else "manager reject NAME"
+    typer.echo(
+        f"{who}: the agent's identity is gone from this member; the hub keeps the member "
+        f"accepted until `cluster-inventory {reject}` there"
+    )

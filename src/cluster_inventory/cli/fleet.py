@@ -102,13 +102,19 @@ def fleet_up(
         bool, typer.Option(help="Leave the fleet running after this command exits.")
     ] = False,
     controllers: Annotated[
-        bool, typer.Option(help="Run kube-controller-manager on every cluster.")
+        bool,
+        typer.Option(
+            help="Run kube-controller-manager on every cluster (on the hub also its CSR "
+            "signer, so that member agents can join; docs/agent.md)."
+        ),
     ] = True,
 ) -> None:
     """Start a hub and MEMBERS member clusters on loopback.
 
     Without --keep the fleet runs until Ctrl-C; with --keep it stays up until
-    `cluster-inventory fleet down`.
+    `cluster-inventory fleet down`. The hub signs agents' certificates and has the agents'
+    RBAC the chart installs, so `docs/agent.md`'s join works on it (not with
+    --no-controllers).
     """
     from cluster_inventory.testing import (
         DEFAULT_CONTROLLERS,
@@ -122,7 +128,12 @@ def fleet_up(
         fail(f"a kept fleet already runs in {workdir}; run `cluster-inventory fleet down` first")
     chosen = DEFAULT_CONTROLLERS if controllers else None
     fleet = Fleet(
-        members, workdir=workdir, hub_controllers=chosen, member_controllers=chosen, detach=keep
+        members,
+        workdir=workdir,
+        hub_controllers=chosen,
+        member_controllers=chosen,
+        agent_join=controllers,
+        detach=keep,
     )
     started = time.monotonic()
     try:
@@ -168,9 +179,10 @@ def demo(
     """Show the whole Cluster Inventory API on a local fleet of real control planes.
 
     Builds the binaries on first use, starts a hub and MEMBERS members, registers them into
-    two inventories, runs the cluster manager, syncs a ConfigMap with the runtime, reaches
-    every member as an RBAC-limited consumer through the secretreader exec plugin, and stops
-    one member to show ControlPlaneHealthy turn False and recover. Tables go to stdout.
+    two inventories (member3 joins by its agent, in pull mode), runs the cluster manager,
+    syncs a ConfigMap with the runtime, reaches every member as an RBAC-limited consumer
+    through the secretreader exec plugin, and stops one member to show ControlPlaneHealthy
+    turn False and recover. Tables go to stdout.
     """
     from cluster_inventory.cli.demo import Demo, DemoError
     from cluster_inventory.testing import GoBuildError, GoNotFoundError, missing_binaries

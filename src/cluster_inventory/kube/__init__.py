@@ -43,6 +43,7 @@ from cluster_inventory.kube._metrics import (
     ReconcileMetrics,
     collectors_for,
 )
+from cluster_inventory.kube._proxy import PROXY_SCHEMES
 from cluster_inventory.kube._pruning import dropped_fields
 from cluster_inventory.kube._resources import (
     FieldValidation,
@@ -68,18 +69,21 @@ from cluster_inventory.kube._tls import ReloadableTLSContext, shared_ssl_context
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
 from cluster_inventory.kube._transport import TokenSource, UnauthorizedHook
 from cluster_inventory.kube.background import BackgroundLoop, lease_loop
+from cluster_inventory.kube.backoff import Backoff, Throttle
 from cluster_inventory.kube.cache import InformerCache, NamespacedInformer
 from cluster_inventory.kube.errors import *  # noqa: F403 - listed once, in errors.__all__
 from cluster_inventory.kube.resources import *  # noqa: F403 - listed once, in resources.__all__
 
 __all__ = [
     "EVENT_LOOP_ENV",
+    "PROXY_SCHEMES",
     "RECONCILE_RESULTS",
     "ReloadableTLSContext",
     "ApiClient",
     "AppliedCRD",
     "BackgroundLoop",
     "CRDConflictError",
+    "Backoff",
     "CRDNotEstablishedError",
     "CRDStorageError",
     "ClusterConnection",
@@ -94,6 +98,7 @@ __all__ = [
     "ServiceAccountToken",
     "StorageMigration",
     "StorageMigrationError",
+    "Throttle",
     "TokenSource",
     "UnauthorizedHook",
     "apply",

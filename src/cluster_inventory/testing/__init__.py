@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     )
     from cluster_inventory.testing.controlplane import (
         DEFAULT_CONTROLLERS,
+        SIGNER_CONTROLLER,
         ControlPlane,
         ControlPlaneError,
         Etcd,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from cluster_inventory.testing.fleet import (
         Fleet,
         KeptFleetError,
+        install_agent_rbac,
         start_detached_member,
         stop_detached,
         stop_detached_member,
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BINARIES",
     "DEFAULT_CONTROLLERS",
+    "SIGNER_CONTROLLER",
     "AssetNotFoundError",
     "CertificateAuthority",
     "ControlPlane",
@@ -71,6 +74,7 @@ __all__ = [
     "cache_root",
     "find_binary",
     "free_port",
+    "install_agent_rbac",
     "install_assets",
     "missing_binaries",
     "start_detached_member",
@@ -97,12 +101,14 @@ _HOMES = {
         "assets",
     ),
     **dict.fromkeys(
-        ("DEFAULT_CONTROLLERS", "ControlPlane", "ControlPlaneError", "Etcd"), "controlplane"
+        ("DEFAULT_CONTROLLERS", "SIGNER_CONTROLLER", "ControlPlane", "ControlPlaneError", "Etcd"),
+        "controlplane",
     ),
     **dict.fromkeys(
         (
             "Fleet",
             "KeptFleetError",
+            "install_agent_rbac",
             "start_detached_member",
             "stop_detached",
             "stop_detached_member",

@@ -44,6 +44,7 @@ from cluster_inventory.testing.etcd import (
 # Etcd and the readiness wait live in etcd.py; they are imported from here as before.
 __all__ = [
     "DEFAULT_CONTROLLERS",
+    "SIGNER_CONTROLLER",
     "ControlPlane",
     "ControlPlaneError",
     "Etcd",
@@ -58,6 +59,10 @@ DEFAULT_CONTROLLERS = (
     "serviceaccount",
     "clusterrole-aggregation",
 )
+
+#: The controller that signs approved ``kubernetes.io/kube-apiserver-client`` CSRs with the
+#: client CA the apiserver trusts (how an agent's, or a bootstrap, certificate is issued).
+SIGNER_CONTROLLER = "csrsigning"
 
 _LOOPBACK = "127.0.0.1"
 
@@ -215,7 +220,7 @@ class ControlPlane(StartStop):
             certs / "apiserver.crt", certs / "apiserver.key"
         )
         (certs / "client-ca.crt").write_bytes(self._client_ca.cert_pem)
-        if "csrsigning" in self.controllers:
+        if SIGNER_CONTROLLER in self.controllers:
             # The signer of approved client CSRs: the CA the apiserver trusts for clients.
             self._client_ca.issuer_pair().write(certs / "client-ca.crt", certs / "client-ca.key")
         self._sa_signer.issuer_pair().write(certs / "sa-signer.crt", certs / "sa-signer.key")
@@ -321,7 +326,7 @@ class ControlPlane(StartStop):
             "--v=0",
             *self.extra_controller_manager_args,
         ]
-        if "csrsigning" in self.controllers:
+        if SIGNER_CONTROLLER in self.controllers:
             argv += [
                 f"--cluster-signing-cert-file={certs / 'client-ca.crt'}",
                 f"--cluster-signing-key-file={certs / 'client-ca.key'}",

@@ -5,6 +5,13 @@ ClusterProperty (KEP-2149), as a cluster manager expects to find them. To save m
 small machine all control planes share one etcd, each under its own key prefix; they share
 nothing else (separate CAs, users, service-account issuers and ports).
 
+A fleet started with ``agent_join=True`` (``fleet up``, the demo) can take pull-mode members
+as a hub installed with the chart can (``docs/agent.md``): its hub runs kube-controller-manager's
+``csrsigning`` controller, which signs ``kubernetes.io/kube-apiserver-client`` CSRs with the
+client CA the hub trusts, and holds the agents' ClusterRoles and bindings the chart installs
+(:func:`install_agent_rbac`, from :func:`cluster_inventory.api.load_agent_rbac`). Members run
+no extra controller for it.
+
 A fleet started with ``detach=True`` outlives the Python process that started it (for
 ``cluster-inventory fleet up --keep``); its PIDs go into ``fleet.json`` in its directory so
 :func:`stop_detached` (``fleet down``) can end it later.
@@ -27,9 +34,11 @@ from typing import Any
 
 from cluster_inventory import api, kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.constants import FIELD_MANAGER_FLEET
 from cluster_inventory.testing._lifecycle import StartStop
 from cluster_inventory.testing._process import ManagedProcess
 from cluster_inventory.testing.controlplane import (
+    SIGNER_CONTROLLER,
     ControlPlane,
     Etcd,
     start_timeout,
@@ -39,6 +48,7 @@ from cluster_inventory.testing.controlplane import (
 __all__ = [
     "Fleet",
     "KeptFleetError",
+    "install_agent_rbac",
     "start_detached_member",
     "stop_detached",
     "stop_detached_member",
@@ -57,6 +67,9 @@ class Fleet(StartStop):
         workdir: Directory for everything; a temp dir if None (removed on stop).
         hub_controllers: kube-controller-manager controllers for the hub (None: none).
         member_controllers: kube-controller-manager controllers for each member.
+        agent_join: Let agents join the hub (see module docstring): ``csrsigning`` is added
+            to the hub's controllers (kube-controller-manager then runs on the hub, not on
+            the members) and the agents' RBAC is installed.
         detach: Start processes so they survive this Python process (see module docstring).
 
     Attributes:
@@ -75,6 +88,7 @@ class Fleet(StartStop):
         workdir: Path | None = None,
         hub_controllers: Sequence[str] | None = None,
         member_controllers: Sequence[str] | None = None,
+        agent_join: bool = False,
         detach: bool = False,
     ) -> None:
         names = (
@@ -90,12 +104,16 @@ class Fleet(StartStop):
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="ci-fleet-"))
         self.detach = detach
+        self.agent_join = agent_join
+        hub_chosen = list(hub_controllers or ())
+        if agent_join and SIGNER_CONTROLLER not in hub_chosen:
+            hub_chosen.append(SIGNER_CONTROLLER)
         self.etcd = Etcd(self.workdir / "etcd", name="fleet-etcd", detach=detach)
         self.hub = ControlPlane(
             hub_name,
             workdir=self.workdir / hub_name,
             etcd=self.etcd,
-            controllers=hub_controllers,
+            controllers=hub_chosen or None,
             detach=detach,
         )
         self.members = {
@@ -144,6 +162,8 @@ class Fleet(StartStop):
     async def start(self) -> None:
         """Start etcd, then every control plane in parallel, then install the CRDs.
 
+        With ``agent_join``, the hub gets the agents' RBAC too.
+
         Raises:
             AssetNotFoundError: A binary is missing (the message says how to install it).
             ControlPlaneError: Something did not become ready; everything started is stopped.
@@ -155,6 +175,8 @@ class Fleet(StartStop):
             property_crds = [c for c in crds if objects.spec(c).get("group") == api.ABOUT_GROUP]
             async with await self.hub.client() as hub:
                 await kube.ensure_crds(hub, crds)
+                if self.agent_join:
+                    await install_agent_rbac(hub)
             for cp in self.members.values():
                 async with await cp.client() as member:
                     await kube.ensure_crds(member, property_crds)
@@ -213,6 +235,27 @@ class Fleet(StartStop):
         for result in results:
             if isinstance(result, BaseException):
                 raise result
+
+
+async def install_agent_rbac(hub: kube.ApiClient) -> None:
+    """Apply the agents' ClusterRoles and bindings the chart installs (server-side apply).
+
+    ``cluster-inventory:agent-bootstrap`` for the bootstrap group, ``cluster-inventory:agent``
+    for the agents' group (:func:`cluster_inventory.api.load_agent_rbac`), field manager
+    ``cluster-inventory-fleet``. Idempotent.
+
+    Args:
+        hub: A hub client allowed to write ClusterRoles and ClusterRoleBindings (and to
+            grant what they grant).
+
+    Raises:
+        KubeAPIError: A write was refused.
+    """
+    for obj in api.load_agent_rbac():
+        resource = (
+            kube.CLUSTER_ROLES if obj["kind"] == "ClusterRole" else kube.CLUSTER_ROLE_BINDINGS
+        )
+        await kube.apply(hub, resource, obj, field_manager=FIELD_MANAGER_FLEET)
 
 
 def stop_detached(workdir: Path, *, timeout: float = 20.0) -> list[int]:

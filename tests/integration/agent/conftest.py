@@ -6,7 +6,8 @@ only. ``toxiproxy`` is a Toxiproxy server for the hub-outage test.
 
 The join tests need a hub that signs CSRs (the session fleet's runs no signer): ``join_hub``
 runs kube-controller-manager's ``csrsigning`` with the client CA the apiserver trusts, and
-binds the bootstrap and agent ClusterRoles to their groups as the chart does;
+holds the bootstrap and agent ClusterRoles and bindings the chart installs
+(``testing.install_agent_rbac``, what ``fleet up`` installs);
 ``join_manager`` is the cluster manager on it (its CSR approver among its controllers, its
 registrations in :data:`tests.agents.JOIN_NS`); ``join_admin`` is the join hub's admin.
 """
@@ -16,20 +17,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import api, kube
-from cluster_inventory.api.constants import (
-    AGENT_BOOTSTRAP_CLUSTER_ROLE,
-    AGENT_BOOTSTRAP_GROUP,
-    AGENT_GROUP,
-    AGENT_USER_PREFIX,
-)
+from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig
-from cluster_inventory.testing import ControlPlane, Fleet
+from cluster_inventory.testing import SIGNER_CONTROLLER, ControlPlane, Fleet, install_agent_rbac
 from tests.agents import JOIN_NS, Accepted, accept
 from tests.toxiproxy import Toxiproxy, running_toxiproxy
 from tests.waiting import eventually
@@ -59,46 +54,13 @@ async def toxiproxy() -> AsyncIterator[Toxiproxy]:
         yield started
 
 
-_CSRS = ("certificates.k8s.io", ["certificatesigningrequests"])
-_AGENT_CLUSTER_ROLE = "cluster-inventory:agent"
-
-
-def _cluster_role(name: str, verbs: list[str]) -> dict[str, Any]:
-    return {
-        "metadata": {"name": name},
-        "rules": [{"apiGroups": [_CSRS[0]], "resources": _CSRS[1], "verbs": verbs}],
-    }
-
-
-def _group_binding(name: str, group: str) -> dict[str, Any]:
-    rbac = "rbac.authorization.k8s.io"
-    return {
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": name},
-        "subjects": [{"apiGroup": rbac, "kind": "Group", "name": group}],
-    }
-
-
 @pytest.fixture(scope="package")
 async def join_hub() -> AsyncIterator[ControlPlane]:
-    async with ControlPlane("join-hub", controllers=["csrsigning"]) as cp:
+    async with ControlPlane("join-hub", controllers=[SIGNER_CONTROLLER]) as cp:
         async with await cp.client() as admin:
             await kube.ensure_crds(admin, api.load_crds())
             await kube.create(admin, kube.NAMESPACES, {"metadata": {"name": JOIN_NS}})
-            verbs = ["create", "get", "list", "watch"]
-            for name, group in (
-                (AGENT_BOOTSTRAP_CLUSTER_ROLE, AGENT_BOOTSTRAP_GROUP),
-                (_AGENT_CLUSTER_ROLE, AGENT_GROUP),
-            ):
-                await kube.apply(
-                    admin, kube.CLUSTER_ROLES, _cluster_role(name, verbs), field_manager="test"
-                )
-                await kube.apply(
-                    admin,
-                    kube.CLUSTER_ROLE_BINDINGS,
-                    _group_binding(name, group),
-                    field_manager="test",
-                )
+            await install_agent_rbac(admin)
         yield cp
 
 

@@ -79,24 +79,3 @@ async def test_agent_run_reports_until_sigterm(accepted: Accepted, fleet, tmp_pa
     assert "Traceback" not in stderr
     status = (await accepted.report())["status"]
     assert status["server"] == accepted.member.server
-
-
-async def test_agent_run_stops_at_once_when_the_member_is_not_accepted(
-    accepted: Accepted, fleet, tmp_path: Path
-) -> None:
-    hub, member = _kubeconfigs(accepted, fleet, tmp_path)
-    run = await asyncio.to_thread(
-        subprocess.run,
-        [
-            str(CLI), "agent", "run", "--name", "not-accepted",
-            "--hub-kubeconfig", str(hub), "--kubeconfig", str(member),
-            "--namespace", accepted.namespace,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )  # fmt: skip
-    assert run.returncode == 1, run.stderr
-    assert "error: member not-accepted is not accepted on the hub yet" in run.stderr
-    assert "Traceback" not in run.stderr

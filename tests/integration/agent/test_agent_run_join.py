@@ -13,11 +13,8 @@ import asyncio
 import base64
 import contextlib
 import datetime as dt
-import signal
 import stat
-import sys
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
@@ -27,71 +24,13 @@ from cryptography import x509
 from cluster_inventory import kube
 from cluster_inventory.agent import IdentityStore
 from cluster_inventory.api.agents import agent_user
-from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP, LABEL_AGENT
+from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.agents import accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
-from tests.agents import JOIN_NS
+from tests.agents import JOIN_NS, AgentProcess, agent_csrs
 from tests.cli_run import cli
 from tests.waiting import eventually
-
-CLI = Path(sys.executable).parent / "cluster-inventory"
-
-
-class _Agent:
-    """One ``agent run`` process; its stderr read line by line as it comes."""
-
-    def __init__(self, args: list[str]) -> None:
-        self.args = args
-        self.lines: list[str] = []
-        self._new_line = asyncio.Event()
-        self.proc: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        self.lines.clear()
-        self.proc = await asyncio.create_subprocess_exec(
-            str(CLI), "agent", "run", *self.args, stderr=asyncio.subprocess.PIPE
-        )
-        self._reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        assert self.proc is not None and self.proc.stderr is not None
-        while line := await self.proc.stderr.readline():
-            self.lines.append(line.decode())
-            self._new_line.set()
-        self._new_line.set()
-
-    async def said(self, needle: str, timeout: float = 20) -> str:
-        async with asyncio.timeout(timeout):
-            while True:
-                for line in self.lines:
-                    if needle in line:
-                        return line
-                assert self._reader is not None
-                if self._reader.done():
-                    raise AssertionError(f"agent ended without {needle!r}:\n{self.text}")
-                self._new_line.clear()
-                await self._new_line.wait()
-
-    @property
-    def text(self) -> str:
-        return "".join(self.lines)
-
-    async def stop(self) -> int:
-        assert self.proc is not None and self._reader is not None
-        if self.proc.returncode is None:
-            self.proc.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(20):
-            await self._reader
-            return await self.proc.wait()
-
-
-async def _csrs(admin: kube.ApiClient, name: str) -> list[dict[str, Any]]:
-    listed = await kube.list_objects(
-        admin, kube.CERTIFICATE_SIGNING_REQUESTS, label_selector=f"{LABEL_AGENT}={name}"
-    )
-    return list(listed["items"])
 
 
 async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
@@ -127,7 +66,7 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
     member_kubeconfig.write_text(yaml.safe_dump(member.kubeconfig()))
     state = tmp_path / "state"
     health = free_port()
-    agent = _Agent(
+    agent = AgentProcess(
         [
             "--name", name,
             "--bootstrap-kubeconfig", str(bootstrap),
@@ -151,7 +90,7 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
     await agent.start()
     try:
         await agent.said(f"waiting for the hub to accept {name}")
-        (pending,) = await eventually(lambda: _csrs(join_admin, name), what="the agent's CSR")
+        (pending,) = await eventually(lambda: agent_csrs(join_admin, name), what="the agent's CSR")
         assert not (pending.get("status") or {}).get("conditions")
         async with aiohttp.ClientSession() as http:
             async with http.get(f"http://127.0.0.1:{health}/readyz") as resp:
@@ -176,14 +115,14 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
         assert stat.S_IMODE(store.key_path.stat().st_mode) == 0o600
         assert await agent.stop() == 0, agent.text
         first_run = agent.text
-        asked = len(await _csrs(join_admin, name))
+        asked = len(await agent_csrs(join_admin, name))
 
         await agent.start()  # restarted: the stored identity, no new CSR
         await agent.said("hub clients use the certificate")
         await eventually(lambda: lease_renewed_after(renewed), what="a renewal after restart")
         assert await agent.stop() == 0, agent.text
         assert "waiting for the hub to accept" not in agent.text
-        assert len(await _csrs(join_admin, name)) == asked
+        assert len(await agent_csrs(join_admin, name)) == asked
         key = store.key_path.read_text()
         for text in (first_run, agent.text):
             assert "Traceback" not in text
@@ -193,7 +132,7 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
         with contextlib.suppress(AssertionError, TimeoutError):
             await agent.stop()
         await reject(join_admin, JOIN_NS, name)
-        for csr in await _csrs(join_admin, name):
+        for csr in await agent_csrs(join_admin, name):
             await kube.delete(
                 join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr["metadata"]["name"]
             )

@@ -1,8 +1,9 @@
 """`cluster-inventory demo` (what `make demo` runs) end to end on real control planes.
 
 The demo starts its own hub and three members, so these tests check what a new user sees:
-the profile table, the consumer's view through the exec plugin, a placement and an apply to
-it, the outage and recovery, and that nothing it started is left running. It runs once, as a
+the profile table (member3 joined in pull mode, by its agent: docs/agent.md), the consumer's
+view through the exec plugin, a placement and an apply to it, the outage and recovery (of
+the agent member: its agent reports it), and that nothing it started is left running. It runs once, as a
 user who installed the wheel would run it: from the session's wheel in a fresh venv outside
 the checkout, with the control-plane binaries in the cache and no Go on ``PATH``.
 """
@@ -28,6 +29,7 @@ from tests.procs import RUN_MARK, control_plane_pids, pids_with_args, started_by
 from tests.wheel import outside
 
 _MANAGER_ARGS = ("cluster_inventory.cli", "manager", "run")
+_AGENT_ARGS = ("cluster_inventory.cli", "agent", "run")
 
 
 def _section(stdout: str, title: str) -> list[dict[str, str]]:
@@ -56,7 +58,7 @@ def test_demo_from_the_wheel_without_go_shows_profiles_a_consumer_and_an_outage(
     env["KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT"] = "3s"
     # Other runs on the machine start and stop control planes meanwhile: only this demo's count.
     env[RUN_MARK] = mark = uuid.uuid4().hex
-    before = control_plane_pids() | pids_with_args(*_MANAGER_ARGS)
+    before = control_plane_pids() | pids_with_args(*_MANAGER_ARGS) | pids_with_args(*_AGENT_ARGS)
     result = subprocess.run(
         [str(wheel_venv / "bin" / "cluster-inventory"), "demo"],
         cwd=tmp_path,
@@ -67,7 +69,11 @@ def test_demo_from_the_wheel_without_go_shows_profiles_a_consumer_and_an_outage(
         check=False,
         stdin=subprocess.DEVNULL,
     )
-    leftovers = started_by((control_plane_pids() | pids_with_args(*_MANAGER_ARGS)) - before, mark)
+    leftovers = started_by(
+        (control_plane_pids() | pids_with_args(*_MANAGER_ARGS) | pids_with_args(*_AGENT_ARGS))
+        - before,
+        mark,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     out = result.stdout
 
@@ -87,6 +93,10 @@ def test_demo_from_the_wheel_without_go_shows_profiles_a_consumer_and_an_outage(
             f"{PROPERTY_ACCOUNT_ID}={member.account_id},{PROPERTY_REGION}={member.region}"
         )
         assert row["ACCESS PROVIDERS"] == "secretreader"
+        # member3 joined by its agent (pull mode); the others by their kubeconfig.
+        assert row["JOINED"] == (
+            "AgentReporting" if row["NAME"] == "member3" else "CredentialAccepted"
+        ), row
 
     team_a = INVENTORIES[0].namespace
     consumer = _section(out, f"CONSUMER {team_a}/{CONSUMER}")
@@ -145,6 +155,8 @@ def test_demo_from_the_wheel_without_go_shows_profiles_a_consumer_and_an_outage(
     assert up.group(1) == "APIServerReady"
     assert down.start() < up.start()
     assert "summary: 3 members, 2 inventories, 4 ClusterProfiles ready" in out
+    assert "member3 joined by its agent (pull mode" in out
+    assert "joining member3 by its agent" in result.stderr
 
     # A token is a JWT ("eyJ..."); none may reach the terminal.
     assert "eyJ" not in out + result.stderr

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
+from cluster_inventory.agent import ReportingConfig
 from cluster_inventory.agent.heartbeat import JITTER, renew_interval
-from cluster_inventory.agent.runner import ReportingConfig
 
 
 @pytest.mark.parametrize("duration", [1.0, 60.0, 3600.0])

@@ -140,8 +140,9 @@ def test_the_demo_table_has_the_columns_the_issue_names() -> None:
     header, row = text.splitlines()
     assert header.split("   ")[0] == "NAMESPACE"
     assert [h.strip() for h in header.split("   ") if h.strip()] == [
-        "NAMESPACE", "NAME", "VERSION", "HEALTHY", "PROPERTIES", "ACCESS PROVIDERS",
+        "NAMESPACE", "NAME", "VERSION", "HEALTHY", "JOINED", "PROPERTIES", "ACCESS PROVIDERS",
     ]  # fmt: skip
     assert row.split() == [
-        "team-a", "east", "v1.36.3", "False", "account-id=1,region=eu-west-1", "secretreader,legacy",
+        "team-a", "east", "v1.36.3", "False", "CredentialAccepted", "account-id=1,region=eu-west-1",
+        "secretreader,legacy",
     ]  # fmt: skip

@@ -5,8 +5,11 @@ clusters (real etcd and kube-apiserver processes on loopback, from
 :mod:`cluster_inventory.testing`):
 
 1. start the hub and the members;
-2. make two inventories on the hub (namespaces labelled with a cluster set) and register every
-   member into one or both cluster sets;
+2. make two inventories on the hub (namespaces labelled with a cluster set) and register
+   every member into one or both cluster sets, by its kubeconfig (push mode); one member
+   (member3 of three) joins in pull mode instead, by its agent: a bootstrap kubeconfig,
+   ``cluster-inventory agent run`` as a process of its own, ``manager accept``
+   (``docs/agent.md``);
 3. publish ClusterProperty objects (region, account id) on every member;
 4. run the cluster manager (``cluster-inventory manager run``, a separate process) and wait
    until every ClusterProfile reports a healthy control plane, its version, its properties and
@@ -29,9 +32,10 @@ clusters (real etcd and kube-apiserver processes on loopback, from
 
 Tables go to stdout, progress to stderr. A step that fails ends the demo with
 :class:`DemoError` naming the step; everything started is stopped unless ``keep`` is set.
-Each step lives in its own module (``_consumer``, ``_placement``, ``_integrations``,
-``_outage``); ``_demo`` runs them in order. The Kueue CRDs step 8 installs ship as package
-data (``crds/``, :func:`kueue_crds`), so the demo needs no Go at run time.
+Each step lives in its own module (``_agent``, ``_consumer``, ``_placement``,
+``_integrations``, ``_outage``); ``_demo`` runs them in order. The Kueue CRDs step 8
+installs ship as package data (``crds/``, :func:`kueue_crds`), so the demo needs no Go at
+run time.
 """
 
 from __future__ import annotations

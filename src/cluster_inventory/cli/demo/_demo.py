@@ -19,6 +19,7 @@ from cluster_inventory.api import objects
 from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.cli._table import format_table
+from cluster_inventory.cli.demo._agent import agent_log, agent_member, join_by_agent
 from cluster_inventory.cli.demo._consumer import consume, make_consumer
 from cluster_inventory.cli.demo._display import Display
 from cluster_inventory.cli.demo._integrations import consumers_served
@@ -31,6 +32,7 @@ from cluster_inventory.cli.demo._plan import (
     PROPERTY_ACCOUNT_ID,
     PROPERTY_REGION,
     DemoError,
+    DemoMember,
     Outcome,
     demo_members,
     explain,
@@ -75,8 +77,12 @@ class Demo:
             workdir=workdir,
             hub_controllers=DEFAULT_CONTROLLERS,
             member_controllers=DEFAULT_CONTROLLERS,
+            agent_join=True,
             detach=keep,
         )
+        #: The member that joins by its agent (pull mode), if there is one.
+        self.agent_member = agent_member(self.members)
+        self.agent: ManagedProcess | None = None
         self.manager: ManagedProcess | None = None
         self.outcome = Outcome()
         self._display = Display(self.err)
@@ -138,8 +144,13 @@ class Demo:
             inventories = ", ".join(f"{i.namespace} ({i.clusterset})" for i in INVENTORIES)
             async with self.step(f"creating inventories {inventories} on the hub"):
                 await self._create_inventories(hub)
-            async with self.step(f"registering {n} members with the hub"):
-                await self._register(hub)
+            probed = [m for m in self.members if m is not self.agent_member]
+            async with self.step(f"registering {len(probed)} members with the hub (push mode)"):
+                await self._register(hub, probed)
+            if self.agent_member is not None:
+                name = self.agent_member.name
+                async with self.step(f"joining {name} by its agent (pull mode)"):
+                    self.agent = await join_by_agent(self, hub, self.agent_member)
             async with self.step("publishing ClusterProperty objects on the members"):
                 await self._publish_properties()
             async with self.step("starting the cluster manager"):
@@ -176,8 +187,8 @@ class Demo:
             }
             await kube.apply(hub, kube.NAMESPACES, body, field_manager=FIELD_MANAGER_DEMO)
 
-    async def _register(self, hub: kube.ApiClient) -> None:
-        for member in self.members:
+    async def _register(self, hub: kube.ApiClient, members: list[DemoMember]) -> None:
+        for member in members:
             await register_one(hub, self.fleet, member, list(member.clustersets))
 
     async def _publish_properties(self) -> None:
@@ -212,11 +223,10 @@ class Demo:
         self.fleet.adopt(self.manager)
 
     def check_manager(self) -> None:
-        """Raise if the cluster manager process exited (with the end of its log)."""
-        if self.manager is not None and not self.manager.running:
-            raise RuntimeError(
-                "the cluster manager exited; the end of its log:\n" + self.manager.log_tail()
-            )
+        """Raise if the cluster manager (or the member agent) exited, with its log's end."""
+        for what, process in (("the cluster manager", self.manager), ("the agent", self.agent)):
+            if process is not None and not process.running:
+                raise RuntimeError(f"{what} exited; the end of its log:\n" + process.log_tail())
 
     async def _wait_ready(
         self, hub: kube.ApiClient, expected: list[tuple[str, str]], task: TaskID | None
@@ -268,6 +278,12 @@ class Demo:
             f"{self.outage_member}'s profiles turned unhealthy {o.down_after:.1f} s after its "
             f"API server was told to stop and healthy {o.up_after:.1f} s after it was started.",
         ]
+        if self.agent_member is not None:
+            lines.insert(
+                1,
+                f"{self.agent_member.name} joined by its agent (pull mode: a CSR approved once "
+                "accepted); its profile comes from the agent's report, the hub never dialled it.",
+            )
         return "\n".join(lines)
 
     def next_steps(self) -> str:
@@ -281,6 +297,11 @@ class Demo:
         lines += [
             f"  consumer  {self.fleet.workdir / 'consumer' / 'kubeconfig'}",
             f"  manager log {self.fleet.workdir / 'manager.log'}",
+            *(
+                [f"  agent log {agent_log(self, self.agent_member)}"]
+                if self.agent_member is not None
+                else []
+            ),
             "Next:",
             f"  export KUBECONFIG={hub} PATH={kubectl.parent}:{Path(sys.executable).parent}:$PATH",
             "  kubectl inventory get -A -o wide",
@@ -294,20 +315,34 @@ class Demo:
 
 
 def profile_table(profiles: list[dict[str, Any]]) -> str:
-    """The demo's profile table: namespace, name, version, healthy, properties, provider."""
+    """The demo's profile table: namespace, name, version, healthy, how it joined, ...
+
+    JOINED is the ``Joined`` condition's reason: ``CredentialAccepted`` for a member the
+    manager reaches with its kubeconfig, ``AgentReporting`` for one whose agent reports.
+    """
     rows = []
     for p in map(ProfileView.of, profiles):
+        joined = p.condition(api.CONDITION_JOINED)
         rows.append(
             [
                 p.namespace,
                 p.name,
                 p.version,
                 p.condition_status(api.CONDITION_CONTROL_PLANE_HEALTHY),
+                joined.reason if joined is not None else "",
                 properties_text(p),
                 ",".join(access_provider_names(p)),
             ]
         )
-    headers = ("NAMESPACE", "NAME", "VERSION", "HEALTHY", "PROPERTIES", "ACCESS PROVIDERS")
+    headers = (
+        "NAMESPACE",
+        "NAME",
+        "VERSION",
+        "HEALTHY",
+        "JOINED",
+        "PROPERTIES",
+        "ACCESS PROVIDERS",
+    )
     return format_table(headers, rows)
 
 
