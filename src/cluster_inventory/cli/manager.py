@@ -133,6 +133,44 @@ def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
     return out
 
 
+#: ``--member-roles``, ``--member-roles-file``, ``--default-member-role``: the allow-list.
+MemberRolesOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--member-roles",
+        help="Member ClusterRoles an inventory of cluster set SET may get: SET=ROLE[,ROLE...], "
+        "the first its default (repeatable; docs/manager.md).",
+    ),
+]
+MemberRolesFileOption = Annotated[
+    Path | None,
+    typer.Option(help="YAML file mapping cluster sets to their member ClusterRoles (as above)."),
+]
+DefaultMemberRoleOption = Annotated[
+    str,
+    typer.Option(help="The one member ClusterRole a cluster set not listed allows ('' for none)."),
+]
+
+
+def _member_roles(values: list[str] | None, path: Path | None) -> dict[str, tuple[str, ...]]:
+    """The allow-list from ``--member-roles`` and ``--member-roles-file`` (a set in one only)."""
+    from cluster_inventory.manager.member_roles import (
+        MemberRolesError,
+        parse_member_roles,
+        read_member_roles_file,
+    )
+
+    try:
+        listed = read_member_roles_file(str(path)) if path is not None else {}
+        flags = parse_member_roles(values or ())
+    except MemberRolesError as exc:
+        fail(str(exc))
+    twice = sorted(set(listed) & set(flags))
+    if twice:
+        fail(f"--member-roles: cluster set {twice[0]!r} is also in {path}; give it once")
+    return {**listed, **flags}
+
+
 @manager_app.command("run")
 def manager_run(
     kubeconfig: opt.HubKubeconfig = None,
@@ -240,6 +278,9 @@ def manager_run(
             help="A reported server or proxy URL may name a link-local or cloud metadata address."
         ),
     ] = False,
+    member_roles: MemberRolesOption = None,
+    member_roles_file: MemberRolesFileOption = None,
+    default_member_role: DefaultMemberRoleOption = "view",
 ) -> None:
     """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics).
 
@@ -276,6 +317,8 @@ def manager_run(
             agent_report_max_message=agent_report_max_message,
             agent_report_allow_loopback=agent_report_allow_loopback,
             agent_report_allow_link_local=agent_report_allow_link_local,
+            member_roles=_member_roles(member_roles, member_roles_file),
+            default_member_role=default_member_role,
         )
     except ValueError as exc:
         fail(str(exc))

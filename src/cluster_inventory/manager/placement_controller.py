@@ -99,7 +99,7 @@ class PlacementController:
             return inventories(
                 [ns] if ns else [],
                 c.inventory_namespaces,
-                c.default_member_role,
+                c.roles,
                 fixed_only=c.inventory_namespaces_only,
             )
 
@@ -162,9 +162,10 @@ class PlacementController:
                 invs = inventories(
                     m.namespaces.items(),
                     m.config.inventory_namespaces,
-                    m.config.default_member_role,
+                    m.config.roles,
                     fixed_only=m.config.inventory_namespaces_only,
                 )
+                await m.reports.member_roles(invs.values(), m.namespaces.get)
                 names |= state.reset(registrations, invs, held, self._mine)
                 names |= {key.split("/", 1)[1] for key in m.profiles.keys()}  # strays too
             else:
