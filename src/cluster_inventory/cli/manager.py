@@ -341,39 +341,67 @@ def manager_grants(
         Path, typer.Option(help="Kubeconfig of the member cluster (read access is enough).")
     ],
     context: Annotated[str | None, typer.Option(help="Context of the member kubeconfig.")] = None,
+    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
+    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
     name: Annotated[str, typer.Option(help="The cluster manager's name.")] = DEFAULT_MANAGER_NAME,
     member_namespace: Annotated[
         str, typer.Option(help="The manager's namespace on the member.")
     ] = DEFAULT_NAMESPACE,
+    inventory_namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="Fixed inventory NAMESPACE=SET[,SET], as given to manager run."),
+    ] = None,
+    member_roles: MemberRolesOption = None,
+    member_roles_file: MemberRolesFileOption = None,
+    default_member_role: DefaultMemberRoleOption = "view",
 ) -> None:
-    """List what a cluster manager holds on a member: its consumers' accounts and bindings.
+    """What a cluster manager holds on a member against what its inventories need there.
 
-    The ServiceAccounts (one per inventory) and ClusterRoleBindings the manager made on the
-    member for its consumers' tokens; a member that left the manager should show none.
+    Each ServiceAccount and ClusterRoleBinding the manager made on the member for its
+    consumers' tokens, and each one the member's inventories need (read on the hub: the
+    manager's profiles of this member and the member role its allow-list gives their
+    inventories; pass the allow-list as to manager run). STATE: held (held and needed),
+    needed (made with the next token), orphan (nothing needs it: the manager removes it
+    when it next connects; on a member it no longer serves, delete it yourself).
     """
     from cluster_inventory import kube
     from cluster_inventory.cli._table import format_table
-    from cluster_inventory.manager.accounts import list_grants
+    from cluster_inventory.manager import ManagerConfig
+    from cluster_inventory.manager.grant_report import grant_report
 
     try:
         read_text(member_kubeconfig)
         conn = kube.connection_from_kubeconfig(member_kubeconfig, context=context)
     except (UnreadableFileError, kube.KubeConfigError) as exc:
         fail(str(exc))
+    try:
+        config = ManagerConfig(
+            name=name,
+            member_namespace=member_namespace,
+            inventory_namespaces=_parse_inventories(inventory_namespace or []),
+            member_roles=_member_roles(member_roles, member_roles_file),
+            default_member_role=default_member_role,
+        )
+    except ValueError as exc:
+        fail(str(exc))
 
     async def run() -> list[list[str]]:
-        client = await kube.new_client(conn)
-        try:
-            grants = await list_grants(client, name, member_namespace)
-        finally:
-            await client.close()
-        return [[g.kind, g.namespace or "-", g.name, g.inventory, g.role or "-"] for g in grants]
+        async with (
+            await kube.new_client(conn) as member,
+            await hub_client(hub_kubeconfig, hub_context) as hub,
+        ):
+            rows = await grant_report(member, hub, config)
+        return [
+            [g.kind, g.namespace or "-", g.name, g.inventory, g.role or "-", state]
+            for g, state in rows
+        ]
 
     try:
         rows = asyncio.run(run())
     except kube.KubeError as exc:
         fail(str(exc))
     if not rows:
-        typer.echo(f"cluster manager {name!r} holds nothing on this member")
+        typer.echo(f"cluster manager {name!r} holds nothing on this member, and needs nothing")
         return
-    typer.echo(format_table(["KIND", "NAMESPACE", "NAME", "INVENTORY", "ROLE"], rows), nl=False)
+    headers = ["KIND", "NAMESPACE", "NAME", "INVENTORY", "ROLE", "STATE"]
+    typer.echo(format_table(headers, rows), nl=False)
