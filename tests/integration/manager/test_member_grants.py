@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import os
 import signal
-import subprocess
-import sys
 
 import yaml
 
@@ -25,7 +22,7 @@ from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTE
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.manager.accounts import list_grants
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.cli_run import cli
+from tests.cli_run import cli, cli_process
 from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually
 
@@ -278,33 +275,24 @@ async def test_an_inventory_deleted_while_the_manager_is_killed_leaves_nothing(
             "alpha", test_namespace, yaml.safe_dump(member.kubeconfig()), ["prod"]
         )
         await kube.apply(hub, kube.SECRETS, secret, field_manager="test")
-        proc = subprocess.Popen(  # noqa: ASYNC220 - a child process that outlives this call
-            [
-                sys.executable,
-                "-m",
-                "cluster_inventory.cli",
-                "manager",
-                "run",
-                "--kubeconfig",
-                str(fleet.hub.kubeconfig_path),
-                "--name",
-                name,
-                "--namespace",
-                test_namespace,
-                "--member-namespace",
-                test_namespace,
-                "--no-leader-elect",
-                "--probe-interval",
-                "0.5",
-                "--health-probe-bind-address",
-                "0",
-                "--metrics-bind-address",
-                "0",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env=os.environ.copy(),
+        proc = cli_process(  # a child process that outlives this call
+            "manager",
+            "run",
+            "--kubeconfig",
+            str(fleet.hub.kubeconfig_path),
+            "--name",
+            name,
+            "--namespace",
+            test_namespace,
+            "--member-namespace",
+            test_namespace,
+            "--no-leader-elect",
+            "--probe-interval",
+            "0.5",
+            "--health-probe-bind-address",
+            "0",
+            "--metrics-bind-address",
+            "0",
         )
         try:
             token = await eventually(
