@@ -30,6 +30,20 @@ def cli(
         )
 
 
+def cli_process(*args: str) -> subprocess.Popen[bytes]:
+    """``cluster-inventory ARGS`` started in the background (stderr piped, the rest closed).
+
+    The caller stops it (``send_signal``, ``kill``) and reaps it (``communicate``).
+    """
+    return subprocess.Popen(
+        [sys.executable, "-m", "cluster_inventory.cli", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=os.environ.copy(),
+    )
+
+
 def scripts_dir() -> Path:
     """Where this environment's console scripts (kubectl-inventory, ...) are installed."""
     return Path(sys.executable).parent

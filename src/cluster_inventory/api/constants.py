@@ -43,6 +43,9 @@ __all__ = [
     "APPLYSET_TOOLING",
     "CAPI_KUBECONFIG_KEY",
     "CAPI_SECRET_TYPE",
+    "CLUSTERSET_BIND_SUBRESOURCE",
+    "CLUSTERSET_BIND_VERB",
+    "CLUSTERSET_RESOURCE",
     "CLUSTER_PROFILE_CRD",
     "CLUSTER_PROFILE_KIND",
     "CLUSTER_PROFILE_PLURAL",
@@ -110,6 +113,7 @@ __all__ = [
     "PROPERTY_VALUE_MAX_LENGTH",
     "REASON_AGENT_REPORTED",
     "REASON_INVALID_REPORT_FIELD",
+    "REASON_MEMBER_ROLE_NOT_ALLOWED",
     "REASON_MIGRATION_FAILED",
     "REASON_MIGRATION_RUNNING",
     "REASON_MIGRATION_SUCCEEDED",
@@ -302,8 +306,22 @@ ANNOTATION_DISPLAY_NAME = f"{PROJECT_DOMAIN}/display-name"
 LABEL_CAPI_CLUSTERSET = f"{PROJECT_DOMAIN}/clusterset"
 #: ClusterProperty carrying a Cluster API Cluster's declared version (``spec.topology.version``).
 PROPERTY_CAPI_VERSION = f"version.cluster-api.{PROJECT_DOMAIN}"
-#: On an inventory namespace: the member ClusterRole its consumers get (default ``view``).
+#: On an inventory namespace: the member ClusterRole its consumers ask for; they get it only if
+#: the cluster manager allows it for the namespace's cluster set (default: ``view`` only).
 ANNOTATION_MEMBER_ROLE = f"{PROJECT_DOMAIN}/member-cluster-role"
+#: The virtual resource of the bind check (no API serves it; RBAC and the authorizer know it
+#: by name): ``create`` on ``clustersets/bind`` in group :data:`PROJECT_DOMAIN`, named after a
+#: cluster set, lets a hub user bind a namespace to that set (label
+#: :data:`LABEL_CLUSTER_SET`) and choose its member role among those the cluster manager allows
+#: for the set (:data:`ANNOTATION_MEMBER_ROLE`). The chart's ValidatingAdmissionPolicy asks the
+#: authorizer for it on every such Namespace change, as OCM's webhook asks for ``create`` on
+#: ``managedclustersets/bind`` before a ManagedClusterSetBinding (docs/manager.md).
+CLUSTERSET_RESOURCE = "clustersets"
+CLUSTERSET_BIND_SUBRESOURCE = "bind"
+CLUSTERSET_BIND_VERB = "create"
+#: Reason of the Warning Event on an inventory Namespace whose member role the cluster manager
+#: does not allow for its cluster set (its consumers get the set's default role, or none).
+REASON_MEMBER_ROLE_NOT_ALLOWED = "MemberRoleNotAllowed"
 #: On a ClusterProfile of a sharded cluster manager: the replica that writes its status (the
 #: fence; every write is conditional on the profile's resourceVersion, docs/scale.md).
 ANNOTATION_SHARD_HOLDER = f"{PROJECT_DOMAIN}/shard-holder"

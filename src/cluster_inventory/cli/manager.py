@@ -133,6 +133,44 @@ def _parse_inventories(values: list[str]) -> dict[str, tuple[str, ...]]:
     return out
 
 
+#: ``--member-roles``, ``--member-roles-file``, ``--default-member-role``: the allow-list.
+MemberRolesOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--member-roles",
+        help="Member ClusterRoles an inventory of cluster set SET may get: SET=ROLE[,ROLE...], "
+        "the first its default (repeatable; docs/manager.md).",
+    ),
+]
+MemberRolesFileOption = Annotated[
+    Path | None,
+    typer.Option(help="YAML file mapping cluster sets to their member ClusterRoles (as above)."),
+]
+DefaultMemberRoleOption = Annotated[
+    str,
+    typer.Option(help="The one member ClusterRole a cluster set not listed allows ('' for none)."),
+]
+
+
+def _member_roles(values: list[str] | None, path: Path | None) -> dict[str, tuple[str, ...]]:
+    """The allow-list from ``--member-roles`` and ``--member-roles-file`` (a set in one only)."""
+    from cluster_inventory.manager.member_roles import (
+        MemberRolesError,
+        parse_member_roles,
+        read_member_roles_file,
+    )
+
+    try:
+        listed = read_member_roles_file(str(path)) if path is not None else {}
+        flags = parse_member_roles(values or ())
+    except MemberRolesError as exc:
+        fail(str(exc))
+    twice = sorted(set(listed) & set(flags))
+    if twice:
+        fail(f"--member-roles: cluster set {twice[0]!r} is also in {path}; give it once")
+    return {**listed, **flags}
+
+
 @manager_app.command("run")
 def manager_run(
     kubeconfig: opt.HubKubeconfig = None,
@@ -240,6 +278,9 @@ def manager_run(
             help="A reported server or proxy URL may name a link-local or cloud metadata address."
         ),
     ] = False,
+    member_roles: MemberRolesOption = None,
+    member_roles_file: MemberRolesFileOption = None,
+    default_member_role: DefaultMemberRoleOption = "view",
 ) -> None:
     """Run the cluster manager until SIGTERM (leader-elected; /healthz, /readyz, /metrics).
 
@@ -276,6 +317,8 @@ def manager_run(
             agent_report_max_message=agent_report_max_message,
             agent_report_allow_loopback=agent_report_allow_loopback,
             agent_report_allow_link_local=agent_report_allow_link_local,
+            member_roles=_member_roles(member_roles, member_roles_file),
+            default_member_role=default_member_role,
         )
     except ValueError as exc:
         fail(str(exc))
@@ -298,39 +341,67 @@ def manager_grants(
         Path, typer.Option(help="Kubeconfig of the member cluster (read access is enough).")
     ],
     context: Annotated[str | None, typer.Option(help="Context of the member kubeconfig.")] = None,
+    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
+    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
     name: Annotated[str, typer.Option(help="The cluster manager's name.")] = DEFAULT_MANAGER_NAME,
     member_namespace: Annotated[
         str, typer.Option(help="The manager's namespace on the member.")
     ] = DEFAULT_NAMESPACE,
+    inventory_namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="Fixed inventory NAMESPACE=SET[,SET], as given to manager run."),
+    ] = None,
+    member_roles: MemberRolesOption = None,
+    member_roles_file: MemberRolesFileOption = None,
+    default_member_role: DefaultMemberRoleOption = "view",
 ) -> None:
-    """List what a cluster manager holds on a member: its consumers' accounts and bindings.
+    """What a cluster manager holds on a member against what its inventories need there.
 
-    The ServiceAccounts (one per inventory) and ClusterRoleBindings the manager made on the
-    member for its consumers' tokens; a member that left the manager should show none.
+    Each ServiceAccount and ClusterRoleBinding the manager made on the member for its
+    consumers' tokens, and each one the member's inventories need (read on the hub: the
+    manager's profiles of this member and the member role its allow-list gives their
+    inventories; pass the allow-list as to manager run). STATE: held (held and needed),
+    needed (made with the next token), orphan (nothing needs it: the manager removes it
+    when it next connects; on a member it no longer serves, delete it yourself).
     """
     from cluster_inventory import kube
     from cluster_inventory.cli._table import format_table
-    from cluster_inventory.manager.accounts import list_grants
+    from cluster_inventory.manager import ManagerConfig
+    from cluster_inventory.manager.grant_report import grant_report
 
     try:
         read_text(member_kubeconfig)
         conn = kube.connection_from_kubeconfig(member_kubeconfig, context=context)
     except (UnreadableFileError, kube.KubeConfigError) as exc:
         fail(str(exc))
+    try:
+        config = ManagerConfig(
+            name=name,
+            member_namespace=member_namespace,
+            inventory_namespaces=_parse_inventories(inventory_namespace or []),
+            member_roles=_member_roles(member_roles, member_roles_file),
+            default_member_role=default_member_role,
+        )
+    except ValueError as exc:
+        fail(str(exc))
 
     async def run() -> list[list[str]]:
-        client = await kube.new_client(conn)
-        try:
-            grants = await list_grants(client, name, member_namespace)
-        finally:
-            await client.close()
-        return [[g.kind, g.namespace or "-", g.name, g.inventory, g.role or "-"] for g in grants]
+        async with (
+            await kube.new_client(conn) as member,
+            await hub_client(hub_kubeconfig, hub_context) as hub,
+        ):
+            rows = await grant_report(member, hub, config)
+        return [
+            [g.kind, g.namespace or "-", g.name, g.inventory, g.role or "-", state]
+            for g, state in rows
+        ]
 
     try:
         rows = asyncio.run(run())
     except kube.KubeError as exc:
         fail(str(exc))
     if not rows:
-        typer.echo(f"cluster manager {name!r} holds nothing on this member")
+        typer.echo(f"cluster manager {name!r} holds nothing on this member, and needs nothing")
         return
-    typer.echo(format_table(["KIND", "NAMESPACE", "NAME", "INVENTORY", "ROLE"], rows), nl=False)
+    headers = ["KIND", "NAMESPACE", "NAME", "INVENTORY", "ROLE", "STATE"]
+    typer.echo(format_table(headers, rows), nl=False)

@@ -18,10 +18,10 @@ from cluster_inventory._lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cluster_inventory.manager.accounts import service_account_name
     from cluster_inventory.manager.capi import ClusterAPISource
     from cluster_inventory.manager.cluster_manager import PLACEMENT, ClusterManagerRunnable
     from cluster_inventory.manager.config import ManagerConfig
+    from cluster_inventory.manager.grants import service_account_name
     from cluster_inventory.manager.member import MemberConnection
     from cluster_inventory.manager.placement import Inventory, PlacementPlan, ProfileKey
     from cluster_inventory.manager.registration import (
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from cluster_inventory.manager.status import Observation, build_status
 
 _WHERE = {
-    "service_account_name": "accounts",
+    "service_account_name": "grants",
     "ClusterAPISource": "capi",
     "PLACEMENT": "cluster_manager",
     "ClusterManagerRunnable": "cluster_manager",

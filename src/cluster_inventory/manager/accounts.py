@@ -1,78 +1,61 @@
-"""The consumers' accounts on one member: a ServiceAccount per inventory, its binding, tokens.
+"""The consumers' accounts on one member: held grants, kept to what is needed, and tokens.
 
-Per inventory namespace served, a ServiceAccount in the manager's namespace on the member,
-bound to the ClusterRole that inventory asks for (ensured once per connection: a rotation
-is one TokenRequest, not five requests), and its tokens minted with TokenRequest, minted
-again once ``rotation_fraction`` of the lifetime has passed (``docs/manager.md``). The
-upstream ``secretreader`` contract stores them on the hub; nothing here writes to the hub.
+Per inventory granted (:mod:`.grants`), a ServiceAccount in the manager's namespace on the
+member, bound to the ClusterRole the inventory gets, and its tokens minted with TokenRequest,
+minted again once ``rotation_fraction`` of the lifetime has passed (``docs/manager.md``).
+What the manager holds on the member is read with one LIST per kind by its own labels once
+per connection (:meth:`ConsumerAccounts.relist` on a reconnect), then kept up to date by its
+own writes; anything held that is not needed is removed (:meth:`ConsumerAccounts.sync`), and
+nothing is created that is not needed at that moment. Nothing here writes to the hub.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import hashlib
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from cluster_inventory import kube
-from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     FIELD_MANAGER_CLUSTER_MANAGER,
     LABEL_INVENTORY,
     LABEL_MANAGED_BY,
 )
 from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.grants import (
+    BINDING,
+    SERVICE_ACCOUNT,
+    Grant,
+    Needs,
+    grant_of,
+    grant_selector,
+    needed_grants,
+    service_account_name,
+    unneeded,
+    whole,
+)
 
 __all__ = [
+    "NOTHING_KNOWN",
     "ConnectedMember",
     "ConsumerAccounts",
-    "Grant",
     "list_grants",
     "remove_grants",
-    "service_account_name",
 ]
 
 
 _log = logging.getLogger("cluster_inventory.manager")
-
-
-def service_account_name(inventory_namespace: str, manager: str) -> str:
-    """Member ServiceAccount serving one hub inventory namespace (a DNS label, <= 63)."""
-    name = f"{manager}-{inventory_namespace}"
-    if len(name) <= 63:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
-    return f"{name[:52].rstrip('-')}-{digest}"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Grant:
-    """One object a cluster manager made on a member for its consumers.
-
-    Attributes:
-        kind: ``ServiceAccount`` or ``ClusterRoleBinding``.
-        name: Its name.
-        namespace: Its namespace ("" for a ClusterRoleBinding).
-        inventory: The hub inventory namespace it serves.
-        role: The ClusterRole bound ("" for a ServiceAccount).
-    """
-
-    kind: str
-    name: str
-    namespace: str
-    inventory: str
-    role: str
-
-
-def _selector(manager: str) -> str:
-    return f"{LABEL_MANAGED_BY}={manager},{LABEL_INVENTORY}"
+#: Needs of a member whose cluster manager says nothing: no grant made, none removed.
+NOTHING_KNOWN = Needs(roles={}, complete=False)
 
 
 async def list_grants(client: kube.ApiClient, manager: str, namespace: str) -> list[Grant]:
     """What cluster manager ``manager`` holds on a member: its consumers' accounts and bindings.
+
+    Two LISTs by the manager's labels (:func:`.grants.grant_selector`); of what they find,
+    only the objects named as the manager names them count (:func:`.grants.grant_of`).
 
     Args:
         client: A client of the member.
@@ -80,56 +63,41 @@ async def list_grants(client: kube.ApiClient, manager: str, namespace: str) -> l
         namespace: The manager's namespace on the member (``member_namespace``).
 
     Returns:
-        ServiceAccounts, then ClusterRoleBindings, each by name.
+        The grants held, sorted by inventory, kind and name.
 
     Raises:
-        KubeError: The member cannot be read.
+        KubeError: The member cannot be read (never "nothing held").
     """
+    selector = grant_selector(manager)
     accounts = await kube.list_objects(
-        client, kube.SERVICE_ACCOUNTS, namespace=namespace, label_selector=_selector(manager)
+        client, kube.SERVICE_ACCOUNTS, namespace=namespace, label_selector=selector
     )
-    bindings = await kube.list_objects(
-        client, kube.CLUSTER_ROLE_BINDINGS, label_selector=_selector(manager)
-    )
-    out = [
-        Grant(
-            kind="ServiceAccount",
-            name=str(objects.meta(sa).get("name")),
-            namespace=namespace,
-            inventory=str(objects.labels_of(sa).get(LABEL_INVENTORY)),
-            role="",
-        )
-        for sa in accounts.get("items") or ()
-    ]
-    out += [
-        Grant(
-            kind="ClusterRoleBinding",
-            name=str(objects.meta(crb).get("name")),
-            namespace="",
-            inventory=str(objects.labels_of(crb).get(LABEL_INVENTORY)),
-            role=str((crb.get("roleRef") or {}).get("name") or ""),
-        )
-        for crb in bindings.get("items") or ()
-    ]
-    return sorted(out, key=lambda g: (g.kind != "ServiceAccount", g.name))
+    bindings = await kube.list_objects(client, kube.CLUSTER_ROLE_BINDINGS, label_selector=selector)
+    found = [grant_of(sa, SERVICE_ACCOUNT, manager) for sa in accounts.get("items") or ()]
+    found += [grant_of(crb, BINDING, manager) for crb in bindings.get("items") or ()]
+    return sorted((grant for grant in found if grant is not None), key=lambda g: g.order)
 
 
-async def remove_grants(client: kube.ApiClient, manager: str, namespace: str) -> int:
-    """Delete everything :func:`list_grants` finds (a member left the manager); how many.
-
-    Only objects labelled with this manager's name go: another cluster manager's accounts on
-    the same member are not ours to touch.
+async def remove_grants(client: kube.ApiClient, grants: Iterable[Grant]) -> int:
+    """Delete ``grants`` on a member (one gone already counts as removed); how many.
 
     Raises:
-        KubeError: The member cannot be read or refused a delete (retry later).
+        KubeError: The member refused a delete or did not answer (retry later).
     """
-    grants = await list_grants(client, manager, namespace)
+    removed = 0
     for grant in grants:
-        if grant.kind == "ServiceAccount":
-            await kube.delete(client, kube.SERVICE_ACCOUNTS, grant.name, namespace=namespace)
+        if grant.kind == SERVICE_ACCOUNT:
+            await kube.delete(client, kube.SERVICE_ACCOUNTS, grant.name, namespace=grant.namespace)
         else:
             await kube.delete(client, kube.CLUSTER_ROLE_BINDINGS, grant.name)
-    return len(grants)
+        removed += 1
+        _log.info(
+            "removed %s %s on the member (inventory %s): no longer needed",
+            grant.kind,
+            grant.name,
+            grant.inventory,
+        )
+    return removed
 
 
 class ConnectedMember(Protocol):
@@ -153,10 +121,17 @@ class ConnectedMember(Protocol):
 class ConsumerAccounts:
     """The ServiceAccounts, bindings and tokens a cluster manager keeps on one member.
 
+    Grants follow what the member needs (``needs``, asked afresh each time, never kept): a
+    token is minted, and its account and binding made, only for an inventory and role needed
+    at that moment; :meth:`sync` removes whatever is held and not needed. One grant change at
+    a time on the member (a lock), so a sync and a mint never interleave their reads and
+    writes.
+
     Args:
         member: The member connection (its client reaches the member).
         config: The manager's settings (name, ``member_namespace``).
         now: Wall clock (token rotation).
+        needs: What the member needs of this manager now (:class:`.grants.Needs`).
     """
 
     def __init__(
@@ -165,15 +140,24 @@ class ConsumerAccounts:
         *,
         config: ManagerConfig,
         now: Callable[[], dt.datetime],
+        needs: Callable[[], Needs] = lambda: NOTHING_KNOWN,
     ) -> None:
         self.member = member
         self.config = config
         self.now = now
+        self.needs = needs
         #: (inventory, role) -> (token, when it was minted by our clock)
         self._tokens: dict[tuple[str, str], tuple[kube.ServiceAccountToken, dt.datetime]] = {}
         self._token_locks: dict[tuple[str, str], asyncio.Lock] = {}
-        #: (ServiceAccount, role) ensured on the member through this connection.
-        self._ensured: set[tuple[str, str]] = set()
+        #: What this manager holds on the member, by (kind, name): listed once per
+        #: connection, then kept by our own writes and deletes. None: not read yet.
+        self._held: dict[tuple[str, str], Grant] | None = None
+        self._stale = False
+        self._changes = asyncio.Lock()
+
+    def relist(self) -> None:
+        """Read what is held again before the next change (the member reconnected)."""
+        self._stale = True
 
     def rotation_due(self, inventory: str, role: str, fraction: float) -> dt.datetime | None:
         """When the token for (inventory, role) should be minted again, or None if none yet."""
@@ -188,12 +172,32 @@ class ConsumerAccounts:
         entry = self._tokens.get((inventory, role))
         return None if entry is None else entry[1]
 
+    async def sync(self) -> int:
+        """Remove what the manager holds on the member and nothing needs; how many objects.
+
+        Reads what is held first if it was not read on this connection (a LIST per kind).
+        Nothing is removed while :attr:`.grants.Needs.complete` is False.
+
+        Raises:
+            KubeError: The member cannot be read or refused a delete (retry later); what
+                was not removed is still held.
+        """
+        async with self._changes:
+            held = await self._load()
+            return await self._prune(held, self.needs())
+
     async def token_for(
         self, inventory: str, role: str, *, lifetime: float, fraction: float
-    ) -> kube.ServiceAccountToken:
+    ) -> kube.ServiceAccountToken | None:
         """A token of the ServiceAccount serving ``inventory``, minted or reused.
 
-        The account and its ClusterRoleBinding to ``role`` are ensured on the member first.
+        The account and its ClusterRoleBinding to ``role`` are made on the member first if
+        they are not held whole, and what nothing needs is removed (a changed role's old
+        binding).
+
+        Returns:
+            The token, or None: the member does not need (inventory, role) now (the
+            inventory went, or its role changed or is refused), so nothing is made.
 
         Raises:
             KubeAPIError: The member refused (the registration credential lacks RBAC).
@@ -206,9 +210,19 @@ class ConsumerAccounts:
             if due is not None and self.now() < due:
                 return self._tokens[key][0]
             sa = service_account_name(inventory, self.config.name)
-            if (sa, role) not in self._ensured:
-                await self._ensure_account(sa, inventory, role)
-                self._ensured.add((sa, role))
+            async with self._changes:
+                held = await self._load()
+                needs = self.needs()
+                if needs.roles.get(inventory) != role:
+                    return None
+                wanted = needed_grants(
+                    {inventory: role},
+                    manager=self.config.name,
+                    namespace=self.config.member_namespace,
+                )
+                if not whole(held, wanted):
+                    await self._ensure_account(held, wanted)
+                await self._prune(held, needs)
             try:
                 minted = await kube.request_service_account_token(
                     self.member.client,
@@ -217,16 +231,44 @@ class ConsumerAccounts:
                     expiration_seconds=int(lifetime),
                 )
             except kube.NotFoundError:
-                # Someone removed the account since we ensured it: ensure it again.
-                self._ensured.discard((sa, role))
+                # Someone removed the account since: make it again next time.
+                held.pop((SERVICE_ACCOUNT, sa), None)
                 raise
             self._tokens[key] = (minted, self.now())
             return minted
 
-    async def _ensure_account(self, sa: str, inventory: str, role: str) -> None:
+    async def _load(self) -> dict[tuple[str, str], Grant]:
+        """What is held, read from the member if not read on this connection yet."""
+        if self._held is None or self._stale:
+            assert self.member.client is not None
+            self._stale = False
+            found = await list_grants(
+                self.member.client, self.config.name, self.config.member_namespace
+            )
+            self._held = {grant.key: grant for grant in found}
+        return self._held
+
+    async def _prune(self, held: dict[tuple[str, str], Grant], needs: Needs) -> int:
+        gone = unneeded(
+            held.values(), needs, manager=self.config.name, namespace=self.config.member_namespace
+        )
+        assert self.member.client is not None
+        for grant in gone or ():
+            await remove_grants(self.member.client, [grant])
+            held.pop(grant.key, None)
+            if grant.kind == SERVICE_ACCOUNT:  # its tokens stopped working with it
+                for key in [k for k in self._tokens if k[0] == grant.inventory]:
+                    del self._tokens[key]
+        return len(gone or ())
+
+    async def _ensure_account(
+        self, held: dict[tuple[str, str], Grant], wanted: list[Grant]
+    ) -> None:
         assert self.member.client is not None
         client, ns = self.member.client, self.config.member_namespace
-        labels = {LABEL_INVENTORY: inventory, LABEL_MANAGED_BY: self.config.name}
+        account = next(g for g in wanted if g.kind == SERVICE_ACCOUNT)
+        binding = next(g for g in wanted if g.kind == BINDING)
+        labels = {LABEL_INVENTORY: account.inventory, LABEL_MANAGED_BY: self.config.name}
         try:
             await kube.create(client, kube.NAMESPACES, {"metadata": {"name": ns}})
         except kube.AlreadyExistsError:
@@ -234,59 +276,22 @@ class ConsumerAccounts:
         await kube.apply(
             client,
             kube.SERVICE_ACCOUNTS,
-            {"metadata": {"name": sa, "namespace": ns, "labels": labels}},
+            {"metadata": {"name": account.name, "namespace": ns, "labels": labels}},
             field_manager=FIELD_MANAGER_CLUSTER_MANAGER,
         )
+        held[account.key] = account
         await kube.apply(
             client,
             kube.CLUSTER_ROLE_BINDINGS,
             {
-                "metadata": {"name": f"{sa}:{role}", "labels": labels},
+                "metadata": {"name": binding.name, "labels": labels},
                 "roleRef": {
                     "apiGroup": "rbac.authorization.k8s.io",
                     "kind": "ClusterRole",
-                    "name": role,
+                    "name": binding.role,
                 },
-                "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
+                "subjects": [{"kind": "ServiceAccount", "name": account.name, "namespace": ns}],
             },
             field_manager=FIELD_MANAGER_CLUSTER_MANAGER,
         )
-        # A changed role must not leave the old binding (and its rights) behind.
-        bindings = await kube.list_objects(
-            client, kube.CLUSTER_ROLE_BINDINGS, label_selector=f"{LABEL_INVENTORY}={inventory}"
-        )
-        for binding in bindings.get("items") or ():
-            name = str(objects.meta(binding).get("name"))
-            if name.startswith(f"{sa}:") and name != f"{sa}:{role}":
-                await kube.delete(client, kube.CLUSTER_ROLE_BINDINGS, name)
-
-    async def forget_inventory(self, inventory: str) -> None:
-        """Delete the ServiceAccount and bindings serving ``inventory`` (its tokens die too)."""
-        if self.member.client is None:
-            return
-        for key in [k for k in self._tokens if k[0] == inventory]:
-            self._tokens.pop(key, None)
-        sa = service_account_name(inventory, self.config.name)
-        self._ensured = {entry for entry in self._ensured if entry[0] != sa}
-        try:
-            bindings = await kube.list_objects(
-                self.member.client,
-                kube.CLUSTER_ROLE_BINDINGS,
-                label_selector=f"{LABEL_INVENTORY}={inventory}",
-            )
-            for binding in bindings.get("items") or ():
-                name = str(objects.meta(binding).get("name"))
-                # Another cluster manager serving the same inventory on this member has its
-                # own ServiceAccount and bindings: only ours (named after our account) go.
-                if name.startswith(f"{sa}:"):
-                    await kube.delete(self.member.client, kube.CLUSTER_ROLE_BINDINGS, name)
-            await kube.delete(
-                self.member.client,
-                kube.SERVICE_ACCOUNTS,
-                sa,
-                namespace=self.config.member_namespace,
-            )
-        except kube.KubeError as exc:
-            _log.warning(
-                "could not remove %s on member: %s", sa, exc, extra={"cluster": self.member.label}
-            )
+        held[binding.key] = binding

@@ -9,7 +9,9 @@ reconcile reads the informers' current state and converges (``docs/manager.md``)
   (:mod:`.placement_state`); a change of inventories or replicas places everything;
 - a *profile* reconcile applies its status (server-side apply, only when something
   changed), its labels, and the consumer token Secret ``<inventory>/<profile>`` with the
-  token's expiry beside it, and requeues itself for the next rotation.
+  token's expiry beside it, and requeues itself for the next rotation;
+- a *grants* reconcile (a member connection) removes what the manager holds on the member
+  and its inventories no longer need (:mod:`.grant_controller`).
 
 One bad registration or member never stops the others: a registration error becomes an
 Event on its Secret; an unreachable member becomes a condition on its profiles.
@@ -41,6 +43,8 @@ from cluster_inventory.manager.agent_credentials import AgentCredentials
 from cluster_inventory.manager.agent_members import AgentReports, agent_member_controller
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.fence import ProfileFence
+from cluster_inventory.manager.grant_controller import GrantController
+from cluster_inventory.manager.grants import Needs
 from cluster_inventory.manager.placement import (
     Inventory,
     ProfileKey,
@@ -154,6 +158,7 @@ class ClusterManagerRunnable:
             now=now,
             registry=registry,
             agents=self.agents,
+            needs=self._grant_needs,
         )
         #: (member id, observed) of each member connection as placement last heard of it.
         self._member_seen: dict[kube.ClusterConnection, tuple[str | None, bool]] = {}
@@ -186,6 +191,19 @@ class ClusterManagerRunnable:
             f"{_CONTROLLER}-tokens", self.tokens.reconcile, max(1, config.workers // 4)
         ).watch(self.token_secrets, self._token_keys)
         self.token_secret_writers.watch(self.tokens.agents.secrets, self.tokens.agent_keys)
+        # Grants are few member requests, and only on a change: a quarter as many workers.
+        self.grant_keepers: Controller[kube.ClusterConnection] = self._controller(
+            f"{_CONTROLLER}-grants",
+            lambda conn: self.grants.reconcile(conn),
+            max(1, config.workers // 4),
+            describe=lambda conn: {"cluster": conn.server},
+        )
+        self.grants = GrantController(
+            state=self.placement.state,
+            members=self.members,
+            profiles=self.profiles,
+            queue=self.grant_keepers.queue.add,
+        )
         self.agent_members: Controller[str] = agent_member_controller(
             self.agents, self.members.get, self._controller, on_report=self.reports.report_problems
         )
@@ -223,7 +241,13 @@ class ClusterManagerRunnable:
             await controller.prepare()
 
     def _controllers(self) -> tuple[Controller[Any], ...]:
-        own = (self.placing, self.statuses, self.token_secret_writers, self.agent_members)
+        own = (
+            self.placing,
+            self.statuses,
+            self.token_secret_writers,
+            self.grant_keepers,
+            self.agent_members,
+        )
         return own if self.agent_approver is None else (*own, self.agent_approver.controller)
 
     async def run(self) -> None:
@@ -331,7 +355,12 @@ class ClusterManagerRunnable:
             self.place_soon()
         return []
 
+    def _grant_needs(self, conn: kube.ClusterConnection, member_id: str | None) -> Needs:
+        """What a member needs of this manager (:meth:`GrantController.needs`)."""
+        return self.grants.needs(conn, member_id)
+
     def _member_changed(self, conn: kube.ClusterConnection) -> None:
+        self.grants.member_changed(conn)
         for key in self.by_member.get(conn, ()):
             self.queue.add(key)
         member = self.members.get(conn)
@@ -353,8 +382,12 @@ class ClusterManagerRunnable:
         name: str,
         reconcile: Callable[[Any], Coroutine[Any, Any, float | None]],
         workers: int,
+        describe: Callable[[Any], dict[str, str]] | None = None,
     ) -> Controller[Any]:
-        """A controller whose ``reconcile`` returns a requeue delay in seconds, or None."""
+        """A controller whose ``reconcile`` returns a requeue delay in seconds, or None.
+
+        ``describe`` gives a key's log fields (default: ``object=<key>``).
+        """
 
         async def as_result(key: Any) -> Result | None:
             delay = await reconcile(key)
@@ -365,7 +398,7 @@ class ClusterManagerRunnable:
             as_result,
             workers=workers,
             registry=self.registry,
-            describe=lambda key: {"object": str(key)},
+            describe=describe or (lambda key: {"object": str(key)}),
             log=_log,
         )
 
@@ -374,9 +407,11 @@ class ClusterManagerRunnable:
         # members start.
         self.placement.touch_member(conn)
         self.place_soon()
+        self.grants.started(conn)
         self._started_since_settle += 1
         if not self.members.starting:
             self.tokens.release()
+            self.grants.release()
             if self._started_since_settle >= max(_SETTLE_AFTER, _SETTLE_SHARE * len(self.members)):
                 # A start-up or a takeover has settled: what it built lives long; later full
                 # collections need not walk it (controller.gc_pauses, docs/scale.md).

@@ -14,6 +14,7 @@ from cluster_inventory.api.constants import (
     PROPERTY_VALUE_MAX_LENGTH,
 )
 from cluster_inventory.api.member_report import REPORTED_PROPERTIES_MAX
+from cluster_inventory.manager.member_roles import MemberRoles
 from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
 __all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source"]
@@ -58,7 +59,11 @@ class ManagerConfig:
             namespaces, and watch token Secrets only there: for a manager whose Secret
             access is granted per namespace (the chart's ``secretAccess: namespaces``).
         access_provider: Name of the access provider published on every profile.
-        default_member_role: Member ClusterRole bound for an inventory without annotation.
+        member_roles: The allow-list of member ClusterRoles: cluster set -> the roles an
+            inventory of that set may get, its default first (``--member-roles``). An
+            inventory asking for another gets the default (:mod:`.member_roles`).
+        default_member_role: The one role allowed, and the default, for a set not in
+            ``member_roles`` ("" allows none there).
         token_lifetime: Requested lifetime of consumer tokens, seconds (the API server's
             minimum is 600).
         rotation_fraction: Rotate a token once this fraction of its lifetime has passed.
@@ -112,6 +117,7 @@ class ManagerConfig:
     inventory_namespaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     inventory_namespaces_only: bool = False
     access_provider: str = ACCESS_PROVIDER_SECRETREADER
+    member_roles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     default_member_role: str = "view"
     token_lifetime: float = 3600.0
     rotation_fraction: float = 0.8
@@ -150,6 +156,7 @@ class ManagerConfig:
         if self.agent_heartbeat_multiple < 1:
             raise ValueError("agent_heartbeat_multiple must be at least 1")
         self._check_agent_bounds()
+        MemberRoles(by_set=self.member_roles, default=self.default_member_role)  # validates
         if self.workers < 1:
             raise ValueError("workers must be at least 1")
         if not self.sources:
@@ -183,6 +190,11 @@ class ManagerConfig:
             if value < 1 or (top is not None and value > top):
                 limit = f" and at most {top} (the ClusterProfile's limit)" if top else ""
                 raise ValueError(f"{name} must be at least 1{limit}, not {value}")
+
+    @property
+    def roles(self) -> MemberRoles:
+        """The allow-list of member ClusterRoles (``member_roles``, ``default_member_role``)."""
+        return MemberRoles(by_set=self.member_roles, default=self.default_member_role)
 
     @property
     def member_keepalive(self) -> float:

@@ -35,8 +35,9 @@ from cluster_inventory.api import objects
 from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager._metrics import ManagerMetrics
-from cluster_inventory.manager.accounts import ConsumerAccounts
+from cluster_inventory.manager.accounts import NOTHING_KNOWN, ConsumerAccounts
 from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.grants import Needs
 from cluster_inventory.manager.status import (
     ConditionState,
     Observation,
@@ -88,6 +89,8 @@ class MemberConnection:
             (adaptive: a deferred probe halves it), or None for no limit.
         registry: Where the manager's metrics are registered.
         seed: What the member's last holder observed (:func:`.status.seed_observation`).
+        needs: What the member needs of the manager, given its member id (None until
+            known): the grants its consumers' accounts keep (:class:`.grants.Needs`).
     """
 
     def __init__(
@@ -101,6 +104,7 @@ class MemberConnection:
         probes: AdaptiveLimit | None = None,
         registry: CollectorRegistry = REGISTRY,
         seed: Observation | None = None,
+        needs: Callable[[str | None], Needs] = lambda member_id: NOTHING_KNOWN,
     ) -> None:
         self.connection = connection
         self.lag = lag
@@ -116,7 +120,9 @@ class MemberConnection:
         self._informer: Informer | None = None
         self._observed: dict[str, ObservedProperty] = {}
         #: The consumers' ServiceAccounts and tokens on this member.
-        self.accounts = ConsumerAccounts(self, config=config, now=now)
+        self.accounts = ConsumerAccounts(
+            self, config=config, now=now, needs=lambda: needs(self.observation.member_id)
+        )
         #: Probes sent, probes deferred (we were behind), intervals skipped (watch heard it).
         self.probes = self.deferred = self.skipped = 0
         #: Set once a probe gave a verdict (or the member is not contactable) / ran at all.

@@ -17,6 +17,7 @@ from typing import Any
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTER_SET
 from cluster_inventory.api.objects import ObjectKey
+from cluster_inventory.manager.member_roles import MemberRoles
 from cluster_inventory.manager.registration import Registration, RegistrationError
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "desired_profiles",
     "duplicate_members",
     "fallback_member_id",
+    "granted_roles",
     "held_members",
     "inventories",
     "plan",
@@ -44,20 +46,38 @@ class Inventory:
     Attributes:
         namespace: The hub namespace.
         clustersets: Sets whose members it holds.
-        member_role: ClusterRole its consumers get on each member.
+        member_role: ClusterRole its consumers get on each member, as the cluster manager's
+            allow-list decides (:mod:`.member_roles`); None: no grant, no token.
         terminating: The namespace is being deleted.
+        role_refusal: Why the role its annotation asks for is not granted (for a Warning
+            Event on the Namespace), or None.
     """
 
     namespace: str
     clustersets: frozenset[str]
-    member_role: str
+    member_role: str | None
     terminating: bool = False
+    role_refusal: str | None = None
+
+    @property
+    def granted(self) -> bool:
+        """True if its consumers get a role on each member now (not terminating, a role)."""
+        return self.member_role is not None and not self.terminating
+
+
+def granted_roles(invs: Iterable[Inventory]) -> dict[str, str]:
+    """Inventory namespace -> member role of the inventories granted now (``Inventory.granted``)."""
+    return {
+        inv.namespace: inv.member_role
+        for inv in invs
+        if inv.member_role is not None and not inv.terminating
+    }
 
 
 def inventories(
     namespaces: Iterable[Mapping[str, Any]],
     fixed: Mapping[str, Iterable[str]],
-    default_role: str,
+    roles: MemberRoles,
     *,
     fixed_only: bool = False,
 ) -> dict[str, Inventory]:
@@ -65,7 +85,9 @@ def inventories(
 
     A fixed inventory whose namespace does not exist is skipped (profiles cannot be created).
     With ``fixed_only`` (``--inventory-namespaces-only``: the manager may write Secrets only
-    in those), a labelled namespace that is not fixed is no inventory of this manager.
+    in those), a labelled namespace that is not fixed is no inventory of this manager. The
+    member role is what ``roles`` allows of what the namespace's annotation asks for
+    (:meth:`.member_roles.MemberRoles.decide`).
     """
     out: dict[str, Inventory] = {}
     for ns in namespaces:
@@ -79,14 +101,15 @@ def inventories(
             sets.add(str(label))
         if not sets:
             continue
+        asked = str((meta.get("annotations") or {}).get(ANNOTATION_MEMBER_ROLE) or "")
+        decision = roles.decide(name, sets, asked)
         out[name] = Inventory(
             namespace=name,
             clustersets=frozenset(sets),
-            member_role=str(
-                (meta.get("annotations") or {}).get(ANNOTATION_MEMBER_ROLE) or default_role
-            ),
+            member_role=decision.role,
             terminating=bool(meta.get("deletionTimestamp"))
             or objects.status(ns).get("phase") == "Terminating",
+            role_refusal=decision.refusal,
         )
     return out
 

@@ -99,7 +99,7 @@ class PlacementController:
             return inventories(
                 [ns] if ns else [],
                 c.inventory_namespaces,
-                c.default_member_role,
+                c.roles,
                 fixed_only=c.inventory_namespaces_only,
             )
 
@@ -150,6 +150,7 @@ class PlacementController:
     ) -> None:
         m, state = self.manager, self.state
         cpu = time.thread_time()
+        inventories_changed = False
         if full or source:
             registrations, invalid = m.source.snapshot()
             failures = m.source.failures()
@@ -162,9 +163,11 @@ class PlacementController:
                 invs = inventories(
                     m.namespaces.items(),
                     m.config.inventory_namespaces,
-                    m.config.default_member_role,
+                    m.config.roles,
                     fixed_only=m.config.inventory_namespaces_only,
                 )
+                await m.reports.member_roles(invs.values(), m.namespaces.get)
+                inventories_changed = invs != state.inventories
                 names |= state.reset(registrations, invs, held, self._mine)
                 names |= {key.split("/", 1)[1] for key in m.profiles.keys()}  # strays too
             else:
@@ -232,6 +235,17 @@ class PlacementController:
             await m.members.remove(conn, left=left)
         if not m.members.starting:  # also when the last member starting was removed
             m.tokens.release()
+            m.grants.release()
+        if inventories_changed:  # one went, or changed its role: every member's grants
+            m.grants.touch_all()
+        if full:
+            m.members.sweep(
+                {
+                    connection_key(reg.connection): reg.connection
+                    for name, reg in state.registrations.items()
+                    if state.owns(name) and not reg.not_ready and not state.inventories_of(name)
+                }
+            )
         await kube.gather_bounded(
             [functools.partial(self._release, key, *step.dropped[key]) for key in moved],
             m.config.workers * 2,
@@ -356,10 +370,5 @@ class PlacementController:
             m.fence.forget(key)
         m.status.count_health(key, None)
         _log.info("deleted profile", extra={"object": str(key)})
-        if was is None:
-            return
-        conn = connection_key(was[0].connection)
-        member = m.members.get(conn)
-        still_used = any(k.namespace == key.namespace for k in m.by_member.get(conn, ()))
-        if member is not None and member.accounts is not None and not still_used:
-            await member.accounts.forget_inventory(key.namespace)
+        if was is not None:  # its member may need one inventory less: its grants follow
+            m.grants.touch(connection_key(was[0].connection))

@@ -25,15 +25,17 @@ from collections.abc import Callable, Iterator, Mapping
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory.api import objects
 from cluster_inventory.controller.overload import (
     AdaptiveLimit,
     CpuPressure,
     LoopLag,
     OverloadMetrics,
 )
-from cluster_inventory.manager.accounts import remove_grants
+from cluster_inventory.manager.accounts import NOTHING_KNOWN, list_grants, remove_grants
 from cluster_inventory.manager.agent_members import AgentMember, AgentReports, agent_of
 from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.grants import Needs, unneeded
 from cluster_inventory.manager.member import MemberConnection
 from cluster_inventory.manager.status import Observation
 
@@ -69,6 +71,9 @@ class MemberPool:
         agents: The hub's agent reports, for members keyed by
             :func:`~cluster_inventory.manager.agent_members.agent_connection` (None: every
             member is dialled).
+        needs: ``(connection key, member id) -> what that member needs of the manager``
+            (:class:`.grants.Needs`): the grants its accounts keep, and what a member that
+            left keeps (another registration may reach the same member).
     """
 
     def __init__(
@@ -81,9 +86,13 @@ class MemberPool:
         registry: CollectorRegistry = REGISTRY,
         lag: LoopLag | None = None,
         agents: AgentReports | None = None,
+        needs: Callable[[kube.ClusterConnection, str | None], Needs] = (
+            lambda conn, member_id: NOTHING_KNOWN
+        ),
     ) -> None:
         self.config = config
         self.agents = agents
+        self._needs = needs
         self.now = now
         self.registry = registry
         self._on_change = on_change
@@ -103,6 +112,8 @@ class MemberPool:
         #: Members that left the manager, whose grants are being removed (retried until the
         #: member answers; cancelled if the member comes back).
         self._retiring: dict[kube.ClusterConnection, asyncio.Task[None]] = {}
+        #: Members no inventory selects whose grants were checked once by :meth:`sweep`.
+        self._swept: set[kube.ClusterConnection] = set()
 
     # -- the mapping -------------------------------------------------------------------
     def __contains__(self, conn: object) -> bool:
@@ -161,6 +172,7 @@ class MemberPool:
                 self._members[conn].fail(reason, message)
         loop = asyncio.get_running_loop()
         for conn in conns:
+            self._swept.discard(conn)
             retiring = self._retiring.pop(conn, None)
             if retiring is not None:
                 retiring.cancel()  # it is back before its grants were removed: keep them
@@ -193,6 +205,7 @@ class MemberPool:
             probes=self.probes,
             registry=self.registry,
             seed=seed,
+            needs=functools.partial(self._needs, conn),
         )
 
     async def _start_one(self, conn: kube.ClusterConnection, member: Member) -> None:
@@ -237,8 +250,9 @@ class MemberPool:
         Args:
             conn: The connection key.
             left: The member left this cluster manager (its registration is gone, or no
-                inventory selects it; not merely moved to another replica): everything the
-                manager made on it for its consumers is removed too, in the background,
+                inventory selects it; not merely moved to another replica): what the manager
+                made on it for its consumers and nothing needs any more (another
+                registration may reach the same member) is removed too, in the background,
                 retried with backoff while the member does not answer.
         """
         await kube.cancel_and_wait(self._starting.pop(conn, None))
@@ -247,43 +261,99 @@ class MemberPool:
             await member.stop()
             if left and isinstance(member, MemberConnection):  # an agent's: nothing of ours
                 self._retiring[conn] = asyncio.get_running_loop().create_task(
-                    self._remove_grants(conn, member.connection), name=f"retire {member.label}"
+                    self._remove_grants(conn, member.connection, member.observation.member_id),
+                    name=f"retire {member.label}",
                 )
         return member
 
+    def sweep(self, registered: Mapping[kube.ClusterConnection, kube.ClusterConnection]) -> None:
+        """Check once per process the members no inventory selects, removing what none needs.
+
+        Such a member is never connected (no inventory wants it), so a grant its last
+        inventory left while no replica ran, or while this one was down, would stay: each is
+        reached once in the background (a client, a read of its member id, a LIST per kind),
+        as a member that left is (:meth:`remove`). Agent members hold nothing of ours.
+
+        Args:
+            registered: Connection key -> the registration's connection (with its
+                credential), of the registrations this replica owns that no inventory selects.
+        """
+        loop = asyncio.get_running_loop()
+        for conn, connection in registered.items():
+            if conn in self._members or conn in self._retiring or conn in self._swept:
+                continue
+            if agent_of(conn) is not None:
+                continue
+            self._swept.add(conn)
+            self._retiring[conn] = loop.create_task(
+                self._remove_grants(conn, connection, None), name=f"sweep {connection.server}"
+            )
+
     async def _remove_grants(
-        self, conn: kube.ClusterConnection, connection: kube.ClusterConnection
+        self,
+        conn: kube.ClusterConnection,
+        connection: kube.ClusterConnection,
+        member_id: str | None,
     ) -> None:
-        """Remove this manager's accounts and bindings from a member that left; retried."""
+        """Remove this manager's accounts and bindings nothing needs from a member not served.
+
+        A member that left, or one no inventory selects (:meth:`sweep`). Retried with backoff
+        while the member does not answer, or while the manager cannot tell what is needed
+        (:attr:`.grants.Needs.complete`).
+        """
         delay, warned = 1.0, False
         while True:
             try:
-                client = await kube.new_client(connection)
-                try:
-                    removed = await remove_grants(
-                        client, self.config.name, self.config.member_namespace
-                    )
-                finally:
-                    await client.close()
+                removed = await self._remove_unneeded(conn, connection, member_id)
             except kube.KubeError as exc:
-                if not warned:
-                    warned = True
-                    _log.warning(
-                        "member left the manager; its consumer accounts cannot be removed yet "
-                        "(retrying while it does not answer): %s",
-                        exc,
-                        extra={"cluster": connection.server},
-                    )
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _RETIRE_BACKOFF_MAX)
-                continue
+                removed, problem = None, f"it does not answer: {exc}"
+            else:
+                problem = "what it still needs is not known (an invalid registration)"
+            if removed is not None:
+                break
+            if not warned:
+                warned = True
+                _log.warning(
+                    "member not served; its consumer accounts cannot be removed yet (retrying): %s",
+                    problem,
+                    extra={"cluster": connection.server},
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _RETIRE_BACKOFF_MAX)
+        if removed:
             _log.info(
-                "member left the manager; removed its %d consumer account objects",
+                "member not served; removed its %d consumer account objects",
                 removed,
                 extra={"cluster": connection.server},
             )
-            self._retiring.pop(conn, None)
-            return
+        self._retiring.pop(conn, None)
+
+    async def _remove_unneeded(
+        self,
+        conn: kube.ClusterConnection,
+        connection: kube.ClusterConnection,
+        member_id: str | None,
+    ) -> int | None:
+        """One try of :meth:`_remove_grants`: how many removed, or None while needs are unknown.
+
+        Raises:
+            KubeError: The member cannot be read or refused a delete.
+        """
+        client = await kube.new_client(connection)
+        try:
+            held = await list_grants(client, self.config.name, self.config.member_namespace)
+            if member_id is None and held:  # another registration may reach it: which member?
+                found = await kube.get(client, kube.NAMESPACES, "kube-system")
+                member_id = objects.meta(found).get("uid")
+            gone = unneeded(
+                held,
+                self._needs(conn, member_id),
+                manager=self.config.name,
+                namespace=self.config.member_namespace,
+            )
+            return None if gone is None else await remove_grants(client, gone)
+        finally:
+            await client.close()
 
     async def close(self) -> None:
         """Stop every member connection and the lag sampler (idempotent).

@@ -1,7 +1,8 @@
 """What the cluster manager tells people: Warning Events, log lines and gauges, each once.
 
-A broken registration, a duplicate member, a source that cannot be read and profiles held
-because of an invalid registration are reported once per change (not once per placement),
+A broken registration, a duplicate member, a source that cannot be read, profiles held
+because of an invalid registration and an inventory asking for a member role its cluster set
+does not allow are reported once per change (not once per placement),
 so a fleet of thousands with one bad Secret does not flood the log or the Event API. Events
 are best effort (:func:`cluster_inventory.kube.events.record_event`); nothing here decides.
 """
@@ -19,13 +20,14 @@ from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     MEMBER_REPORT_KIND,
     REASON_INVALID_REPORT_FIELD,
+    REASON_MEMBER_ROLE_NOT_ALLOWED,
     REPORTING_CONTROLLER_MANAGER,
 )
 from cluster_inventory.api.member_report import API_VERSION as MEMBER_REPORT_API_VERSION
 from cluster_inventory.kube.events import object_reference, record_event
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.agent_report_fields import CheckedReport
-from cluster_inventory.manager.placement import DuplicateMember, ProfileKey
+from cluster_inventory.manager.placement import DuplicateMember, Inventory, ProfileKey
 from cluster_inventory.manager.registration import (
     Registration,
     RegistrationError,
@@ -64,6 +66,8 @@ class ManagerReports:
         self._held: tuple[str, ...] = ()
         #: Per MemberReport ``NS/NAME``: the refused fields last reported in an Event.
         self._refused: dict[str, str] = {}
+        #: Per inventory namespace: the member-role refusal last reported in an Event.
+        self._roles_refused: dict[str, str] = {}
 
     async def invalid_registrations(
         self, invalid: Iterable[tuple[Mapping[str, Any], RegistrationError]]
@@ -139,6 +143,38 @@ class ManagerReports:
             regarding["uid"] = str(meta["uid"])
         dedupe = f"{meta.get('uid')}/{note}"
         await self._event(regarding, "Copy", REASON_INVALID_REPORT_FIELD, note, dedupe)
+
+    async def member_roles(
+        self,
+        inventories: Iterable[Inventory],
+        namespace: Callable[[str], Mapping[str, Any] | None],
+    ) -> None:
+        """Report each inventory whose asked-for member role is refused, once per refusal.
+
+        A warning in the log and a Warning Event ``MemberRoleNotAllowed`` on the Namespace
+        naming the role, the cluster set and the rule (:mod:`.member_roles`). One refused
+        again after it was fixed is reported again.
+
+        Args:
+            inventories: Every inventory now.
+            namespace: The hub's Namespace object by name (the informer's cache).
+        """
+        refused = {inv.namespace: inv.role_refusal for inv in inventories if inv.role_refusal}
+        for name, refusal in sorted(refused.items()):
+            if self._roles_refused.get(name) == refusal:
+                continue
+            self._roles_refused[name] = refusal
+            _log.warning("member role not allowed: %s", refusal, extra={"object": name})
+            meta = objects.meta(namespace(name) or {})
+            regarding = {"apiVersion": "v1", "kind": "Namespace", "name": name}
+            if meta.get("uid"):
+                regarding["uid"] = str(meta["uid"])
+            await self._event(
+                regarding, "Grant", REASON_MEMBER_ROLE_NOT_ALLOWED, refusal, f"{name}/{refusal}"
+            )
+        self._roles_refused = {
+            name: r for name, r in self._roles_refused.items() if name in refused
+        }
 
     def source_failures(self, failures: list[str]) -> None:
         """Log a registration source failing or reading again (once per change; a gauge)."""

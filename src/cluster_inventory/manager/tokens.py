@@ -246,21 +246,24 @@ class TokenController:
             return None
         if member.accounts is None:  # an agent member: its agent mints, we copy
             return await self._copy_agent_token(key, current, member)
-        if member.accounts.issued_at(inv.namespace, inv.member_role) is None:
+        role = inv.member_role
+        if role is None or not inv.granted:
+            # No grant (its role is refused, or it is being deleted): no token, and none
+            # left in its Secret (the account it was minted for goes, docs/manager.md).
+            await self._withdraw(key)
+            return None
+        if member.accounts.issued_at(inv.namespace, role) is None:
             # Taken over, or we restarted: the token the Secret holds stands until its
             # rotation is due, if it was minted for this member and role.
             due = adoption_due(
                 m.token_secrets.get(str(key)),
                 member_id=member.observation.member_id,
-                role=inv.member_role,
+                role=role,
                 fraction=m.config.rotation_fraction,
             )
             if due is not None and m.now() < due:
                 return max(1.0, (due - m.now()).total_seconds())
-        if (
-            m.members.starting
-            and member.accounts.rotation_due(inv.namespace, inv.member_role, 1.0) is None
-        ):
+        if m.members.starting and member.accounts.rotation_due(inv.namespace, role, 1.0) is None:
             # Parked, not requeued: thousands of keys requeued every few seconds while
             # members start were a sixth of a replica's CPU (py-spy). release() queues them.
             self._parked.add(key)
@@ -268,7 +271,7 @@ class TokenController:
         try:
             token = await member.accounts.token_for(
                 inv.namespace,
-                inv.member_role,
+                role,
                 lifetime=m.config.token_lifetime,
                 fraction=m.config.rotation_fraction,
             )
@@ -278,18 +281,26 @@ class TokenController:
                 # minted: its client is closed and the key is no longer ours to serve.
                 return None
             raise
-        issued = member.accounts.issued_at(inv.namespace, inv.member_role) or m.now()
+        if token is None:  # the grant went while we waited: its profile's reconcile follows
+            return None
+        issued = member.accounts.issued_at(inv.namespace, role) or m.now()
         notes = token_annotations(
             issued=issued,
             expiration=token.expiration,
             member_id=member.observation.member_id or "",
-            role=inv.member_role,
+            role=role,
         )
         await self._store_token(key, current, token, notes)
-        due = member.accounts.rotation_due(
-            inv.namespace, inv.member_role, m.config.rotation_fraction
-        )
+        due = member.accounts.rotation_due(inv.namespace, role, m.config.rotation_fraction)
         return max(1.0, (due - m.now()).total_seconds()) if due else None
+
+    async def _withdraw(self, key: ProfileKey) -> None:
+        """Delete the token Secret of ``key`` if one exists (its inventory has no grant)."""
+        if self.manager.token_secrets.get(str(key)) is None:
+            return
+        await kube.delete(self.manager.hub, kube.SECRETS, key.name, namespace=key.namespace)
+        self.forget(key)
+        _log.info("deleted member token: its inventory has no grant", extra={"object": str(key)})
 
     async def _copy_agent_token(
         self, key: ProfileKey, profile: dict[str, Any], member: AgentMember

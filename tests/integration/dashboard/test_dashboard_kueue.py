@@ -51,7 +51,9 @@ async def test_the_multikueue_column_shows_the_active_condition_kueue_sets(
     await worker_role(member, role)
     try:
         async with contextlib.AsyncExitStack() as stack:
-            h = await stack.enter_async_context(running_manager(fleet, ns))
+            h = await stack.enter_async_context(
+                running_manager(fleet, ns, member_roles={f"dash-{short}": (role,)})
+            )
             kueue_ns = await h.inventory(
                 "kueue", f"dash-{short}", annotations={ANNOTATION_MEMBER_ROLE: role}
             )

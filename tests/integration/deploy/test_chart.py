@@ -243,6 +243,25 @@ def test_agent_bounds_become_manager_flags_and_the_defaults_none() -> None:
         objects("manager.yaml", "manager.agents.maxPropertyValue=1025")
 
 
+def test_member_roles_become_flags_and_the_bind_policy_can_be_left_out() -> None:
+    args = _manager_args(
+        "manager.memberRoles.prod={view,edit}",
+        "manager.memberRoles.batch={kueue-worker}",
+        "manager.defaultMemberRole=",
+    )
+    assert "--member-roles=prod=view,edit" in args
+    assert "--member-roles=batch=kueue-worker" in args
+    assert "--default-member-role=" in args
+    assert of_kind(objects("manager.yaml"), "ValidatingAdmissionPolicy")
+    assert not [a for a in _manager_args() if "member-role" in a]
+    off = objects("manager.yaml", "manager.clusterSetBinding.enabled=false")
+    for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
+        assert not of_kind(off, kind)
+    assert not [r for r in of_kind(off, "ClusterRole") if "clusterset" in r["metadata"]["name"]]
+    with pytest.raises(HelmError, match="values don't meet the specifications"):
+        render_chart(set_values=["manager.memberRoles.prod={a/b}"])
+
+
 def test_scoped_secrets_grant_secrets_only_in_the_listed_namespaces() -> None:
     objs = objects("scoped-secrets.yaml")
     manager = "cluster-inventory-manager"

@@ -85,7 +85,14 @@ APPLY_PREFIX = {
     "ConfigMap": "configmap",
     "FlowSchema": "flowschema.flowcontrol.apiserver.k8s.io",
     "PriorityLevelConfiguration": "prioritylevelconfiguration.flowcontrol.apiserver.k8s.io",
+    "ValidatingAdmissionPolicy": "validatingadmissionpolicy.admissionregistration.k8s.io",
+    "ValidatingAdmissionPolicyBinding": (
+        "validatingadmissionpolicybinding.admissionregistration.k8s.io"
+    ),
 }
+#: Who may bind a namespace to a cluster set (docs/manager.md): the policy and a binder role.
+BIND_POLICY = "cluster-inventory-clusterset-bind"
+BINDER_ROLE = "cluster-inventory-clusterset-binder"
 
 
 def package_crd_files() -> dict[str, bytes]:
@@ -113,6 +120,9 @@ def expected_objects() -> set[tuple[str, str | None, str]]:
         # API Priority and Fairness for the agents' group (docs/scale.md, "Agent members").
         ("PriorityLevelConfiguration", None, "cluster-inventory-agents"),
         ("FlowSchema", None, "cluster-inventory-agents"),
+        ("ValidatingAdmissionPolicy", None, BIND_POLICY),
+        ("ValidatingAdmissionPolicyBinding", None, BIND_POLICY),
+        ("ClusterRole", None, BINDER_ROLE),
     }
 
 
@@ -373,3 +383,47 @@ def test_the_agent_roles_grant_csrs_only_and_approval_for_one_signer(
         assert subjects == [
             {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}
         ]
+
+
+def test_binding_a_cluster_set_needs_the_virtual_bind_and_the_binder_role_grants_it(
+    rendered: list[dict[str, Any]],
+) -> None:
+    from cluster_inventory.api import constants as c
+
+    policy = the(rendered, "ValidatingAdmissionPolicy", BIND_POLICY)
+    spec = policy["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    (rule,) = spec["matchConstraints"]["resourceRules"]
+    assert rule["operations"] == ["CREATE", "UPDATE"]
+    assert set(rule["resources"]) == {"namespaces", "namespaces/status", "namespaces/finalize"}
+    variables = " ".join(v["expression"] for v in spec["variables"])
+    assert c.LABEL_CLUSTER_SET in variables and c.ANNOTATION_MEMBER_ROLE in variables
+    (validation,) = spec["validations"]
+    check = validation["expression"]
+    for call in (
+        f"authorizer.group('{c.PROJECT_DOMAIN}')",
+        f".resource('{c.CLUSTERSET_RESOURCE}')",
+        f".subresource('{c.CLUSTERSET_BIND_SUBRESOURCE}')",
+        ".name(variables.set)",
+        f".check('{c.CLUSTERSET_BIND_VERB}').allowed()",
+    ):
+        assert call in check, check
+    assert validation["reason"] == "Forbidden"
+    binding = the(rendered, "ValidatingAdmissionPolicyBinding", BIND_POLICY)
+    assert binding["spec"] == {"policyName": BIND_POLICY, "validationActions": ["Deny"]}
+    binder = the(rendered, "ClusterRole", BINDER_ROLE)
+    assert expand(binder["rules"]) == {
+        (
+            c.PROJECT_DOMAIN,
+            f"{c.CLUSTERSET_RESOURCE}/{c.CLUSTERSET_BIND_SUBRESOURCE}",
+            "create",
+            None,
+        )
+    }
+    assert binder["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-admin"] == "true"
+    # Nothing binds it: who may bind is the hub admin's choice.
+    assert not [
+        b
+        for b in rendered
+        if b["kind"].endswith("Binding") and b.get("roleRef", {}).get("name") == BINDER_ROLE
+    ]

@@ -64,7 +64,7 @@ async def test_knative_operator_installs_serving_on_the_member_our_profile_names
         # and the operator cannot re-apply one whose rules the aggregation never filled.
         ControlPlane(f"knative-{short}", controllers=DEFAULT_CONTROLLERS) as member,
         await member.client() as remote,
-        running_manager(fleet, ns) as h,
+        running_manager(fleet, ns, member_roles={f"knative-{short}": ("cluster-admin",)}) as h,
     ):
         hub = h.hub_client
         await kube.ensure_crds(hub, crds)

@@ -156,7 +156,9 @@ async def test_kueue_dispatches_a_job_to_the_member_our_inventory_names(
     ]
     try:
         async with contextlib.AsyncExitStack() as stack:
-            h = await stack.enter_async_context(running_manager(fleet, ns))
+            h = await stack.enter_async_context(
+                running_manager(fleet, ns, member_roles={f"kueue-{short}": (role,)})
+            )
             hub = h.hub_client
             kueue_ns = await h.inventory(
                 "kueue", f"kueue-{short}", annotations={ANNOTATION_MEMBER_ROLE: role}

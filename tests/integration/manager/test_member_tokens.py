@@ -129,18 +129,22 @@ async def test_a_restarted_manager_keeps_the_stored_token_until_its_rotation_is_
             await kube.delete(hub, kube.NAMESPACES, ns)
 
 
-async def test_inventory_role_annotation_limits_member_rights(harness: Harness, tmp_path) -> None:
-    h = harness
-    ns = await h.inventory("ops", "ops", annotations={ANNOTATION_MEMBER_ROLE: "admin"})
-    await h.register("alpha", h.member(0), ["ops"])
-    await eventually(lambda: _token(h, ns, "alpha"), what="token")
-    sa = service_account_name(ns, h.manager.config.name)
-    async with await h.member(0).client() as member:
-        listed = await kube.list_objects(member, kube.CLUSTER_ROLE_BINDINGS)
-    roles = {
-        b["roleRef"]["name"] for b in listed["items"] if b["metadata"]["name"].startswith(f"{sa}:")
-    }
-    assert roles == {"admin"}
+async def test_inventory_role_annotation_picks_a_role_its_set_allows(
+    fleet: Fleet, test_namespace: str
+) -> None:
+    async with running_manager(fleet, test_namespace, member_roles={"ops": ("view", "admin")}) as h:
+        ns = await h.inventory("ops", "ops", annotations={ANNOTATION_MEMBER_ROLE: "admin"})
+        await h.register("alpha", h.member(0), ["ops"])
+        await eventually(lambda: _token(h, ns, "alpha"), what="token")
+        sa = service_account_name(ns, h.manager.config.name)
+        async with await h.member(0).client() as member:
+            listed = await kube.list_objects(member, kube.CLUSTER_ROLE_BINDINGS)
+        roles = {
+            b["roleRef"]["name"]
+            for b in listed["items"]
+            if b["metadata"]["name"].startswith(f"{sa}:")
+        }
+        assert roles == {"admin"}
 
 
 async def test_inventory_a_service_account_cannot_read_inventory_b_tokens(harness: Harness) -> None:

@@ -1,7 +1,10 @@
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTER_SET
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager import ProfileKey, Registration
+from cluster_inventory.manager.member_roles import MemberRoles
 from cluster_inventory.manager.placement import desired_profiles, inventories, plan
+
+VIEW_ONLY = MemberRoles()
 
 
 def reg(name, *sets):
@@ -27,7 +30,7 @@ def test_labelled_and_fixed_namespaces_are_inventories():
     invs = inventories(
         [ns("a", "prod", role="edit"), ns("b"), ns("c", "dev")],
         {"b": ["prod"], "x": ["prod"]},
-        "view",
+        MemberRoles(by_set={"prod": ("view", "edit")}),
     )
     assert set(invs) == {"a", "b", "c"}  # x does not exist
     assert invs["a"].member_role == "edit"
@@ -36,7 +39,7 @@ def test_labelled_and_fixed_namespaces_are_inventories():
 
 
 def test_desired_is_every_member_of_every_inventorys_sets():
-    invs = inventories([ns("a", "prod"), ns("b", "prod"), ns("c", "dev")], {}, "view")
+    invs = inventories([ns("a", "prod"), ns("b", "prod"), ns("c", "dev")], {}, VIEW_ONLY)
     regs = {"m1": reg("m1", "prod"), "m2": reg("m2", "dev", "prod"), "m3": reg("m3", "qa")}
     desired = desired_profiles(regs, invs)
     assert set(desired) == {
@@ -49,7 +52,7 @@ def test_desired_is_every_member_of_every_inventorys_sets():
 
 
 def test_plan_creates_missing_deletes_extra_and_leaves_terminating_alone():
-    invs = inventories([ns("a", "prod"), ns("t", "prod", terminating=True)], {}, "view")
+    invs = inventories([ns("a", "prod"), ns("t", "prod", terminating=True)], {}, VIEW_ONLY)
     desired = [ProfileKey("a", "m1"), ProfileKey("t", "m1")]
     existing = [ProfileKey("a", "old"), ProfileKey("t", "old")]
     result = plan(desired, existing, invs)
@@ -58,7 +61,7 @@ def test_plan_creates_missing_deletes_extra_and_leaves_terminating_alone():
 
 
 def test_plan_is_idempotent():
-    invs = inventories([ns("a", "prod")], {}, "view")
+    invs = inventories([ns("a", "prod")], {}, VIEW_ONLY)
     keys = [ProfileKey("a", "m1")]
     assert plan(keys, keys, invs).create == []
     assert plan(keys, keys, invs).delete == []
@@ -76,7 +79,7 @@ def test_two_registrations_of_one_member_get_one_profile_per_inventory():
             reg("broken", "prod"),
         )
     }
-    invs = inventories([ns("a", "prod"), ns("b", "dev")], {}, "view")
+    invs = inventories([ns("a", "prod"), ns("b", "dev")], {}, VIEW_ONLY)
     # Until the member ids are known every registration gets its profile.
     assert len(desired_profiles(regs, invs)) == 5
     ids = {"east": "uid-1", "east-again": "uid-1", "west": "uid-2"}  # broken: never connected

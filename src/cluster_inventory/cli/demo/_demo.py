@@ -215,6 +215,8 @@ class Demo:
             "--probe-interval=1",
             "--metrics-bind-address=0",
             "--health-probe-bind-address=0",
+            # Each demo set allows the role its inventory asks for (docs/manager.md).
+            *(f"--member-roles={inv.clusterset}={inv.member_role}" for inv in INVENTORIES),
         ]
         self.manager = ManagedProcess(
             "cluster-manager", argv, self.fleet.workdir / "manager.log", detach=self.keep
