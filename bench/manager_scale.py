@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,9 @@ from pathlib import Path
 
 import yaml
 from _common import SMOKE_HELP, bounded, percentile, require, require_times, rss_mib
+from _fleet.namespaces import floor
+from _fleet.profiles import full
+from _fleet.replicas import free_port
 from _prometheus import metric_total, parse_metrics
 
 from cluster_inventory import kube
@@ -56,46 +58,6 @@ from cluster_inventory_workshop import upstream_crd
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 SYSTEM = "bench-system"
-
-
-def full(profile: dict) -> bool:
-    status = profile.get("status") or {}
-    conds = {c["type"]: c["status"] for c in status.get("conditions") or ()}
-    return bool(
-        (status.get("version") or {}).get("kubernetes")
-        and conds.get("ControlPlaneHealthy") == "True"
-        and conds.get("Joined") == "True"
-        and conds.get("cluster-inventory.dev/PropertiesSynced") == "True"
-        and status.get("properties")
-        and status.get("accessProviders")
-    )
-
-
-async def floor(hub: kube.ApiClient, ns: str, n: int, sample_status: dict) -> float:
-    started = time.perf_counter()
-
-    async def one(i: int) -> None:
-        body = {
-            "metadata": {"name": f"f{i}", "namespace": ns},
-            "spec": {"clusterManager": {"name": "floor"}},
-        }
-        await kube.create(hub, kube.CLUSTER_PROFILES, body)
-        await kube.apply(
-            hub,
-            kube.CLUSTER_PROFILES,
-            {**body, "status": sample_status},
-            field_manager="floor",
-            subresource="status",
-        )
-
-    await bounded([one(i) for i in range(n)])
-    return time.perf_counter() - started
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def placement_cost(port: int) -> dict[str, float]:
