@@ -126,9 +126,7 @@ async def deregister(hub: kube.ApiClient, names: list[str], source: str) -> None
     await bounded([kube.delete(hub, kube.SECRETS, x, namespace=SYSTEM) for x in names])
 
 
-async def run_size(
-    fleet: Fleet, hub: kube.ApiClient, n: int, sample_status: dict, source: str = "secrets"
-) -> dict:
+async def run_size(fleet: Fleet, hub: kube.ApiClient, n: int, source: str = "secrets") -> dict:
     """N profiles: each of the two members registered once, in N/2 inventories.
 
     KEP-4322 allows one profile per member cluster in an inventory (registrations reaching
@@ -154,8 +152,8 @@ async def run_size(
             for ns in (floor_ns, f"{floor_ns}-warm", SYSTEM)
         ]
     )
-    await floor(hub, f"{floor_ns}-warm", 1, sample_status)  # CRD validators are built on first use
-    floor_s = await floor(hub, floor_ns, n, sample_status)
+    await floor(hub, f"{floor_ns}-warm", 1)  # CRD validators are built on first use
+    floor_s = await floor(hub, floor_ns, n)
     members = list(fleet.members.values())
     names = [f"{run}-m{i}" for i in range(len(members))]
     for i, member in enumerate(members):
@@ -341,33 +339,11 @@ async def main(sizes: list[int], changes: int, sources: list[str]) -> None:
                     {"metadata": {"name": "region.example.com"}, "spec": {"value": "us"}},
                     field_manager="bench",
                 )
-            sample_status = {
-                "version": {"kubernetes": "v1.36.3"},
-                "conditions": [
-                    {
-                        "type": "ControlPlaneHealthy",
-                        "status": "True",
-                        "reason": "APIServerReady",
-                        "message": "ok",
-                        "lastTransitionTime": "2026-01-01T00:00:00Z",
-                    }
-                ],
-                "properties": [{"name": "region.example.com", "value": "eu"}],
-                "accessProviders": [
-                    {
-                        "name": "secretreader",
-                        "cluster": {
-                            "server": "https://127.0.0.1:1",
-                            "certificate-authority-data": base64.b64encode(b"x").decode(),
-                        },
-                    }
-                ],
-            }
             if "capi" in sources:
                 await kube.ensure_crds(hub, [upstream_crd("clusters.cluster.x-k8s.io")])
             results = []
             for n, source in [(n, s) for n in sorted(sizes) for s in sources]:
-                res = await run_size(fleet, hub, n, sample_status, source)
+                res = await run_size(fleet, hub, n, source)
                 proc, profiles = res.pop("proc"), res.pop("profiles")
                 names = res.pop("names")
                 try:

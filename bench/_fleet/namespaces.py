@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import time
-from typing import Any
 
 from _common import bounded, require
 
@@ -71,10 +70,9 @@ async def namespaces_and_floor(
     return await floor(hub, floor_ns, n)
 
 
-async def floor(
-    hub: kube.ApiClient, ns: str, n: int, status: dict[str, Any] = SAMPLE_STATUS
-) -> float:
-    """Seconds to create ``n`` profiles in ``ns`` and apply ``status`` on each, 16 in flight."""
+async def floor(hub: kube.ApiClient, ns: str, n: int) -> float:
+    """Seconds to create ``n`` profiles in ``ns`` and apply :data:`SAMPLE_STATUS` on each, 16
+    in flight."""
     started = time.perf_counter()
 
     async def one(i: int) -> None:
@@ -86,7 +84,7 @@ async def floor(
         await kube.apply(
             hub,
             kube.CLUSTER_PROFILES,
-            {**body, "status": status},
+            {**body, "status": SAMPLE_STATUS},
             field_manager="floor",
             subresource="status",
         )

@@ -45,10 +45,6 @@ class RunNames:
         )
         return cls(run=run, system=f"{run}-system", inventory=f"{run}-inv", floor=f"{run}-floor")
 
-    def replica(self, k: int) -> str:
-        """The ``k``-th replica's name (``POD_NAME``): the run's name and a letter."""
-        return f"{self.run}-{chr(ord('a') + k)}"
-
 
 def commit() -> str | None:
     """The checkout's commit (``+`` when it has uncommitted changes), or None outside git."""
