@@ -3,7 +3,7 @@
 For each N in --sizes and R in --replicas, against the local Fleet's hub
 (``cluster_inventory.testing``):
 
-- **floor**: ``fleet_scale.floor``, N ClusterProfiles created and their status written
+- **floor**: ``_fleet.namespaces.floor``, N ClusterProfiles created and their status written
   directly (16 in flight), on the same hub just before the run;
 - **setup, not timed against a target**: N members accepted with the real
   ``cluster_inventory.manager.agents.accept`` (registration Secret, Role, RoleBinding, Lease,
@@ -14,7 +14,7 @@ For each N in --sizes and R in --replicas, against the local Fleet's hub
   ``MemberReporter.flush``; no member cluster per agent, the member side is in-process);
   ``idle``: cores of the hub's apiserver and etcd before the agents start;
 - **cold start**: with every agent reporting, R ``cluster-inventory manager run --sharding``
-  replicas spawned as ``fleet_scale.spawn`` does (``--agent-heartbeat-multiple``), seconds
+  replicas spawned by ``_fleet.replicas.spawn`` (``--agent-heartbeat-multiple``), seconds
   until every profile has full status (ControlPlaneHealthy and Joined True, version,
   properties, an access provider), and its ratio to the floor (target <= 2);
 - **rest** over --rest seconds (default one lease duration, so every agent renews about once):
@@ -41,9 +41,7 @@ import asyncio
 import itertools
 import json
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,8 +49,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import fleet_scale as fs
 from _common import bounded, percentile, require, require_times, rss_mib
+from _fleet.meter import CpuMeter
+from _fleet.namespaces import namespaces_and_floor
+from _fleet.profiles import ProfileWatch, full, props, quantiles, wait
+from _fleet.replicas import Replica, replica_name, spawn, stop
+from _fleet.results import merge
+from _fleet.scrapes import hub_refused, hub_writes
+from _fleet.settings import Settings, commit
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
@@ -76,35 +80,15 @@ class AgentSettings:
 
 
 def agent_full(profile: dict[str, Any]) -> bool:
-    """Full status of an agent member's profile: fleet_scale's ``full`` without the
+    """Full status of an agent member's profile: ``_fleet.profiles.full`` without the
     PropertiesSynced condition, which only a probed member's ClusterProperty watch sets."""
-    status = profile.get("status") or {}
-    conds = fs.conditions(profile)
-    return bool(
-        (status.get("version") or {}).get("kubernetes")
-        and conds.get("ControlPlaneHealthy") == "True"
-        and conds.get("Joined") == "True"
-        and status.get("properties")
-        and status.get("accessProviders")
-    )
+    return full(profile, properties_synced=False)
 
 
 def stale(profile: dict[str, Any]) -> bool:
     return any(
         c["type"] == "ControlPlaneHealthy" and c["status"] == "Unknown" and c["reason"] == STALE
         for c in (profile.get("status") or {}).get("conditions") or ()
-    )
-
-
-async def hub_refused(hub: kube.ApiClient) -> float:
-    """Requests the hub kube-apiserver answered 429 so far (API Priority and Fairness
-    rejected them: a renewal or report that must be retried)."""
-    status, text = await kube.get_text(hub, "/metrics")
-    require(status == 200, f"hub /metrics answered {status}")
-    return sum(
-        float(line.rpartition(" ")[2])
-        for line in text.splitlines()
-        if line.startswith("apiserver_request_total{") and 'code="429"' in line
     )
 
 
@@ -162,7 +146,7 @@ class Swarm:
 
 
 async def run_one(
-    fleet: Fleet, hub: kube.ApiClient, n: int, r: int, a: AgentSettings, s: fs.Settings
+    fleet: Fleet, hub: kube.ApiClient, n: int, r: int, a: AgentSettings, s: Settings
 ) -> dict[str, Any]:
     """One (N, R) run of the agent mode; the figures (and ``error`` if it failed)."""
     run = f"ag{n}r{r}"
@@ -176,9 +160,9 @@ async def run_one(
         "agent_heartbeat_multiple": a.multiple,
         "rest": a.rest,
         "loadavg_before": os.getloadavg()[0],
-        "commit": fs._commit(),
+        "commit": commit(),
     }
-    res["floor"] = await fs.namespaces_and_floor(hub, system, floor_ns, inventory, run, n)
+    res["floor"] = await namespaces_and_floor(hub, system, floor_ns, inventory, run, n)
 
     started = time.perf_counter()
     await bounded(
@@ -204,14 +188,14 @@ async def run_one(
         "hub apiserver": [fleet.hub.apiserver_process.pid],
         "etcd": [fleet.etcd.process.pid],
     }
-    meter = fs.CpuMeter(hub_pids)
-    idle_w = await fs.hub_writes(hub)
+    meter = CpuMeter(hub_pids)
+    idle_w = await hub_writes(hub)
     idle_a = meter.snapshot()
     await asyncio.sleep(min(5.0, a.lease))
     idle_b = meter.snapshot()
-    res["idle_cores"] = fs.CpuMeter.cores(idle_a, idle_b)
+    res["idle_cores"] = CpuMeter.cores(idle_a, idle_b)
     wall = idle_b["wall"] - idle_a["wall"]
-    res["idle_writes_per_s"] = sum((await fs.hub_writes(hub) - idle_w).values()) / wall
+    res["idle_writes_per_s"] = sum((await hub_writes(hub) - idle_w).values()) / wall
 
     spec = {
         "server": fleet.hub.server,
@@ -226,8 +210,8 @@ async def run_one(
     started = time.perf_counter()
     swarm = await Swarm.start(spec, run)
     del spec
-    replicas: dict[str, fs.Replica] = {}
-    watch = fs.ProfileWatch(hub, run, inventory)
+    replicas: dict[str, Replica] = {}
+    watch = ProfileWatch(hub, run, inventory)
     try:
         ready = await swarm.read(a.timeout)
         res["agents_start_s"] = time.perf_counter() - started
@@ -243,20 +227,12 @@ async def run_one(
         res["error"] = f"{type(exc).__name__}: {exc}"
         res["full_at_error"] = len([p for p in watch.informer.items() if agent_full(p)])
     finally:
-        for rep in replicas.values():
-            if rep.proc.poll() is None:
-                rep.proc.send_signal(signal.SIGTERM)
-        for rep in replicas.values():
-            try:
-                await asyncio.to_thread(rep.proc.wait, 60)
-            except subprocess.TimeoutExpired:
-                rep.proc.kill()
-                await asyncio.to_thread(rep.proc.wait)
+        await stop(replicas.values())
         await swarm.stop()
         await watch.informer.__aexit__()
-    res["tracebacks"] = sum(
-        rep.log.read_text(errors="replace").count("Traceback") for rep in replicas.values()
-    ) + swarm.log.read_text(errors="replace").count("Traceback")
+    res["tracebacks"] = sum(rep.tracebacks() for rep in replicas.values()) + swarm.log.read_text(
+        errors="replace"
+    ).count("Traceback")
     res["exit_codes"] = {name: rep.proc.returncode for name, rep in replicas.items()}
     return res
 
@@ -267,13 +243,13 @@ async def _measure(
     n: int,
     r: int,
     a: AgentSettings,
-    s: fs.Settings,
+    s: Settings,
     run: str,
     system: str,
     names: list[str],
     swarm: Swarm,
-    watch: fs.ProfileWatch,
-    replicas: dict[str, fs.Replica],
+    watch: ProfileWatch,
+    replicas: dict[str, Replica],
     res: dict[str, Any],
     refused: dict[str, float],
 ) -> None:
@@ -287,7 +263,7 @@ async def _measure(
         "agents": [swarm.proc.pid],
         "bench": [os.getpid()],
     }
-    meter = fs.CpuMeter(pids)
+    meter = CpuMeter(pids)
     everyone = set(names)
     all_full = watch.waiter(everyone, lambda _, o: agent_full(o))
     created = watch.waiter(everyone, lambda _, o: True)
@@ -302,21 +278,21 @@ async def _measure(
         str(min(a.lease, 10.0)),
     ]
     for k in range(r):
-        name = f"{run}-{chr(ord('a') + k)}"
-        replicas[name] = fs.spawn(name, run, system, kc, s, extra=extra)
+        name = replica_name(run, k)
+        replicas[name] = spawn(name, run, system, kc, s, extra=extra)
         pids[f"replica {name}"] = [replicas[name].proc.pid]
-    await fs.wait(all_full, a.timeout, f"N={n} R={r}: agent profiles at full status")
+    await wait(all_full, a.timeout, f"N={n} R={r}: agent profiles at full status")
     res["cold_start"] = all_full.at - started
     res["first_profile"] = watch.first_event - started
     res["all_profiles"] = created.at - started
-    res["cold_cores"] = fs.CpuMeter.cores(cpu_start, meter.snapshot())
+    res["cold_cores"] = CpuMeter.cores(cpu_start, meter.snapshot())
     watch.waiters.remove(all_full)
     watch.waiters.remove(created)
     refused["cold"] = await hub_refused(hub)
 
     await asyncio.sleep(min(5.0, a.rest / 5))  # the last writes' echoes
     t0 = time.perf_counter()
-    before = await fs.hub_writes(hub)
+    before = await hub_writes(hub)
     t0 = (t0 + time.perf_counter()) / 2  # the scrape's middle: a short window stays fair
     agents_a = await swarm.ask({"op": "stats"})
     cpu_a = meter.snapshot()
@@ -324,7 +300,7 @@ async def _measure(
     cpu_b = meter.snapshot()
     agents_b = await swarm.ask({"op": "stats"})
     t1 = time.perf_counter()
-    after = await fs.hub_writes(hub)
+    after = await hub_writes(hub)
     t1 = (t1 + time.perf_counter()) / 2
     refused["rest"] = await hub_refused(hub)
     wall = cpu_b["wall"] - cpu_a["wall"]
@@ -336,7 +312,7 @@ async def _measure(
     # Each replica renews its shard Lease every renew interval.
     res["replica_lease_writes_per_s"] = r / s.renew_interval
     res["agent_report_writes_rest"] = agents_b["writes"] - agents_a["writes"]
-    res["steady_cores"] = rest = fs.CpuMeter.cores(cpu_a, cpu_b)
+    res["steady_cores"] = rest = CpuMeter.cores(cpu_a, cpu_b)
     idle = res["idle_cores"]
     # What the hub's apiserver and etcd spend per write at rest, beyond their idle cost.
     extra = sum(rest[k] - idle[k] for k in ("hub apiserver", "etcd"))
@@ -364,11 +340,11 @@ async def _measure(
     res["p99"] = percentile(lat, 0.99)
     res["change_latencies"] = [round(x, 3) for x in lat]
     limit = a.lease * a.multiple + 2
-    await fs.wait(went_stale, limit + 30, f"N={n}: killed agents' profiles Unknown")
-    res["kill_unknown_quantiles"] = fs._quantiles([t - killed for t in went_stale.times])
+    await wait(went_stale, limit + 30, f"N={n}: killed agents' profiles Unknown")
+    res["kill_unknown_quantiles"] = quantiles([t - killed for t in went_stale.times])
     res["kill_unknown_max"] = went_stale.at - killed
     res["kill_limit"] = limit
-    res["kill_cores"] = fs.CpuMeter.cores(cpu_k, meter.snapshot())
+    res["kill_cores"] = CpuMeter.cores(cpu_k, meter.snapshot())
     dead = set(victims)
     false = [x for x in watch.false_transitions if x[1] not in dead]
     res["false_transitions"] = len(false)
@@ -388,17 +364,17 @@ async def _measure(
 
 
 async def property_changes(
-    swarm: Swarm, watch: fs.ProfileWatch, sample: list[str], run: str
+    swarm: Swarm, watch: ProfileWatch, sample: list[str], run: str
 ) -> list[float]:
     """Seconds from ordering each change to its agent until its profile shows the value."""
     latencies = []
     prop = f"change-{run}.example.com"
     for k, name in enumerate(sample):
         value = f"v{k}"
-        seen = watch.waiter({name}, lambda _, o, v=value: fs.props(o).get(prop) == v)
+        seen = watch.waiter({name}, lambda _, o, v=value: props(o).get(prop) == v)
         started = time.perf_counter()
         await swarm.ask({"op": "change", "name": name, "prop": prop, "value": value})
-        latencies.append(await fs.wait(seen, 30, f"property change on {name}") - started)
+        latencies.append(await wait(seen, 30, f"property change on {name}") - started)
         watch.waiters.remove(seen)
     return latencies
 
@@ -594,7 +570,7 @@ def report(results: list[dict[str, Any]], *, markdown: bool = False) -> None:
 
 
 async def main(
-    sizes: list[int], replica_counts: list[int], a: AgentSettings, s: fs.Settings, out: Path
+    sizes: list[int], replica_counts: list[int], a: AgentSettings, s: Settings, out: Path
 ) -> None:
     results = []
     async with Fleet(0) as fleet, await fleet.hub.client() as hub:
@@ -605,7 +581,7 @@ async def main(
                     print(line, flush=True)
                 print(row(res), flush=True)
                 results.append(res)
-                fs.merge(out, [res])  # each run kept as it ends: a later one may not finish
+                merge(out, [res])  # each run kept as it ends: a later one may not finish
     print(f"agent settings: {a}")
     report(results)
     print(f"results merged into {out}")

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,9 @@ from pathlib import Path
 
 import yaml
 from _common import SMOKE_HELP, bounded, percentile, require, require_times, rss_mib
+from _fleet.namespaces import floor
+from _fleet.profiles import full
+from _fleet.replicas import free_port
 from _prometheus import metric_total, parse_metrics
 
 from cluster_inventory import kube
@@ -56,46 +58,6 @@ from cluster_inventory_workshop import upstream_crd
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 SYSTEM = "bench-system"
-
-
-def full(profile: dict) -> bool:
-    status = profile.get("status") or {}
-    conds = {c["type"]: c["status"] for c in status.get("conditions") or ()}
-    return bool(
-        (status.get("version") or {}).get("kubernetes")
-        and conds.get("ControlPlaneHealthy") == "True"
-        and conds.get("Joined") == "True"
-        and conds.get("cluster-inventory.dev/PropertiesSynced") == "True"
-        and status.get("properties")
-        and status.get("accessProviders")
-    )
-
-
-async def floor(hub: kube.ApiClient, ns: str, n: int, sample_status: dict) -> float:
-    started = time.perf_counter()
-
-    async def one(i: int) -> None:
-        body = {
-            "metadata": {"name": f"f{i}", "namespace": ns},
-            "spec": {"clusterManager": {"name": "floor"}},
-        }
-        await kube.create(hub, kube.CLUSTER_PROFILES, body)
-        await kube.apply(
-            hub,
-            kube.CLUSTER_PROFILES,
-            {**body, "status": sample_status},
-            field_manager="floor",
-            subresource="status",
-        )
-
-    await bounded([one(i) for i in range(n)])
-    return time.perf_counter() - started
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def placement_cost(port: int) -> dict[str, float]:
@@ -164,9 +126,7 @@ async def deregister(hub: kube.ApiClient, names: list[str], source: str) -> None
     await bounded([kube.delete(hub, kube.SECRETS, x, namespace=SYSTEM) for x in names])
 
 
-async def run_size(
-    fleet: Fleet, hub: kube.ApiClient, n: int, sample_status: dict, source: str = "secrets"
-) -> dict:
+async def run_size(fleet: Fleet, hub: kube.ApiClient, n: int, source: str = "secrets") -> dict:
     """N profiles: each of the two members registered once, in N/2 inventories.
 
     KEP-4322 allows one profile per member cluster in an inventory (registrations reaching
@@ -192,8 +152,8 @@ async def run_size(
             for ns in (floor_ns, f"{floor_ns}-warm", SYSTEM)
         ]
     )
-    await floor(hub, f"{floor_ns}-warm", 1, sample_status)  # CRD validators are built on first use
-    floor_s = await floor(hub, floor_ns, n, sample_status)
+    await floor(hub, f"{floor_ns}-warm", 1)  # CRD validators are built on first use
+    floor_s = await floor(hub, floor_ns, n)
     members = list(fleet.members.values())
     names = [f"{run}-m{i}" for i in range(len(members))]
     for i, member in enumerate(members):
@@ -379,33 +339,11 @@ async def main(sizes: list[int], changes: int, sources: list[str]) -> None:
                     {"metadata": {"name": "region.example.com"}, "spec": {"value": "us"}},
                     field_manager="bench",
                 )
-            sample_status = {
-                "version": {"kubernetes": "v1.36.3"},
-                "conditions": [
-                    {
-                        "type": "ControlPlaneHealthy",
-                        "status": "True",
-                        "reason": "APIServerReady",
-                        "message": "ok",
-                        "lastTransitionTime": "2026-01-01T00:00:00Z",
-                    }
-                ],
-                "properties": [{"name": "region.example.com", "value": "eu"}],
-                "accessProviders": [
-                    {
-                        "name": "secretreader",
-                        "cluster": {
-                            "server": "https://127.0.0.1:1",
-                            "certificate-authority-data": base64.b64encode(b"x").decode(),
-                        },
-                    }
-                ],
-            }
             if "capi" in sources:
                 await kube.ensure_crds(hub, [upstream_crd("clusters.cluster.x-k8s.io")])
             results = []
             for n, source in [(n, s) for n in sorted(sizes) for s in sources]:
-                res = await run_size(fleet, hub, n, sample_status, source)
+                res = await run_size(fleet, hub, n, source)
                 proc, profiles = res.pop("proc"), res.pop("profiles")
                 names = res.pop("names")
                 try:
