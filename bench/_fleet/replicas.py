@@ -85,7 +85,10 @@ def spawn(
     """
     port = free_port()
     spawned = time.time()
-    log = Path(tempfile.gettempdir()) / f"fleet-scale-{name}.log"
+    # One file per replica process: two runs on one machine never write into each other's log.
+    fd, path = tempfile.mkstemp(prefix=f"fleet-scale-{name}-", suffix=".log")
+    os.close(fd)
+    log = Path(path)
     argv = [
         str(CLI),
         "manager",
