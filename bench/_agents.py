@@ -59,7 +59,6 @@ from _fleet.scrapes import hub_refused, hub_writes
 from _fleet.settings import Settings, commit
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
 from cluster_inventory.manager.agents import accept
 from cluster_inventory.testing import Fleet
 
@@ -165,15 +164,16 @@ async def run_one(
     res["floor"] = await namespaces_and_floor(hub, system, floor_ns, inventory, run, n)
 
     started = time.perf_counter()
-    await bounded(
+    acceptances = await bounded(
         [accept(hub, system, name, [run], lease_duration=max(1, round(a.lease))) for name in names],
         64,
     )
     res["accept_s"] = time.perf_counter() - started
     started = time.perf_counter()
     agents = []
-    for name in names:
-        conn = fleet.hub.connection(AGENT_USER_PREFIX + name, [AGENT_GROUP])
+    for acceptance in acceptances:
+        name = acceptance.name
+        conn = fleet.hub.connection(acceptance.agent_user, list(acceptance.agent_groups))
         assert conn.client_cert_data and conn.client_key_data
         agents.append(
             {

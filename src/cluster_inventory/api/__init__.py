@@ -34,7 +34,6 @@ if TYPE_CHECKING:
         label_value_problem,
     )
     from cluster_inventory.api._crds import load_crds
-    from cluster_inventory.api._rbac import load_agent_rbac
     from cluster_inventory.api._storable import StorableError, check_storable
     from cluster_inventory.api.about import (
         ClusterProperty,
@@ -103,7 +102,6 @@ _WHERE = {
     "format_time": "views",
     "label_value_problem": "_base",
     "load_crds": "_crds",
-    "load_agent_rbac": "_rbac",
 }
 _MODULES = ("v1alpha1", "v1alpha2")
 
@@ -143,7 +141,6 @@ __all__ = [
     "format_micro_time",
     "format_time",
     "label_value_problem",
-    "load_agent_rbac",
     "load_crds",
     "constants",
     "v1alpha1",

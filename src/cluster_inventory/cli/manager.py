@@ -17,11 +17,7 @@ import typer
 
 from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import (
-    AGENT_BOOTSTRAP_GROUP,
-    FIELD_MANAGER_CLI,
-    LABEL_CAPI_CLUSTERSET,
-)
+from cluster_inventory.api.constants import FIELD_MANAGER_CLI, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
@@ -225,17 +221,13 @@ def manager_run(
     agent_approval: Annotated[
         bool, typer.Option(help="Approve the CSRs of accepted agent members (docs/agent.md).")
     ] = True,
-    agent_bootstrap_group: Annotated[
-        list[str] | None,
+    agent_certificate_max_seconds: Annotated[
+        int,
         typer.Option(
-            help="Group whose members may ask for an agent's first certificate (repeatable; "
-            f"default: {AGENT_BOOTSTRAP_GROUP})."
+            help="Longest expirationSeconds of an agent's CSR approved (at least 600; a CSR "
+            "asking for more, or for none, is deleted; docs/agent.md)."
         ),
-    ] = None,
-    agent_bootstrap_user: Annotated[
-        list[str] | None,
-        typer.Option(help="User who may ask for an agent's first certificate (repeatable)."),
-    ] = None,
+    ] = 86400,
     agent_heartbeat_multiple: Annotated[
         float,
         typer.Option(
@@ -305,8 +297,7 @@ def manager_run(
             capi_clusterset_label=capi_clusterset_label,
             capi_clustersets=tuple(capi_clusterset or ()),
             agent_approval=agent_approval,
-            agent_bootstrap_groups=tuple(agent_bootstrap_group or (AGENT_BOOTSTRAP_GROUP,)),
-            agent_bootstrap_users=tuple(agent_bootstrap_user or ()),
+            agent_certificate_max_seconds=agent_certificate_max_seconds,
             agent_heartbeat_multiple=agent_heartbeat_multiple,
             agent_lease_duration=agent_lease_duration,
             agent_lease_duration_min=agent_lease_duration_min,

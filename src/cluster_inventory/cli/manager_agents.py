@@ -1,7 +1,8 @@
-"""``cluster-inventory manager accept``, ``reject`` and ``bootstrap-kubeconfig``: pull-mode members.
+"""``cluster-inventory manager accept``, ``reject``, ``bootstrap-kubeconfig``: pull-mode members.
 
 The hub admin's side of a member agent's join (``docs/agent.md``): accept or reject a member,
-and issue the expiring bootstrap credential its agent joins with. Registered on
+and issue the expiring bootstrap credential its agent joins with, bound to the member's
+current acceptance. Every input is checked before anything is written. Registered on
 :data:`cluster_inventory.cli.manager.manager_app`.
 """
 
@@ -9,17 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
 from cluster_inventory.manager.names import DEFAULT_NAMESPACE
 
 __all__ = ["manager_accept", "manager_bootstrap_kubeconfig", "manager_reject"]
+
+_NAMESPACE_HELP = "The manager's namespace on the hub (it must exist)."
 
 
 def manager_accept(
@@ -30,9 +33,9 @@ def manager_accept(
     display_name: Annotated[str | None, typer.Option(help="spec.displayName.")] = None,
     hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
     hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
-    namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = DEFAULT_NAMESPACE,
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help=_NAMESPACE_HELP)] = (
+        DEFAULT_NAMESPACE
+    ),
     lease_duration: Annotated[
         int,
         typer.Option(
@@ -42,18 +45,25 @@ def manager_accept(
         ),
     ] = 60,
 ) -> None:
-    """Accept a pull-mode member: its agent may join (its CSRs are approved) and report.
+    """Accept a pull-mode member: a new acceptance its agent joins and reports under.
 
-    Writes the agent-mode registration Secret, the Role and RoleBinding of the agent's
-    identity, and the Lease, MemberReport and credential Secret it writes to
-    (docs/agent.md). Idempotent.
+    Writes the agent-mode registration Secret (with the acceptance id), the RBAC of the
+    acceptance's identities (its Lease, MemberReport and credential Secret; its one CSR),
+    and those three objects (docs/agent.md). Idempotent: accepting again keeps the
+    acceptance. Next, `manager bootstrap-kubeconfig --member NAME` issues its agent's
+    bootstrap credential.
     """
     from cluster_inventory import kube
     from cluster_inventory.manager import RegistrationError
-    from cluster_inventory.manager.agents import accept, agent_objects
+    from cluster_inventory.manager.agents import Acceptance, accept, agent_objects
 
     try:
-        agent_objects(namespace, name, clusterset, display_name=display_name)
+        agent_objects(
+            Acceptance(namespace, name, "a" * 16),
+            clusterset,
+            display_name=display_name,
+            lease_duration=lease_duration,
+        )
     except RegistrationError as exc:
         fail(str(exc))
 
@@ -85,7 +95,9 @@ def manager_reject(
 ) -> None:
     """Reject a pull-mode member: delete its registration, RBAC, Lease, report, credential.
 
-    Its agent's certificate authorises nothing from then on, however long it is valid.
+    No certificate issued for its acceptance (the agent's, its bootstrap credential)
+    authorises anything from then on, CSRs included, however long it is valid; accepting
+    the name again is a new acceptance none of them carries into.
     """
     from cluster_inventory import kube
     from cluster_inventory.manager import RegistrationError
@@ -106,9 +118,20 @@ def manager_reject(
     typer.echo(f"member {name} rejected")
 
 
+def _check_output(output: Path) -> None:
+    """The bootstrap kubeconfig's file can be written (checked before anything is issued)."""
+    parent = output.parent if str(output.parent) else Path(".")
+    if output.is_dir():
+        fail(f"--output: {output} is a directory")
+    if not parent.is_dir():
+        fail(f"--output: {parent} is not a directory")
+    if not os.access(parent, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
+        fail(f"--output: {output} cannot be written")
+
+
 def manager_bootstrap_kubeconfig(
-    holder: Annotated[
-        str, typer.Argument(help="Who gets it (a DNS-1123 label, e.g. the site): in its CN.")
+    member: Annotated[
+        str, typer.Option("--member", help="The accepted member whose agent joins with it.")
     ],
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Write the kubeconfig here (mode 0600).")
@@ -116,48 +139,69 @@ def manager_bootstrap_kubeconfig(
     expiration: Annotated[
         int, typer.Option(help="Seconds the credential is valid (at least 600).", min=600)
     ] = 3600,
-    group: Annotated[
-        str, typer.Option(help="The bootstrap group the cluster manager trusts.")
-    ] = AGENT_BOOTSTRAP_GROUP,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
+    ] = DEFAULT_NAMESPACE,
     hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
     hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the hub's signer.")] = 60.0,
 ) -> None:
-    """Issue an expiring bootstrap kubeconfig for member agents (docs/agent.md, "Joining").
+    """Issue member NAME's expiring bootstrap kubeconfig and print its `agent run` command.
 
-    A client certificate from the hub's kube-apiserver-client signer, in the bootstrap group:
-    it can only ask for an accepted member's agent certificate, and the hub refuses it once
-    --expiration seconds have passed. Approved with your own rights.
+    A client certificate from the hub's kube-apiserver-client signer for the member's
+    current acceptance (accept it first): it can only ask for that member's agent
+    certificate, once, and the hub refuses it once --expiration seconds have passed or the
+    member is rejected. Approved with your own rights (docs/agent.md, "Joining").
     """
     from cluster_inventory import kube
     from cluster_inventory.api.agents import AgentNameError
     from cluster_inventory.cli._files import write_private
+    from cluster_inventory.cli.agent import DEFAULT_STATE_DIR
     from cluster_inventory.kube.certificates import CertificateRequestError
-    from cluster_inventory.manager.agent_bootstrap import bootstrap_csr, issue_bootstrap_kubeconfig
+    from cluster_inventory.manager import RegistrationError
+    from cluster_inventory.manager.agent_bootstrap import (
+        agent_run_command,
+        bootstrap_csr,
+        issue_bootstrap_kubeconfig,
+    )
+    from cluster_inventory.manager.agents import current_acceptance
 
     try:
-        bootstrap_csr(holder, b"", expiration_seconds=expiration, group=group)
+        bootstrap_csr(member, b"", expiration_seconds=expiration)
     except (AgentNameError, ValueError) as exc:
         fail(str(exc))
+    _check_output(output)
 
     async def run() -> Any:
         connection = kube.load_connection(hub_kubeconfig, context=hub_context)
         async with await hub_client(hub_kubeconfig, hub_context) as hub:
+            acceptance = await current_acceptance(hub, namespace, member)
+            if acceptance is None:
+                raise RegistrationError(
+                    f"Secret {namespace}/{member}",
+                    "metadata.annotations",
+                    f"member {member} is not accepted in {namespace}: a bootstrap credential "
+                    f"joins one acceptance; `cluster-inventory manager accept {member} "
+                    "--clusterset SET` first",
+                    member=member,
+                )
             return await issue_bootstrap_kubeconfig(
-                hub,
-                connection,
-                holder,
-                expiration_seconds=expiration,
-                group=group,
-                timeout=timeout,
+                hub, connection, acceptance, expiration_seconds=expiration, timeout=timeout
             )
 
     try:
         issued = asyncio.run(run())
         write_private(output, json.dumps(issued.kubeconfig, indent=2) + "\n")
-    except (kube.KubeError, CertificateRequestError, OSError) as exc:
+    except (kube.KubeError, CertificateRequestError, RegistrationError, OSError) as exc:
         fail(str(exc))
     typer.echo(
-        f"wrote {output}: {issued.user} (group {', '.join(issued.groups)}), "
+        f"wrote {output}: {issued.user} (member {member}'s current acceptance), "
         f"valid until {issued.expires.isoformat()} (CSR {issued.csr})"
+    )
+    command = agent_run_command(
+        member, str(output), namespace=namespace, default_namespace=DEFAULT_NAMESPACE
+    )
+    typer.echo(
+        f"hand {output} to the member's owner, who runs on the member (its own kubeconfig: "
+        f"--kubeconfig; its state, default {DEFAULT_STATE_DIR}: --state-dir):\n  {command}"
     )

@@ -211,7 +211,14 @@ class ClusterManagerRunnable:
         self.token_queue = self.token_secret_writers.queue
         #: Approves accepted agent members' CSRs (docs/agent.md); None when turned off.
         self.agent_approver = (
-            AgentApprover(hub, config, registry=registry, identity=identity, now=now)
+            AgentApprover(
+                hub,
+                config,
+                joined=self.agents.joined,
+                registry=registry,
+                identity=identity,
+                now=now,
+            )
             if config.agent_approval
             else None
         )
