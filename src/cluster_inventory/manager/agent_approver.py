@@ -215,16 +215,16 @@ def csr_decision(
             f"{asker} has {rank} pending CSRs (at most {MAX_PENDING_PER_REQUESTER} per "
             "requester; its one approvable request is its acceptance's CSR name)",
         )
-    problem = csr_shape_problem(shape)
-    if problem is not None:
-        return delete("InvalidAgentRequest", f"not an agent certificate request: {problem}")
     member = shape.member
-    if requester.member != member:
+    if member and requester.member != member:
         return delete(
             "WrongAgent",
             f"requested by {asker} for member {member!r}: an identity asks only for its own "
             "member's certificate",
         )
+    problem = csr_shape_problem(shape)
+    if problem is not None:
+        return delete("InvalidAgentRequest", f"not an agent certificate request: {problem}")
     if shape.expiration_seconds is None or shape.expiration_seconds > max_seconds:
         asked = "none" if shape.expiration_seconds is None else f"{shape.expiration_seconds} s"
         return delete(
