@@ -1,8 +1,8 @@
 """``cluster-inventory manager run``, ``register`` and ``deregister``: the cluster manager's side.
 
 ``register``/``deregister`` write and remove registration Secrets on the hub;
-``manager accept``/``reject``/``bootstrap-kubeconfig`` (pull-mode members, ``docs/agent.md``)
-live in :mod:`.manager_agents` and are registered here;
+``manager accept``/``reject``/``bootstrap-kubeconfig``/``agents`` (pull-mode members,
+``docs/agent.md``) live in :mod:`.manager_agents` and are registered here;
 ``manager run`` parses flags into a :class:`~cluster_inventory.manager.ManagerConfig` and runs
 the manager as a process until SIGTERM (:func:`cluster_inventory.manager.run_manager`).
 """
@@ -24,6 +24,7 @@ from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli.manager_agents import (
     manager_accept,
+    manager_agents,
     manager_bootstrap_kubeconfig,
     manager_reject,
 )
@@ -32,6 +33,7 @@ from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESP
 __all__ = [
     "deregister",
     "manager_accept",
+    "manager_agents",
     "manager_app",
     "manager_bootstrap_kubeconfig",
     "manager_reject",
@@ -42,6 +44,7 @@ manager_app = typer.Typer(help="The cluster manager (runs on a hub).", no_args_i
 manager_app.command("accept")(manager_accept)
 manager_app.command("reject")(manager_reject)
 manager_app.command("bootstrap-kubeconfig")(manager_bootstrap_kubeconfig)
+manager_app.command("agents")(manager_agents)
 
 
 def register(

@@ -1,8 +1,9 @@
-"""``cluster-inventory manager accept``, ``reject``, ``bootstrap-kubeconfig``: pull-mode members.
+"""``cluster-inventory manager accept``, ``reject``, ``bootstrap-kubeconfig``, ``agents``.
 
-The hub admin's side of a member agent's join (``docs/agent.md``): accept or reject a member,
-and issue the expiring bootstrap credential its agent joins with, bound to the member's
-current acceptance. Every input is checked before anything is written. Registered on
+The hub admin's side of a pull-mode member's join (``docs/agent.md``): accept or reject a
+member, issue the expiring bootstrap credential its agent joins with (bound to the member's
+current acceptance; it prints the ``agent run`` line to hand over), and see each agent
+member's state. Every input is checked before anything is written. Registered on
 :data:`cluster_inventory.cli.manager.manager_app`.
 """
 
@@ -20,7 +21,7 @@ from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
 from cluster_inventory.manager.names import DEFAULT_NAMESPACE
 
-__all__ = ["manager_accept", "manager_bootstrap_kubeconfig", "manager_reject"]
+__all__ = ["manager_accept", "manager_agents", "manager_bootstrap_kubeconfig", "manager_reject"]
 
 _NAMESPACE_HELP = "The manager's namespace on the hub (it must exist)."
 
@@ -205,3 +206,72 @@ def manager_bootstrap_kubeconfig(
         f"hand {output} to the member's owner, who runs on the member (its own kubeconfig: "
         f"--kubeconfig; its state, default {DEFAULT_STATE_DIR}: --state-dir):\n  {command}"
     )
+
+
+def manager_agents(
+    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
+    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
+    ] = DEFAULT_NAMESPACE,
+) -> None:
+    """Each agent member: accepted, joined, available, lease age, pending and refused CSRs.
+
+    Read from the hub (docs/agent.md, "Seeing the agents"): its registration, heartbeat
+    Lease and MemberReport, the CSRs pending for it, and why the cluster manager refused its
+    identities' CSRs (its Warning Events, kept about an hour). AVAILABLE is the report's
+    apiServerHealth while the Lease is fresh (5 lease durations, the manager's default).
+    """
+    import datetime as dt
+
+    from cluster_inventory import kube
+    from cluster_inventory.api.constants import LABEL_AGENT, LABEL_REGISTRATION
+    from cluster_inventory.cli._table import age, format_table
+    from cluster_inventory.manager.agent_status import agent_statuses
+
+    async def run() -> list[Any]:
+        async with await hub_client(hub_kubeconfig, hub_context) as hub:
+            registrations, leases, reports, csrs, events = await asyncio.gather(
+                kube.list_objects(
+                    hub, kube.SECRETS, namespace, label_selector=f"{LABEL_REGISTRATION}=true"
+                ),
+                kube.list_objects(hub, kube.LEASES, namespace, label_selector=LABEL_AGENT),
+                kube.list_objects(hub, kube.MEMBER_REPORTS, namespace),
+                kube.list_objects(hub, kube.CERTIFICATE_SIGNING_REQUESTS),
+                kube.list_objects(hub, kube.EVENTS, namespace, field_selector="type=Warning"),
+            )
+        return agent_statuses(
+            registrations["items"],
+            leases["items"],
+            reports["items"],
+            csrs["items"],
+            events["items"],
+            dt.datetime.now(dt.UTC),
+        )
+
+    try:
+        statuses = asyncio.run(run())
+    except kube.KubeError as exc:
+        fail(str(exc))
+    if not statuses:
+        typer.echo(f"no agent member in {namespace}")
+        return
+    rows = [
+        [
+            s.name,
+            age(s.accepted),
+            "yes" if s.joined else "no",
+            s.available,
+            age(s.renewed) if s.renewed else "-",
+            str(len(s.pending)),
+            f"{s.refused[0].reason} ({age(s.refused[0].time)} ago)" if s.refused else "-",
+        ]
+        for s in statuses
+    ]
+    headers = ["NAME", "ACCEPTED", "JOINED", "AVAILABLE", "LEASE AGE", "PENDING CSRS", "REFUSED"]
+    typer.echo(format_table(headers, rows), nl=False)
+    refusals = [[s.name, r.csr, r.reason, age(r.time), r.why] for s in statuses for r in s.refused]
+    if refusals:
+        typer.echo("\nrefused CSRs (the cluster manager's Warning Events, newest first):")
+        why = ["MEMBER", "CSR", "REASON", "AGE", "WHY"]
+        typer.echo(format_table(why, refusals), nl=False)

@@ -76,6 +76,8 @@ __all__ = [
     "Requester",
     "csr_decision",
     "is_pending",
+    "read_refusal_note",
+    "refusal_note",
     "requester_of",
 ]
 
@@ -274,6 +276,17 @@ def csr_decision(
         f"a rotation by member {member!r}'s agent of its current acceptance",
         requester=requester,
     )
+
+
+def refusal_note(csr: str, decision: Decision) -> str:
+    """The note of a refusal's Event on the requester's registration: ``CSR NAME: why``."""
+    return f"CSR {csr}: {decision.message}"
+
+
+def read_refusal_note(note: str) -> tuple[str, str]:
+    """(CSR name, why) of a :func:`refusal_note` (``manager agents`` shows both)."""
+    named, _, why = note.partition(": ")
+    return named.removeprefix("CSR "), why
 
 
 def _member_of(obj: dict[str, Any]) -> list[str]:
