@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.agent import AgentIdentity, new_private_key, request_certificate
 from cluster_inventory.api.agents import acceptance_group, agent_credential_name, new_acceptance_id
 from cluster_inventory.api.constants import (
     AGENT_GROUP,
@@ -29,6 +30,7 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager.agents import Acceptance
+from cluster_inventory.manager.agents import accept as manager_accept
 from cluster_inventory.testing import ControlPlane
 
 ACCEPT = "accept-in-test"
@@ -139,6 +141,18 @@ def bootstrap_identity(hub: ControlPlane, acceptance: Acceptance) -> kube.Cluste
 def agent_identity(hub: ControlPlane, acceptance: Acceptance) -> kube.ClusterConnection:
     """The identity the approver lets ``acceptance``'s agent obtain, made by the test CA."""
     return hub.connection(acceptance.agent_user, list(acceptance.agent_groups))
+
+
+async def join(
+    hub: ControlPlane, admin: kube.ApiClient, name: str, *, namespace: str = JOIN_NS
+) -> tuple[Acceptance, AgentIdentity]:
+    """Accept ``name`` (``manager.agents.accept``), then join with its bootstrap identity on
+    a hub whose cluster manager approves at once: the acceptance and the agent's identity."""
+    acceptance = await manager_accept(admin, namespace, name, ["prod"])
+    key = new_private_key()
+    async with await kube.new_client(bootstrap_identity(hub, acceptance)) as boot:
+        cert = await request_certificate(boot, name, acceptance.id, key, timeout=60)
+    return acceptance, AgentIdentity(name=name, key_pem=key, cert_pem=cert)
 
 
 async def may(

@@ -17,13 +17,18 @@ from typing import Annotated, Any
 
 import typer
 
+from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail
-from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
+from cluster_inventory.cli._hub import hub_client
 from cluster_inventory.manager.names import DEFAULT_NAMESPACE
 
 __all__ = ["manager_accept", "manager_agents", "manager_bootstrap_kubeconfig", "manager_reject"]
 
-_NAMESPACE_HELP = "The manager's namespace on the hub (it must exist)."
+#: ``--namespace``/``-n`` of every command here.
+_Namespace = Annotated[
+    str,
+    typer.Option("--namespace", "-n", help="The manager's namespace on the hub (it must exist)."),
+]
 
 
 def manager_accept(
@@ -32,11 +37,9 @@ def manager_accept(
         list[str], typer.Option("--clusterset", help="Cluster set to join (repeatable).")
     ],
     display_name: Annotated[str | None, typer.Option(help="spec.displayName.")] = None,
-    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help=_NAMESPACE_HELP)] = (
-        DEFAULT_NAMESPACE
-    ),
+    hub_kubeconfig: opt.HubKubeconfig = None,
+    hub_context: opt.HubContext = None,
+    namespace: _Namespace = DEFAULT_NAMESPACE,
     lease_duration: Annotated[
         int,
         typer.Option(
@@ -88,11 +91,9 @@ def manager_accept(
 
 def manager_reject(
     name: Annotated[str, typer.Argument(help="Member name.")],
-    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
-    namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = DEFAULT_NAMESPACE,
+    hub_kubeconfig: opt.HubKubeconfig = None,
+    hub_context: opt.HubContext = None,
+    namespace: _Namespace = DEFAULT_NAMESPACE,
 ) -> None:
     """Reject a pull-mode member: delete its registration, RBAC, Lease, report, credential.
 
@@ -140,11 +141,9 @@ def manager_bootstrap_kubeconfig(
     expiration: Annotated[
         int, typer.Option(help="Seconds the credential is valid (at least 600).", min=600)
     ] = 3600,
-    namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = DEFAULT_NAMESPACE,
-    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    namespace: _Namespace = DEFAULT_NAMESPACE,
+    hub_kubeconfig: opt.HubKubeconfig = None,
+    hub_context: opt.HubContext = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the hub's signer.")] = 60.0,
 ) -> None:
     """Issue member NAME's expiring bootstrap kubeconfig and print its `agent run` command.
@@ -209,11 +208,9 @@ def manager_bootstrap_kubeconfig(
 
 
 def manager_agents(
-    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
-    namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = DEFAULT_NAMESPACE,
+    hub_kubeconfig: opt.HubKubeconfig = None,
+    hub_context: opt.HubContext = None,
+    namespace: _Namespace = DEFAULT_NAMESPACE,
 ) -> None:
     """Each agent member: accepted, joined, available, lease age, pending and refused CSRs.
 

@@ -21,7 +21,6 @@ import pytest
 
 from cluster_inventory import kube
 from cluster_inventory.agent import (
-    AgentIdentity,
     IdentityStore,
     JoinError,
     ensure_identity,
@@ -34,7 +33,7 @@ from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.agent_members import agent_of
 from cluster_inventory.manager.agents import Acceptance, accept, reject
 from cluster_inventory.testing import ControlPlane
-from tests.agents import JOIN_NS, bootstrap_identity, event_about, self_subject, until
+from tests.agents import JOIN_NS, bootstrap_identity, event_about, join, self_subject, until
 
 NS = JOIN_NS
 
@@ -57,19 +56,6 @@ async def _report(client: kube.ApiClient, name: str) -> None:
         field_manager=FIELD_MANAGER_AGENT,
         subresource="status",
     )
-
-
-async def join(
-    join_hub: ControlPlane, join_admin: kube.ApiClient, name: str
-) -> tuple[Acceptance, AgentIdentity]:
-    """Accept ``name``, then join with its bootstrap identity (approved at once)."""
-    acceptance = await accept(join_admin, NS, name, ["prod"])
-    key = new_private_key()
-    async with await kube.new_client(bootstrap_identity(join_hub, acceptance)) as boot:
-        cert = await request_certificate(
-            boot, name, acceptance.id, key, expiration_seconds=3600, timeout=60
-        )
-    return acceptance, AgentIdentity(name=name, key_pem=key, cert_pem=cert)
 
 
 async def test_the_bootstrap_credential_joins_and_the_agent_writes_only_its_own_objects(

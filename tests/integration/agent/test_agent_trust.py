@@ -39,7 +39,7 @@ from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.agents import Acceptance, accept, reject
 from cluster_inventory.testing import ControlPlane
-from tests.agents import JOIN_NS, bootstrap_identity, event_about, may
+from tests.agents import JOIN_NS, bootstrap_identity, event_about, join, may
 from tests.waiting import eventually
 
 NS = JOIN_NS
@@ -49,11 +49,7 @@ CSRS = {"resource": "certificatesigningrequests", "group": "certificates.k8s.io"
 async def _join(
     hub: ControlPlane, admin: kube.ApiClient, name: str
 ) -> tuple[Acceptance, AgentIdentity]:
-    acceptance = await accept(admin, NS, name, ["prod"])
-    key = new_private_key()
-    async with await kube.new_client(bootstrap_identity(hub, acceptance)) as boot:
-        cert = await request_certificate(boot, name, acceptance.id, key, timeout=60)
-    identity = AgentIdentity(name=name, key_pem=key, cert_pem=cert)
+    acceptance, identity = await join(hub, admin, name)
     async with await kube.new_client(identity.connection(hub.connection())) as agent:
         await _write_report(agent, name, "the real agent")  # joined: it wrote on the hub
     return acceptance, identity
