@@ -60,16 +60,16 @@ class Accepted:
         """The agent identity's groups (its certificate's O values)."""
         return agent_groups(self.name, self.acceptance)
 
-
-def agent_groups(name: str, acceptance: str) -> list[str]:
-    """The groups of an agent certificate of member ``name``'s acceptance ``acceptance``."""
-    return [AGENT_GROUP, acceptance_group(name, acceptance)]
-
     async def report(self) -> dict[str, Any]:
         return await kube.get(self.admin, kube.MEMBER_REPORTS, self.name, self.namespace)
 
     async def lease(self) -> dict[str, Any]:
         return await kube.get(self.admin, kube.LEASES, self.name, self.namespace)
+
+
+def agent_groups(name: str, acceptance: str) -> list[str]:
+    """The groups of an agent certificate of member ``name``'s acceptance ``acceptance``."""
+    return [AGENT_GROUP, acceptance_group(name, acceptance)]
 
 
 def _role(name: str, namespace: str) -> dict[str, Any]:
