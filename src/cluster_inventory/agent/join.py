@@ -187,8 +187,8 @@ async def request_certificate(
         acceptance: The member's acceptance id (in the request's subject and the CSR's name).
         key_pem: The private key the certificate is for (stays here; only the request goes).
         expiration_seconds: ``spec.expirationSeconds``.
-        timeout: Seconds to wait for the certificate (None: until it comes; the hub's admin
-            may accept the member much later).
+        timeout: Seconds to wait for the certificate (None: until it comes; a cluster
+            manager that is not running yet approves it when it starts).
         on_created: Called with the CSR's name once it exists.
 
     Returns:
@@ -248,8 +248,8 @@ async def ensure_identity(
         store: The state directory.
         expiration_seconds: ``spec.expirationSeconds`` of a new CSR.
         timeout: See :func:`request_certificate`.
-        announce: Log that the agent waits for ``manager accept`` (once per join: a retry
-            says nothing more).
+        announce: Log that the agent waits for the approval (once per join: a retry says
+            nothing more).
 
     Raises:
         AgentNameError: ``name`` is not a DNS-1123 label.
@@ -378,7 +378,7 @@ class HubIdentity:
     """The hub identity of an agent that joins by itself, for its hub clients.
 
     :meth:`join` gets the identity (:func:`ensure_identity`: reused from the state directory,
-    or asked for with the bootstrap credential, waiting until the hub accepts the member);
+    or asked for with the bootstrap credential, waiting until the cluster manager approves it);
     :meth:`keep_fresh` rotates it (:func:`keep_identity_fresh`). Every hub client made by
     :meth:`client` (and its clones) shares one :class:`~cluster_inventory.kube.ReloadableTLSContext`
     that takes each new certificate, so a rotation needs no new client: connections opened
