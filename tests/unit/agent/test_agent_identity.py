@@ -19,6 +19,7 @@ from cluster_inventory.agent import (
     IdentityStore,
     certificate_request_pem,
     certificate_signing_request,
+    join_hint,
     needs_rotation,
     new_private_key,
     renewal_time,
@@ -158,3 +159,20 @@ def test_the_identity_connection_drops_the_bootstrap_credential() -> None:
     conn = AgentIdentity(name="m", key_pem=key, cert_pem=cert).connection(_connection())
     assert conn.token is None and conn.client_cert_data == cert
     assert conn.server == "https://127.0.0.1:6443"
+
+
+def test_a_401_during_the_join_says_when_the_bootstrap_certificate_expired() -> None:
+    key = new_private_key()
+    start = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=3)).replace(microsecond=0)
+    cert = _certificate(key, "cluster-inventory:agent-bootstrap:m", start, 1)
+    expired = kube.ClusterConnection(
+        server="https://hub", client_cert_data=cert, client_key_data=key
+    )
+    refused = kube.UnauthorizedError(status=401, reason="Unauthorized", message="Unauthorized")
+    hint = join_hint(refused, expired)
+    assert f"expired at {(start + dt.timedelta(hours=1)).isoformat()}" in hint
+    fresh = _certificate(key, "x", dt.datetime.now(dt.UTC), 1)
+    valid = kube.ClusterConnection(
+        server="https://hub", client_cert_data=fresh, client_key_data=key
+    )
+    assert "expired" not in join_hint(refused, valid)
