@@ -111,7 +111,10 @@ __all__ = [
     "PROPERTY_CLUSTER_SET",
     "PROPERTY_NAME_MAX_LENGTH",
     "PROPERTY_VALUE_MAX_LENGTH",
+    "REASON_AGENT_HEARTBEAT_STALE",
+    "REASON_AGENT_NOT_REPORTED",
     "REASON_AGENT_REPORTED",
+    "REASON_AGENT_REPORTING",
     "REASON_INVALID_REPORT_FIELD",
     "REASON_MEMBER_ROLE_NOT_ALLOWED",
     "REASON_MIGRATION_FAILED",
@@ -350,6 +353,12 @@ REASON_REPORT_VALID = "ReportFieldsValid"
 REASON_INVALID_REPORT_FIELD = "InvalidReportField"
 #: ``ControlPlaneHealthy`` reason of an agent member whose agent gives none (or one refused).
 REASON_AGENT_REPORTED = "AgentReported"
+#: Reasons of an agent member's ``Joined`` and ``ControlPlaneHealthy`` (docs/agent.md, "The
+#: hub side"): it reports; it has not reported yet; its heartbeat Lease went stale. A reader
+#: tells a pull-mode member from a probed one by them (the dashboard's member page).
+REASON_AGENT_REPORTING = "AgentReporting"
+REASON_AGENT_NOT_REPORTED = "AgentNotReported"
+REASON_AGENT_HEARTBEAT_STALE = "AgentHeartbeatStale"
 
 #: Label naming the sync instance that wrote an object (beside ``app.kubernetes.io/managed-by``
 #: naming the sync): two syncs of one kind (say two MultiKueue configs) each keep only theirs.
