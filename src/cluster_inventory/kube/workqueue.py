@@ -74,13 +74,24 @@ class BucketRateLimiter:
         self._tokens = float(burst)
         self._last = clock()
 
-    def when(self) -> float:
-        """Seconds until a token is free (reserving it, as ``rate.Limiter.Reserve``)."""
+    def _refill(self) -> None:
         now = self._clock()
         self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
         self._last = now
+
+    def when(self) -> float:
+        """Seconds until a token is free (reserving it, as ``rate.Limiter.Reserve``)."""
+        self._refill()
         self._tokens -= 1
         return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
+
+    def try_accept(self) -> bool:
+        """Take a token if one is free now, else take nothing (client-go's ``TryAccept``)."""
+        self._refill()
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
 
 
 class WorkQueueMetrics:
