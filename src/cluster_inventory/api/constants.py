@@ -100,11 +100,14 @@ __all__ = [
     "MEMBER_REPORT_CRD",
     "MEMBER_REPORT_KIND",
     "MEMBER_REPORT_PLURAL",
+    "METRIC_PROFILE_CONDITION",
+    "METRIC_PROFILE_CONDITION_REASON",
     "PLACEMENT_DECISION_CRD",
     "PLACEMENT_DECISION_KIND",
     "PLACEMENT_DECISION_MAX_DECISIONS",
     "PLACEMENT_DECISION_PLURAL",
     "PLACEMENT_SCHEDULER_NAME",
+    "PROFILE_CONDITION_STATUSES",
     "PROJECT_DOMAIN",
     "PROPERTY_CAPI_VERSION",
     "PROPERTY_CLUSTER_ID",
@@ -422,3 +425,14 @@ REPORTING_CONTROLLER_MIRROR = f"{PROJECT_DOMAIN}/mirror"
 REPORTING_CONTROLLER_ARGOCD = f"{PROJECT_DOMAIN}/argocd-sync"
 #: ``reportingController`` of the MultiKueue sync's Events.
 REPORTING_CONTROLLER_MULTIKUEUE = f"{PROJECT_DOMAIN}/multikueue-sync"
+
+#: kube-state-metrics-style series of a profile's conditions
+#: (``kube_node_status_condition{node,condition,status}``'s shape): labels ``namespace``,
+#: ``name``, ``condition``, ``status``; three series per condition, 1 on the current status.
+METRIC_PROFILE_CONDITION = "cluster_inventory_cluster_profile_condition"
+#: The ``status`` label values of :data:`METRIC_PROFILE_CONDITION`, as kube-state-metrics
+#: spells a condition's ``True``, ``False`` and ``Unknown``.
+PROFILE_CONDITION_STATUSES = ("true", "false", "unknown")
+#: Companion series: 1 for a condition's current ``reason`` (labels ``namespace``, ``name``,
+#: ``condition``, ``reason``), as ``kube_pod_status_reason``; what an outage is blamed on.
+METRIC_PROFILE_CONDITION_REASON = "cluster_inventory_cluster_profile_condition_reason"

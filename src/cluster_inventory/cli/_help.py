@@ -40,6 +40,10 @@ COMMANDS = (
     ),
     ("demo", "Show the whole Cluster Inventory API on a local fleet of real control planes."),
     ("dashboard", "Serve a read-only web page of the inventory, live from the hub."),
+    (
+        "availability",
+        "Print each member's availability and its outages (start, end, length, reason).",
+    ),
     ("manager", "The cluster manager (runs on a hub)."),
     ("agent", "The member agent (runs on a member the hub cannot reach)."),
     ("fleet", "A local fleet of real control planes (hub + members)."),

@@ -29,6 +29,7 @@ from cluster_inventory.cli._hub import (
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
 from cluster_inventory.cli.agent import agent_app
 from cluster_inventory.cli.apply import apply_cmd
+from cluster_inventory.cli.availability import availability_cmd
 from cluster_inventory.cli.crds import crds_app
 from cluster_inventory.cli.dashboard import dashboard_cmd
 from cluster_inventory.cli.fleet import demo, fleet_app, testing_app
@@ -58,6 +59,7 @@ app.command()(register)
 app.command()(deregister)
 app.command()(demo)
 app.command("dashboard")(dashboard_cmd)
+app.command("availability")(availability_cmd)
 
 
 def _stderr() -> Any:
