@@ -33,6 +33,11 @@ runs in the Go peer's figures (docs/benchmarks.md).
 kind: each figure, its baseline, the ratio, and a plain line naming every figure over it by
 more than 25%. ``--write-baseline`` stores this run's medians as the new baseline.
 
+**Bytecode**: before its runs, each runtime's interpreter compiles what a runtime process
+and our plugin import, where no bytecode is cached, as the image is built
+(image/Containerfile runs ``compileall``): start-up and plugin CPU are then the deployed
+product's, not a checkout's run under PYTHONDONTWRITEBYTECODE=1 compiling every module.
+
 **Before and after**: ``--runtime LABEL=PYTHON`` (repeatable) runs the runtime process with
 another checkout's interpreter (e.g. ``r3=/work/wt/r3/.venv/bin/python``) on the same fleet,
 driver and plugin; with ``--runs K`` every case runs K times per runtime, interleaved (A B A
@@ -116,13 +121,13 @@ async def child(
 
     registry = CollectorRegistry()
 
-    def plugin_runs() -> float:
+    def total(metric_name: str, sample_suffix: str) -> float:
         return sum(
             sample.value
             for metric in registry.collect()
-            if metric.name == "cluster_inventory_exec_plugin_runs"
+            if metric.name == metric_name
             for sample in metric.samples
-            if sample.name.endswith("_total")
+            if sample.name.endswith(sample_suffix)
         )
 
     async def answer_stats() -> None:  # the driver asks on stdin, between its phases
@@ -132,7 +137,11 @@ async def child(
         )
         async for line in reader:
             if line.strip() == b"stats":
-                emit(event="stats", plugin_runs=plugin_runs())
+                emit(
+                    event="stats",
+                    plugin_runs=total("cluster_inventory_exec_plugin_runs", "_total"),
+                    plugin_seconds=total("cluster_inventory_exec_plugin_duration_seconds", "_sum"),
+                )
 
     stats = asyncio.ensure_future(answer_stats())
     async with await kube.new_client(kube.connection_from_kubeconfig(hub_kubeconfig)) as hub:
@@ -381,6 +390,29 @@ def exec_config(plugin: str, python: str, ns: str, hub_kubeconfig: dict, workdir
     }
 
 
+#: Run by each runtime's interpreter before its runs: what a runtime process and our plugin
+#: import, compiled to bytecode where it is missing (the image is built with
+#: ``compileall``, image/Containerfile; a checkout run with PYTHONDONTWRITEBYTECODE=1, as
+#: this machine's sessions and CI are, would otherwise compile every module at every start).
+_COMPILE = """
+import importlib.util, py_compile, sys
+import uvloop, prometheus_client, cluster_inventory.runtime, cluster_inventory.kube.endpoints
+import cluster_inventory.api.v1alpha1, cluster_inventory.credentials.plugins.secretreader
+import dateutil.parser, urllib3
+for module in list(sys.modules.values()):
+    source = getattr(module, "__file__", None) or ""
+    if source.endswith(".py"):
+        py_compile.compile(source, importlib.util.cache_from_source(source), doraise=False)
+"""
+
+
+def compile_bytecode(python: str) -> None:
+    """Compile what a runtime process started by ``python`` imports (see ``_COMPILE``)."""
+    import subprocess
+
+    subprocess.run([python, "-c", _COMPILE], check=True)
+
+
 class Profiler:
     """py-spy recording one process (``--py-spy``), stopped with SIGINT, summarised."""
 
@@ -536,7 +568,7 @@ async def run_size(
         rss_idle = [rss_mib(pid) for pid in pids]
         cpu_idle = [cpu_seconds(pid) for pid in pids]
         plugin_cpu_idle = [children_cpu_seconds(pid) for pid in pids]
-        runs_idle = [(await r.stats())["plugin_runs"] for r in runtimes.each]
+        idle_stats = [await r.stats() for r in runtimes.each]
 
         samples = min(100, n // 2)
         bulk, sampled = names[: n - samples], names[n - samples :]
@@ -587,10 +619,11 @@ async def run_size(
             children_cpu_seconds(pid) - before
             for pid, before in zip(pids, plugin_cpu_idle, strict=True)
         ]
-        plugin_runs = [
-            (await r.stats())["plugin_runs"] - before
-            for r, before in zip(runtimes.each, runs_idle, strict=True)
-        ]
+        end_stats = [await r.stats() for r in runtimes.each]
+        plugin_runs, plugin_wall = (
+            [end[name] - idle[name] for idle, end in zip(idle_stats, end_stats, strict=True)]
+            for name in ("plugin_runs", "plugin_seconds")
+        )
     finally:
         await runtimes.close()
         await kube.delete(hub, kube.NAMESPACES, ns)
@@ -629,6 +662,8 @@ async def run_size(
         "cpu_bulk": cpu_bulk,
         "plugin_cpu": plugin_cpu,
         "plugin_runs": plugin_runs,
+        "plugin_wall": plugin_wall,
+        "startup_cpu": cpu_idle,
         "rss_full": rss_full,
         "per_replica": [len(r.reconciled) for r in runtimes.each],
         "engaged_twice": sum(1 for count in engaged_by if count > 1),
@@ -652,6 +687,7 @@ def figures(r: dict) -> dict[str, float]:
         **({"plugin_cpu_ms_per_run": sum(r["plugin_cpu"]) * 1000 / runs} if runs else {}),
         "engage_p50_ms": r["engage_p50"] * 1000,
         "startup_seconds": r["startup"],
+        "startup_cpu_seconds": max(r["startup_cpu"]),
         "rss_idle_mib": max(r["rss_idle"]),
         "rss_full_mib": sum(r["rss_full"]),
     }
@@ -662,11 +698,12 @@ def report(r: dict) -> None:
     samples = min(100, n // 2)
     require(r["samples"] == samples, f"N={n}: {samples} engage latencies measured")
     require(r["bulk"] == n - samples, f"N={n}: the rest engaged in bulk")
-    lists = ("rss_idle", "rss_full", "cpu_bulk", "plugin_cpu", "plugin_runs", "per_replica")
+    lists = ("rss_idle", "rss_full", "cpu_bulk", "plugin_cpu", "plugin_runs", "plugin_wall")
+    lists += ("startup_cpu", "per_replica")
     scalars = ("n", "access", "loop", "replicas", "own_p50", "own_p99", "engaged_twice")
     scalars += ("plugin", "label", "profile")
     require_times(**{k: v for k, v in r.items() if k not in lists + scalars + ("not_engaged",)})
-    for name in lists[:5]:
+    for name in lists[:-1]:
         require_times(**{f"{name}[{i}]": v for i, v in enumerate(r[name])})
     require(
         all(v > 0 for v in r["rss_idle"]) and r["bulk_seconds"] > 0,
@@ -687,7 +724,7 @@ def report(r: dict) -> None:
         return " / ".join(f"{v:.0f}" for v in values) + " MiB"
 
     cpu = sum(r["cpu_bulk"])
-    plugin_cpu = sum(r["plugin_cpu"])
+    plugin_cpu, wall = sum(r["plugin_cpu"]), sum(r["plugin_wall"])
     replicas = r["replicas"]
     where = f" replicas={replicas} (clusters each {r['per_replica']})" if replicas else ""
     rss = (
@@ -708,12 +745,17 @@ def report(r: dict) -> None:
         f"p99 {ms(r['baseline_p99'])}; ratio p50 {r['engage_p50'] / r['baseline_p50']:.1f}x; "
         f"the runtime's own part (engage - baseline, per sample) p50 {ms(r['own_p50'])} "
         f"p99 {ms(r['own_p99'])}; "
-        f"start-up to hub-synced {r['startup']:.2f} s (target <= 0.5 s); "
+        f"start-up to hub-synced {r['startup']:.2f} s (its CPU {max(r['startup_cpu']):.2f} s; "
+        "target <= 0.5 s); "
         f"process CPU for the bulk engage {cpu:.2f} s"
         + (f" ({' / '.join(f'{c:.2f}' for c in r['cpu_bulk'])} s per replica)" if replicas else "")
         + f", {cpu * 1000 / r['bulk']:.1f} ms per cluster (multicluster-runtime: ~8 ms); "
         f"exec plugin runs {runs:.0f}, their CPU {plugin_cpu:.2f} s"
-        + (f" ({plugin_cpu * 1000 / runs:.1f} ms per run)" if runs else "")
+        + (
+            f" ({plugin_cpu * 1000 / runs:.1f} ms per run; wall {wall * 1000 / runs:.0f} ms each)"
+            if runs
+            else ""
+        )
         + f"; {rss}; engaged twice {r['engaged_twice']}",
         flush=True,
     )
@@ -767,6 +809,8 @@ async def main(
 
     cases = [(n, False) for n in sizes] + [(n, True) for n in distinct_sizes]
     results = []
+    for _, python in runtimes:
+        compile_bytecode(python)
     async with Fleet(members=2) as fleet:
         async with await fleet.hub.client() as hub:
             for n, distinct in cases:  # each run is printed as soon as it is measured
@@ -799,6 +843,7 @@ async def smoke(loop: str) -> list[dict]:
     from cluster_inventory.testing import Fleet
 
     results = []
+    compile_bytecode(sys.executable)
     async with Fleet(members=2) as fleet:
         async with await fleet.hub.client() as hub:
             for distinct, plugin in ((False, "python"), (True, "python"), (True, "go")):
