@@ -7,7 +7,7 @@ For each N in --sizes, against a local fleet (hub + 2 real members):
   watch). With ``access=distinct`` (``--distinct-sizes``) every profile names its own copy
   of the token: every cluster gets its own credential, client and watch, which is what N
   distinct members would cost the runtime process;
-- a runtime process (this file with ``--child``) starts a FleetManager with one reconciler
+- a runtime process (``python -m _runtime_child``, bench/_runtime_child.py) starts a FleetManager with one reconciler
   (``v1/ConfigMap`` in one namespace of each member) and reports when it has synced;
 - N - S profiles are turned ready in bulk (16 writes in flight): seconds until every one of
   them had its first reconcile;
@@ -60,19 +60,16 @@ Usage: uv run python bench/runtime_engage.py [--sizes 100 1000] [--distinct-size
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import base64
 import json
 import os
 import signal
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import _baseline
 from _common import (
     SMOKE_HELP,
     bounded,
@@ -83,6 +80,7 @@ from _common import (
     require_times,
     rss_mib,
 )
+from _runtime_child import MEMBER_NS
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import EXTENSION_EXEC, SECRET_TOKEN_KEY
@@ -90,105 +88,8 @@ from cluster_inventory.api.constants import EXTENSION_EXEC, SECRET_TOKEN_KEY
 if TYPE_CHECKING:
     from cluster_inventory.testing import Fleet
 
-# The runtime process (``--child``) imports only what the runtime needs at start: the
-# fleet, the sharding hash and the upstream plugin's builder are the driver's (imported in
-# its functions), so start-up and idle RSS are the runtime's own.
-
-MEMBER_NS = "bench-runtime"
-BASELINE = Path(__file__).parent / "results" / "runtime_engage.json"
-
-
-# -- the runtime process ---------------------------------------------------------------
-async def child(
-    hub_kubeconfig: str,
-    providers: str,
-    namespace: str,
-    group: str | None = None,
-    identity: str | None = None,
-) -> None:
-    from prometheus_client import CollectorRegistry
-
-    from cluster_inventory.controller import ShardConfig
-    from cluster_inventory.runtime import EngagementPolicy, FleetManager, Request
-
-    out = sys.stdout
-    seen: set[str] = set()
-    ready_seen: set[str] = set()
-
-    def emit(**record) -> None:
-        out.write(json.dumps(record) + "\n")
-        out.flush()
-
-    registry = CollectorRegistry()
-
-    def total(metric_name: str, sample_suffix: str) -> float:
-        return sum(
-            sample.value
-            for metric in registry.collect()
-            if metric.name == metric_name
-            for sample in metric.samples
-            if sample.name.endswith(sample_suffix)
-        )
-
-    async def answer_stats() -> None:  # the driver asks on stdin, between its phases
-        reader = asyncio.StreamReader()
-        await asyncio.get_running_loop().connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
-        )
-        async for line in reader:
-            if line.strip() == b"stats":
-                emit(
-                    event="stats",
-                    plugin_runs=total("cluster_inventory_exec_plugin_runs", "_total"),
-                    plugin_seconds=total("cluster_inventory_exec_plugin_duration_seconds", "_sum"),
-                )
-
-    stats = asyncio.ensure_future(answer_stats())
-    async with await kube.new_client(kube.connection_from_kubeconfig(hub_kubeconfig)) as hub:
-        fleet = FleetManager(
-            hub,
-            providers,
-            namespaces=[namespace],
-            registry=registry,
-            policy=EngagementPolicy(cache_sync_timeout=60),
-        )
-
-        @fleet.reconciler("v1/ConfigMap", namespace=MEMBER_NS)
-        async def reconcile(request: Request, cluster) -> None:
-            if request.cluster not in seen:
-                seen.add(request.cluster)
-                emit(event="reconcile", cluster=request.cluster, t=time.time())
-
-        # The baseline: when this process's own profile watch sees a profile turn ready.
-        def on_profile(_: str, obj: dict, __: dict | None) -> None:
-            key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
-            conds = (obj.get("status") or {}).get("conditions") or []
-            if key not in ready_seen and any(
-                c["type"] == "ControlPlaneHealthy" and c["status"] == "True" for c in conds
-            ):
-                ready_seen.add(key)
-                emit(event="ready-seen", cluster=key, t=time.time())
-
-        # c46e226 (round 3, the issue-48 before/after) reached the informers directly.
-        add_handler = getattr(fleet, "_add_profile_handler", None)
-        add_handler = add_handler or fleet._profiles[0].add_handler
-        add_handler(on_profile)
-        if group is None or identity is None:
-            async with fleet:
-                await fleet.wait_synced()
-                emit(event="synced", pid=os.getpid(), replicas=1)
-                await asyncio.Event().wait()
-        else:  # sharded: a Manager joins the group (its Lease in the bench namespace) first
-            shard = ShardConfig(namespace=namespace, group=group, identity=identity)
-            running = asyncio.ensure_future(fleet.run(shard=shard))
-            # Waits until the Manager started the provider and its profiles were listed.
-            await fleet.wait_synced()
-            membership = fleet.shard
-            assert membership is not None
-            membership.on_change(lambda: emit(event="replicas", n=len(membership.replicas)))
-            emit(event="synced", pid=os.getpid(), replicas=len(membership.replicas))
-            await running
-    stats.cancel()
+BENCH = Path(__file__).parent
+BASELINE = BENCH / "results" / "runtime_engage.json"
 
 
 # -- the driver ------------------------------------------------------------------------
@@ -399,6 +300,8 @@ import importlib.util, py_compile, sys
 import uvloop, prometheus_client, cluster_inventory.runtime, cluster_inventory.kube.endpoints
 import cluster_inventory.api.v1alpha1, cluster_inventory.credentials.plugins.secretreader
 import dateutil.parser, urllib3
+sys.path.insert(0, sys.argv[1])
+import _runtime_child
 for module in list(sys.modules.values()):
     source = getattr(module, "__file__", None) or ""
     if source.endswith(".py"):
@@ -410,7 +313,7 @@ def compile_bytecode(python: str) -> None:
     """Compile what a runtime process started by ``python`` imports (see ``_COMPILE``)."""
     import subprocess
 
-    subprocess.run([python, "-c", _COMPILE], check=True)
+    subprocess.run([python, "-c", _COMPILE, str(BENCH)], check=True)
 
 
 class Profiler:
@@ -482,6 +385,8 @@ async def run_size(
     ``python`` runs the runtime process, ``label`` names it (and its namespace); with
     ``profile`` (a file) py-spy records each runtime process during the bulk engage.
     """
+    import statistics
+
     from cluster_inventory.controller.sharding import rendezvous_owner
 
     access = "distinct" if distinct else "shared"
@@ -544,8 +449,8 @@ async def run_size(
     procs = [
         await asyncio.create_subprocess_exec(
             python,
-            __file__,
-            "--child",
+            "-m",
+            "_runtime_child",
             str(fleet.hub.kubeconfig_path),
             str(providers),
             ns,
@@ -553,6 +458,7 @@ async def run_size(
             *((ns, identity) if identity else ()),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            cwd=BENCH,
         )
         for identity in identities
     ]
@@ -765,6 +671,8 @@ def report(r: dict) -> None:
 
 def compare_all(results: list[dict], baseline_path: Path, write: bool) -> None:
     """Each case's medians (over its runs, per runtime) beside the baseline; maybe store them."""
+    import _baseline
+
     baseline = _baseline.load(baseline_path)
     grouped: dict[tuple[str, str], list[dict[str, float]]] = {}
     for r in results:
@@ -870,6 +778,8 @@ async def smoke(loop: str) -> list[dict]:
 
 
 def runtime_arg(value: str) -> tuple[str, str]:
+    import argparse
+
     label, sep, python = value.partition("=")
     if not sep or not label or not Path(python).exists():
         raise argparse.ArgumentTypeError(f"want LABEL=PYTHON (an existing interpreter): {value}")
@@ -877,62 +787,60 @@ def runtime_arg(value: str) -> tuple[str, str]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        kubeconfig, providers, namespace, event_loop, *shard = sys.argv[2:]
-        kube.run(child(kubeconfig, providers, namespace, *shard), event_loop=event_loop)
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000])
+    parser.add_argument("--distinct-sizes", type=int, nargs="*", default=[100])
+    parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="uvloop")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        nargs="+",
+        help="run each N with R sharded runtime processes, for each R given "
+        "(default: one process, unsharded)",
+    )
+    parser.add_argument(
+        "--plugin",
+        choices=["python", "go"],
+        default="python",
+        help="the exec plugin: ours (python) or the upstream Go secretreader (go)",
+    )
+    parser.add_argument(
+        "--runtime",
+        type=runtime_arg,
+        action="append",
+        metavar="LABEL=PYTHON",
+        help="run the runtime process with this interpreter (another checkout's venv); "
+        "repeat to compare, runs interleaved (default: this one)",
+    )
+    parser.add_argument("--runs", type=int, default=1, help="runs of each case per runtime")
+    parser.add_argument(
+        "--py-spy", type=Path, metavar="DIR", help="record the bulk engage with py-spy"
+    )
+    parser.add_argument("--baseline", type=Path, default=BASELINE)
+    parser.add_argument(
+        "--write-baseline",
+        action="store_true",
+        help="store this run's medians (of the first --runtime) as the baseline",
+    )
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    args = parser.parse_args()
+    if args.py_spy:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    if args.smoke:
+        measured = asyncio.run(smoke(args.loop))
     else:
-        parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-        parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000])
-        parser.add_argument("--distinct-sizes", type=int, nargs="*", default=[100])
-        parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="uvloop")
-        parser.add_argument(
-            "--replicas",
-            type=int,
-            nargs="+",
-            help="run each N with R sharded runtime processes, for each R given "
-            "(default: one process, unsharded)",
-        )
-        parser.add_argument(
-            "--plugin",
-            choices=["python", "go"],
-            default="python",
-            help="the exec plugin: ours (python) or the upstream Go secretreader (go)",
-        )
-        parser.add_argument(
-            "--runtime",
-            type=runtime_arg,
-            action="append",
-            metavar="LABEL=PYTHON",
-            help="run the runtime process with this interpreter (another checkout's venv); "
-            "repeat to compare, runs interleaved (default: this one)",
-        )
-        parser.add_argument("--runs", type=int, default=1, help="runs of each case per runtime")
-        parser.add_argument(
-            "--py-spy", type=Path, metavar="DIR", help="record the bulk engage with py-spy"
-        )
-        parser.add_argument("--baseline", type=Path, default=BASELINE)
-        parser.add_argument(
-            "--write-baseline",
-            action="store_true",
-            help="store this run's medians (of the first --runtime) as the baseline",
-        )
-        parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
-        args = parser.parse_args()
-        if args.py_spy:
-            args.py_spy.mkdir(parents=True, exist_ok=True)
-        if args.smoke:
-            measured = asyncio.run(smoke(args.loop))
-        else:
-            measured = asyncio.run(
-                main(
-                    args.sizes,
-                    args.distinct_sizes,
-                    args.loop,
-                    args.replicas,
-                    plugin=args.plugin,
-                    runtimes=args.runtime or [("", sys.executable)],
-                    runs=args.runs,
-                    profile_dir=args.py_spy,
-                )
+        measured = asyncio.run(
+            main(
+                args.sizes,
+                args.distinct_sizes,
+                args.loop,
+                args.replicas,
+                plugin=args.plugin,
+                runtimes=args.runtime or [("", sys.executable)],
+                runs=args.runs,
+                profile_dir=args.py_spy,
             )
-        compare_all(measured, args.baseline, args.write_baseline and not args.smoke)
+        )
+    compare_all(measured, args.baseline, args.write_baseline and not args.smoke)
