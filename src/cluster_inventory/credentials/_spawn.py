@@ -23,7 +23,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["Finished", "run_process"]
@@ -105,27 +105,18 @@ async def _read_all(loop: asyncio.AbstractEventLoop, fd: int) -> bytes:
     """Everything written to the pipe ``fd`` until its last writer closes it."""
     os.set_blocking(fd, False)
     chunks: list[bytes] = []
-    done = loop.create_future()
 
-    def readable() -> None:
-        while not done.done():
+    def drain() -> bool:  # True at end of file
+        while True:
             try:
                 data = os.read(fd, _READ_SIZE)
             except BlockingIOError:
-                return
-            except OSError as exc:
-                done.set_exception(exc)
-                return
+                return False
             if not data:
-                done.set_result(None)
-                return
+                return True
             chunks.append(data)
 
-    loop.add_reader(fd, readable)
-    try:
-        await done
-    finally:
-        loop.remove_reader(fd)
+    await _when_readable(loop, fd, drain)
     return b"".join(chunks)
 
 
@@ -139,17 +130,32 @@ async def _exited(proc: subprocess.Popen[bytes]) -> int:
     except (AttributeError, OSError):  # no pidfd (not Linux, or before 5.3): a thread waits
         return await loop.run_in_executor(None, proc.wait)
     try:
-        exited = loop.create_future()
-
-        def readable() -> None:  # readable once the process has exited (and stays so)
-            if not exited.done():
-                exited.set_result(None)
-
-        loop.add_reader(pidfd, readable)
-        try:
-            await exited
-        finally:
-            loop.remove_reader(pidfd)
+        # A pidfd turns readable once its process has exited (and stays so).
+        await _when_readable(loop, pidfd, lambda: True)
         return proc.wait()  # it has exited: returns at once
     finally:
         os.close(pidfd)
+
+
+async def _when_readable(
+    loop: asyncio.AbstractEventLoop, fd: int, step: Callable[[], bool]
+) -> None:
+    """Call ``step`` each time ``fd`` is readable until it returns True (its OSError is raised)."""
+    done = loop.create_future()
+
+    def readable() -> None:
+        if done.done():
+            return
+        try:
+            finished = step()
+        except OSError as exc:
+            done.set_exception(exc)
+        else:
+            if finished:
+                done.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
