@@ -30,7 +30,6 @@ if TYPE_CHECKING:
         OwnerReference,
         Time,
         field_error,
-        format_micro_time,
         label_value_problem,
     )
     from cluster_inventory.api._crds import load_crds
@@ -63,7 +62,7 @@ if TYPE_CHECKING:
         Property,
         Version,
     )
-    from cluster_inventory.api.views import format_time
+    from cluster_inventory.api.views import format_micro_time, format_time
 
 _WHERE = {
     "APIServerHealth": "member_report",
@@ -98,7 +97,7 @@ _WHERE = {
     "StorableError": "_storable",
     "check_storable": "_storable",
     "field_error": "_base",
-    "format_micro_time": "_base",
+    "format_micro_time": "views",
     "format_time": "views",
     "label_value_problem": "_base",
     "load_crds": "_crds",
