@@ -60,7 +60,7 @@ from _fleet.settings import Settings, commit
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
-from cluster_inventory.manager.agents import accept
+from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet
 
 SWARM = Path(__file__).resolve().parent / "_agent_swarm.py"

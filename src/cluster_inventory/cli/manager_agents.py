@@ -17,7 +17,7 @@ import typer
 from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
-from cluster_inventory.manager.names import DEFAULT_NAMESPACE
+from cluster_inventory.manager.rules.names import DEFAULT_NAMESPACE
 
 __all__ = ["manager_accept", "manager_bootstrap_kubeconfig", "manager_reject"]
 
@@ -50,7 +50,7 @@ def manager_accept(
     """
     from cluster_inventory import kube
     from cluster_inventory.manager import RegistrationError
-    from cluster_inventory.manager.agents import accept, agent_objects
+    from cluster_inventory.manager.admin.agents import accept, agent_objects
 
     try:
         agent_objects(namespace, name, clusterset, display_name=display_name)
@@ -89,7 +89,7 @@ def manager_reject(
     """
     from cluster_inventory import kube
     from cluster_inventory.manager import RegistrationError
-    from cluster_inventory.manager.agents import reject
+    from cluster_inventory.manager.admin.agents import reject
 
     async def run() -> list[str]:
         async with await hub_client(hub_kubeconfig, hub_context) as hub:
@@ -133,7 +133,10 @@ def manager_bootstrap_kubeconfig(
     from cluster_inventory.api.agents import AgentNameError
     from cluster_inventory.cli._files import write_private
     from cluster_inventory.kube.certificates import CertificateRequestError
-    from cluster_inventory.manager.agent_bootstrap import bootstrap_csr, issue_bootstrap_kubeconfig
+    from cluster_inventory.manager.admin.agent_bootstrap import (
+        bootstrap_csr,
+        issue_bootstrap_kubeconfig,
+    )
 
     try:
         bootstrap_csr(holder, b"", expiration_seconds=expiration, group=group)

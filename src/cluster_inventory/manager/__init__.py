@@ -18,51 +18,51 @@ from cluster_inventory._lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cluster_inventory.manager.capi import ClusterAPISource
+    from cluster_inventory.manager.admin.registration_secrets import (
+        agent_registration_secret,
+        registration_secret,
+    )
     from cluster_inventory.manager.cluster_manager import PLACEMENT, ClusterManagerRunnable
     from cluster_inventory.manager.config import ManagerConfig
-    from cluster_inventory.manager.grants import service_account_name
-    from cluster_inventory.manager.member import MemberConnection
-    from cluster_inventory.manager.placement import Inventory, PlacementPlan, ProfileKey
-    from cluster_inventory.manager.registration import (
+    from cluster_inventory.manager.members.connection import MemberConnection
+    from cluster_inventory.manager.rules.grants import service_account_name
+    from cluster_inventory.manager.rules.inventory import Inventory, PlacementPlan, ProfileKey
+    from cluster_inventory.manager.rules.registration import (
         Registration,
         RegistrationError,
         RegistrationSource,
         SecretRegistrationSource,
         parse_registration_secret,
     )
-    from cluster_inventory.manager.registration_secrets import (
-        agent_registration_secret,
-        registration_secret,
-    )
+    from cluster_inventory.manager.rules.status import Observation, build_status
     from cluster_inventory.manager.runner import LEASE_NAME, default_identity, run_manager
-    from cluster_inventory.manager.sources import CombinedSource, FileRegistrationSource
-    from cluster_inventory.manager.status import Observation, build_status
+    from cluster_inventory.manager.sources.capi import ClusterAPISource
+    from cluster_inventory.manager.sources.combined import CombinedSource, FileRegistrationSource
 
 _WHERE = {
-    "service_account_name": "grants",
-    "ClusterAPISource": "capi",
+    "service_account_name": "rules.grants",
+    "ClusterAPISource": "sources.capi",
     "PLACEMENT": "cluster_manager",
     "ClusterManagerRunnable": "cluster_manager",
     "ManagerConfig": "config",
-    "MemberConnection": "member",
-    "Inventory": "placement",
-    "PlacementPlan": "placement",
-    "ProfileKey": "placement",
-    "Registration": "registration",
-    "RegistrationError": "registration",
-    "RegistrationSource": "registration",
-    "SecretRegistrationSource": "registration",
-    "parse_registration_secret": "registration",
-    "agent_registration_secret": "registration_secrets",
-    "registration_secret": "registration_secrets",
+    "MemberConnection": "members.connection",
+    "Inventory": "rules.inventory",
+    "PlacementPlan": "rules.inventory",
+    "ProfileKey": "rules.inventory",
+    "Registration": "rules.registration",
+    "RegistrationError": "rules.registration",
+    "RegistrationSource": "rules.registration",
+    "SecretRegistrationSource": "rules.registration",
+    "parse_registration_secret": "rules.registration",
+    "agent_registration_secret": "admin.registration_secrets",
+    "registration_secret": "admin.registration_secrets",
     "LEASE_NAME": "runner",
     "default_identity": "runner",
     "run_manager": "runner",
-    "CombinedSource": "sources",
-    "FileRegistrationSource": "sources",
-    "Observation": "status",
-    "build_status": "status",
+    "CombinedSource": "sources.combined",
+    "FileRegistrationSource": "sources.combined",
+    "Observation": "rules.status",
+    "build_status": "rules.status",
 }
 
 __all__ = [

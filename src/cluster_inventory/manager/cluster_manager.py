@@ -38,30 +38,30 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.controller import Controller, Result, ShardMembership, gc_pauses
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager._metrics import ManagerMetrics
-from cluster_inventory.manager.agent_approver import AgentApprover
-from cluster_inventory.manager.agent_credentials import AgentCredentials
-from cluster_inventory.manager.agent_members import AgentReports, agent_member_controller
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.fence import ProfileFence
-from cluster_inventory.manager.grant_controller import GrantController
-from cluster_inventory.manager.grants import Needs
-from cluster_inventory.manager.placement import (
+from cluster_inventory.manager.controllers.agent_approver import AgentApprover
+from cluster_inventory.manager.controllers.findings import ManagerReports
+from cluster_inventory.manager.controllers.grant_controller import GrantController
+from cluster_inventory.manager.controllers.inventory_controller import PlacementController
+from cluster_inventory.manager.controllers.status_controller import StatusController
+from cluster_inventory.manager.controllers.token_controller import TokenController
+from cluster_inventory.manager.members.agent_credentials import AgentCredentials
+from cluster_inventory.manager.members.agent_member import AgentReports, agent_member_controller
+from cluster_inventory.manager.members.pool import MemberPool
+from cluster_inventory.manager.rules.fence import ProfileFence
+from cluster_inventory.manager.rules.grants import Needs
+from cluster_inventory.manager.rules.inventory import (
     Inventory,
     ProfileKey,
     fallback_member_id,
     held_members,
 )
-from cluster_inventory.manager.placement_controller import PlacementController
-from cluster_inventory.manager.pool import MemberPool
-from cluster_inventory.manager.profile_status import StatusController
-from cluster_inventory.manager.registration import (
+from cluster_inventory.manager.rules.registration import (
     Registration,
     RegistrationSource,
 )
-from cluster_inventory.manager.reporting import ManagerReports
-from cluster_inventory.manager.sources import build_source
-from cluster_inventory.manager.status import Observation, seed_observation, trim_status
-from cluster_inventory.manager.tokens import TokenController
+from cluster_inventory.manager.rules.status import Observation, seed_observation, trim_status
+from cluster_inventory.manager.sources.combined import build_source
 
 __all__ = ["PLACEMENT", "ClusterManagerRunnable", "fallback_member_id", "held_members"]
 

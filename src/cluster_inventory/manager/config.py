@@ -14,8 +14,8 @@ from cluster_inventory.api.constants import (
     PROPERTY_VALUE_MAX_LENGTH,
 )
 from cluster_inventory.api.member_report import REPORTED_PROPERTIES_MAX
-from cluster_inventory.manager.member_roles import MemberRoles
-from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
+from cluster_inventory.manager.rules.member_roles import MemberRoles
+from cluster_inventory.manager.rules.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
 __all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source"]
 

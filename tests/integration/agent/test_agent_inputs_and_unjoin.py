@@ -23,7 +23,7 @@ from cluster_inventory import kube
 from cluster_inventory.agent import new_private_key
 from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
 from cluster_inventory.manager import ClusterManagerRunnable
-from cluster_inventory.manager.agents import accept, reject
+from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.agents import JOIN_NS, AgentProcess, agent_csrs
 from tests.cli_run import cli

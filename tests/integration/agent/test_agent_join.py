@@ -36,8 +36,8 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import ClusterManagerRunnable
-from cluster_inventory.manager.agent_members import agent_of
-from cluster_inventory.manager.agents import accept, reject
+from cluster_inventory.manager.admin.agents import accept, reject
+from cluster_inventory.manager.members.agent_member import agent_of
 from cluster_inventory.testing import ControlPlane
 from tests.agents import JOIN_NS, self_subject
 

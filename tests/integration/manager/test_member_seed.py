@@ -13,9 +13,9 @@ import dataclasses
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.member import MemberConnection
-from cluster_inventory.manager.pool import MemberPool
-from cluster_inventory.manager.status import ConditionState, Observation
+from cluster_inventory.manager.members.connection import MemberConnection
+from cluster_inventory.manager.members.pool import MemberPool
+from cluster_inventory.manager.rules.status import ConditionState, Observation
 from cluster_inventory.testing import Fleet
 from tests.waiting import eventually
 

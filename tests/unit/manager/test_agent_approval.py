@@ -16,13 +16,13 @@ from cluster_inventory.agent import certificate_request_pem, certificate_signing
 from cluster_inventory.api.agents import CsrShape, read_csr_shape
 from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP, AGENT_GROUP
 from cluster_inventory.manager import ManagerConfig, agent_registration_secret
-from cluster_inventory.manager.agent_approver import (
+from cluster_inventory.manager.controllers.agent_approver import (
     MAX_PENDING,
     approval_problem,
     is_pending,
 )
-from cluster_inventory.manager.agent_members import agent_connection, agent_of
-from cluster_inventory.manager.registration import (
+from cluster_inventory.manager.members.agent_member import agent_connection, agent_of
+from cluster_inventory.manager.rules.registration import (
     RegistrationError,
     SecretRegistrationSource,
     is_agent_registration,

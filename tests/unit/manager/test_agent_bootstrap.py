@@ -14,7 +14,7 @@ from cluster_inventory.api.constants import (
     LABEL_AGENT_BOOTSTRAP,
 )
 from cluster_inventory.kube import certificates
-from cluster_inventory.manager.agent_bootstrap import BOOTSTRAP_USER_PREFIX, bootstrap_csr
+from cluster_inventory.manager.admin.agent_bootstrap import BOOTSTRAP_USER_PREFIX, bootstrap_csr
 
 
 def test_bootstrap_csr_asks_the_client_signer_for_the_bootstrap_group() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.agent_members import (
+from cluster_inventory.manager.members.agent_member import (
     AgentMember,
     AgentReports,
     advertised_connection,
@@ -17,9 +17,13 @@ from cluster_inventory.manager.agent_members import (
     agent_observation,
     agent_of,
 )
-from cluster_inventory.manager.agent_report_fields import CheckedReport, ReportBounds, check_report
-from cluster_inventory.manager.heartbeats import after_gap, counted_duration, silence
-from cluster_inventory.manager.member import connection_key
+from cluster_inventory.manager.members.connection import connection_key
+from cluster_inventory.manager.rules.agent_report_fields import (
+    CheckedReport,
+    ReportBounds,
+    check_report,
+)
+from cluster_inventory.manager.rules.heartbeat_staleness import after_gap, counted_duration, silence
 from cluster_inventory.testing import CertificateAuthority
 
 NOW = dt.datetime(2026, 11, 27, 8, 0, tzinfo=dt.UTC)

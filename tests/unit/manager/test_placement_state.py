@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager import ProfileKey, Registration
-from cluster_inventory.manager.member import connection_key
-from cluster_inventory.manager.placement import Inventory, members_and_duplicates, plan
-from cluster_inventory.manager.placement_state import PlacementState
+from cluster_inventory.manager.members.connection import connection_key
+from cluster_inventory.manager.rules.inventory import Inventory, members_and_duplicates, plan
+from cluster_inventory.manager.rules.inventory_state import PlacementState
 
 NAMES = [f"r{i}" for i in range(5)]
 SETS = ["a", "b", "c"]

@@ -7,8 +7,8 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
-from cluster_inventory.manager import tokens
-from cluster_inventory.manager.tokens import TokenController
+from cluster_inventory.manager.controllers import token_controller as tokens
+from cluster_inventory.manager.controllers.token_controller import TokenController
 
 
 class _Queue(list[Any]):

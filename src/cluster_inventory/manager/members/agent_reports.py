@@ -17,7 +17,7 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_AGENT
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.heartbeats import Heartbeats, counted_duration
+from cluster_inventory.manager.rules.heartbeat_staleness import Heartbeats, counted_duration
 
 __all__ = ["AgentReports"]
 

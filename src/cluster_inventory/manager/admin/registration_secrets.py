@@ -23,7 +23,7 @@ from cluster_inventory.api.constants import (
     REGISTRATION_MODE_AGENT,
     REGISTRATION_SECRET_TYPE,
 )
-from cluster_inventory.manager.registration import (
+from cluster_inventory.manager.rules.registration import (
     RegistrationError,
     is_dns_label,
     parse_clustersets,

@@ -27,17 +27,17 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import FIELD_MANAGER_CLUSTER_MANAGER, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.kube.informer import ADDED, DELETED, MODIFIED
-from cluster_inventory.manager.fence import member_id_elsewhere
-from cluster_inventory.manager.member import connection_key
-from cluster_inventory.manager.placement import (
+from cluster_inventory.manager.members.connection import connection_key
+from cluster_inventory.manager.rules.fence import member_id_elsewhere
+from cluster_inventory.manager.rules.inventory import (
     Inventory,
     ProfileKey,
     fallback_member_id,
     held_members,
     inventories,
 )
-from cluster_inventory.manager.placement_state import PlacementState
-from cluster_inventory.manager.registration import Registration
+from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.registration import Registration
 
 if TYPE_CHECKING:
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable

@@ -35,15 +35,15 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import CONDITION_REPORT_VALID, REASON_AGENT_REPORTED
 from cluster_inventory.manager._metrics import ManagerMetrics
-from cluster_inventory.manager.agent_report_fields import (
+from cluster_inventory.manager.config import ManagerConfig
+from cluster_inventory.manager.members.agent_reports import AgentReports
+from cluster_inventory.manager.rules.agent_report_fields import (
     CheckedReport,
     ReportBounds,
     ReportFields,
     check_report,
 )
-from cluster_inventory.manager.agent_reports import AgentReports
-from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.status import ConditionState, Observation
+from cluster_inventory.manager.rules.status import ConditionState, Observation
 
 if TYPE_CHECKING:
     from cluster_inventory.controller import Controller

@@ -17,8 +17,8 @@ from typing import Any
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTER_SET
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.manager.member_roles import MemberRoles
-from cluster_inventory.manager.registration import Registration, RegistrationError
+from cluster_inventory.manager.rules.member_roles import MemberRoles
+from cluster_inventory.manager.rules.registration import Registration, RegistrationError
 
 __all__ = [
     "DuplicateMember",

@@ -35,7 +35,7 @@ from cluster_inventory.api.constants import (
     REGISTRATION_MODE_AGENT,
 )
 from cluster_inventory.kube.events import object_reference
-from cluster_inventory.manager.agent_members import agent_connection
+from cluster_inventory.manager.members.agent_member import agent_connection
 
 __all__ = [
     "Registration",

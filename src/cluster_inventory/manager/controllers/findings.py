@@ -26,9 +26,9 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.api.member_report import API_VERSION as MEMBER_REPORT_API_VERSION
 from cluster_inventory.kube.events import object_reference, record_event
 from cluster_inventory.manager._metrics import ManagerMetrics
-from cluster_inventory.manager.agent_report_fields import CheckedReport
-from cluster_inventory.manager.placement import DuplicateMember, Inventory, ProfileKey
-from cluster_inventory.manager.registration import (
+from cluster_inventory.manager.rules.agent_report_fields import CheckedReport
+from cluster_inventory.manager.rules.inventory import DuplicateMember, Inventory, ProfileKey
+from cluster_inventory.manager.rules.registration import (
     Registration,
     RegistrationError,
 )

@@ -41,7 +41,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.api.views import parse_time
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.placement import ProfileKey
+from cluster_inventory.manager.rules.inventory import ProfileKey
 
 __all__ = ["AgentCredentials", "AgentToken", "read_agent_token"]
 

@@ -39,13 +39,13 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.api.objects import ObjectKey
 from cluster_inventory.api.views import parse_time
-from cluster_inventory.manager.agent_members import agent_connection
-from cluster_inventory.manager.placement import ProfileKey
+from cluster_inventory.manager.members.agent_member import agent_connection
+from cluster_inventory.manager.rules.inventory import ProfileKey
 
 if TYPE_CHECKING:
-    from cluster_inventory.manager.agent_credentials import AgentCredentials
-    from cluster_inventory.manager.agent_members import AgentMember
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
+    from cluster_inventory.manager.members.agent_credentials import AgentCredentials
+    from cluster_inventory.manager.members.agent_member import AgentMember
 
 __all__ = [
     "TokenController",

@@ -20,9 +20,8 @@ import yaml
 
 from cluster_inventory import _yaml, kube
 from cluster_inventory._textfile import UnreadableFileError, read_text
-from cluster_inventory.manager.capi import ClusterAPISource
 from cluster_inventory.manager.config import ManagerConfig, parse_source
-from cluster_inventory.manager.registration import (
+from cluster_inventory.manager.rules.registration import (
     Registration,
     RegistrationError,
     RegistrationSource,
@@ -30,6 +29,7 @@ from cluster_inventory.manager.registration import (
     is_dns_label,
     parse_clustersets,
 )
+from cluster_inventory.manager.sources.capi import ClusterAPISource
 
 __all__ = [
     "CombinedSource",

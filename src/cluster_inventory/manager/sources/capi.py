@@ -31,7 +31,7 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_CAPI_CLUSTERSET
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
-from cluster_inventory.manager.capi_clusters import (
+from cluster_inventory.manager.rules.capi_clusters import (
     CAPI_KUBECONFIG_KEY,
     CAPI_SECRET_TYPE,
     CLUSTERS,
@@ -43,7 +43,7 @@ from cluster_inventory.manager.capi_clusters import (
     parse_capi_kubeconfig,
     strip_unused_data,
 )
-from cluster_inventory.manager.registration import (
+from cluster_inventory.manager.rules.registration import (
     Registration,
     RegistrationError,
 )

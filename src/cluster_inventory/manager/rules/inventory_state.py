@@ -20,9 +20,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from cluster_inventory import kube
-from cluster_inventory.manager.member import connection_key
-from cluster_inventory.manager.placement import DuplicateMember, Inventory, ProfileKey
-from cluster_inventory.manager.registration import Registration
+from cluster_inventory.manager.members.connection import connection_key
+from cluster_inventory.manager.rules.inventory import DuplicateMember, Inventory, ProfileKey
+from cluster_inventory.manager.rules.registration import Registration
 
 __all__ = ["PlacementState", "PlacementStep"]
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER, LABEL_INVENTORY_MEMBER_ID
-from cluster_inventory.manager.accounts import list_grants
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.grants import Grant, GrantState, compare, needed_grants
-from cluster_inventory.manager.placement import granted_roles, inventories
+from cluster_inventory.manager.members.accounts import list_grants
+from cluster_inventory.manager.rules.grants import Grant, GrantState, compare, needed_grants
+from cluster_inventory.manager.rules.inventory import granted_roles, inventories
 
 __all__ = ["grant_report"]
 

@@ -26,8 +26,8 @@ from cluster_inventory.api.constants import (
     LABEL_AGENT,
     PROJECT_DOMAIN,
 )
-from cluster_inventory.manager.registration import RegistrationError, is_agent_registration
-from cluster_inventory.manager.registration_secrets import agent_registration_secret
+from cluster_inventory.manager.admin.registration_secrets import agent_registration_secret
+from cluster_inventory.manager.rules.registration import RegistrationError, is_agent_registration
 
 __all__ = [
     "DEFAULT_LEASE_DURATION",

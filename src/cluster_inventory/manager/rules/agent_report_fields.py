@@ -58,7 +58,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.api.views import parse_time
 from cluster_inventory.kube.probes import ConditionState
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.status import ObservedProperty
+from cluster_inventory.manager.rules.status import ObservedProperty
 
 __all__ = [
     "CheckedReport",

@@ -21,7 +21,7 @@ from typing import Any
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.controller import ShardMembership
-from cluster_inventory.manager.placement import ProfileKey
+from cluster_inventory.manager.rules.inventory import ProfileKey
 
 __all__ = ["ProfileFence", "member_id_elsewhere"]
 

@@ -28,7 +28,7 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.kube.events import object_reference
 from cluster_inventory.kube.informer import strip_managed_fields
-from cluster_inventory.manager.registration import (
+from cluster_inventory.manager.rules.registration import (
     Registration,
     RegistrationError,
     check_tls_material,

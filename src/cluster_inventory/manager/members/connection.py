@@ -35,17 +35,17 @@ from cluster_inventory.api import objects
 from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager._metrics import ManagerMetrics
-from cluster_inventory.manager.accounts import NOTHING_KNOWN, ConsumerAccounts
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.grants import Needs
-from cluster_inventory.manager.status import (
+from cluster_inventory.manager.members.accounts import NOTHING_KNOWN, ConsumerAccounts
+from cluster_inventory.manager.rules.grants import Needs
+from cluster_inventory.manager.rules.status import (
     ConditionState,
     Observation,
     ObservedProperty,
     probe_failure,
     readyz_condition,
 )
-from cluster_inventory.manager.verdicts import behind_condition, is_busy
+from cluster_inventory.manager.rules.verdicts import behind_condition, is_busy
 
 __all__ = ["MemberConnection", "connection_key"]
 

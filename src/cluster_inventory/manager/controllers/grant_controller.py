@@ -25,11 +25,11 @@ from collections.abc import Callable
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
-from cluster_inventory.manager.grants import Needs
-from cluster_inventory.manager.placement import Inventory, granted_roles
-from cluster_inventory.manager.placement_state import PlacementState
-from cluster_inventory.manager.pool import MemberPool
-from cluster_inventory.manager.status import Observation
+from cluster_inventory.manager.members.pool import MemberPool
+from cluster_inventory.manager.rules.grants import Needs
+from cluster_inventory.manager.rules.inventory import Inventory, granted_roles
+from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.status import Observation
 
 __all__ = ["GrantController"]
 

@@ -9,7 +9,7 @@ keeps it and says why (:func:`behind_condition`).
 from __future__ import annotations
 
 from cluster_inventory import kube
-from cluster_inventory.manager.status import ConditionState
+from cluster_inventory.manager.rules.status import ConditionState
 
 __all__ = ["BEHIND_AFTER", "REASON_BEHIND", "behind_condition", "is_busy"]
 

@@ -32,12 +32,12 @@ from cluster_inventory.controller.overload import (
     LoopLag,
     OverloadMetrics,
 )
-from cluster_inventory.manager.accounts import NOTHING_KNOWN, list_grants, remove_grants
-from cluster_inventory.manager.agent_members import AgentMember, AgentReports, agent_of
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.grants import Needs, unneeded
-from cluster_inventory.manager.member import MemberConnection
-from cluster_inventory.manager.status import Observation
+from cluster_inventory.manager.members.accounts import NOTHING_KNOWN, list_grants, remove_grants
+from cluster_inventory.manager.members.agent_member import AgentMember, AgentReports, agent_of
+from cluster_inventory.manager.members.connection import MemberConnection
+from cluster_inventory.manager.rules.grants import Needs, unneeded
+from cluster_inventory.manager.rules.status import Observation
 
 __all__ = ["Member", "MemberPool"]
 

@@ -24,7 +24,7 @@ from cluster_inventory.api.constants import (
     LABEL_MANAGED_BY,
 )
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.grants import (
+from cluster_inventory.manager.rules.grants import (
     BINDING,
     SERVICE_ACCOUNT,
     Grant,

@@ -22,12 +22,12 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
     V1ALPHA1,
 )
-from cluster_inventory.manager.agent_members import AgentMember
-from cluster_inventory.manager.member import connection_key
-from cluster_inventory.manager.placement import Inventory, ProfileKey, fallback_member_id
-from cluster_inventory.manager.placement_controller import PROFILES_BY_MEMBER_ID
-from cluster_inventory.manager.registration import Registration
-from cluster_inventory.manager.status import (
+from cluster_inventory.manager.controllers.inventory_controller import PROFILES_BY_MEMBER_ID
+from cluster_inventory.manager.members.agent_member import AgentMember
+from cluster_inventory.manager.members.connection import connection_key
+from cluster_inventory.manager.rules.inventory import Inventory, ProfileKey, fallback_member_id
+from cluster_inventory.manager.rules.registration import Registration
+from cluster_inventory.manager.rules.status import (
     Observation,
     access_provider,
     build_status,
@@ -36,7 +36,7 @@ from cluster_inventory.manager.status import (
 
 if TYPE_CHECKING:
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
-    from cluster_inventory.manager.pool import Member
+    from cluster_inventory.manager.members.pool import Member
 
 __all__ = ["StatusController"]
 

@@ -42,7 +42,7 @@ from cluster_inventory.kube import certificates
 from cluster_inventory.kube.events import object_reference, record_event
 from cluster_inventory.kube.informer import DELETED, strip_managed_fields
 from cluster_inventory.manager.config import ManagerConfig
-from cluster_inventory.manager.registration import is_agent_registration
+from cluster_inventory.manager.rules.registration import is_agent_registration
 
 __all__ = ["MAX_PENDING", "AgentApprover", "approval_problem", "is_pending"]
 
