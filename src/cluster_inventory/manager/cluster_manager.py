@@ -56,6 +56,7 @@ from cluster_inventory.manager.rules.inventory import (
     fallback_member_id,
     held_members,
 )
+from cluster_inventory.manager.rules.member_keys import MemberKey, member_label
 from cluster_inventory.manager.rules.registration import (
     Registration,
     RegistrationSource,
@@ -161,7 +162,7 @@ class ClusterManagerRunnable:
             needs=self._grant_needs,
         )
         #: (member id, observed) of each member connection as placement last heard of it.
-        self._member_seen: dict[kube.ClusterConnection, tuple[str | None, bool]] = {}
+        self._member_seen: dict[MemberKey, tuple[str | None, bool]] = {}
         #: Profiles that exist but belong to another cluster manager (left untouched).
         self.conflicts: set[ProfileKey] = set()
         self._prepared = False
@@ -192,11 +193,11 @@ class ClusterManagerRunnable:
         ).watch(self.token_secrets, self._token_keys)
         self.token_secret_writers.watch(self.tokens.agents.secrets, self.tokens.agent_keys)
         # Grants are few member requests, and only on a change: a quarter as many workers.
-        self.grant_keepers: Controller[kube.ClusterConnection] = self._controller(
+        self.grant_keepers: Controller[MemberKey] = self._controller(
             f"{_CONTROLLER}-grants",
             lambda conn: self.grants.reconcile(conn),
             max(1, config.workers // 4),
-            describe=lambda conn: {"cluster": conn.server},
+            describe=lambda conn: {"cluster": member_label(conn)},
         )
         self.grants = GrantController(
             state=self.placement.state,
@@ -344,7 +345,7 @@ class ClusterManagerRunnable:
         return self.placement.state.desired
 
     @property
-    def by_member(self) -> dict[kube.ClusterConnection, set[ProfileKey]]:
+    def by_member(self) -> dict[MemberKey, set[ProfileKey]]:
         """Profiles of each member connection (the keys a member's change queues)."""
         return self.placement.state.by_member
 
@@ -355,11 +356,11 @@ class ClusterManagerRunnable:
             self.place_soon()
         return []
 
-    def _grant_needs(self, conn: kube.ClusterConnection, member_id: str | None) -> Needs:
+    def _grant_needs(self, conn: MemberKey, member_id: str | None) -> Needs:
         """What a member needs of this manager (:meth:`GrantController.needs`)."""
         return self.grants.needs(conn, member_id)
 
-    def _member_changed(self, conn: kube.ClusterConnection) -> None:
+    def _member_changed(self, conn: MemberKey) -> None:
         self.grants.member_changed(conn)
         for key in self.by_member.get(conn, ()):
             self.queue.add(key)
@@ -402,7 +403,7 @@ class ClusterManagerRunnable:
             log=_log,
         )
 
-    def _on_started(self, conn: kube.ClusterConnection) -> None:
+    def _on_started(self, conn: MemberKey) -> None:
         # Its profiles can be placed now: one placement per second at most while many
         # members start.
         self.placement.touch_member(conn)

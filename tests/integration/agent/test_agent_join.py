@@ -37,7 +37,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.admin.agents import accept, reject
-from cluster_inventory.manager.members.agent_member import agent_of
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 from cluster_inventory.testing import ControlPlane
 from tests.agents import JOIN_NS, self_subject
 
@@ -269,7 +269,7 @@ async def test_an_agent_registration_is_an_agent_member_and_no_error(
     await _until(informer, lambda s: s["metadata"]["name"] == "eta")  # the manager's own
     good, bad = source.snapshot()
     # A member the pool observes through its agent's report, never dials.
-    assert agent_of(good["eta"].connection) == (NS, "eta")
+    assert good["eta"].connection == AgentMemberKey(NS, "eta")
     assert not [obj for obj, _ in bad if obj["metadata"]["name"] == "eta"]
     events = await kube.list_objects(
         join_admin, kube.EVENTS, NS, field_selector="regarding.name=eta"

@@ -21,7 +21,7 @@ from cluster_inventory.manager.controllers.agent_approver import (
     approval_problem,
     is_pending,
 )
-from cluster_inventory.manager.members.agent_member import agent_connection, agent_of
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 from cluster_inventory.manager.rules.registration import (
     RegistrationError,
     SecretRegistrationSource,
@@ -182,6 +182,5 @@ def test_the_secret_source_gives_an_agent_registration_its_pool_key_and_no_error
     good, bad = source.snapshot()
     assert bad == []
     reg = good["m1"]
-    assert reg.connection == agent_connection("ns", "m1")
-    assert agent_of(reg.connection) == ("ns", "m1")
+    assert reg.connection == AgentMemberKey("ns", "m1")
     assert (reg.clustersets, reg.display_name) == (("prod",), "Edge 1")

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager import ProfileKey, Registration
-from cluster_inventory.manager.members.connection import connection_key
 from cluster_inventory.manager.rules.inventory import Inventory, members_and_duplicates, plan
 from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.member_keys import member_key
 
 NAMES = [f"r{i}" for i in range(5)]
 SETS = ["a", "b", "c"]
@@ -21,7 +21,7 @@ IDS = ["u1", "u2"]
 
 
 def conn(server: str) -> ClusterConnection:
-    return connection_key(ClusterConnection(server=server))
+    return member_key(ClusterConnection(server=server))
 
 
 @dataclass
@@ -44,14 +44,14 @@ class World:
     def member_id(self, name: str) -> str | None:
         if name not in self.owned:
             return self.elsewhere.get(name)
-        c = connection_key(self.regs[name].connection)
+        c = member_key(self.regs[name].connection)
         return self.conn_ids.get(c) if c in self.started else None
 
     def is_pending(self, name: str) -> bool:
         reg = self.regs.get(name)
         if name not in self.owned or reg is None:
             return False
-        c = connection_key(reg.connection)
+        c = member_key(reg.connection)
         return c in self.started and c in self.pending
 
     def mine(self, name: str) -> list[ProfileKey]:
@@ -69,7 +69,7 @@ def full(world: World) -> dict:
     pending = {n for n in owned if world.is_pending(n)}
     by_member: dict[ClusterConnection, set[ProfileKey]] = {}
     for key in desired:
-        by_member.setdefault(connection_key(regs[key.name].connection), set()).add(key)
+        by_member.setdefault(member_key(regs[key.name].connection), set()).add(key)
     sets = [inv.clustersets for inv in invs.values()]
     return {
         "desired": desired,
@@ -79,7 +79,7 @@ def full(world: World) -> dict:
         "delete": [k for k in todo.delete if held is not None and k.name not in held | pending],
         "by_member": by_member,
         "needed": {
-            connection_key(regs[n].connection)
+            member_key(regs[n].connection)
             for n in owned
             if any(s.intersection(regs[n].clustersets) for s in sets)
         },
@@ -89,7 +89,7 @@ def full(world: World) -> dict:
 def run_pass(state: PlacementState, world: World, names: set[str]) -> None:
     """What the controller does around :meth:`PlacementState.place`, the hub writes done."""
     while names:
-        world.started |= {connection_key(r.connection) for r in state.candidates(names).values()}
+        world.started |= {member_key(r.connection) for r in state.candidates(names).values()}
         step = state.place(
             names,
             member_id=world.member_id,

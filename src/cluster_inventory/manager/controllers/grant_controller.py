@@ -29,6 +29,7 @@ from cluster_inventory.manager.members.pool import MemberPool
 from cluster_inventory.manager.rules.grants import Needs
 from cluster_inventory.manager.rules.inventory import Inventory, granted_roles
 from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.member_keys import MemberKey
 from cluster_inventory.manager.rules.status import Observation
 
 __all__ = ["GrantController"]
@@ -52,19 +53,19 @@ class GrantController:
         state: PlacementState,
         members: MemberPool,
         profiles: kube.NamespacedInformer,
-        queue: Callable[[kube.ClusterConnection], None],
+        queue: Callable[[MemberKey], None],
     ) -> None:
         self.state = state
         self.members = members
         self.profiles = profiles
         self._queue = queue
         #: Whether each connection's member was usable (joined, healthy) when last heard of.
-        self._usable: dict[kube.ClusterConnection, bool] = {}
+        self._usable: dict[MemberKey, bool] = {}
         #: Connections waiting until no member is starting (a cold start, a takeover).
-        self._parked: set[kube.ClusterConnection] = set()
+        self._parked: set[MemberKey] = set()
 
     # -- what a member needs -------------------------------------------------------------
-    def needs(self, conn: kube.ClusterConnection, member_id: str | None) -> Needs:
+    def needs(self, conn: MemberKey, member_id: str | None) -> Needs:
         """What the member reached through ``conn`` (member id ``member_id``) needs now.
 
         Args:
@@ -91,7 +92,7 @@ class GrantController:
         return Needs(roles=granted_roles(found.values()), complete=state.held is not None)
 
     # -- what queues a member ------------------------------------------------------------
-    def member_changed(self, conn: kube.ClusterConnection) -> None:
+    def member_changed(self, conn: MemberKey) -> None:
         """A member's observation changed: usable again after a failure, it is listed anew.
 
         A reconnect (the member answered again, its credential works again) may follow
@@ -105,7 +106,7 @@ class GrantController:
             member.accounts.relist()
             self._queue(conn)
 
-    def started(self, conn: kube.ClusterConnection) -> None:
+    def started(self, conn: MemberKey) -> None:
         """A member connection started (also a takeover): reconcile it (a first LIST)."""
         member = self.members.get(conn)
         self._usable[conn] = member is not None and _usable(member.observation)
@@ -117,7 +118,7 @@ class GrantController:
         for conn in self.members:
             self._queue(conn)
 
-    def touch(self, conn: kube.ClusterConnection) -> None:
+    def touch(self, conn: MemberKey) -> None:
         """A member's inventories may have changed (a profile of it was dropped)."""
         self._queue(conn)
 
@@ -128,7 +129,7 @@ class GrantController:
             self._queue(conn)
 
     # -- the reconcile -------------------------------------------------------------------
-    async def reconcile(self, conn: kube.ClusterConnection) -> float | None:
+    async def reconcile(self, conn: MemberKey) -> float | None:
         """Remove what the member of ``conn`` holds of this manager and does not need.
 
         A member not usable now (not joined, not healthy) is left until it is again (then it

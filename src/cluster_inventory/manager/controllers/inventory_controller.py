@@ -27,7 +27,6 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import FIELD_MANAGER_CLUSTER_MANAGER, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.kube.informer import ADDED, DELETED, MODIFIED
-from cluster_inventory.manager.members.connection import connection_key
 from cluster_inventory.manager.rules.fence import member_id_elsewhere
 from cluster_inventory.manager.rules.inventory import (
     Inventory,
@@ -37,6 +36,7 @@ from cluster_inventory.manager.rules.inventory import (
     inventories,
 )
 from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.member_keys import MemberKey, member_key
 from cluster_inventory.manager.rules.registration import Registration
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class PlacementController:
         self._source = True
         self._failures: list[str] = []
         self._names: set[str] = set()
-        self._conns: set[kube.ClusterConnection] = set()
+        self._conns: set[MemberKey] = set()
 
     # -- what the events touched ---------------------------------------------------------
     def touch_all(self) -> None:
@@ -87,7 +87,7 @@ class PlacementController:
         """The next pass reads the registration source again (and places what changed)."""
         self._source = True
 
-    def touch_member(self, conn: kube.ClusterConnection) -> None:
+    def touch_member(self, conn: MemberKey) -> None:
         """The next pass places the registrations reaching member ``conn`` (a connection key)."""
         self._conns.add(conn)
 
@@ -146,7 +146,7 @@ class PlacementController:
         return None
 
     async def _place(
-        self, full: bool, source: bool, names: set[str], conns: set[kube.ClusterConnection]
+        self, full: bool, source: bool, names: set[str], conns: set[MemberKey]
     ) -> None:
         m, state = self.manager, self.state
         cpu = time.thread_time()
@@ -182,16 +182,16 @@ class PlacementController:
         # placement). Members start in the background, paced; each first probe queues the
         # placement again, so profiles appear as their members answer.
         candidates = state.candidates(names)
-        needed = {connection_key(reg.connection) for reg in candidates.values()}
+        needed = {member_key(reg.connection) for reg in candidates.values()}
         not_ready = {
-            connection_key(reg.connection): reg.not_ready
+            member_key(reg.connection): reg.not_ready
             for reg in candidates.values()
             if reg.not_ready
         }
         new = {conn for conn in needed if conn not in m.members}
         seeds = {}
         for key, reg in candidates.items():
-            conn = connection_key(reg.connection)
+            conn = member_key(reg.connection)
             if conn in new and conn not in seeds and (seed := m.seed_for(key)) is not None:
                 seeds[conn] = seed
         m.members.add(new, not_ready, seeds)
@@ -241,7 +241,7 @@ class PlacementController:
         if full:
             m.members.sweep(
                 {
-                    connection_key(reg.connection): reg.connection
+                    member_key(reg.connection): reg.connection
                     for name, reg in state.registrations.items()
                     if state.owns(name) and not reg.not_ready and not state.inventories_of(name)
                 }
@@ -335,7 +335,7 @@ class PlacementController:
 
     def _member_id(self, reg: Registration) -> str:
         m = self.manager
-        member = m.members.get(connection_key(reg.connection))
+        member = m.members.get(member_key(reg.connection))
         observed = member.observation.member_id if member else None
         return observed or fallback_member_id(m.config.name, reg.name)
 
@@ -371,4 +371,4 @@ class PlacementController:
         m.status.count_health(key, None)
         _log.info("deleted profile", extra={"object": str(key)})
         if was is not None:  # its member may need one inventory less: its grants follow
-            m.grants.touch(connection_key(was[0].connection))
+            m.grants.touch(member_key(was[0].connection))

@@ -24,8 +24,8 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.manager.controllers.inventory_controller import PROFILES_BY_MEMBER_ID
 from cluster_inventory.manager.members.agent_member import AgentMember
-from cluster_inventory.manager.members.connection import connection_key
 from cluster_inventory.manager.rules.inventory import Inventory, ProfileKey, fallback_member_id
+from cluster_inventory.manager.rules.member_keys import member_key
 from cluster_inventory.manager.rules.registration import Registration
 from cluster_inventory.manager.rules.status import (
     Observation,
@@ -79,7 +79,7 @@ class StatusController:
             reg,
             inv,
             m.profiles.get(str(key)),
-            m.members.get(connection_key(reg.connection)),
+            m.members.get(member_key(reg.connection)),
         )
 
     def profile_metadata(
@@ -164,7 +164,13 @@ class StatusController:
                 if m.fence is not None:
                     version = m.fence.wrote(key, current, written)
             # An agent member is reached where its agent says (docs/agent.md), not by its key.
-            reach = member.advertised if isinstance(member, AgentMember) else reg.connection
+            reach = (
+                member.advertised
+                if isinstance(member, AgentMember)
+                else reg.connection
+                if isinstance(reg.connection, kube.ClusterConnection)
+                else None
+            )
             return await self._apply_status(key, reg, current, obs, version, reach)
         except kube.ConflictError:
             if version is None:

@@ -39,8 +39,8 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.api.objects import ObjectKey
 from cluster_inventory.api.views import parse_time
-from cluster_inventory.manager.members.agent_member import agent_connection
 from cluster_inventory.manager.rules.inventory import ProfileKey
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 
 if TYPE_CHECKING:
     from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
@@ -185,7 +185,7 @@ class TokenController:
         """The token keys an agent credential Secret's event queues (its member's profiles)."""
         by_member, namespace = self.manager.by_member, self.agents.namespace
         return self.agents.keys(
-            event, obj, lambda name: by_member.get(agent_connection(namespace, name), ())
+            event, obj, lambda name: by_member.get(AgentMemberKey(namespace, name), ())
         )
 
     def release(self) -> None:

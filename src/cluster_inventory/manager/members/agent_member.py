@@ -6,9 +6,9 @@ manager reads both from its shared cache and turns them into the same
 :class:`~cluster_inventory.manager.status.Observation` a probed member's connection makes, so
 placement, member-id dedupe, sharding and the profiles' status treat both kinds alike:
 
-- :func:`agent_connection` is the member pool's key for an agent member (an
-  ``agent-member://NS/NAME`` URL that is never dialled); :class:`AgentMember` takes the place
-  of a :class:`~cluster_inventory.manager.member.MemberConnection` in the pool;
+- :class:`~cluster_inventory.manager.rules.member_keys.AgentMemberKey` is the member pool's
+  key for an agent member (never dialled); :class:`AgentMember` takes the place of a
+  :class:`~cluster_inventory.manager.members.connection.MemberConnection` in the pool;
 - :class:`~.agent_reports.AgentReports` (its own module) holds the two hub caches and
   when each heartbeat was last seen to change: a heartbeat is stale once a lease duration
   (the Lease's within the manager's bounds, else the manager's) x
@@ -43,6 +43,7 @@ from cluster_inventory.manager.rules.agent_report_fields import (
     ReportFields,
     check_report,
 )
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey, MemberKey
 from cluster_inventory.manager.rules.status import ConditionState, Observation
 
 if TYPE_CHECKING:
@@ -54,37 +55,14 @@ ControllerFactory = Callable[
 ]
 
 __all__ = [
-    "AGENT_SERVER_SCHEME",
     "AgentMember",
     "AgentReports",
     "ReportSink",
-    "agent_connection",
     "agent_member_controller",
     "agent_observation",
-    "agent_of",
 ]
 
 _log = logging.getLogger("cluster_inventory.manager")
-
-#: Scheme of the member pool's key for an agent member: never dialled.
-AGENT_SERVER_SCHEME = "agent-member://"
-
-
-def agent_connection(namespace: str, name: str) -> kube.ClusterConnection:
-    """The member pool's key for agent member ``name`` accepted in hub namespace ``namespace``.
-
-    It is its own connection key (:func:`~cluster_inventory.manager.member.connection_key`):
-    no display name, no namespace.
-    """
-    return kube.ClusterConnection(server=f"{AGENT_SERVER_SCHEME}{namespace}/{name}")
-
-
-def agent_of(conn: kube.ClusterConnection) -> tuple[str, str] | None:
-    """(namespace, name) of an agent member's key, or None for a member that is dialled."""
-    if not conn.server.startswith(AGENT_SERVER_SCHEME):
-        return None
-    namespace, _, name = conn.server[len(AGENT_SERVER_SCHEME) :].partition("/")
-    return namespace, name
 
 
 def agent_observation(name: str, checked: CheckedReport | None, stale: str | None) -> Observation:
@@ -152,7 +130,7 @@ class AgentMember:
     """An agent member in the member pool: the interface of a member connection, no connection.
 
     Args:
-        connection: Its pool key (:func:`agent_connection`).
+        key: Its pool key.
         config: The manager's settings.
         on_change: Called (no arguments) when the observation changes.
         reports: The hub's reports and heartbeats.
@@ -168,7 +146,7 @@ class AgentMember:
 
     def __init__(
         self,
-        connection: kube.ClusterConnection,
+        key: AgentMemberKey,
         *,
         config: ManagerConfig,
         on_change: Callable[[], None],
@@ -176,12 +154,9 @@ class AgentMember:
         now: Callable[[], dt.datetime],
         registry: CollectorRegistry = REGISTRY,
     ) -> None:
-        found = agent_of(connection)
-        if found is None:
-            raise ValueError(f"{connection.server} is not an agent member's key")
-        self.connection = connection
+        self.key = key
         self.config = config
-        self.name = found[1]
+        self.name = key.name
         self.on_change = on_change
         self.now = now
         self._reports = reports
@@ -294,7 +269,7 @@ ReportSink = Callable[[Mapping[str, Any] | None, CheckedReport | None], Awaitabl
 
 def agent_member_controller(
     reports: AgentReports,
-    member: Callable[[kube.ClusterConnection], object],
+    member: Callable[[MemberKey], object],
     controller: ControllerFactory,
     *,
     on_report: ReportSink | None = None,
@@ -314,7 +289,7 @@ def agent_member_controller(
     """
 
     async def reconcile(name: str) -> float | None:
-        found = member(agent_connection(reports.namespace, name))
+        found = member(AgentMemberKey(reports.namespace, name))
         if not isinstance(found, AgentMember):
             return None
         fresh_for = found.refresh()

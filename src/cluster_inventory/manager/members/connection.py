@@ -47,19 +47,9 @@ from cluster_inventory.manager.rules.status import (
 )
 from cluster_inventory.manager.rules.verdicts import behind_condition, is_busy
 
-__all__ = ["MemberConnection", "connection_key"]
+__all__ = ["MemberConnection"]
 
 _log = logging.getLogger("cluster_inventory.manager")
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def connection_key(conn: kube.ClusterConnection) -> kube.ClusterConnection:
-    """The identity of a connection: everything but its display name and namespace.
-
-    Memoized: a placement asks for the key of every registration, thousands at a time.
-    """
-    return dataclasses.replace(conn, name="", namespace=None)
-
 
 _FIRST_RETRY = 1.0  #: Seconds before re-probing a member that is not healthy (doubling).
 VERSION_EVERY = 10  #: A healthy member's version is read again every this many probes.

@@ -34,9 +34,10 @@ from cluster_inventory.controller.overload import (
 )
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.members.accounts import NOTHING_KNOWN, list_grants, remove_grants
-from cluster_inventory.manager.members.agent_member import AgentMember, AgentReports, agent_of
+from cluster_inventory.manager.members.agent_member import AgentMember, AgentReports
 from cluster_inventory.manager.members.connection import MemberConnection
 from cluster_inventory.manager.rules.grants import Needs, unneeded
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey, MemberKey
 from cluster_inventory.manager.rules.status import Observation
 
 __all__ = ["Member", "MemberPool"]
@@ -58,7 +59,7 @@ def _utcnow() -> dt.datetime:
 
 
 class MemberPool:
-    """The cluster manager's member connections, keyed by connection (see :func:`connection_key`).
+    """The cluster manager's member connections, keyed by connection (see :func:`member_key`).
 
     Args:
         config: The manager's settings.
@@ -69,7 +70,7 @@ class MemberPool:
         registry: Where the manager's and the pool's metrics are registered.
         lag: This process's event-loop lag (one is made and started with the pool if None).
         agents: The hub's agent reports, for members keyed by
-            :func:`~cluster_inventory.manager.agent_members.agent_connection` (None: every
+            :class:`~cluster_inventory.manager.rules.member_keys.AgentMemberKey` (None: every
             member is dialled).
         needs: ``(connection key, member id) -> what that member needs of the manager``
             (:class:`.grants.Needs`): the grants its accounts keep, and what a member that
@@ -80,15 +81,13 @@ class MemberPool:
         self,
         config: ManagerConfig,
         *,
-        on_change: Callable[[kube.ClusterConnection], None],
-        on_started: Callable[[kube.ClusterConnection], None],
+        on_change: Callable[[MemberKey], None],
+        on_started: Callable[[MemberKey], None],
         now: Callable[[], dt.datetime] = _utcnow,
         registry: CollectorRegistry = REGISTRY,
         lag: LoopLag | None = None,
         agents: AgentReports | None = None,
-        needs: Callable[[kube.ClusterConnection, str | None], Needs] = (
-            lambda conn, member_id: NOTHING_KNOWN
-        ),
+        needs: Callable[[MemberKey, str | None], Needs] = (lambda conn, member_id: NOTHING_KNOWN),
     ) -> None:
         self.config = config
         self.agents = agents
@@ -107,25 +106,25 @@ class MemberPool:
         #: Probes in flight at once, over every member: halved when one is deferred (we were
         #: behind), so a busy replica sends fewer probes instead of more re-probes.
         self.probes = AdaptiveLimit(initial=64, minimum=8, maximum=1024)
-        self._members: dict[kube.ClusterConnection, Member] = {}
-        self._starting: dict[kube.ClusterConnection, asyncio.Task[None]] = {}
+        self._members: dict[MemberKey, Member] = {}
+        self._starting: dict[MemberKey, asyncio.Task[None]] = {}
         #: Members that left the manager, whose grants are being removed (retried until the
         #: member answers; cancelled if the member comes back).
-        self._retiring: dict[kube.ClusterConnection, asyncio.Task[None]] = {}
+        self._retiring: dict[MemberKey, asyncio.Task[None]] = {}
         #: Members no inventory selects whose grants were checked once by :meth:`sweep`.
-        self._swept: set[kube.ClusterConnection] = set()
+        self._swept: set[MemberKey] = set()
 
     # -- the mapping -------------------------------------------------------------------
     def __contains__(self, conn: object) -> bool:
         return conn in self._members
 
-    def __iter__(self) -> Iterator[kube.ClusterConnection]:
+    def __iter__(self) -> Iterator[MemberKey]:
         return iter(self._members)
 
     def __len__(self) -> int:
         return len(self._members)
 
-    def get(self, conn: kube.ClusterConnection) -> Member | None:
+    def get(self, conn: MemberKey) -> Member | None:
         """The member connection for ``conn`` (a connection key), or None."""
         return self._members.get(conn)
 
@@ -133,7 +132,7 @@ class MemberPool:
         """Every member connection."""
         return list(self._members.values())
 
-    def member_id(self, conn: kube.ClusterConnection) -> str | None:
+    def member_id(self, conn: MemberKey) -> str | None:
         """The member id (``kube-system`` UID) observed through ``conn``, if any."""
         member = self._members.get(conn)
         return member.observation.member_id if member is not None else None
@@ -151,9 +150,9 @@ class MemberPool:
 
     def add(
         self,
-        conns: set[kube.ClusterConnection],
-        not_ready: Mapping[kube.ClusterConnection, tuple[str, str]],
-        seeds: Mapping[kube.ClusterConnection, Observation] | None = None,
+        conns: set[MemberKey],
+        not_ready: Mapping[MemberKey, tuple[str, str]],
+        seeds: Mapping[MemberKey, Observation] | None = None,
     ) -> None:
         """Add a connection for each of ``conns`` and start it in the background (paced).
 
@@ -185,9 +184,11 @@ class MemberPool:
                 self._start_one(conn, member), name=f"start {member.label}"
             )
 
-    def _new_member(self, conn: kube.ClusterConnection, seed: Observation | None) -> Member:
+    def _new_member(self, conn: MemberKey, seed: Observation | None) -> Member:
         on_change = functools.partial(self._on_change, conn)
-        if agent_of(conn) is not None and self.agents is not None:
+        if isinstance(conn, AgentMemberKey):
+            if self.agents is None:
+                raise ValueError(f"{conn}: a member pool without agent reports has none")
             return AgentMember(
                 conn,
                 config=self.config,
@@ -208,7 +209,7 @@ class MemberPool:
             needs=functools.partial(self._needs, conn),
         )
 
-    async def _start_one(self, conn: kube.ClusterConnection, member: Member) -> None:
+    async def _start_one(self, conn: MemberKey, member: Member) -> None:
         async with self.limit.slot():
             began = time.monotonic()
             await self._start_member(member)
@@ -244,7 +245,7 @@ class MemberPool:
         if member.seeded and not listed:
             await member.probe_safely()  # the last holder's verdict is in doubt: ask now
 
-    async def remove(self, conn: kube.ClusterConnection, *, left: bool = False) -> Member | None:
+    async def remove(self, conn: MemberKey, *, left: bool = False) -> Member | None:
         """Stop and forget the connection ``conn`` (starting or started); returns it.
 
         Args:
@@ -266,7 +267,9 @@ class MemberPool:
                 )
         return member
 
-    def sweep(self, registered: Mapping[kube.ClusterConnection, kube.ClusterConnection]) -> None:
+    def sweep(
+        self, registered: Mapping[MemberKey, kube.ClusterConnection | AgentMemberKey]
+    ) -> None:
         """Check once per process the members no inventory selects, removing what none needs.
 
         Such a member is never connected (no inventory wants it), so a grant its last
@@ -282,7 +285,7 @@ class MemberPool:
         for conn, connection in registered.items():
             if conn in self._members or conn in self._retiring or conn in self._swept:
                 continue
-            if agent_of(conn) is not None:
+            if isinstance(connection, AgentMemberKey):
                 continue
             self._swept.add(conn)
             self._retiring[conn] = loop.create_task(
@@ -291,7 +294,7 @@ class MemberPool:
 
     async def _remove_grants(
         self,
-        conn: kube.ClusterConnection,
+        conn: MemberKey,
         connection: kube.ClusterConnection,
         member_id: str | None,
     ) -> None:
@@ -330,7 +333,7 @@ class MemberPool:
 
     async def _remove_unneeded(
         self,
-        conn: kube.ClusterConnection,
+        conn: MemberKey,
         connection: kube.ClusterConnection,
         member_id: str | None,
     ) -> int | None:

@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from cluster_inventory import kube
-from cluster_inventory.manager.members.connection import connection_key
 from cluster_inventory.manager.rules.inventory import DuplicateMember, Inventory, ProfileKey
+from cluster_inventory.manager.rules.member_keys import MemberKey, member_key
 from cluster_inventory.manager.rules.registration import Registration
 
 __all__ = ["PlacementState", "PlacementStep"]
@@ -50,7 +49,7 @@ class PlacementStep:
     dropped: dict[ProfileKey, Entry] = field(default_factory=dict)
     changed: list[ProfileKey] = field(default_factory=list)
     duplicates: list[DuplicateMember] = field(default_factory=list)
-    stop: dict[kube.ClusterConnection, bool] = field(default_factory=dict)
+    stop: dict[MemberKey, bool] = field(default_factory=dict)
 
 
 class PlacementState:
@@ -74,7 +73,7 @@ class PlacementState:
         self.inventories: dict[str, Inventory] = {}
         self.held: frozenset[str] | None = frozenset()
         self.desired: dict[ProfileKey, Entry] = {}
-        self.by_member: dict[kube.ClusterConnection, set[ProfileKey]] = {}
+        self.by_member: dict[MemberKey, set[ProfileKey]] = {}
         self.member_ids: dict[str, str] = {}
         self.duplicates: dict[str, list[DuplicateMember]] = {}
         self.held_keys: dict[str, set[ProfileKey]] = {}
@@ -82,12 +81,12 @@ class PlacementState:
         self._owned: set[str] = set()
         self._by_set: dict[str, list[Inventory]] = {}
         self._by_id: dict[str, set[str]] = {}
-        self._by_conn: dict[kube.ClusterConnection, set[str]] = {}
-        self._conn: dict[str, kube.ClusterConnection] = {}
+        self._by_conn: dict[MemberKey, set[str]] = {}
+        self._conn: dict[str, MemberKey] = {}
         #: Name -> (member connection, desired keys) as last placed.
-        self._placed: dict[str, tuple[kube.ClusterConnection, set[ProfileKey]]] = {}
+        self._placed: dict[str, tuple[MemberKey, set[ProfileKey]]] = {}
         #: Connections a registration change left or joined since the last pass.
-        self._touched: set[kube.ClusterConnection] = set()
+        self._touched: set[MemberKey] = set()
 
     # -- inputs --------------------------------------------------------------------------
     def reset(
@@ -149,7 +148,7 @@ class PlacementState:
                 self.registrations.pop(name, None)
                 continue
             self.registrations[name] = reg
-            conn = self._conn[name] = connection_key(reg.connection)
+            conn = self._conn[name] = member_key(reg.connection)
             self._by_conn.setdefault(conn, set()).add(name)
             self._touched.add(conn)
             if self._owns(name):
@@ -165,11 +164,11 @@ class PlacementState:
         """True if registration ``name`` exists and is this replica's."""
         return name in self._owned
 
-    def names_of(self, conn: kube.ClusterConnection) -> set[str]:
+    def names_of(self, conn: MemberKey) -> set[str]:
         """The registrations reaching a member through ``conn`` (a connection key)."""
         return set(self._by_conn.get(conn, ()))
 
-    def connection_of(self, name: str) -> kube.ClusterConnection | None:
+    def connection_of(self, name: str) -> MemberKey | None:
         """The connection key of registration ``name``."""
         return self._conn.get(name)
 
@@ -214,7 +213,7 @@ class PlacementState:
         member_id: Callable[[str], str | None],
         pending: Callable[[str], bool],
         existing: Callable[[str], Collection[ProfileKey]],
-        started: Collection[kube.ClusterConnection] = (),
+        started: Collection[MemberKey] = (),
         holders: Callable[[str, str], Collection[str]] = lambda namespace, member_id: (),
     ) -> PlacementStep:
         """Place ``names`` again, with their dedupe groups; what to create, delete, stop.
@@ -341,10 +340,10 @@ class PlacementState:
         else:
             self.member_ids.pop(name, None)
 
-    def _needed(self, conn: kube.ClusterConnection) -> bool:
+    def _needed(self, conn: MemberKey) -> bool:
         """Some registration of this replica selected by an inventory uses ``conn``."""
         return any(n in self._owned and self.inventories_of(n) for n in self._by_conn.get(conn, ()))
 
-    def _wanted(self, conn: kube.ClusterConnection) -> bool:
+    def _wanted(self, conn: MemberKey) -> bool:
         """Some registration selected by an inventory uses ``conn``, whichever replica's."""
         return any(self.inventories_of(n) for n in self._by_conn.get(conn, ()))

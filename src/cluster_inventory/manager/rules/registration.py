@@ -8,7 +8,7 @@ sets it joins. Parsing is pure (:func:`parse_registration_secret`); a bad Secret
 sources (Cluster API, a static file) implement :class:`RegistrationSource`. A Secret in agent
 mode (:func:`is_agent_registration`, ``docs/agent.md``) accepts a pull-mode member, which the
 hub never reaches: it has no kubeconfig, and its connection is a key the member pool observes
-through the member's agent (:mod:`.agent_members`). The Secrets are written by
+through the member's agent (:mod:`..members.agent_member`). The Secrets are written by
 :mod:`.registration_secrets`.
 """
 
@@ -35,7 +35,7 @@ from cluster_inventory.api.constants import (
     REGISTRATION_MODE_AGENT,
 )
 from cluster_inventory.kube.events import object_reference
-from cluster_inventory.manager.members.agent_member import agent_connection
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 
 __all__ = [
     "Registration",
@@ -59,7 +59,8 @@ class Registration:
     Attributes:
         name: Member name; becomes the ClusterProfile name (a DNS-1123 label).
         clustersets: Cluster sets the member joins.
-        connection: How the manager reaches the member (the registration credential).
+        connection: How the manager reaches the member: the registration credential, or
+            the key of an agent member, which is never dialled (``docs/agent.md``).
         display_name: ``spec.displayName`` of its profiles.
         source: Where it came from, e.g. ``Secret cluster-inventory-system/member1``.
         regarding: Object reference (``apiVersion``, ``kind``, ``namespace``, ``name``,
@@ -75,7 +76,7 @@ class Registration:
 
     name: str
     clustersets: tuple[str, ...]
-    connection: kube.ClusterConnection
+    connection: kube.ClusterConnection | AgentMemberKey
     display_name: str
     source: str
     regarding: Mapping[str, str] | None = None
@@ -175,7 +176,7 @@ def _parse_registration_secret(
         return Registration(
             name=name,
             clustersets=sets,
-            connection=agent_connection(str(meta.get("namespace")), name),
+            connection=AgentMemberKey(str(meta.get("namespace")), name),
             display_name=annotations.get(ANNOTATION_DISPLAY_NAME) or name,
             source=source,
             regarding=object_reference(secret),
@@ -360,7 +361,7 @@ class SecretRegistrationSource:
 
         A Secret that turns invalid keeps its last valid registration in the snapshot (and is
         also reported as invalid), so a bad edit never removes the member's profiles. An
-        agent-mode Secret is a registration keyed by :func:`.agent_members.agent_connection`.
+        agent-mode Secret is a registration reaching an :class:`.member_keys.AgentMemberKey`.
         """
         good: dict[str, Registration] = {}
         bad: list[tuple[dict[str, Any], RegistrationError]] = []
