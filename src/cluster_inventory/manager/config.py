@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from cluster_inventory.api import label_value_problem
+from cluster_inventory.api.advertised_urls import AddressPolicy
 from cluster_inventory.api.constants import (
     ACCESS_PROVIDER_SECRETREADER,
     AGENT_BOOTSTRAP_GROUP,
@@ -13,7 +14,7 @@ from cluster_inventory.api.constants import (
     LABEL_CAPI_CLUSTERSET,
     PROPERTY_VALUE_MAX_LENGTH,
 )
-from cluster_inventory.api.member_report import REPORTED_PROPERTIES_MAX
+from cluster_inventory.manager.rules.agent_report_fields import ReportBounds
 from cluster_inventory.manager.rules.member_roles import MemberRoles
 from cluster_inventory.manager.rules.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
@@ -135,12 +136,12 @@ class ManagerConfig:
     agent_lease_duration: float = 60.0
     agent_lease_duration_min: float = 10.0
     agent_lease_duration_max: float = 3600.0
-    agent_report_max_ca_bytes: int = 16384
-    agent_report_max_properties: int = REPORTED_PROPERTIES_MAX
-    agent_report_max_property_value: int = PROPERTY_VALUE_MAX_LENGTH
-    agent_report_max_message: int = 4096
-    agent_report_allow_loopback: bool = True
-    agent_report_allow_link_local: bool = False
+    agent_report_max_ca_bytes: int = ReportBounds.ca_max_bytes
+    agent_report_max_properties: int = ReportBounds.properties_max
+    agent_report_max_property_value: int = ReportBounds.property_value_max
+    agent_report_max_message: int = ReportBounds.message_max
+    agent_report_allow_loopback: bool = AddressPolicy.allow_loopback
+    agent_report_allow_link_local: bool = AddressPolicy.allow_link_local
 
     def __post_init__(self) -> None:
         if label_value_problem(self.name, required=True):
@@ -195,6 +196,20 @@ class ManagerConfig:
     def roles(self) -> MemberRoles:
         """The allow-list of member ClusterRoles (``member_roles``, ``default_member_role``)."""
         return MemberRoles(by_set=self.member_roles, default=self.default_member_role)
+
+    @property
+    def report_bounds(self) -> ReportBounds:
+        """What of an agent's report the manager copies (the ``agent_report_*`` settings)."""
+        return ReportBounds(
+            ca_max_bytes=self.agent_report_max_ca_bytes,
+            properties_max=self.agent_report_max_properties,
+            property_value_max=self.agent_report_max_property_value,
+            message_max=self.agent_report_max_message,
+            addresses=AddressPolicy(
+                allow_loopback=self.agent_report_allow_loopback,
+                allow_link_local=self.agent_report_allow_link_local,
+            ),
+        )
 
     @property
     def member_keepalive(self) -> float:

@@ -277,7 +277,7 @@ def test_the_bounds_come_from_the_managers_configuration() -> None:
         agent_report_allow_loopback=False,
         agent_report_allow_link_local=True,
     )
-    assert ReportBounds.of(config) == ReportBounds(
+    assert config.report_bounds == ReportBounds(
         ca_max_bytes=1,
         properties_max=2,
         property_value_max=3,

@@ -39,7 +39,6 @@ from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.members.agent_reports import AgentReports
 from cluster_inventory.manager.rules.agent_report_fields import (
     CheckedReport,
-    ReportBounds,
     ReportFields,
     check_report,
 )
@@ -165,7 +164,7 @@ class AgentMember:
         #: What the agent advertises to consumers (server, CA, proxy), once reported.
         self.advertised: kube.ClusterConnection | None = None
         self.observed = self.closed = False
-        self._bounds = ReportBounds.of(config)
+        self._bounds = config.report_bounds
         #: The last check of the report, and the (uid, resourceVersion) it checked: a Lease
         #: event reconciles the member too, and an unchanged report is not checked again.
         self.checked: CheckedReport | None = None

@@ -14,7 +14,7 @@ checks it against
   v1alpha1's, which has none for these fields, so whatever the hub serves, a profile never
   holds what a v1alpha2 reader refuses), and the member-id label (apimachinery's label
   value rule);
-- the bounds the manager sets (:class:`ReportBounds`, from ``ManagerConfig``): CA size,
+- the bounds the manager sets (:class:`ReportBounds`, ``ManagerConfig.report_bounds``): CA size,
   property count and value length, message length, which URLs consumers may be sent to
   (:mod:`~cluster_inventory.api.advertised_urls`), a CA that holds PEM certificates and
   nothing else, a version shaped like a ``gitVersion``, times from 1970 to 9999.
@@ -51,13 +51,14 @@ from cluster_inventory.api.advertised_urls import (
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_REPORT_VALID,
+    PROPERTY_VALUE_MAX_LENGTH,
     REASON_AGENT_REPORTED,
     REASON_INVALID_REPORT_FIELD,
     REASON_REPORT_VALID,
 )
+from cluster_inventory.api.member_report import REPORTED_PROPERTIES_MAX
 from cluster_inventory.api.views import parse_time
 from cluster_inventory.kube.probes import ConditionState
-from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.rules.status import ObservedProperty
 
 __all__ = [
@@ -80,13 +81,13 @@ _EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
 #: Problems a condition message lists before it counts the rest.
 _LISTED = 20
-#: The manager's defaults, the bounds' defaults.
-_DEFAULTS = ManagerConfig()
 
 
 @dataclass(frozen=True, kw_only=True)
 class ReportBounds:
     """What the cluster manager accepts of a report beyond the ClusterProfile schema.
+
+    The defaults are the manager's (its ``agent_report_*`` settings start from them).
 
     Attributes:
         ca_max_bytes: Longest ``certificateAuthorityData``, in PEM bytes (after base64).
@@ -96,29 +97,11 @@ class ReportBounds:
         addresses: Which hosts a reported ``server`` or ``proxyURL`` may name.
     """
 
-    ca_max_bytes: int = _DEFAULTS.agent_report_max_ca_bytes
-    properties_max: int = _DEFAULTS.agent_report_max_properties
-    property_value_max: int = _DEFAULTS.agent_report_max_property_value
-    message_max: int = _DEFAULTS.agent_report_max_message
-    addresses: AddressPolicy = field(default_factory=lambda: _addresses(_DEFAULTS))
-
-    @classmethod
-    def of(cls, config: ManagerConfig) -> ReportBounds:
-        """The bounds ``config`` sets (``agent_report_*``)."""
-        return cls(
-            ca_max_bytes=config.agent_report_max_ca_bytes,
-            properties_max=config.agent_report_max_properties,
-            property_value_max=config.agent_report_max_property_value,
-            message_max=config.agent_report_max_message,
-            addresses=_addresses(config),
-        )
-
-
-def _addresses(config: ManagerConfig) -> AddressPolicy:
-    return AddressPolicy(
-        allow_loopback=config.agent_report_allow_loopback,
-        allow_link_local=config.agent_report_allow_link_local,
-    )
+    ca_max_bytes: int = 16384
+    properties_max: int = REPORTED_PROPERTIES_MAX
+    property_value_max: int = PROPERTY_VALUE_MAX_LENGTH
+    message_max: int = 4096
+    addresses: AddressPolicy = field(default_factory=AddressPolicy)
 
 
 @dataclass(frozen=True, kw_only=True)
