@@ -30,14 +30,15 @@ if TYPE_CHECKING:
     from cluster_inventory.manager.rules.registration import (
         Registration,
         RegistrationError,
-        RegistrationSource,
-        SecretRegistrationSource,
         parse_registration_secret,
     )
     from cluster_inventory.manager.rules.status import Observation, build_status
     from cluster_inventory.manager.runner import LEASE_NAME, default_identity, run_manager
     from cluster_inventory.manager.sources.capi import ClusterAPISource
-    from cluster_inventory.manager.sources.combined import CombinedSource, FileRegistrationSource
+    from cluster_inventory.manager.sources.combined import CombinedSource
+    from cluster_inventory.manager.sources.file import FileRegistrationSource
+    from cluster_inventory.manager.sources.secrets import SecretRegistrationSource
+    from cluster_inventory.manager.sources.source import RegistrationSource
 
 _WHERE = {
     "service_account_name": "rules.grants",
@@ -51,8 +52,8 @@ _WHERE = {
     "ProfileKey": "rules.inventory",
     "Registration": "rules.registration",
     "RegistrationError": "rules.registration",
-    "RegistrationSource": "rules.registration",
-    "SecretRegistrationSource": "rules.registration",
+    "RegistrationSource": "sources.source",
+    "SecretRegistrationSource": "sources.secrets",
     "parse_registration_secret": "rules.registration",
     "agent_registration_secret": "admin.registration_secrets",
     "registration_secret": "admin.registration_secrets",
@@ -60,7 +61,7 @@ _WHERE = {
     "default_identity": "runner",
     "run_manager": "runner",
     "CombinedSource": "sources.combined",
-    "FileRegistrationSource": "sources.combined",
+    "FileRegistrationSource": "sources.file",
     "Observation": "rules.status",
     "build_status": "rules.status",
 }

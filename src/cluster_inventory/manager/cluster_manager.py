@@ -57,12 +57,10 @@ from cluster_inventory.manager.rules.inventory import (
     held_members,
 )
 from cluster_inventory.manager.rules.member_keys import MemberKey, member_label
-from cluster_inventory.manager.rules.registration import (
-    Registration,
-    RegistrationSource,
-)
+from cluster_inventory.manager.rules.registration import Registration
 from cluster_inventory.manager.rules.status import Observation, seed_observation, trim_status
 from cluster_inventory.manager.sources.combined import build_source
+from cluster_inventory.manager.sources.source import RegistrationSource
 
 __all__ = ["PLACEMENT", "ClusterManagerRunnable", "fallback_member_id", "held_members"]
 

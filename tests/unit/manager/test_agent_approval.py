@@ -22,11 +22,8 @@ from cluster_inventory.manager.controllers.agent_approver import (
     is_pending,
 )
 from cluster_inventory.manager.rules.member_keys import AgentMemberKey
-from cluster_inventory.manager.rules.registration import (
-    RegistrationError,
-    SecretRegistrationSource,
-    is_agent_registration,
-)
+from cluster_inventory.manager.rules.registration import RegistrationError, is_agent_registration
+from cluster_inventory.manager.sources.secrets import SecretRegistrationSource
 
 KEY = ec.generate_private_key(ec.SECP256R1())
 KEY_PEM = KEY.private_bytes(
@@ -178,7 +175,8 @@ def test_the_secret_source_gives_an_agent_registration_its_pool_key_and_no_error
     source = SecretRegistrationSource(object(), "ns")  # type: ignore[arg-type]
     secret = agent_registration_secret("m1", "ns", ["prod"], display_name="Edge 1")
     secret["metadata"].update(uid="u1", resourceVersion="1")
-    source.informer._apply("ADDED", secret)
+    [informer] = source.informer.informers
+    informer._apply("ADDED", secret)
     good, bad = source.snapshot()
     assert bad == []
     reg = good["m1"]

@@ -24,7 +24,8 @@ from cluster_inventory.manager.sources.capi import (
     parse_capi_kubeconfig,
     strip_unused_data,
 )
-from cluster_inventory.manager.sources.combined import CombinedSource, parse_file_registrations
+from cluster_inventory.manager.sources.combined import CombinedSource
+from cluster_inventory.manager.sources.file import parse_file_registrations
 
 KUBECONFIG = {
     "apiVersion": "v1",

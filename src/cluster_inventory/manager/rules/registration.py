@@ -1,15 +1,16 @@
-"""Registration sources: where the manager learns which member clusters exist.
+"""What a registration is, and what a registration Secret says. Pure.
 
-The built-in source reads Secrets in the manager's hub namespace labelled
+A :class:`Registration` is one member cluster as a source describes it (``docs/manager.md``,
+"Registration"). The built-in source's Secrets live in the manager's hub namespace, labelled
 ``cluster-inventory.dev/registration=true``: key ``kubeconfig`` holds the manager's own
 credential for the member, the annotation ``cluster-inventory.dev/clustersets`` the cluster
-sets it joins. Parsing is pure (:func:`parse_registration_secret`); a bad Secret yields a
-:class:`RegistrationError` naming the Secret and field, and never stops the others. Other
-sources (Cluster API, a static file) implement :class:`RegistrationSource`. A Secret in agent
-mode (:func:`is_agent_registration`, ``docs/agent.md``) accepts a pull-mode member, which the
-hub never reaches: it has no kubeconfig, and its connection is a key the member pool observes
-through the member's agent (:mod:`..members.agent_member`). The Secrets are written by
-:mod:`.registration_secrets`.
+sets it joins. :func:`parse_registration_secret` reads one; a bad Secret yields a
+:class:`RegistrationError` naming the Secret and field, and never stops the others. A Secret
+in agent mode (:func:`is_agent_registration`, ``docs/agent.md``) accepts a pull-mode member,
+which the hub never reaches: it has no kubeconfig, and it reaches an
+:class:`~.member_keys.AgentMemberKey` the member pool observes through the member's agent.
+The sources that watch registrations are :mod:`cluster_inventory.manager.sources`; the
+Secrets are written by :mod:`cluster_inventory.manager.admin.registration_secrets`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 
@@ -30,7 +31,6 @@ from cluster_inventory.api.constants import (
     ANNOTATION_CONTEXT,
     ANNOTATION_DISPLAY_NAME,
     ANNOTATION_REGISTRATION_MODE,
-    LABEL_REGISTRATION,
     REGISTRATION_KUBECONFIG_KEY,
     REGISTRATION_MODE_AGENT,
 )
@@ -40,8 +40,6 @@ from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 __all__ = [
     "Registration",
     "RegistrationError",
-    "RegistrationSource",
-    "SecretRegistrationSource",
     "check_tls_material",
     "is_agent_registration",
     "is_dns_label",
@@ -249,145 +247,3 @@ def _string_map(
         what = "a map of strings" if strings else "a mapping"
         raise RegistrationError(source, field, f"must be {what}")
     return value
-
-
-class RegistrationSource(Protocol):
-    """Something that knows the member clusters; the manager asks it for a snapshot.
-
-    A source that cannot be read is never an empty one: :meth:`wait_synced` raises
-    :class:`~cluster_inventory.kube.SourceUnavailableError` when the first read fails for
-    good (a missing file, namespace or CRD; a forbidden LIST), and a source that fails later
-    keeps its last good snapshot and says so in :meth:`failures` until it reads again.
-    """
-
-    def start(self, on_change: Callable[[], None]) -> None:
-        """Begin watching; call ``on_change`` whenever the snapshot (or a failure) may differ."""
-
-    async def wait_synced(self) -> None:
-        """Return once the first snapshot is complete.
-
-        Raises:
-            SourceUnavailableError: The source cannot be read.
-        """
-
-    def failures(self) -> list[str]:
-        """What cannot be read now (one line each; empty while everything reads)."""
-
-    def snapshot(
-        self,
-    ) -> tuple[dict[str, Registration], list[tuple[dict[str, Any], RegistrationError]]]:
-        """Valid registrations by name, and invalid ones with their object and error."""
-
-    async def stop(self) -> None:
-        """Stop watching."""
-
-
-class SecretRegistrationSource:
-    """Registrations from labelled Secrets in one hub namespace (watched, not polled).
-
-    Args:
-        hub: Hub client.
-        namespace: The manager's namespace.
-    """
-
-    def __init__(self, hub: kube.ApiClient, namespace: str) -> None:
-        from cluster_inventory.kube.informer import Informer
-
-        self.hub = hub
-        self.namespace = namespace
-        self.informer = Informer(
-            hub,
-            kube.SECRETS,
-            namespace=namespace,
-            label_selector=f"{LABEL_REGISTRATION}=true",
-            name="registration Secrets",
-            transform=self._parse,
-        )
-        #: uid -> (resourceVersion, parsed).
-        self._cache: dict[str, tuple[str, Registration | RegistrationError]] = {}
-        self._last_good: dict[str, Registration] = {}
-
-    def _parse(self, secret: dict[str, Any]) -> dict[str, Any]:
-        """Parse a Secret as it arrives (once per version); keep it without ``data``."""
-        # The kubeconfig is most of it; every replica caches every registration (scale.md).
-        meta = objects.meta(secret)
-        uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
-        cached = self._cache.get(uid)
-        if cached is None or cached[0] != rv:
-            parsed: Registration | RegistrationError
-            try:
-                parsed = parse_registration_secret(secret)
-            except RegistrationError as exc:
-                parsed = exc
-            self._cache[uid] = (rv, parsed)
-        slim = {key: value for key, value in secret.items() if key != "data"}
-        slim["metadata"] = {key: value for key, value in meta.items() if key != "managedFields"}
-        return slim
-
-    def start(self, on_change: Callable[[], None]) -> None:
-        """Start the informer; each event, and each read failing or recovering, is a change."""
-        self.informer.add_handler(lambda *_: on_change())
-        self.informer.add_health_handler(on_change)
-        self.informer.start()
-
-    async def wait_synced(self) -> None:
-        """Wait for the first LIST.
-
-        Raises:
-            SourceUnavailableError: The namespace does not exist (a typo would otherwise read
-                as "no members"), or the LIST was refused (401, 403).
-        """
-        where = f"registration Secrets in namespace {self.namespace}"
-        try:
-            await kube.get(self.hub, kube.NAMESPACES, self.namespace)
-        except kube.NotFoundError:
-            raise kube.SourceUnavailableError(where, "the namespace does not exist") from None
-        except kube.ForbiddenError:
-            pass  # may not read namespaces: the LIST below still tells a refusal
-        try:
-            await self.informer.wait_synced()
-        except kube.KubeAPIError as exc:
-            raise kube.SourceUnavailableError(where, str(exc)) from None
-
-    def failures(self) -> list[str]:
-        """The informer's last read failure, if reading fails now."""
-        failure = self.informer.failure
-        return [] if failure is None else [f"registration Secrets in {self.namespace}: {failure}"]
-
-    def snapshot(
-        self,
-    ) -> tuple[dict[str, Registration], list[tuple[dict[str, Any], RegistrationError]]]:
-        """Every Secret's registration (parsed once per version as it arrived).
-
-        A Secret that turns invalid keeps its last valid registration in the snapshot (and is
-        also reported as invalid), so a bad edit never removes the member's profiles. An
-        agent-mode Secret is a registration reaching an :class:`.member_keys.AgentMemberKey`.
-        """
-        good: dict[str, Registration] = {}
-        bad: list[tuple[dict[str, Any], RegistrationError]] = []
-        seen: set[str] = set()
-        for secret in self.informer.items():
-            meta = objects.meta(secret)
-            uid, rv = str(meta.get("uid")), str(meta.get("resourceVersion"))
-            seen.add(uid)
-            cached = self._cache.get(uid)
-            if cached is None or cached[0] != rv:  # not seen by _parse: never, but be whole
-                self._parse(secret)
-                cached = self._cache[uid]
-            if isinstance(cached[1], RegistrationError):
-                bad.append((secret, cached[1]))
-                # A broken edit must not delete what the last good version created.
-                last = self._last_good.get(uid)
-                if last is not None:
-                    good[last.name] = last
-            else:
-                good[cached[1].name] = cached[1]
-                self._last_good[uid] = cached[1]
-        for uid in [u for u in self._cache if u not in seen]:
-            del self._cache[uid]
-            self._last_good.pop(uid, None)
-        return good, bad
-
-    async def stop(self) -> None:
-        """Stop the informer."""
-        await self.informer.stop()

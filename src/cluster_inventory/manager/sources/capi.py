@@ -30,7 +30,7 @@ from typing import Any
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_CAPI_CLUSTERSET
-from cluster_inventory.kube.informer import Informer, strip_managed_fields
+from cluster_inventory.kube.informer import strip_managed_fields
 from cluster_inventory.manager.rules.capi_clusters import (
     CAPI_KUBECONFIG_KEY,
     CAPI_SECRET_TYPE,
@@ -47,6 +47,7 @@ from cluster_inventory.manager.rules.registration import (
     Registration,
     RegistrationError,
 )
+from cluster_inventory.manager.sources.source import Snapshot
 
 __all__ = [
     "CAPI_KUBECONFIG_KEY",
@@ -65,7 +66,7 @@ __all__ = [
 class ClusterAPISource:
     """Registrations from Cluster API ``Cluster`` objects and their kubeconfig Secrets.
 
-    Implements :class:`~cluster_inventory.manager.registration.RegistrationSource`.
+    Implements :class:`~cluster_inventory.manager.sources.source.RegistrationSource`.
 
     Args:
         hub: Client of the cluster that holds the Clusters (the CAPI management cluster,
@@ -91,29 +92,23 @@ class ClusterAPISource:
         self.clusterset_label = clusterset_label
         self.default_clustersets = tuple(default_clustersets)
         scopes: Sequence[str | None] = list(namespaces) or [None]
-        self.clusters = [
-            Informer(
-                hub,
-                CLUSTERS,
-                namespace=ns,
-                name=f"Cluster API Clusters in {ns or 'all'}",
-                transform=strip_managed_fields,
-            )
-            for ns in scopes
-        ]
-        self.secrets = [
-            Informer(
-                hub,
-                kube.SECRETS,
-                namespace=ns,
-                # By type only: a kubeconfig Secret made by hand without Cluster API's
-                # cluster-name label is still the Cluster's (found by its name).
-                field_selector=f"type={CAPI_SECRET_TYPE}",
-                name=f"Cluster API Secrets in {ns or 'all'}",
-                transform=strip_unused_data,
-            )
-            for ns in scopes
-        ]
+        # From the hub client's shared cache (controller-runtime's mgr.GetCache()).
+        cache = kube.InformerCache.for_client(hub)
+        self.clusters = cache.informer(
+            CLUSTERS,
+            namespaces=scopes,
+            name="Cluster API Clusters",
+            transform=strip_managed_fields,
+        )
+        self.secrets = cache.informer(
+            kube.SECRETS,
+            namespaces=scopes,
+            # By type only: a kubeconfig Secret made by hand without Cluster API's
+            # cluster-name label is still the Cluster's (found by its name).
+            field_selector=f"type={CAPI_SECRET_TYPE}",
+            name="Cluster API Secrets",
+            transform=strip_unused_data,
+        )
         # Secret uid -> (resourceVersion, parsed); Cluster uid -> last good connection;
         # Cluster uid -> (what it was built from, registration or error, errors to report).
         self._parsed: dict[str, tuple[str, kube.ClusterConnection | RegistrationError]] = {}
@@ -122,7 +117,7 @@ class ClusterAPISource:
 
     def start(self, on_change: Callable[[], None]) -> None:
         """Start the informers; each event, and each read failing or recovering, is a change."""
-        for informer in (*self.clusters, *self.secrets):
+        for informer in (self.clusters, self.secrets):
             informer.add_handler(lambda *_: on_change())
             informer.add_health_handler(on_change)
             informer.start()
@@ -134,14 +129,14 @@ class ClusterAPISource:
             SourceUnavailableError: A LIST was refused: the Cluster CRD is not installed (404;
                 docs/manager.md says how to install it) or RBAC forbids it (403).
         """
-        for informer in (*self.clusters, *self.secrets):
+        for informer in (*self.clusters.informers, *self.secrets.informers):
             try:
                 await informer.wait_synced()
             except kube.NotFoundError as exc:
                 hint = (
                     f"the hub serves no {CLUSTERS.plural}.{CLUSTERS.group}/{CLUSTERS.version} "
                     "(is the Cluster API Cluster CRD installed?)"
-                    if informer in self.clusters
+                    if informer in self.clusters.informers
                     else str(exc)
                 )
                 raise kube.SourceUnavailableError(
@@ -156,17 +151,12 @@ class ClusterAPISource:
         """The informers' read failures, if any fails now."""
         return [
             f"{i.name}: {i.failure}"
-            for i in (*self.clusters, *self.secrets)
+            for i in (*self.clusters.informers, *self.secrets.informers)
             if i.failure is not None
         ]
 
     def _secret(self, namespace: str, name: str) -> dict[str, Any] | None:
-        key = f"{namespace}/{kubeconfig_secret_name(name)}"
-        for informer in self.secrets:
-            found = informer.get(key)
-            if found is not None:
-                return found
-        return None
+        return self.secrets.get(f"{namespace}/{kubeconfig_secret_name(name)}")
 
     def _connection(
         self, cluster: Mapping[str, Any]
@@ -194,9 +184,7 @@ class ClusterAPISource:
             return None, cached[1]
         return cached[1], None
 
-    def snapshot(
-        self,
-    ) -> tuple[dict[str, Registration], list[tuple[dict[str, Any], RegistrationError]]]:
+    def snapshot(self) -> Snapshot:
         """Registrations by member name, and the Clusters that are invalid with their error.
 
         A Cluster whose Secret breaks after a good read keeps its last good connection (and
@@ -207,7 +195,7 @@ class ClusterAPISource:
         bad: list[tuple[dict[str, Any], RegistrationError]] = []
         seen_clusters: set[str] = set()
         clusters = sorted(
-            (c for informer in self.clusters for c in informer.items()),
+            self.clusters.items(),
             key=lambda c: (objects.meta(c).get("namespace", ""), objects.meta(c).get("name", "")),
         )
         for cluster in clusters:
@@ -237,7 +225,7 @@ class ClusterAPISource:
             del self._last_good[uid]
         for uid in [u for u in self._built if u not in seen_clusters]:
             del self._built[uid]
-        live = {str(objects.meta(s).get("uid")) for i in self.secrets for s in i.items()}
+        live = {str(objects.meta(s).get("uid")) for s in self.secrets.items()}
         for uid in [u for u in self._parsed if u not in live]:
             del self._parsed[uid]
         return good, bad
@@ -318,5 +306,5 @@ class ClusterAPISource:
 
     async def stop(self) -> None:
         """Stop the informers."""
-        for informer in (*self.clusters, *self.secrets):
+        for informer in (self.clusters, self.secrets):
             await informer.stop()
