@@ -22,8 +22,9 @@ if TYPE_CHECKING:
         agent_registration_secret,
         registration_secret,
     )
-    from cluster_inventory.manager.cluster_manager import PLACEMENT, ClusterManagerRunnable
+    from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
     from cluster_inventory.manager.config import ManagerConfig
+    from cluster_inventory.manager.controllers.inventory_controller import PLACEMENT
     from cluster_inventory.manager.members.connection import MemberConnection
     from cluster_inventory.manager.rules.grants import service_account_name
     from cluster_inventory.manager.rules.inventory import Inventory, PlacementPlan, ProfileKey
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "service_account_name": "rules.grants",
     "ClusterAPISource": "sources.capi",
-    "PLACEMENT": "cluster_manager",
+    "PLACEMENT": "controllers.inventory_controller",
     "ClusterManagerRunnable": "cluster_manager",
     "ManagerConfig": "config",
     "MemberConnection": "members.connection",

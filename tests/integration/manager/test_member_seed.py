@@ -91,10 +91,9 @@ async def test_the_pool_starts_a_seeded_member_with_its_list_and_probes_one_that
         # A long interval: the live member's first probe (at a random phase of it) never
         # comes before its list answers.
         ManagerConfig(probe_interval=600.0, probe_timeout=3.0),
-        on_change=lambda conn: None,
-        on_started=started.append,
         registry=CollectorRegistry(),
     )
+    pool.started.subscribe(started.append)
     pool.start()
     try:
         pool.add({live, dead}, {}, seeds={live: seed, dead: seed})

@@ -7,7 +7,6 @@ import pytest
 from cluster_inventory import kube
 from cluster_inventory.api.constants import ANNOTATION_TOKEN_EXPIRES, CONDITION_PROPERTIES_SYNCED
 from cluster_inventory.kube import ClusterConnection
-from cluster_inventory.manager.controllers.token_controller import adoption_due, token_annotations
 from cluster_inventory.manager.rules.status import (
     ConditionState,
     Observation,
@@ -20,6 +19,7 @@ from cluster_inventory.manager.rules.status import (
     seed_observation,
     status_matches,
 )
+from cluster_inventory.manager.rules.token_secrets import adoption_due, token_annotations
 
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 T1 = T0 + dt.timedelta(minutes=5)

@@ -10,86 +10,57 @@ member connection is reconciled when it starts (also a takeover by a shard), whe
 again after a failure (then it is listed again), and after an inventory change; never at rest
 (``docs/scale.md``).
 
-What a member needs (:meth:`GrantController.needs`) is read from the placement state: every
-inventory granted (:attr:`.placement.Inventory.granted`) that selects a registration reaching
-the member, through this connection or through any other with the same member id (another
-registration, another replica's), and the inventories of profiles held for an invalid
-registration of that member. Nothing is removed while an invalid registration names no member.
+What a member needs is :func:`~..rules.grants.member_needs` (pure, over the inventory state);
+nothing is removed while an invalid registration names no member. The member pool's events
+(a start, a change, none starting any more) and the inventory controller's (a profile
+deleted, the inventories changed) queue the members they touch: the cluster manager
+subscribes :meth:`GrantController.member_changed` and the others to them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from cluster_inventory import kube
-from cluster_inventory.api import objects
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.controller import Controller, Result
+from cluster_inventory.manager.controllers.hub import HubView
 from cluster_inventory.manager.members.pool import MemberPool
-from cluster_inventory.manager.rules.grants import Needs
-from cluster_inventory.manager.rules.inventory import Inventory, granted_roles
-from cluster_inventory.manager.rules.inventory_state import PlacementState
-from cluster_inventory.manager.rules.member_keys import MemberKey
+from cluster_inventory.manager.rules.inventory_state import DeletedProfile
+from cluster_inventory.manager.rules.member_keys import MemberKey, member_key, member_label
 from cluster_inventory.manager.rules.status import Observation
 
-__all__ = ["GrantController"]
+__all__ = ["NAME", "GrantController"]
 
 _log = logging.getLogger("cluster_inventory.manager")
+#: The controller's name (its work queue and metrics).
+NAME = "clustermanager-grants"
 
 
 class GrantController:
-    """Reconciles the grants a cluster manager holds on each member, by connection key.
+    """Reconciles the grants a cluster manager holds on each member, by member key.
 
     Args:
-        state: The placement state (registrations, inventories, who reaches which member).
+        hub: The hub view (settings, metrics).
         members: The member pool (each member's accounts).
-        profiles: The hub cache of this manager's profiles (member ids of held profiles).
-        queue: Adds a connection key to this controller's work queue.
+
+    Attributes:
+        controller: The controller running :meth:`reconcile` (a quarter as many workers as
+            the status controller: grants are few member requests, and only on a change).
     """
 
-    def __init__(
-        self,
-        *,
-        state: PlacementState,
-        members: MemberPool,
-        profiles: kube.NamespacedInformer,
-        queue: Callable[[MemberKey], None],
-    ) -> None:
-        self.state = state
+    def __init__(self, hub: HubView, members: MemberPool) -> None:
         self.members = members
-        self.profiles = profiles
-        self._queue = queue
+        self.controller: Controller[MemberKey] = hub.controller(
+            NAME,
+            self.reconcile,
+            workers=max(1, hub.config.workers // 4),
+            describe=lambda conn: {"cluster": member_label(conn)},
+        )
+        self._queue = self.controller.queue.add
         #: Whether each connection's member was usable (joined, healthy) when last heard of.
         self._usable: dict[MemberKey, bool] = {}
         #: Connections waiting until no member is starting (a cold start, a takeover).
         self._parked: set[MemberKey] = set()
-
-    # -- what a member needs -------------------------------------------------------------
-    def needs(self, conn: MemberKey, member_id: str | None) -> Needs:
-        """What the member reached through ``conn`` (member id ``member_id``) needs now.
-
-        Args:
-            conn: A connection key.
-            member_id: The member's id (``kube-system`` UID), None if not known yet.
-
-        Returns:
-            The granted inventories of every registration reaching it and their roles;
-            ``complete`` is False while an invalid registration names no member.
-        """
-        state = self.state
-        names = state.names_of(conn) | (state.reaching(member_id) if member_id else set())
-        found: dict[str, Inventory] = {}
-        for name in names:
-            for inv in state.inventories_of(name):
-                found[inv.namespace] = inv
-        if member_id:
-            for keys in state.held_keys.values():
-                for key in keys:
-                    profile = self.profiles.get(str(key))
-                    held_id = objects.labels_of(profile or {}).get(LABEL_INVENTORY_MEMBER_ID)
-                    if held_id == member_id and key.namespace in state.inventories:
-                        found[key.namespace] = state.inventories[key.namespace]
-        return Needs(roles=granted_roles(found.values()), complete=state.held is not None)
 
     # -- what queues a member ------------------------------------------------------------
     def member_changed(self, conn: MemberKey) -> None:
@@ -118,9 +89,10 @@ class GrantController:
         for conn in self.members:
             self._queue(conn)
 
-    def touch(self, conn: MemberKey) -> None:
-        """A member's inventories may have changed (a profile of it was dropped)."""
-        self._queue(conn)
+    def profile_deleted(self, gone: DeletedProfile) -> None:
+        """A profile was deleted: its member may need one inventory less."""
+        if gone.entry is not None:
+            self._queue(member_key(gone.entry[0].connection))
 
     def release(self) -> None:
         """Queue the connections parked while members were starting (none start any more)."""
@@ -129,7 +101,7 @@ class GrantController:
             self._queue(conn)
 
     # -- the reconcile -------------------------------------------------------------------
-    async def reconcile(self, conn: MemberKey) -> float | None:
+    async def reconcile(self, conn: MemberKey) -> Result | None:
         """Remove what the member of ``conn`` holds of this manager and does not need.
 
         A member not usable now (not joined, not healthy) is left until it is again (then it

@@ -1,125 +1,105 @@
 """The status controller: one profile's labels and status, written only when they change.
 
-A reconcile of a profile key reads the stored profile (the hub cache) and its member's
-observation (the :class:`~cluster_inventory.manager.pool.MemberPool`), builds the status
-(:func:`~cluster_inventory.manager.status.build_status`, pure) and applies labels and status
-with server-side apply when they differ from what is stored (KEP-4322: fewer than one write
-per 30 s per profile; at rest, none). Sharded, every write is fenced (``docs/scale.md``).
+A reconcile of a profile key reads what the key stands for (:mod:`.targets`: the stored
+profile in the hub cache, its member's observation in the member pool), builds the status
+(:func:`~cluster_inventory.manager.rules.status.build_status`, pure) and writes labels and
+status through the one profile writer (:mod:`.profile_writer`) when they differ from what is
+stored (KEP-4322: fewer than one write per 30 s per profile; at rest, none). Sharded, every
+write is fenced (``docs/scale.md``). A reconcile of a joined member's profile is sent on
+:attr:`StatusController.joined` (the token controller keeps its Secret next).
 """
 
 from __future__ import annotations
 
-import logging
-from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cluster_inventory import kube
-from cluster_inventory.api import check_storable, objects
-from cluster_inventory.api.constants import (
-    FIELD_MANAGER_CLUSTER_MANAGER,
-    GROUP,
-    LABEL_CLUSTER_MANAGER,
-    LABEL_INVENTORY_MEMBER_ID,
-    V1ALPHA1,
-)
-from cluster_inventory.manager.controllers.inventory_controller import PROFILES_BY_MEMBER_ID
+from cluster_inventory.api import objects
+from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.controller import Channel, Controller, Result
+from cluster_inventory.kube.informer import DELETED
+from cluster_inventory.manager.controllers.hub import PROFILES_BY_MEMBER_ID, HubView
+from cluster_inventory.manager.controllers.profile_writer import FencedWrite, ProfileWriter
+from cluster_inventory.manager.controllers.targets import ProfileTargets
 from cluster_inventory.manager.members.agent_member import AgentMember
-from cluster_inventory.manager.rules.inventory import Inventory, ProfileKey, fallback_member_id
-from cluster_inventory.manager.rules.member_keys import member_key
+from cluster_inventory.manager.members.pool import Member
+from cluster_inventory.manager.rules.inventory import ProfileKey, fallback_member_id
+from cluster_inventory.manager.rules.member_keys import MemberKey
 from cluster_inventory.manager.rules.registration import Registration
-from cluster_inventory.manager.rules.status import (
-    Observation,
-    access_provider,
-    build_status,
-    status_matches,
-)
+from cluster_inventory.manager.rules.status import access_provider, build_status
 
-if TYPE_CHECKING:
-    from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
-    from cluster_inventory.manager.members.pool import Member
+__all__ = ["NAME", "StatusController"]
 
-__all__ = ["StatusController"]
-
-_log = logging.getLogger("cluster_inventory.manager")
+#: The controller's name (its work queue and metrics).
+NAME = "clustermanager"
 #: Seconds before a profile whose member id another one carries is looked at again.
 _CLAIMED_RETRY = 0.5
+#: Seconds before a profile whose fenced write was refused is read again.
+_FENCED_RETRY = 0.2
 
 
 class StatusController:
-    """Reconciles profile keys of one :class:`~cluster_inventory.manager.ClusterManagerRunnable`.
+    """Reconciles the labels and status of each profile this replica keeps, by profile key.
 
     Args:
-        manager: The cluster manager whose cache, member pool, desired profiles and fence
-            this controller reads (controller-runtime's reconcilers read the manager's cache
-            and client the same way).
+        hub: The hub view (the profile cache, settings, clock, the fence once sharded).
+        targets: What a profile key stands for.
+        writer: The one profile writer.
+
+    Attributes:
+        controller: The controller running :meth:`reconcile` over the profile cache
+            (``config.workers`` workers; the echo of our own write queues nothing).
+        joined: Sends the key of each reconciled profile whose member has joined.
     """
 
-    def __init__(self, manager: ClusterManagerRunnable) -> None:
-        self.manager = manager
-        #: The resourceVersion of our last status write per profile (its echo is skipped).
-        self.written: dict[ProfileKey, str] = {}
-        #: ControlPlaneHealthy of each kept profile, counted into the profiles gauge.
-        self._health: dict[ProfileKey, str] = {}
-        self._counts: Counter[tuple[str, str]] = Counter()
+    def __init__(self, hub: HubView, targets: ProfileTargets, writer: ProfileWriter) -> None:
+        self.hub = hub
+        self.targets = targets
+        self.writer = writer
+        self.joined: Channel[ProfileKey] = Channel("profile of a joined member reconciled")
+        self.controller: Controller[ProfileKey] = hub.controller(
+            NAME, self.reconcile, workers=hub.config.workers
+        ).watch(hub.profiles, self.profile_keys)
 
-    def target(
-        self, key: ProfileKey
-    ) -> tuple[Registration, Inventory, dict[str, Any] | None, Member | None] | None:
-        """What a reconcile of ``key`` works on, or None when the profile is not ours to keep.
+    def __len__(self) -> int:
+        """Profiles queued for a reconcile now (the token controller waits for none)."""
+        return len(self.controller.queue)
 
-        Its registration and inventory, the stored profile and the member connection (either
-        of the last two None while it does not exist yet).
-        """
-        m = self.manager
-        entry = m.desired.get(key)
-        if entry is None or key in m.conflicts:
-            return None
-        reg, inv = entry
-        return (
-            reg,
-            inv,
-            m.profiles.get(str(key)),
-            m.members.get(member_key(reg.connection)),
-        )
+    # -- what queues a profile -----------------------------------------------------------
+    def profile_keys(
+        self, event: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[ProfileKey]:
+        """The key a profile event queues: a kept profile's, but not our own write's echo."""
+        meta = objects.meta(obj)
+        key = ProfileKey(str(meta.get("namespace")), str(meta.get("name")))
+        if event == DELETED or key not in self.targets:
+            return []
+        # The echo of our own write carries nothing new; anything else is reconciled.
+        return [] if self.writer.is_echo(key, meta.get("resourceVersion")) else [key]
 
-    def profile_metadata(
-        self, key: ProfileKey, reg: Registration, member_id: str, holder: str | None = None
-    ) -> dict[str, Any]:
-        """Labels and spec of a profile; sharded, the holder annotation too (ours by default).
+    def member_changed(self, conn: MemberKey) -> None:
+        """A member's observation changed: queue every profile of it."""
+        for key in self.targets.state.by_member.get(conn, ()):
+            self.controller.queue.add(key)
 
-        Every replica applies with the same field manager, so every apply carries every
-        field (one left out would be removed).
-        """
-        m = self.manager
-        body: dict[str, Any] = {
-            "apiVersion": f"{GROUP}/{V1ALPHA1}",
-            "kind": "ClusterProfile",
-            "metadata": {
-                "name": key.name,
-                "namespace": key.namespace,
-                "labels": {
-                    LABEL_CLUSTER_MANAGER: m.config.name,
-                    LABEL_INVENTORY_MEMBER_ID: member_id,
-                },
-            },
-            "spec": {"displayName": reg.display_name, "clusterManager": {"name": m.config.name}},
-        }
-        if m.fence is not None:
-            body["metadata"]["annotations"] = m.fence.annotations(holder)
-        return body
+    def queue(self, key: ProfileKey) -> None:
+        """Reconcile profile ``key`` (the inventory controller placed it anew)."""
+        self.controller.queue.add(key)
 
-    async def reconcile(self, key: ProfileKey) -> float | None:
-        """Apply one profile's labels and status if they changed; queue its token Secret.
+    # -- the reconcile -------------------------------------------------------------------
+    async def reconcile(self, key: ProfileKey) -> Result | None:
+        """Apply one profile's labels and status if they changed; send it on :attr:`joined`.
 
         Returns:
-            None: a requeue delay is never needed (a profile not created yet is queued by
-            its ADDED event, a member not started yet by its first probe).
+            None, but a requeue while another replica still holds the profile, another
+            profile carries its member id, or a fenced write was refused; a profile not
+            created yet is queued by its ADDED event, a member not started yet by its first
+            probe.
 
         Raises:
-            KubeAPIError: A write to the hub or the member failed (the key is retried).
+            KubeAPIError: A write to the hub failed (the key is retried).
         """
-        m = self.manager
-        target = self.target(key)
+        target = self.targets.get(key)
         if target is None:
             return None
         reg, _, current, member = target
@@ -127,64 +107,43 @@ class StatusController:
             # Its creation (an ADDED event) or its member's first probe queues this key:
             # requeueing thousands of waiting keys every second cost a fifth of a replica.
             return None
+        fence = self.hub.fence
         version: str | None = None  # sharded: every write is conditional on it (the fence)
         claim = False
-        if m.fence is not None:
-            holder, version = m.fence.holding(key, current)
-            if m.fence.blocked_by(holder):
+        if fence is not None:
+            holder, version = fence.holding(key, current)
+            if fence.blocked_by(holder):
                 # Its holder has not let it go yet (its view of the peers is behind ours);
                 # its release is a profile update, which queues this key again.
-                return m.fence.membership.config.renew_interval
-            # Another replica's profile is cached trimmed (ClusterManagerRunnable._trim_profile):
-            # it holds what a takeover keeps, so claiming it reads nothing more.
-            claim = holder != m.fence.identity
-        obs = member.observation
+                return Result(requeue_after=fence.membership.config.renew_interval)
+            # Another replica's profile is cached trimmed (HubView._trim_profile): it holds
+            # what a takeover keeps, so claiming it reads nothing more.
+            claim = holder != fence.identity
         labels = objects.labels_of(current)
-        spec = objects.spec(current)
-        member_id = obs.member_id or labels.get(LABEL_INVENTORY_MEMBER_ID)
+        member_id = member.observation.member_id or labels.get(LABEL_INVENTORY_MEMBER_ID)
         if member_id != labels.get(LABEL_INVENTORY_MEMBER_ID) and self._claimed(key, member_id):
             # Another profile of the inventory stands for that member (KEP-4322: one per
-            # member id). Placement keeps one and deletes the other; this one takes the id
-            # (and a status from its member) only once it is the one left.
-            return _CLAIMED_RETRY
+            # member id). The inventory controller keeps one and deletes the other; this one
+            # takes the id (and a status from its member) only once it is the one left.
+            return Result(requeue_after=_CLAIMED_RETRY)
         try:
             if (
                 claim
                 or labels.get(LABEL_INVENTORY_MEMBER_ID) != member_id
-                or spec.get("displayName") != reg.display_name
+                or objects.spec(current).get("displayName") != reg.display_name
             ):
-                body = self.profile_metadata(
-                    key, reg, member_id or fallback_member_id(m.config.name, reg.name)
-                )
-                if version is not None:
-                    body["metadata"]["resourceVersion"] = version
-                written = await kube.apply(
-                    m.hub, kube.CLUSTER_PROFILES, body, field_manager=FIELD_MANAGER_CLUSTER_MANAGER
-                )
-                if m.fence is not None:
-                    version = m.fence.wrote(key, current, written)
-            # An agent member is reached where its agent says (docs/agent.md), not by its key.
-            reach = (
-                member.advertised
-                if isinstance(member, AgentMember)
-                else reg.connection
-                if isinstance(reg.connection, kube.ClusterConnection)
-                else None
-            )
-            return await self._apply_status(key, reg, current, obs, version, reach)
-        except kube.ConflictError:
-            if version is None:
-                raise
-            # Fenced: someone else wrote the profile since we read it (another replica took
-            # it, or our cache is behind). Read again shortly; never overwrite.
-            m.metrics.fenced_writes.inc()
-            return 0.2
+                label = member_id or fallback_member_id(self.hub.config.name, reg.name)
+                version = await self.writer.apply_metadata(key, reg, label, current, version)
+            await self._apply_status(key, reg, current, member, version)
+        except FencedWrite:
+            # Someone else wrote the profile since we read it (another replica took it, or
+            # our cache is behind). Read again shortly; never overwrite.
+            return Result(requeue_after=_FENCED_RETRY)
+        return None
 
     def _claimed(self, key: ProfileKey, member_id: str | None) -> bool:
         """True if a profile of ``key``'s inventory other than ``key`` carries ``member_id``."""
-        found = self.manager.profiles.by_index(
-            PROFILES_BY_MEMBER_ID, f"{key.namespace}/{member_id}"
-        )
+        found = self.hub.profiles.by_index(PROFILES_BY_MEMBER_ID, f"{key.namespace}/{member_id}")
         return any(objects.meta(p).get("name") != key.name for p in found)
 
     async def _apply_status(
@@ -192,66 +151,21 @@ class StatusController:
         key: ProfileKey,
         reg: Registration,
         current: dict[str, Any],
-        obs: Observation,
+        member: Member,
         version: str | None,
-        reach: kube.ClusterConnection | None,
-    ) -> float | None:
-        m = self.manager
+    ) -> None:
+        # An agent member is reached where its agent says (docs/agent.md), not by its key.
+        reach = member.advertised if isinstance(member, AgentMember) else reg.connection
         provider = (
-            None
-            if reg.not_ready or reach is None
-            else access_provider(m.config.access_provider, reach, key.name)
+            access_provider(self.hub.config.access_provider, reach, key.name)
+            if isinstance(reach, kube.ClusterConnection) and not reg.not_ready
+            else None
         )
+        obs = member.observation
         status = build_status(
-            obs,
-            provider,
-            current.get("status"),
-            m.now(),
-            source_properties=reg.properties,
+            obs, provider, current.get("status"), self.hub.now(), source_properties=reg.properties
         )
-        if not status_matches(status, current.get("status")):
-            check_storable({"metadata": objects.meta(current), "status": status})
-            meta: dict[str, Any] = {"name": key.name, "namespace": key.namespace}
-            if version is not None:
-                meta["resourceVersion"] = version
-            written = await kube.apply(
-                m.hub,
-                kube.CLUSTER_PROFILES,
-                {
-                    "apiVersion": f"{GROUP}/{V1ALPHA1}",
-                    "kind": "ClusterProfile",
-                    "metadata": meta,
-                    "status": status,
-                },
-                field_manager=FIELD_MANAGER_CLUSTER_MANAGER,
-                subresource="status",
-                # One member's change is one such write per inventory, all on the hub: no
-                # second (strict) decoding of a body built from a dict (see kube.apply).
-                field_validation="Ignore",
-            )
-            self.written[key] = str(objects.meta(written).get("resourceVersion"))
-            if m.fence is not None:
-                m.fence.wrote(key, current, written)
-            m.metrics.status_writes.inc()
-        self.count_health(key, obs.healthy.status)
+        await self.writer.apply_status(key, current, status, version)
+        self.writer.count_health(key, obs.healthy.status)
         if obs.joined.status == "True":
-            m.token_queue.add(key)
-        return None
-
-    def count_health(self, key: ProfileKey, status: str | None) -> None:
-        """Record a profile's ControlPlaneHealthy (None: gone) in the profiles gauge."""
-        before = self._health.get(key)
-        if before == status:
-            return
-        # Counted as they change: a recount of every profile at each change was O(N) per
-        # profile, 3.5% of a replica's CPU while it took 1,000 members over (py-spy).
-        if before is not None:
-            self._counts[key.namespace, before] -= 1
-        if status is None:
-            self._health.pop(key, None)
-        else:
-            self._health[key] = status
-            self._counts[key.namespace, status] += 1
-        gauge = self.manager.metrics.profiles
-        for value in {"True", "False", "Unknown", before or "Unknown", status or "Unknown"}:
-            gauge.labels(key.namespace, value).set(self._counts[key.namespace, value])
+            self.joined.send(key)

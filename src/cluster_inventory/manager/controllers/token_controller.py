@@ -1,173 +1,96 @@
-"""The consumer token Secret ``<inventory>/<profile>``: what the manager writes, as data.
+"""The token controller: each profile's consumer token Secret, minted and rotated, or copied.
 
-The upstream ``secretreader`` plugin's contract (KEP-5339; ``docs/manager.md``): a Secret
-named after the profile, in the profile's namespace, key ``token``. The manager also
-stores ``expirationTimestamp`` (RFC 3339), so our plugin emits the ExecCredential's expiry
-and consumers cache the credential until then. The Secret is owned by its ClusterProfile
-(deleted with it by the garbage collector) and labelled with the manager and the profile.
-:func:`token_secret` is pure; :class:`TokenController` keeps the Secrets current: it mints
-through the member's :class:`~cluster_inventory.manager.accounts.ConsumerAccounts` and
-applies the Secret when its data changed. For an agent member it copies the token the
-member's agent keeps on the hub (:mod:`.agent_credentials`, ``docs/agent.md``).
+For a probed member the controller mints through the member's
+:class:`~cluster_inventory.manager.members.accounts.ConsumerAccounts` and applies the Secret
+(:func:`~cluster_inventory.manager.rules.token_secrets.token_secret`) when its data changed;
+for an agent member it copies the token the member's agent keeps on the hub
+(:mod:`~cluster_inventory.manager.members.agent_credentials`, ``docs/agent.md``). A profile is
+queued by its token Secret's events, by its agent's credential Secret's, and once its status
+was reconciled with its member joined (the status controller's ``joined`` channel).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import datetime as dt
 import hashlib
 import json
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sized
+from typing import Any, Protocol
 
 from cluster_inventory import kube
 from cluster_inventory.api import format_time, objects
 from cluster_inventory.api.constants import (
-    ANNOTATION_TOKEN_EXPIRES,
-    ANNOTATION_TOKEN_GRANT,
     ANNOTATION_TOKEN_ISSUED,
     FIELD_MANAGER_CLUSTER_MANAGER,
-    GROUP,
-    LABEL_CLUSTER_MANAGER,
     LABEL_TOKEN_FOR,
-    SECRET_EXPIRATION_KEY,
-    SECRET_TOKEN_KEY,
-    TOKEN_SECRET_TYPE,
-    V1ALPHA1,
 )
-from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.api.views import parse_time
+from cluster_inventory.controller import Controller, Result
+from cluster_inventory.manager.controllers.hub import HubView
+from cluster_inventory.manager.controllers.targets import ProfileTargets
+from cluster_inventory.manager.members.agent_credentials import AgentCredentials
+from cluster_inventory.manager.members.agent_member import AgentMember
 from cluster_inventory.manager.rules.inventory import ProfileKey
+from cluster_inventory.manager.rules.inventory_state import DeletedProfile
 from cluster_inventory.manager.rules.member_keys import AgentMemberKey
+from cluster_inventory.manager.rules.token_secrets import (
+    adoption_due,
+    token_annotations,
+    token_secret,
+    token_secret_data,
+)
 
-if TYPE_CHECKING:
-    from cluster_inventory.manager.cluster_manager import ClusterManagerRunnable
-    from cluster_inventory.manager.members.agent_credentials import AgentCredentials
-    from cluster_inventory.manager.members.agent_member import AgentMember
-
-__all__ = [
-    "TokenController",
-    "adoption_due",
-    "token_annotations",
-    "token_secret",
-    "token_secret_data",
-]
+__all__ = ["NAME", "STATUS_FIRST_WAIT", "TokenController"]
 
 _log = logging.getLogger("cluster_inventory.manager")
+#: The controller's name (its work queue and metrics).
+NAME = "clustermanager-tokens"
 #: Seconds first tokens wait at most for the status queue to empty (:meth:`release`).
 STATUS_FIRST_WAIT = 30.0
 _RECHECK = 1.0
 
 
-def token_secret_data(token: kube.ServiceAccountToken) -> dict[str, str]:
-    """``data`` of the Secret: ``token`` and ``expirationTimestamp``, base64-encoded."""
-    return {
-        SECRET_TOKEN_KEY: base64.b64encode(token.token.encode()).decode(),
-        SECRET_EXPIRATION_KEY: base64.b64encode(format_time(token.expiration).encode()).decode(),
-    }
+class Starts(Protocol):
+    """Whether members are still starting (the member pool)."""
 
-
-def token_annotations(
-    *, issued: dt.datetime, expiration: dt.datetime, member_id: str, role: str
-) -> dict[str, str]:
-    """The Secret's annotations saying when its token was minted, expires, and for what grant.
-
-    Args:
-        issued: When the token was minted (our clock).
-        expiration: When it expires (the TokenRequest's ``expirationTimestamp``).
-        member_id: The member's id (``kube-system`` UID) it was minted on.
-        role: The member ClusterRole its ServiceAccount is bound to.
-    """
-    return {
-        ANNOTATION_TOKEN_ISSUED: format_time(issued),
-        ANNOTATION_TOKEN_EXPIRES: format_time(expiration),
-        ANNOTATION_TOKEN_GRANT: f"{member_id}:{role}",
-    }
-
-
-def adoption_due(
-    secret: dict[str, Any] | None, *, member_id: str | None, role: str, fraction: float
-) -> dt.datetime | None:
-    """When a token Secret written by another replica (or an earlier run) must be rotated.
-
-    A replica taking a profile over keeps its token until then instead of minting one (five
-    requests on the member and a hub write per profile, ``docs/scale.md``).
-
-    Args:
-        secret: The Secret (its metadata is enough), or None if there is none.
-        member_id: The member's id now; None (unknown) adopts nothing.
-        role: The inventory's member ClusterRole now.
-        fraction: Of the token's life after which it is rotated.
-
-    Returns:
-        ``issued + (expires - issued) * fraction`` if the Secret's annotations
-        (:func:`token_annotations`) are whole and name this grant; otherwise None.
-    """
-    if secret is None or member_id is None:
-        return None
-    notes = objects.annotations_of(secret)
-    if notes.get(ANNOTATION_TOKEN_GRANT) != f"{member_id}:{role}":
-        return None
-    issued = parse_time(notes.get(ANNOTATION_TOKEN_ISSUED))
-    expires = parse_time(notes.get(ANNOTATION_TOKEN_EXPIRES))
-    if issued is None or expires is None or expires <= issued:
-        return None
-    return issued + (expires - issued) * fraction
-
-
-def token_secret(
-    key: ObjectKey,
-    *,
-    profile_uid: str | None,
-    manager: str,
-    data: dict[str, str],
-    annotations: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """The whole Secret for profile ``key`` (server-side applied by the cluster manager).
-
-    Args:
-        key: The profile (its namespace and name are the Secret's).
-        profile_uid: The profile's uid, for the owner reference.
-        manager: The cluster manager's name (label ``x-k8s.io/cluster-manager``).
-        data: From :func:`token_secret_data`.
-        annotations: From :func:`token_annotations`.
-    """
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": TOKEN_SECRET_TYPE,
-        "metadata": {
-            "name": key.name,
-            "namespace": key.namespace,
-            "labels": {LABEL_CLUSTER_MANAGER: manager, LABEL_TOKEN_FOR: key.name},
-            "annotations": annotations or {},
-            "ownerReferences": [
-                {
-                    "apiVersion": f"{GROUP}/{V1ALPHA1}",
-                    "kind": "ClusterProfile",
-                    "name": key.name,
-                    "uid": profile_uid,
-                    "controller": True,
-                }
-            ],
-        },
-        "data": data,
-    }
+    @property
+    def starting(self) -> bool:
+        """True while some member is still starting."""
+        ...
 
 
 class TokenController:
-    """Reconciles the consumer token Secret of each profile of a cluster manager.
+    """Reconciles the consumer token Secret of each profile this replica keeps, by profile key.
 
     Args:
-        manager: The cluster manager whose cache, member pool and desired profiles it reads.
-        agents: Agent members' credential Secrets (their agents mint the tokens).
+        hub: The hub view (client, token Secret cache, settings, clock).
+        targets: What a profile key stands for.
+        members: Whether members are still starting (the member pool).
+        credentials: Agent members' credential Secrets (their agents mint the tokens).
+        statuses: The status controller's backlog (its queue's length): first tokens wait
+            for it (:meth:`release`).
+
+    Attributes:
+        controller: The controller running :meth:`reconcile` over the token Secrets and the
+            agent credential Secrets, with a quarter as many workers as the status
+            controller: status (what every consumer reads first) is never queued behind
+            token minting.
     """
 
-    def __init__(self, manager: ClusterManagerRunnable, agents: AgentCredentials) -> None:
-        self.manager = manager
-        self.agents = agents
+    def __init__(
+        self,
+        hub: HubView,
+        targets: ProfileTargets,
+        members: Starts,
+        credentials: AgentCredentials,
+        statuses: Sized,
+    ) -> None:
+        self.hub = hub
+        self.targets = targets
+        self.members = members
+        self.agents = credentials
+        self._statuses = statuses
         #: What this process last wrote to each token Secret: (digest of its data, its
         #: resourceVersion).
         #: The hub cache holds the Secrets' metadata only (no token sits in every replica's
@@ -178,15 +101,35 @@ class TokenController:
         #: Monotonic time since when parked tokens wait for the status queue, and its timer.
         self._waiting_since: float | None = None
         self._recheck: asyncio.TimerHandle | None = None
+        self.controller: Controller[ProfileKey] = (
+            hub.controller(NAME, self.reconcile, workers=max(1, hub.config.workers // 4))
+            .watch(hub.token_secrets, self.token_keys)
+            .watch(credentials.secrets, self.agent_keys)
+        )
+
+    # -- what queues a profile -----------------------------------------------------------
+    def token_keys(
+        self, event: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[ProfileKey]:
+        """The profile a token Secret's event queues (label ``cluster-inventory.dev/token-for``)."""
+        meta = objects.meta(obj)
+        key = ProfileKey(
+            str(meta.get("namespace")), str((meta.get("labels") or {}).get(LABEL_TOKEN_FOR))
+        )
+        return [key] if key in self.targets else []
 
     def agent_keys(
         self, event: str, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> list[ProfileKey]:
         """The token keys an agent credential Secret's event queues (its member's profiles)."""
-        by_member, namespace = self.manager.by_member, self.agents.namespace
+        by_member, namespace = self.targets.state.by_member, self.agents.namespace
         return self.agents.keys(
             event, obj, lambda name: by_member.get(AgentMemberKey(namespace, name), ())
         )
+
+    def queue(self, key: ProfileKey) -> None:
+        """Keep the token Secret of ``key`` (its status was reconciled, its member joined)."""
+        self.controller.queue.add(key)
 
     def release(self) -> None:
         """Queue the first tokens parked while members were starting (none start any more).
@@ -201,7 +144,7 @@ class TokenController:
             return
         now = time.monotonic()
         since = self._waiting_since = self._waiting_since or now
-        if len(self.manager.statuses.queue) and now - since < STATUS_FIRST_WAIT:
+        if len(self._statuses) and now - since < STATUS_FIRST_WAIT:
             if self._recheck is None:
                 loop = asyncio.get_running_loop()
                 self._recheck = loop.call_later(_RECHECK, self._release_again)
@@ -209,11 +152,11 @@ class TokenController:
         self._waiting_since = None
         parked, self._parked = self._parked, set()
         for key in parked:
-            self.manager.token_queue.add(key)
+            self.controller.queue.add(key)
 
     def _release_again(self) -> None:
         self._recheck = None
-        if not self.manager.members.starting:
+        if not self.members.starting:
             self.release()
 
     def close(self) -> None:
@@ -222,7 +165,16 @@ class TokenController:
             self._recheck.cancel()
             self._recheck = None
 
-    async def reconcile(self, key: ProfileKey) -> float | None:
+    def profile_deleted(self, gone: DeletedProfile) -> None:
+        """Forget what was written for a profile that was deleted (its Secret went with it)."""
+        self.forget(gone.key)
+
+    def forget(self, key: ProfileKey) -> None:
+        """Forget what was written for ``key``."""
+        self._stored.pop(key, None)
+
+    # -- the reconcile -------------------------------------------------------------------
+    async def reconcile(self, key: ProfileKey) -> Result | None:
         """Keep the consumer token Secret ``<inventory>/<profile>`` current.
 
         Runs on its own queue with fewer workers, so that status (what every consumer reads
@@ -231,20 +183,26 @@ class TokenController:
         requests per member, and on a busy fleet it made the first probes of the others fail.
 
         Returns:
-            Seconds until the token's rotation is due, or None (also for a first token
+            A requeue when the token's rotation is due, or None (also for a first token
             parked until no member is starting: :meth:`release`).
 
         Raises:
             KubeAPIError: Minting on the member or writing the Secret failed (retried).
         """
-        m = self.manager
-        target = m.status.target(key)
+        due_in = await self._keep(key)
+        return None if due_in is None else Result(requeue_after=due_in)
+
+    async def _keep(self, key: ProfileKey) -> float | None:
+        """:meth:`reconcile`'s work; seconds until the token is due again, or None."""
+        hub, config = self.hub, self.hub.config
+        target = self.targets.get(key)
         if target is None:
             return None
         _, inv, current, member = target
         if current is None or member is None or member.observation.joined.status != "True":
             return None
         if member.accounts is None:  # an agent member: its agent mints, we copy
+            assert isinstance(member, AgentMember)
             return await self._copy_agent_token(key, current, member)
         role = inv.member_role
         if role is None or not inv.granted:
@@ -256,14 +214,14 @@ class TokenController:
             # Taken over, or we restarted: the token the Secret holds stands until its
             # rotation is due, if it was minted for this member and role.
             due = adoption_due(
-                m.token_secrets.get(str(key)),
+                hub.token_secrets.get(str(key)),
                 member_id=member.observation.member_id,
                 role=role,
-                fraction=m.config.rotation_fraction,
+                fraction=config.rotation_fraction,
             )
-            if due is not None and m.now() < due:
-                return max(1.0, (due - m.now()).total_seconds())
-        if m.members.starting and member.accounts.rotation_due(inv.namespace, role, 1.0) is None:
+            if due is not None and hub.now() < due:
+                return max(1.0, (due - hub.now()).total_seconds())
+        if self.members.starting and member.accounts.rotation_due(inv.namespace, role, 1.0) is None:
             # Parked, not requeued: thousands of keys requeued every few seconds while
             # members start were a sixth of a replica's CPU (py-spy). release() queues them.
             self._parked.add(key)
@@ -272,8 +230,8 @@ class TokenController:
             token = await member.accounts.token_for(
                 inv.namespace,
                 role,
-                lifetime=m.config.token_lifetime,
-                fraction=m.config.rotation_fraction,
+                lifetime=config.token_lifetime,
+                fraction=config.rotation_fraction,
             )
         except (kube.KubeError, RuntimeError):
             if member.closed:
@@ -283,7 +241,7 @@ class TokenController:
             raise
         if token is None:  # the grant went while we waited: its profile's reconcile follows
             return None
-        issued = member.accounts.issued_at(inv.namespace, role) or m.now()
+        issued = member.accounts.issued_at(inv.namespace, role) or hub.now()
         notes = token_annotations(
             issued=issued,
             expiration=token.expiration,
@@ -291,14 +249,14 @@ class TokenController:
             role=role,
         )
         await self._store_token(key, current, token, notes)
-        due = member.accounts.rotation_due(inv.namespace, role, m.config.rotation_fraction)
-        return max(1.0, (due - m.now()).total_seconds()) if due else None
+        due = member.accounts.rotation_due(inv.namespace, role, config.rotation_fraction)
+        return max(1.0, (due - hub.now()).total_seconds()) if due else None
 
     async def _withdraw(self, key: ProfileKey) -> None:
         """Delete the token Secret of ``key`` if one exists (its inventory has no grant)."""
-        if self.manager.token_secrets.get(str(key)) is None:
+        if self.hub.token_secrets.get(str(key)) is None:
             return
-        await kube.delete(self.manager.hub, kube.SECRETS, key.name, namespace=key.namespace)
+        await kube.delete(self.hub.client, kube.SECRETS, key.name, namespace=key.namespace)
         self.forget(key)
         _log.info("deleted member token: its inventory has no grant", extra={"object": str(key)})
 
@@ -314,7 +272,7 @@ class TokenController:
         version, kept = await self.agents.token(member.name) or ("", None)
         if kept is None:
             return None
-        now = self.manager.now()
+        now = self.hub.now()
         if kept.expiration <= now:
             self.agents.report_expired(member.name, version, kept.expiration)
             return None
@@ -326,17 +284,13 @@ class TokenController:
         )
         if kept.issued is None:  # not said: left out, not "now" (a write per reconcile)
             del notes[ANNOTATION_TOKEN_ISSUED]
-        held = objects.annotations_of(self.manager.token_secrets.get(str(key)) or {})
+        held = objects.annotations_of(self.hub.token_secrets.get(str(key)) or {})
         if key in self._stored or any(held.get(k) != v for k, v in notes.items()):
             # A Secret this process did not write that holds this token already (a restart
             # or a takeover finds it there) is not written again: no write per profile.
             token = kube.ServiceAccountToken(token=kept.token, expiration=kept.expiration)
             await self._store_token(key, profile, token, notes)
         return max(1.0, (kept.expiration - now).total_seconds())
-
-    def forget(self, key: ProfileKey) -> None:
-        """Forget what was written for ``key`` (its profile was deleted)."""
-        self._stored.pop(key, None)
 
     async def _store_token(
         self,
@@ -349,8 +303,7 @@ class TokenController:
         digest = hashlib.sha256(
             json.dumps([data, annotations], sort_keys=True).encode()
         ).hexdigest()
-        m = self.manager
-        existing = m.token_secrets.get(str(key))
+        existing = self.hub.token_secrets.get(str(key))
         stored = self._stored.get(key)
         if (
             existing is not None
@@ -362,12 +315,12 @@ class TokenController:
         secret = token_secret(
             key,
             profile_uid=objects.meta(profile).get("uid"),
-            manager=m.config.name,
+            manager=self.hub.config.name,
             data=data,
             annotations=annotations,
         )
         written = await kube.apply(
-            m.hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER_CLUSTER_MANAGER
+            self.hub.client, kube.SECRETS, secret, field_manager=FIELD_MANAGER_CLUSTER_MANAGER
         )
         self._stored[key] = (digest, str(objects.meta(written).get("resourceVersion")))
         _log.info(

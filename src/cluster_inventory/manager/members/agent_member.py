@@ -3,7 +3,7 @@
 A member accepted in agent mode (``docs/agent.md``) is never dialled. Its agent keeps the
 MemberReport ``NS/NAME`` current and renews the heartbeat Lease ``NS/NAME``; the cluster
 manager reads both from its shared cache and turns them into the same
-:class:`~cluster_inventory.manager.status.Observation` a probed member's connection makes, so
+:class:`~cluster_inventory.manager.rules.status.Observation` a probed member's connection makes, so
 placement, member-id dedupe, sharding and the profiles' status treat both kinds alike:
 
 - :class:`~cluster_inventory.manager.rules.member_keys.AgentMemberKey` is the member pool's
@@ -13,11 +13,15 @@ placement, member-id dedupe, sharding and the profiles' status treat both kinds 
   when each heartbeat was last seen to change: a heartbeat is stale once a lease duration
   (the Lease's within the manager's bounds, else the manager's) x
   ``agent_heartbeat_multiple`` seconds pass on *our* monotonic clock without a renewal,
-  time we could not read the Leases aside (:mod:`~cluster_inventory.manager.heartbeats`);
+  time we could not read the Leases aside
+  (:mod:`~cluster_inventory.manager.rules.heartbeat_staleness`);
 - every field of the report is checked before it is copied, and a refused one keeps its
-  last good value (:mod:`~.agent_report_fields`, pure; ``ReportValid`` on the profiles);
-- :func:`agent_member_controller` reconciles a member when its report or Lease changes, and
-  again when its heartbeat would go stale: the expiry is timed, not polled.
+  last good value (:mod:`~cluster_inventory.manager.rules.agent_report_fields`, pure;
+  ``ReportValid`` on the profiles);
+- the agent member controller
+  (:mod:`~cluster_inventory.manager.controllers.agent_member_controller`) refreshes a member
+  when its report or Lease changes, and again when its heartbeat would go stale: the expiry
+  is timed, not polled;
 - :func:`agent_observation` is the pure mapping.
 """
 
@@ -26,8 +30,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
@@ -42,22 +46,12 @@ from cluster_inventory.manager.rules.agent_report_fields import (
     ReportFields,
     check_report,
 )
-from cluster_inventory.manager.rules.member_keys import AgentMemberKey, MemberKey
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 from cluster_inventory.manager.rules.status import ConditionState, Observation
-
-if TYPE_CHECKING:
-    from cluster_inventory.controller import Controller
-
-#: Makes a controller from a name, a reconcile returning a requeue delay (s), and workers.
-ControllerFactory = Callable[
-    [str, Callable[[Any], Coroutine[Any, Any, float | None]], int], "Controller[Any]"
-]
 
 __all__ = [
     "AgentMember",
     "AgentReports",
-    "ReportSink",
-    "agent_member_controller",
     "agent_observation",
 ]
 
@@ -260,51 +254,3 @@ class AgentMember:
                 extra={"cluster": self.label, "detail": updated.healthy.message[:200]},
             )
         self.on_change()
-
-
-#: Told of a member's report and its check after each reconcile (a Warning Event's writer).
-ReportSink = Callable[[Mapping[str, Any] | None, CheckedReport | None], Awaitable[None]]
-
-
-def agent_member_controller(
-    reports: AgentReports,
-    member: Callable[[MemberKey], object],
-    controller: ControllerFactory,
-    *,
-    on_report: ReportSink | None = None,
-) -> Controller[str]:
-    """The controller observing agent members: one key per member name.
-
-    A change of a member's report or Lease reconciles it; a reconcile asks to be run again
-    when the heartbeat would go stale. Members another replica holds (or none holds) are not
-    in this replica's pool: their reconcile does nothing.
-
-    Args:
-        reports: The hub's reports and heartbeats (the controller watches both caches).
-        member: The pool's member for a key, or None (``MemberPool.get``).
-        controller: Builds the controller (the cluster manager's, with its metrics and logs).
-        on_report: Awaited with the member's report and its check after each reconcile of
-            a member this replica holds (``ManagerReports.report_problems``).
-    """
-
-    async def reconcile(name: str) -> float | None:
-        found = member(AgentMemberKey(reports.namespace, name))
-        if not isinstance(found, AgentMember):
-            return None
-        fresh_for = found.refresh()
-        if on_report is not None:
-            await on_report(reports.report(name), found.checked)
-        return fresh_for
-
-    built = (
-        controller("cluster-manager-agents", reconcile, 1)
-        .watch(reports.reports, reports.keys)
-        .watch(reports.leases, reports.lease_keys)
-    )
-
-    def look_again() -> None:  # after a break every member needs its expiry timed again
-        for name in reports.names():
-            built.queue.add(name)
-
-    reports.on_resume(look_again)
-    return built

@@ -26,6 +26,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.controller.channel import Channel
 from cluster_inventory.controller.overload import (
     AdaptiveLimit,
     CpuPressure,
@@ -59,13 +60,14 @@ def _utcnow() -> dt.datetime:
 
 
 class MemberPool:
-    """The cluster manager's member connections, keyed by connection (see :func:`member_key`).
+    """The cluster manager's member connections, keyed by member (see :func:`member_key`).
+
+    What happens to members is sent on three channels (controller-runtime's
+    ``source.Channel``), which each controller subscribes to and maps to the keys of its own
+    queue.
 
     Args:
         config: The manager's settings.
-        on_change: Called with the connection key when a member's observation changes.
-        on_started: Called with the connection key once a member has started (first probe
-            answered, properties listed or given up on).
         now: Wall clock (token rotation).
         registry: Where the manager's and the pool's metrics are registered.
         lag: This process's event-loop lag (one is made and started with the pool if None).
@@ -75,14 +77,18 @@ class MemberPool:
         needs: ``(connection key, member id) -> what that member needs of the manager``
             (:class:`.grants.Needs`): the grants its accounts keep, and what a member that
             left keeps (another registration may reach the same member).
+
+    Attributes:
+        changed: Sends a member's key whenever its observation changes.
+        started: Sends a member's key once it started (its first probe answered, its
+            properties listed or given up on).
+        settled: Sends None whenever no member is starting any more (:attr:`starting`).
     """
 
     def __init__(
         self,
         config: ManagerConfig,
         *,
-        on_change: Callable[[MemberKey], None],
-        on_started: Callable[[MemberKey], None],
         now: Callable[[], dt.datetime] = _utcnow,
         registry: CollectorRegistry = REGISTRY,
         lag: LoopLag | None = None,
@@ -94,8 +100,9 @@ class MemberPool:
         self._needs = needs
         self.now = now
         self.registry = registry
-        self._on_change = on_change
-        self._on_started = on_started
+        self.changed: Channel[MemberKey] = Channel("member observation changed")
+        self.started: Channel[MemberKey] = Channel("member started")
+        self.settled: Channel[None] = Channel("no member starting")
         self._own_lag = lag is None
         window = max(60.0, 2 * config.probe_interval)
         self.lag = lag or LoopLag(
@@ -185,7 +192,7 @@ class MemberPool:
             )
 
     def _new_member(self, conn: MemberKey, seed: Observation | None) -> Member:
-        on_change = functools.partial(self._on_change, conn)
+        on_change = functools.partial(self.changed.send, conn)
         if isinstance(conn, AgentMemberKey):
             if self.agents is None:
                 raise ValueError(f"{conn}: a member pool without agent reports has none")
@@ -222,7 +229,9 @@ class MemberPool:
             else:
                 self.limit.success()
         self._starting.pop(conn, None)
-        self._on_started(conn)
+        self.started.send(conn)
+        if not self._starting:
+            self.settled.send(None)
 
     @staticmethod
     async def _start_member(member: Member) -> None:
@@ -256,7 +265,10 @@ class MemberPool:
                 registration may reach the same member) is removed too, in the background,
                 retried with backoff while the member does not answer.
         """
-        await kube.cancel_and_wait(self._starting.pop(conn, None))
+        starting = self._starting.pop(conn, None)
+        await kube.cancel_and_wait(starting)
+        if starting is not None and not self._starting:
+            self.settled.send(None)  # the last member starting was removed
         member = self._members.pop(conn, None)
         if member is not None:
             await member.stop()

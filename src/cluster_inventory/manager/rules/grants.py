@@ -14,12 +14,19 @@ manager writes (:func:`grant_of`), so nothing another manager or a person made i
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import LABEL_INVENTORY, LABEL_MANAGED_BY
+from cluster_inventory.api.constants import (
+    LABEL_INVENTORY,
+    LABEL_INVENTORY_MEMBER_ID,
+    LABEL_MANAGED_BY,
+)
+from cluster_inventory.manager.rules.inventory import Inventory, granted_roles
+from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.member_keys import MemberKey
 
 __all__ = [
     "BINDING",
@@ -31,6 +38,7 @@ __all__ = [
     "compare",
     "grant_of",
     "grant_selector",
+    "member_needs",
     "needed_grants",
     "orphans",
     "service_account_name",
@@ -139,6 +147,46 @@ class Needs:
 
     roles: Mapping[str, str]
     complete: bool = True
+
+
+def member_needs(
+    state: PlacementState,
+    profile_of: Callable[[str], Mapping[str, Any] | None],
+    conn: MemberKey,
+    member_id: str | None,
+) -> Needs:
+    """What the member reached through ``conn`` (member id ``member_id``) needs now.
+
+    Read from the inventory state: every inventory granted (:attr:`.inventory.Inventory.granted`)
+    that selects a registration reaching the member, through this connection or through any
+    other with the same member id (another registration, another replica's), and the
+    inventories of profiles held for an invalid registration of that member.
+
+    Args:
+        state: The desired profiles and what reaches which member.
+        profile_of: A stored profile by ``namespace/name`` (the hub cache), for the member ids
+            of held profiles.
+        conn: A member key.
+        member_id: The member's id (``kube-system`` UID), None if not known yet.
+
+    Returns:
+        The granted inventories of every registration reaching it and their roles;
+        ``complete`` is False while an invalid registration names no member.
+    """
+    names = state.names_of(conn) | (state.reaching(member_id) if member_id else set())
+    found: dict[str, Inventory] = {}
+    for name in names:
+        for inv in state.inventories_of(name):
+            found[inv.namespace] = inv
+    if member_id:
+        for keys in state.held_keys.values():
+            for key in keys:
+                held_id = objects.labels_of(profile_of(str(key)) or {}).get(
+                    LABEL_INVENTORY_MEMBER_ID
+                )
+                if held_id == member_id and key.namespace in state.inventories:
+                    found[key.namespace] = state.inventories[key.namespace]
+    return Needs(roles=granted_roles(found.values()), complete=state.held is not None)
 
 
 def needed_grants(roles: Mapping[str, str], *, manager: str, namespace: str) -> list[Grant]:

@@ -23,9 +23,23 @@ from cluster_inventory.manager.rules.inventory import DuplicateMember, Inventory
 from cluster_inventory.manager.rules.member_keys import MemberKey, member_key
 from cluster_inventory.manager.rules.registration import Registration
 
-__all__ = ["PlacementState", "PlacementStep"]
+__all__ = ["DeletedProfile", "PlacementState", "PlacementStep"]
 
 Entry = tuple[Registration, Inventory]
+
+
+@dataclass(frozen=True)
+class DeletedProfile:
+    """A profile of this manager that was deleted, and what it stood for.
+
+    Attributes:
+        key: The profile.
+        entry: Its registration and inventory while it was desired; None for a stray (a
+            profile no registration wanted).
+    """
+
+    key: ProfileKey
+    entry: Entry | None
 
 
 @dataclass(frozen=True, kw_only=True)
