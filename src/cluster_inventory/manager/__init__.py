@@ -1,13 +1,14 @@
 """manager: the cluster manager on a hub (``docs/manager.md``).
 
-Member registrations (:mod:`.registration`: Secrets; :mod:`.capi`: Cluster API
-Clusters; :mod:`.sources`: a static file and several sources at once) become
-ClusterProfiles in inventory namespaces (:mod:`.placement`, pure) with true status
-(:mod:`.status`, pure; observed by :mod:`.member`), access providers, and short-lived
-member tokens rotated into hub Secrets. :class:`ClusterManagerRunnable` is the reconciler;
-:func:`run_manager` the leader-elected process.
+Member registrations (:mod:`.sources`: Secrets, Cluster API Clusters, a static file, several
+at once) become ClusterProfiles in inventory namespaces (:mod:`.rules.inventory`, pure) with
+true status (:mod:`.rules.status`, pure; observed by :mod:`.members`), access providers, and
+short-lived member tokens rotated into hub Secrets (:mod:`.controllers`).
+:class:`ClusterManagerRunnable` wires them; :func:`run_manager` is the leader-elected
+process; :mod:`.admin` holds the one-shot operations the CLI runs. ``docs/architecture.md``
+names every module and its role.
 
-Names are imported on first use (PEP 562): the CLI reads the defaults in :mod:`.names`,
+Names are imported on first use (PEP 562): the CLI reads the defaults in :mod:`.rules.names`,
 and importing a submodule runs this package first, which must not cost the manager's
 imports (the kube client, pydantic) on every ``cluster-inventory`` command.
 """
@@ -27,7 +28,12 @@ if TYPE_CHECKING:
     from cluster_inventory.manager.controllers.inventory_controller import PLACEMENT
     from cluster_inventory.manager.members.connection import MemberConnection
     from cluster_inventory.manager.rules.grants import service_account_name
-    from cluster_inventory.manager.rules.inventory import Inventory, PlacementPlan, ProfileKey
+    from cluster_inventory.manager.rules.inventory import (
+        Inventory,
+        InventoryPlan,
+        PlacementPlan,
+        ProfileKey,
+    )
     from cluster_inventory.manager.rules.registration import (
         Registration,
         RegistrationError,
@@ -49,6 +55,7 @@ _WHERE = {
     "ManagerConfig": "config",
     "MemberConnection": "members.connection",
     "Inventory": "rules.inventory",
+    "InventoryPlan": "rules.inventory",
     "PlacementPlan": "rules.inventory",
     "ProfileKey": "rules.inventory",
     "Registration": "rules.registration",
@@ -75,6 +82,7 @@ __all__ = [
     "CombinedSource",
     "FileRegistrationSource",
     "Inventory",
+    "InventoryPlan",
     "ManagerConfig",
     "MemberConnection",
     "Observation",

@@ -34,7 +34,7 @@ from cluster_inventory.controller import Controller, ShardMembership, gc_pauses
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.controllers.agent_approver import AgentApprover
 from cluster_inventory.manager.controllers.agent_member_controller import AgentMemberController
-from cluster_inventory.manager.controllers.findings import ManagerReports
+from cluster_inventory.manager.controllers.findings import ManagerFindings
 from cluster_inventory.manager.controllers.grant_controller import GrantController
 from cluster_inventory.manager.controllers.hub import HubView
 from cluster_inventory.manager.controllers.inventory_controller import (
@@ -49,7 +49,7 @@ from cluster_inventory.manager.members.agent_credentials import AgentCredentials
 from cluster_inventory.manager.members.agent_reports import AgentReports
 from cluster_inventory.manager.members.pool import MemberPool
 from cluster_inventory.manager.rules.grants import member_needs
-from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.inventory_state import InventoryState
 from cluster_inventory.manager.rules.member_keys import MemberKey
 from cluster_inventory.manager.sources.combined import build_source
 from cluster_inventory.manager.sources.source import RegistrationSource
@@ -121,7 +121,7 @@ class ClusterManagerRunnable:
         self._started_since_settle = 0
         #: Agent members' reports and heartbeats (docs/agent.md), read by their pool members.
         self.agents = AgentReports(hub, config)
-        self.state = PlacementState()
+        self.state = InventoryState()
         self.members = MemberPool(
             config,
             now=now,
@@ -129,7 +129,7 @@ class ClusterManagerRunnable:
             agents=self.agents,
             needs=functools.partial(member_needs, self.state, self.hub.profiles.get),
         )
-        findings = ManagerReports(hub, self.metrics, identity=identity, now=now)
+        findings = ManagerFindings(hub, self.metrics, identity=identity, now=now)
         writer = ProfileWriter(self.hub)
         self.targets = ProfileTargets(self.state, self.hub.profiles, self.members)
         self.inventory = InventoryController(

@@ -397,10 +397,10 @@ async def test_refused_fields_are_one_warning_event_on_the_report_per_change() -
     from prometheus_client import CollectorRegistry
 
     from cluster_inventory.manager._metrics import ManagerMetrics
-    from cluster_inventory.manager.controllers.findings import ManagerReports
+    from cluster_inventory.manager.controllers.findings import ManagerFindings
 
     hub = _Hub()
-    reports = ManagerReports(
+    reports = ManagerFindings(
         hub,  # type: ignore[arg-type]
         ManagerMetrics.for_registry(CollectorRegistry()),
         identity="replica-1",

@@ -25,7 +25,7 @@ from cluster_inventory.manager.controllers.targets import ProfileTargets
 from cluster_inventory.manager.controllers.token_controller import TokenController
 from cluster_inventory.manager.members.agent_credentials import AgentCredentials
 from cluster_inventory.manager.members.pool import Member
-from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.inventory_state import InventoryState
 from cluster_inventory.manager.rules.member_keys import MemberKey
 
 A, B = ProfileKey("inv", "a"), ProfileKey("inv", "b")
@@ -68,7 +68,7 @@ async def tokens() -> AsyncIterator[_Tokens]:
     try:
         hub = HubView(client, config, now=_now, registry=CollectorRegistry(), identity="t")
         members, statuses = _Members(), list[Any]()
-        targets = ProfileTargets(PlacementState(), hub.profiles, members)
+        targets = ProfileTargets(InventoryState(), hub.profiles, members)
         controller = TokenController(
             hub, targets, members, AgentCredentials(client, config), statuses
         )

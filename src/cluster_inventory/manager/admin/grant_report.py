@@ -5,9 +5,9 @@ running. What is held is read on the member (:func:`.accounts.list_grants`); wha
 is read on the hub as the manager would decide it: the inventories holding a ClusterProfile
 of this manager for this member (label ``multicluster.x-k8s.io/inventory-member-id`` = the
 member's ``kube-system`` UID), each with the member role the manager's allow-list gives it
-(:func:`.placement.inventories`). An orphan is what the manager removes on its next
-connection to the member; one left on a member the manager no longer serves is for the
-operator to delete.
+(:func:`~cluster_inventory.manager.rules.inventory.inventories`). An orphan is what the
+manager removes on its next connection to the member; one left on a member the manager no
+longer serves is for the operator to delete.
 """
 
 from __future__ import annotations

@@ -5,14 +5,14 @@ MemberReport or heartbeat Lease refreshes its :class:`~..members.agent_member.Ag
 in the member pool, whose observation then flows to its profiles as a probed member's does;
 a reconcile asks to run again when the heartbeat would go stale, so the expiry is timed, not
 polled. A report whose fields were refused gets a Warning Event, once per set of refusals
-(:meth:`~.findings.ManagerReports.report_problems`). Members another replica holds (or none
+(:meth:`~.findings.ManagerFindings.report_problems`). Members another replica holds (or none
 holds) are not in this replica's pool: their reconcile does nothing.
 """
 
 from __future__ import annotations
 
 from cluster_inventory.controller import Controller, Result
-from cluster_inventory.manager.controllers.findings import ManagerReports
+from cluster_inventory.manager.controllers.findings import ManagerFindings
 from cluster_inventory.manager.controllers.hub import HubView
 from cluster_inventory.manager.members.agent_member import AgentMember
 from cluster_inventory.manager.members.agent_reports import AgentReports
@@ -43,7 +43,7 @@ class AgentMemberController:
         hub: HubView,
         reports: AgentReports,
         members: MemberPool,
-        findings: ManagerReports,
+        findings: ManagerFindings,
     ) -> None:
         self.reports = reports
         self.members = members

@@ -2,7 +2,7 @@
 
 A broken registration, a duplicate member, a source that cannot be read, profiles held
 because of an invalid registration and an inventory asking for a member role its cluster set
-does not allow are reported once per change (not once per placement),
+does not allow are reported once per change (not once per inventory pass),
 so a fleet of thousands with one bad Secret does not flood the log or the Event API. Events
 are best effort (:func:`cluster_inventory.kube.events.record_event`); nothing here decides.
 """
@@ -33,12 +33,12 @@ from cluster_inventory.manager.rules.registration import (
     RegistrationError,
 )
 
-__all__ = ["ManagerReports"]
+__all__ = ["ManagerFindings"]
 
 _log = logging.getLogger("cluster_inventory.manager")
 
 
-class ManagerReports:
+class ManagerFindings:
     """Report the manager's findings once per change.
 
     Args:

@@ -40,9 +40,9 @@ K = TypeVar("K", bound=Hashable)
 _log = logging.getLogger("cluster_inventory.manager")
 
 #: The profile cache's index by profile name (every inventory's profile of one member).
-PROFILES_BY_NAME = "placement-name"
+PROFILES_BY_NAME = "profiles-by-name"
 #: The profile cache's index by ``inventory/member id`` (their member-id label).
-PROFILES_BY_MEMBER_ID = "placement-member-id"
+PROFILES_BY_MEMBER_ID = "profiles-by-member-id"
 
 
 def _inventory_member_id(profile: dict[str, Any]) -> list[str]:

@@ -15,7 +15,7 @@ that queue it say what they touched (a registration, a member's first verdict or
 profile), and a pass places only those registrations and the ones sharing a member id with
 them. A change of the
 inventories, of the replicas, of a source's health, or a pass that failed, makes the next pass
-full. A cold start of N members so costs O(N) placement work, not O(N) per batch of members.
+full. A cold start of N members so costs O(N) work here, not O(N) per batch of members.
 
 What a pass decided for the other controllers is sent on its channels: the profiles it placed
 anew (:attr:`InventoryController.placed`: their status follows), those it deleted
@@ -38,7 +38,7 @@ from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.controller import Channel, Controller, Result
 from cluster_inventory.kube.informer import ADDED, DELETED, MODIFIED
-from cluster_inventory.manager.controllers.findings import ManagerReports
+from cluster_inventory.manager.controllers.findings import ManagerFindings
 from cluster_inventory.manager.controllers.hub import (
     PROFILES_BY_MEMBER_ID,
     PROFILES_BY_NAME,
@@ -55,7 +55,7 @@ from cluster_inventory.manager.rules.inventory import (
     held_members,
     inventories,
 )
-from cluster_inventory.manager.rules.inventory_state import DeletedProfile, PlacementState
+from cluster_inventory.manager.rules.inventory_state import DeletedProfile, InventoryState
 from cluster_inventory.manager.rules.member_keys import MemberKey, member_key
 from cluster_inventory.manager.rules.registration import Registration
 from cluster_inventory.manager.rules.status import Observation, seed_observation
@@ -98,11 +98,11 @@ class InventoryController:
         self,
         hub: HubView,
         source: RegistrationSource,
-        state: PlacementState,
+        state: InventoryState,
         members: MemberPool,
         writer: ProfileWriter,
         targets: ProfileTargets,
-        findings: ManagerReports,
+        findings: ManagerFindings,
     ) -> None:
         self.hub = hub
         self.source = source

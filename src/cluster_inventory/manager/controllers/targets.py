@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, Protocol
 from cluster_inventory import kube
 from cluster_inventory.manager.members.pool import Member
 from cluster_inventory.manager.rules.inventory import Inventory, ProfileKey
-from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.inventory_state import InventoryState
 from cluster_inventory.manager.rules.member_keys import MemberKey, member_key
 from cluster_inventory.manager.rules.registration import Registration
 
@@ -57,7 +57,7 @@ class ProfileTargets:
     """
 
     def __init__(
-        self, state: PlacementState, profiles: kube.NamespacedInformer, members: MemberLookup
+        self, state: InventoryState, profiles: kube.NamespacedInformer, members: MemberLookup
     ) -> None:
         self.state = state
         self.profiles = profiles

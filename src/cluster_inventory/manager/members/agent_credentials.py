@@ -11,8 +11,8 @@ token Secret of the member, the same Secret it writes for a probed member (so th
   changed, shared by all inventories of the member, never on every reconcile;
 - a change of a credential Secret queues the token keys of the member's profiles
   (:meth:`AgentCredentials.keys`); the token controller
-  (:meth:`~.tokens.TokenController.reconcile`) writes a profile's Secret only when the token
-  changed;
+  (:mod:`~cluster_inventory.manager.controllers.token_controller`) writes a profile's Secret
+  only when the token changed;
 - an empty credential (no agent keeps one, or not yet) writes nothing; an expired one writes
   nothing either (the Secret there stays) and says so once in the log, without the token.
 """

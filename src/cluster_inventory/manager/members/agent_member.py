@@ -4,7 +4,7 @@ A member accepted in agent mode (``docs/agent.md``) is never dialled. Its agent 
 MemberReport ``NS/NAME`` current and renews the heartbeat Lease ``NS/NAME``; the cluster
 manager reads both from its shared cache and turns them into the same
 :class:`~cluster_inventory.manager.rules.status.Observation` a probed member's connection makes, so
-placement, member-id dedupe, sharding and the profiles' status treat both kinds alike:
+inventories, member-id dedupe, sharding and the profiles' status treat both kinds alike:
 
 - :class:`~cluster_inventory.manager.rules.member_keys.AgentMemberKey` is the member pool's
   key for an agent member (never dialled); :class:`AgentMember` takes the place of a

@@ -1,9 +1,10 @@
 """The hub's MemberReports and heartbeat Leases of agent members, from the shared cache.
 
 :class:`AgentReports` holds the two hub caches (``docs/agent.md``, "The hub side") and when
-each heartbeat was last seen to change (:class:`~cluster_inventory.manager.heartbeats.Heartbeats`,
-the pure timing rule: our own monotonic clock, never the agent's; our own blindness never
-counts against an agent). :mod:`.agent_members` turns what it holds into observations.
+each heartbeat was last seen to change
+(:class:`~cluster_inventory.manager.rules.heartbeat_staleness.Heartbeats`, the pure timing
+rule: our own monotonic clock, never the agent's; our own blindness never counts against an
+agent). :mod:`.agent_member` turns what it holds into observations.
 """
 
 from __future__ import annotations
@@ -154,8 +155,8 @@ class AgentReports:
 
         A Lease that is missing is stale at once; one never seen renewed counts from when
         this replica first saw it; time this replica could not read the Leases does not
-        count (:mod:`~cluster_inventory.manager.heartbeats`): while it cannot, no heartbeat
-        turns stale and there is no time to look again (the resume is).
+        count (:mod:`~cluster_inventory.manager.rules.heartbeat_staleness`): while it cannot,
+        no heartbeat turns stale and there is no time to look again (the resume is).
         """
         lease = self.leases.get(f"{self.namespace}/{name}")
         if lease is None:

@@ -1,7 +1,7 @@
 """The member pool: one connection per member, started at the pace this replica can take.
 
-Every controller of the cluster manager (placement, status, tokens) works on the same
-:class:`MemberPool`: a :class:`~cluster_inventory.manager.member.MemberConnection` per
+Every controller of the cluster manager (inventory, status, tokens, grants) works on the same
+:class:`MemberPool`: a :class:`~cluster_inventory.manager.members.connection.MemberConnection` per
 distinct connection (server, CA, credential), started in the background and stopped when no
 registration needs it any more.
 
@@ -167,7 +167,7 @@ class MemberPool:
         message) is never contacted: its connection only records why (also one already
         known). ``seeds`` (connection key -> observation) are what a profile's last holder
         observed: such a member starts with its ClusterProperty list, not a probe
-        (:meth:`_start_member`, :func:`~cluster_inventory.manager.status.seed_observation`).
+        (:meth:`_start_member`, :func:`~cluster_inventory.manager.rules.status.seed_observation`).
         """
         seeds = seeds or {}
         if not self._starting and len(conns) >= _BURST:

@@ -1,7 +1,7 @@
 """What a Cluster API ``Cluster`` and its kubeconfig Secret mean as a registration (pure).
 
 Facts from the Cluster API contract (``sigs.k8s.io/cluster-api`` v1.13, ``api/core/v1beta2``
-and ``util/secret``); :class:`~cluster_inventory.manager.capi.ClusterAPISource` watches the
+and ``util/secret``); :class:`~cluster_inventory.manager.sources.capi.ClusterAPISource` watches the
 objects and calls :func:`cluster_registration` (``docs/manager.md``).
 """
 

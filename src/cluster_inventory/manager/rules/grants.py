@@ -1,6 +1,6 @@
 """What a cluster manager holds on a member for its consumers, and what it needs there. Pure.
 
-For each inventory its consumers are granted (:attr:`.placement.Inventory.granted`), the
+For each inventory its consumers are granted (:attr:`.inventory.Inventory.granted`), the
 manager keeps on every member of the inventory's cluster sets a ServiceAccount
 ``<manager>-<inventory>`` in its member namespace and a ClusterRoleBinding
 ``<account>:<role>`` binding it to the inventory's member role. Both carry the labels
@@ -25,7 +25,7 @@ from cluster_inventory.api.constants import (
     LABEL_MANAGED_BY,
 )
 from cluster_inventory.manager.rules.inventory import Inventory, granted_roles
-from cluster_inventory.manager.rules.inventory_state import PlacementState
+from cluster_inventory.manager.rules.inventory_state import InventoryState
 from cluster_inventory.manager.rules.member_keys import MemberKey
 
 __all__ = [
@@ -150,7 +150,7 @@ class Needs:
 
 
 def member_needs(
-    state: PlacementState,
+    state: InventoryState,
     profile_of: Callable[[str], Mapping[str, Any] | None],
     conn: MemberKey,
     member_id: str | None,

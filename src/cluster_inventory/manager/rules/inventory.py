@@ -1,4 +1,4 @@
-"""Inventory placement: which ClusterProfiles should exist. Pure functions of plain data.
+"""Inventories: which ClusterProfiles should exist in which namespace. Pure, plain data.
 
 An inventory is a hub namespace. A namespace labelled ``multicluster.x-k8s.io/clusterset``
 (or named in the manager's fixed inventories) receives one profile per member of its set(s);
@@ -23,6 +23,7 @@ from cluster_inventory.manager.rules.registration import Registration, Registrat
 __all__ = [
     "DuplicateMember",
     "Inventory",
+    "InventoryPlan",
     "PlacementPlan",
     "ProfileKey",
     "desired_profiles",
@@ -126,7 +127,7 @@ class DuplicateMember:
         registration: The registration left out.
         kept: The registration whose profile stands for the member (the one whose profile
             carries the member id already, else the first by name;
-            :meth:`~cluster_inventory.manager.placement_state.PlacementState.place`).
+            :meth:`~cluster_inventory.manager.rules.inventory_state.InventoryState.place`).
         member_id: The member id both reach (the member's ``kube-system`` namespace UID).
     """
 
@@ -148,7 +149,7 @@ def members_and_duplicates(
     inventories: Mapping[str, Inventory],
     member_ids: Mapping[str, str],
 ) -> tuple[dict[ProfileKey, tuple[Registration, Inventory]], list[DuplicateMember]]:
-    """:func:`desired_profiles` and :func:`duplicate_members` at once (a placement needs both)."""
+    """:func:`desired_profiles` and :func:`duplicate_members` at once (a pass needs both)."""
     out: dict[ProfileKey, tuple[Registration, Inventory]] = {}
     dups: list[DuplicateMember] = []
     names = sorted(registrations)
@@ -185,8 +186,8 @@ def desired_profiles(
             Registrations that reach one member stand for it once: an inventory gets a
             profile for the first of them by name only (KEP-4322 after #6237: at most one
             profile per member cluster in an inventory; see :func:`duplicate_members`). The
-            manager's placement also prefers the one whose profile carries the member id
-            already (:meth:`.placement_state.PlacementState.place`).
+            manager's inventory controller also prefers the one whose profile carries the
+            member id already (:meth:`.inventory_state.InventoryState.place`).
     """
     return members_and_duplicates(registrations, inventories, member_ids or {})[0]
 
@@ -201,18 +202,23 @@ def duplicate_members(
 
 
 @dataclass(frozen=True)
-class PlacementPlan:
-    """What placement has to do: create and delete, in sorted order."""
+class InventoryPlan:
+    """What a pass has to do: create and delete, in sorted order."""
 
     create: list[ProfileKey]
     delete: list[ProfileKey]
+
+
+#: The name :class:`InventoryPlan` had while the manager's inventories were called placement
+#: (``cluster_inventory.manager.PlacementPlan`` is public).
+PlacementPlan = InventoryPlan
 
 
 def plan(
     desired: Iterable[ProfileKey],
     existing: Iterable[ProfileKey],
     inventories: Mapping[str, Inventory],
-) -> PlacementPlan:
+) -> InventoryPlan:
     """Desired minus existing to create; existing (ours) minus desired to delete.
 
     Nothing is created or deleted in a terminating namespace.
@@ -224,7 +230,7 @@ def plan(
     """
     frozen = {n for n, inv in inventories.items() if inv.terminating}
     want, have = set(desired), set(existing)
-    return PlacementPlan(
+    return InventoryPlan(
         create=sorted(k for k in want - have if k.namespace not in frozen),
         delete=sorted(k for k in have - want if k.namespace not in frozen),
     )

@@ -1,15 +1,15 @@
-"""Incremental placement: the desired profiles kept up to date name by name. Pure, no I/O.
+"""The desired profiles of every inventory, kept up to date name by name. Pure, no I/O.
 
-A full placement (:func:`.placement.members_and_duplicates` and :func:`.placement.plan` over
+A full pass (:func:`.inventory.members_and_duplicates` and :func:`.inventory.plan` over
 every registration) costs O(registrations x inventories), and a cold start of N members asks
 for one after every batch of first member answers: O(N^2) over the start. A
-:class:`PlacementState` keeps the last result and places again only the registrations an event
+:class:`InventoryState` keeps the last result and places again only the registrations an event
 touched, together with the registrations sharing a member id with them (one member reached
 through several registrations keeps one profile per inventory, so a change in such a *dedupe
 group* can move the profile from one name to another). The caller says what an event touched
-(:meth:`~PlacementState.set_registrations`, :meth:`~PlacementState.names_of`); a change of
+(:meth:`~InventoryState.set_registrations`, :meth:`~InventoryState.names_of`); a change of
 the inventories or of this replica's share of the members calls
-:meth:`~PlacementState.reset`, after which every name is placed again. Results equal the full
+:meth:`~InventoryState.reset`, after which every name is placed again. Results equal the full
 computation's (``tests/unit/manager/test_placement_state.py`` checks it on random sequences
 of events).
 """
@@ -23,7 +23,7 @@ from cluster_inventory.manager.rules.inventory import DuplicateMember, Inventory
 from cluster_inventory.manager.rules.member_keys import MemberKey, member_key
 from cluster_inventory.manager.rules.registration import Registration
 
-__all__ = ["DeletedProfile", "PlacementState", "PlacementStep"]
+__all__ = ["DeletedProfile", "InventoryState", "InventoryStep"]
 
 Entry = tuple[Registration, Inventory]
 
@@ -43,7 +43,7 @@ class DeletedProfile:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PlacementStep:
+class InventoryStep:
     """What one pass decided for the names it placed.
 
     Attributes:
@@ -66,15 +66,15 @@ class PlacementStep:
     stop: dict[MemberKey, bool] = field(default_factory=dict)
 
 
-class PlacementState:
+class InventoryState:
     """The desired profiles of one replica, and the indexes that place a name alone.
 
     Attributes:
         registrations: Every valid registration by name (this replica's or not).
         inventories: By namespace.
-        held: Member names whose profiles are held (see :func:`.placement.held_members`);
+        held: Member names whose profiles are held (see :func:`.inventory.held_members`);
             None holds every deletion.
-        desired: This replica's desired profiles (what :func:`.placement.desired_profiles`
+        desired: This replica's desired profiles (what :func:`.inventory.desired_profiles`
             gives over every registration with the member ids, kept for owned names).
         by_member: Desired profiles by member connection key.
         member_ids: Registration name -> member id, for the names some inventory selects.
@@ -229,7 +229,7 @@ class PlacementState:
         existing: Callable[[str], Collection[ProfileKey]],
         started: Collection[MemberKey] = (),
         holders: Callable[[str, str], Collection[str]] = lambda namespace, member_id: (),
-    ) -> PlacementStep:
+    ) -> InventoryStep:
         """Place ``names`` again, with their dedupe groups; what to create, delete, stop.
 
         Args:
@@ -303,7 +303,7 @@ class PlacementState:
             if conn in started and not self._needed(conn):
                 kept = self.held is None or any(k.name in self.held for k in previous[conn])
                 stop[conn] = not kept and not self._wanted(conn)
-        return PlacementStep(
+        return InventoryStep(
             create=sorted(create),
             delete=sorted(delete),
             dropped=dropped,

@@ -48,7 +48,7 @@ def member_key(reach: MemberKey) -> MemberKey:
 
     A connection without its display name and namespace (they do not change which API
     server is reached with which credential); an :class:`AgentMemberKey` as it is.
-    Memoized: a placement asks for the key of every registration, thousands at a time.
+    Memoized: an inventory pass asks for the key of every registration, thousands at a time.
     """
     if isinstance(reach, AgentMemberKey):
         return reach
