@@ -154,11 +154,8 @@ DefaultMemberRoleOption = Annotated[
 
 def _member_roles(values: list[str] | None, path: Path | None) -> dict[str, tuple[str, ...]]:
     """The allow-list from ``--member-roles`` and ``--member-roles-file`` (a set in one only)."""
-    from cluster_inventory.manager.rules.member_roles import (
-        MemberRolesError,
-        parse_member_roles,
-        read_member_roles_file,
-    )
+    from cluster_inventory.manager.config import read_member_roles_file
+    from cluster_inventory.manager.rules.member_roles import MemberRolesError, parse_member_roles
 
     try:
         listed = read_member_roles_file(str(path)) if path is not None else {}

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+import yaml
+
+from cluster_inventory import _yaml
+from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import label_value_problem
 from cluster_inventory.api.advertised_urls import AddressPolicy
 from cluster_inventory.api.constants import (
@@ -15,10 +20,14 @@ from cluster_inventory.api.constants import (
     PROPERTY_VALUE_MAX_LENGTH,
 )
 from cluster_inventory.manager.rules.agent_report_fields import ReportBounds
-from cluster_inventory.manager.rules.member_roles import MemberRoles
+from cluster_inventory.manager.rules.member_roles import (
+    MemberRoles,
+    MemberRolesError,
+    member_roles_of,
+)
 from cluster_inventory.manager.rules.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
-__all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source"]
+__all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source", "read_member_roles_file"]
 
 #: What ``manager run --source`` accepts.
 SOURCE_KINDS = ("secrets", "capi", "file:PATH")
@@ -35,6 +44,24 @@ def parse_source(spec: str) -> tuple[str, str]:
     if spec.startswith("file:") and len(spec) > 5:
         return "file", spec[5:]
     raise ValueError(f"unknown registration source {spec!r}; use one of {', '.join(SOURCE_KINDS)}")
+
+
+def read_member_roles_file(path: str) -> dict[str, tuple[str, ...]]:
+    """The allow-list of member roles in a YAML file (``--member-roles-file``), read once.
+
+    Its shape is :func:`~.rules.member_roles.member_roles_of`'s: ``prod: [view, edit]``.
+
+    Raises:
+        MemberRolesError: The file cannot be read, is not YAML or not such a mapping, or
+            names a bad role; the message names the file and the entry.
+    """
+    try:
+        doc: Any = _yaml.load(read_text(path))
+    except UnreadableFileError as exc:
+        raise MemberRolesError(path, exc.problem) from None
+    except yaml.YAMLError as exc:
+        raise MemberRolesError(path, _yaml.describe(exc)) from None
+    return member_roles_of(doc, path)
 
 
 #: A condition message's limit (``metav1.Condition``, the ClusterProfile CRD).

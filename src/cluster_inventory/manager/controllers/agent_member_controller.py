@@ -1,12 +1,12 @@
 """The agent member controller: each agent member observed again when its report or Lease moves.
 
-One key per member name (``docs/agent.md``, "The hub side"). A change of a member's
-MemberReport or heartbeat Lease refreshes its :class:`~..members.agent_member.AgentMember`
-in the member pool, whose observation then flows to its profiles as a probed member's does;
-a reconcile asks to run again when the heartbeat would go stale, so the expiry is timed, not
-polled. A report whose fields were refused gets a Warning Event, once per set of refusals
-(:meth:`~.findings.ManagerFindings.report_problems`). Members another replica holds (or none
-holds) are not in this replica's pool: their reconcile does nothing.
+One key per member name (``docs/agent.md``, "The hub side"). A change of a member's MemberReport or
+heartbeat Lease refreshes its :class:`~cluster_inventory.manager.members.agent_member.AgentMember`
+in the member pool, whose observation then flows to its profiles as a probed member's does; a
+reconcile asks to run again when the heartbeat would go stale, so the expiry is timed, not polled. A
+report whose fields were refused gets a Warning Event, once per set of refusals
+(:meth:`~.findings.ManagerFindings.report_problems`). Members another replica holds (or none holds)
+are not in this replica's pool: their reconcile does nothing.
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ member connection is reconciled when it starts (also a takeover by a shard), whe
 again after a failure (then it is listed again), and after an inventory change; never at rest
 (``docs/scale.md``).
 
-What a member needs is :func:`~..rules.grants.member_needs` (pure, over the inventory state);
-nothing is removed while an invalid registration names no member. The member pool's events
-(a start, a change, none starting any more) and the inventory controller's (a profile
-deleted, the inventories changed) queue the members they touch: the cluster manager
-subscribes :meth:`GrantController.member_changed` and the others to them.
+What a member needs is :func:`~cluster_inventory.manager.rules.grants.member_needs` (pure, over the
+inventory state); nothing is removed while an invalid registration names no member. The member
+pool's events (a start, a change, none starting any more) and the inventory controller's (a profile
+deleted, the inventories changed) queue the members they touch: the cluster manager subscribes
+:meth:`GrantController.member_changed` and the others to them.
 """
 
 from __future__ import annotations

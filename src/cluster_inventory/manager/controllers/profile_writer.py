@@ -5,12 +5,13 @@ of a profile goes through :class:`ProfileWriter` (``docs/manager.md``, ``docs/sc
 
 - its labels and spec (:meth:`ProfileWriter.metadata`), created once by the inventory
   controller and applied again by the status controller only when they differ;
-- its status, applied only when :func:`~..rules.status.status_matches` says it differs
+- its status, applied only when
+  :func:`~cluster_inventory.manager.rules.status.status_matches` says it differs
   (KEP-4322: fewer than one write per 30 s per profile; at rest, none), counted in
   ``cluster_inventory_profile_status_writes_total``; the echo of our own write is known by its
   resourceVersion (:meth:`ProfileWriter.is_echo`);
 - sharded, every write is conditional on the resourceVersion read and names its holder
-  (:mod:`..rules.fence`); one the hub refuses with 409 is counted in
+  (:mod:`~cluster_inventory.manager.rules.fence`); one the hub refuses with 409 is counted in
   ``cluster_inventory_shard_fenced_writes_total`` and raised as :class:`FencedWrite`;
 - giving a profile up to another replica (:meth:`ProfileWriter.release`) and deleting it with
   its token Secret (:meth:`ProfileWriter.delete`);

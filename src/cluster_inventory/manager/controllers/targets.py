@@ -1,8 +1,9 @@
 """What a profile key stands for now: its registration, inventory, stored profile and member.
 
 The status and token controllers reconcile profile keys; both start from the same question,
-answered here from the inventory state (:mod:`..rules.inventory_state`: which profiles this
-replica keeps), the hub cache and the member pool, never from another controller.
+answered here from the inventory state
+(:mod:`~cluster_inventory.manager.rules.inventory_state`: which profiles this replica keeps),
+the hub cache and the member pool, never from another controller.
 """
 
 from __future__ import annotations

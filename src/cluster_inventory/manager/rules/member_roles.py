@@ -18,10 +18,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from cluster_inventory import _yaml
-from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE
 
 __all__ = [
@@ -29,8 +25,8 @@ __all__ = [
     "MemberRolesError",
     "RoleDecision",
     "check_role_name",
+    "member_roles_of",
     "parse_member_roles",
-    "read_member_roles_file",
 ]
 
 
@@ -175,32 +171,30 @@ def parse_member_roles(
     return out
 
 
-def read_member_roles_file(path: str) -> dict[str, tuple[str, ...]]:
-    """The allow-list in a YAML file: a mapping of cluster set to a list of roles.
+def member_roles_of(doc: Any, source: str) -> dict[str, tuple[str, ...]]:
+    """The allow-list a decoded YAML document holds: cluster set -> a list of roles.
 
-    ``prod: [view, edit]`` allows ``view`` (the default) and ``edit`` in set ``prod``. Read
-    once, at start.
+    ``prod: [view, edit]`` allows ``view`` (the default) and ``edit`` in set ``prod``.
+
+    Args:
+        doc: The document (``--member-roles-file``, read by
+            :func:`~cluster_inventory.manager.config.read_member_roles_file`).
+        source: Where it came from, for messages.
 
     Raises:
-        MemberRolesError: The file cannot be read, is not such a mapping, or names a bad role;
-            the message names the file and the entry.
+        MemberRolesError: It is not such a mapping, or names a bad role; the message names
+            the source and the entry.
     """
-    try:
-        doc: Any = _yaml.load(read_text(path))
-    except UnreadableFileError as exc:
-        raise MemberRolesError(path, exc.problem) from None
-    except yaml.YAMLError as exc:
-        raise MemberRolesError(path, _yaml.describe(exc)) from None
     if not isinstance(doc, dict):
-        raise MemberRolesError(path, "must be a mapping of cluster set to a list of roles")
+        raise MemberRolesError(source, "must be a mapping of cluster set to a list of roles")
     out: dict[str, tuple[str, ...]] = {}
     for clusterset, roles in doc.items():
         if isinstance(roles, str):
             roles = [roles]
         if not isinstance(clusterset, str) or not isinstance(roles, list) or not roles:
-            raise MemberRolesError(path, f"{clusterset!r}: must be a list of ClusterRole names")
+            raise MemberRolesError(source, f"{clusterset!r}: must be a list of ClusterRole names")
         try:
             out[clusterset] = tuple(check_role_name(str(r)) for r in roles)
         except ValueError as exc:
-            raise MemberRolesError(path, f"{clusterset}: {exc}") from None
+            raise MemberRolesError(source, f"{clusterset}: {exc}") from None
     return out
