@@ -122,7 +122,7 @@ async def _render(page: Page, url: str, rows: int) -> float:
 
 async def _live(page: Page, hub: kube.ApiClient, i: int, healthy: bool) -> float:
     body = {**_profile(i), "status": _status(i, healthy)}
-    member = f"uid-{i:05d}"
+    member = f"{NAMESPACE}/member-{i:05d}"  # a row is addressed by its first profile
     selector = f'tr[data-member="{member}"]'
     row = f"document.querySelector({json.dumps(selector)})"
     want = "True" if healthy else "False"

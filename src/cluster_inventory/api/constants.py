@@ -100,18 +100,24 @@ __all__ = [
     "MEMBER_REPORT_CRD",
     "MEMBER_REPORT_KIND",
     "MEMBER_REPORT_PLURAL",
+    "METRIC_PROFILE_CONDITION",
+    "METRIC_PROFILE_CONDITION_REASON",
     "PLACEMENT_DECISION_CRD",
     "PLACEMENT_DECISION_KIND",
     "PLACEMENT_DECISION_MAX_DECISIONS",
     "PLACEMENT_DECISION_PLURAL",
     "PLACEMENT_SCHEDULER_NAME",
+    "PROFILE_CONDITION_STATUSES",
     "PROJECT_DOMAIN",
     "PROPERTY_CAPI_VERSION",
     "PROPERTY_CLUSTER_ID",
     "PROPERTY_CLUSTER_SET",
     "PROPERTY_NAME_MAX_LENGTH",
     "PROPERTY_VALUE_MAX_LENGTH",
+    "REASON_AGENT_HEARTBEAT_STALE",
+    "REASON_AGENT_NOT_REPORTED",
     "REASON_AGENT_REPORTED",
+    "REASON_AGENT_REPORTING",
     "REASON_INVALID_REPORT_FIELD",
     "REASON_MEMBER_ROLE_NOT_ALLOWED",
     "REASON_MIGRATION_FAILED",
@@ -350,6 +356,12 @@ REASON_REPORT_VALID = "ReportFieldsValid"
 REASON_INVALID_REPORT_FIELD = "InvalidReportField"
 #: ``ControlPlaneHealthy`` reason of an agent member whose agent gives none (or one refused).
 REASON_AGENT_REPORTED = "AgentReported"
+#: Reasons of an agent member's ``Joined`` and ``ControlPlaneHealthy`` (docs/agent.md, "The
+#: hub side"): it reports; it has not reported yet; its heartbeat Lease went stale. A reader
+#: tells a pull-mode member from a probed one by them (the dashboard's member page).
+REASON_AGENT_REPORTING = "AgentReporting"
+REASON_AGENT_NOT_REPORTED = "AgentNotReported"
+REASON_AGENT_HEARTBEAT_STALE = "AgentHeartbeatStale"
 
 #: Label naming the sync instance that wrote an object (beside ``app.kubernetes.io/managed-by``
 #: naming the sync): two syncs of one kind (say two MultiKueue configs) each keep only theirs.
@@ -413,3 +425,14 @@ REPORTING_CONTROLLER_MIRROR = f"{PROJECT_DOMAIN}/mirror"
 REPORTING_CONTROLLER_ARGOCD = f"{PROJECT_DOMAIN}/argocd-sync"
 #: ``reportingController`` of the MultiKueue sync's Events.
 REPORTING_CONTROLLER_MULTIKUEUE = f"{PROJECT_DOMAIN}/multikueue-sync"
+
+#: kube-state-metrics-style series of a profile's conditions
+#: (``kube_node_status_condition{node,condition,status}``'s shape): labels ``namespace``,
+#: ``name``, ``condition``, ``status``; three series per condition, 1 on the current status.
+METRIC_PROFILE_CONDITION = "cluster_inventory_cluster_profile_condition"
+#: The ``status`` label values of :data:`METRIC_PROFILE_CONDITION`, as kube-state-metrics
+#: spells a condition's ``True``, ``False`` and ``Unknown``.
+PROFILE_CONDITION_STATUSES = ("true", "false", "unknown")
+#: Companion series: 1 for a condition's current ``reason`` (labels ``namespace``, ``name``,
+#: ``condition``, ``reason``), as ``kube_pod_status_reason``; what an outage is blamed on.
+METRIC_PROFILE_CONDITION_REASON = "cluster_inventory_cluster_profile_condition_reason"

@@ -29,7 +29,7 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.shapes import RawAccessProvider, RawClusterProfile
 
-__all__ = ["ConditionView", "ProfileView", "format_time", "parse_time"]
+__all__ = ["ConditionView", "EventView", "ProfileView", "format_time", "parse_time"]
 
 
 _V = TypeVar("_V")
@@ -288,3 +288,81 @@ class ProfileView:
             if provider.get("name") == name:
                 return provider
         return None
+
+
+def _count(value: Any) -> int:
+    return value if type(value) is int and value > 0 else 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventView:
+    """One ``events.k8s.io/v1`` Event, decoded once, as ``kubectl describe`` reads it.
+
+    An Event seen again is one object with a ``series`` (client-go's EventRecorder counts it
+    there rather than writing another); ``deprecated*`` fields are read where a core/v1
+    writer set them. Build it with :meth:`of`; like :class:`ProfileView` it never raises.
+
+    Attributes:
+        name: ``metadata.name``.
+        namespace: ``metadata.namespace``.
+        type: ``Normal`` or ``Warning`` (what was stored).
+        reason: CamelCase reason, e.g. ``RenderFailed``.
+        note: The message (``note``; core/v1's ``message`` where ``note`` is absent).
+        action: What the reporter was doing.
+        controller: ``reportingController`` (core/v1's ``source.component`` else).
+        instance: ``reportingInstance`` (core/v1's ``source.host`` else).
+        first: When it was first seen: ``eventTime``, else ``deprecatedFirstTimestamp``,
+            else ``metadata.creationTimestamp``; None if none parses.
+        last: When it was last seen: ``series.lastObservedTime``, else
+            ``deprecatedLastTimestamp``, else :attr:`first`.
+        count: How often it was seen: ``series.count``, else ``deprecatedCount``, else 1.
+        regarding: ``regarding`` (the object it is about) as stored, string values only.
+    """
+
+    name: str = ""
+    namespace: str = ""
+    type: str = ""
+    reason: str = ""
+    note: str = ""
+    action: str = ""
+    controller: str = ""
+    instance: str = ""
+    first: dt.datetime | None = None
+    last: dt.datetime | None = None
+    count: int = 1
+    regarding: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, event: Mapping[str, Any]) -> EventView:
+        """Decode ``event`` (a dict as the API server returns it). Never raises.
+
+        Args:
+            event: An ``events.k8s.io/v1`` Event, possibly malformed.
+        """
+        meta = _mapping(event.get("metadata"))
+        series = _mapping(event.get("series"))
+        source = _mapping(event.get("deprecatedSource"))
+        first = (
+            parse_time(event.get("eventTime"))
+            or parse_time(event.get("deprecatedFirstTimestamp"))
+            or parse_time(meta.get("creationTimestamp"))
+        )
+        last = (
+            parse_time(series.get("lastObservedTime"))
+            or parse_time(event.get("deprecatedLastTimestamp"))
+            or first
+        )
+        return cls(
+            name=_text(meta.get("name")),
+            namespace=_text(meta.get("namespace")),
+            type=_text(event.get("type")),
+            reason=_text(event.get("reason")),
+            note=_text(event.get("note")) or _text(event.get("message")),
+            action=_text(event.get("action")),
+            controller=_text(event.get("reportingController")) or _text(source.get("component")),
+            instance=_text(event.get("reportingInstance")) or _text(source.get("host")),
+            first=first,
+            last=last,
+            count=_count(series.get("count")) or _count(event.get("deprecatedCount")) or 1,
+            regarding=_strings(event.get("regarding")),
+        )

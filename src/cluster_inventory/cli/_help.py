@@ -8,7 +8,7 @@ table with the typer app's own commands and summaries, so the two cannot drift a
 
 from __future__ import annotations
 
-__all__ = ["COMMANDS", "DESCRIPTION", "top_level_help"]
+__all__ = ["COMMANDS", "DESCRIPTION", "OPTIONS", "top_level_help"]
 
 #: The app's description (``typer.Typer(help=...)``).
 DESCRIPTION = (
@@ -40,6 +40,10 @@ COMMANDS = (
     ),
     ("demo", "Show the whole Cluster Inventory API on a local fleet of real control planes."),
     ("dashboard", "Serve a read-only web page of the inventory, live from the hub."),
+    (
+        "availability",
+        "Print each member's availability and its outages (start, end, length, reason).",
+    ),
     ("manager", "The cluster manager (runs on a hub)."),
     ("agent", "The member agent (runs on a member the hub cannot reach)."),
     ("fleet", "A local fleet of real control planes (hub + members)."),
@@ -60,6 +64,19 @@ COMMANDS = (
 )
 
 
+#: The options of the command itself (the app's callback), as ``(flag and metavar, help)``;
+#: the help is the typer option's own, followed by what typer adds in brackets.
+OPTIONS = (
+    ("--version", "Print the version and exit (as container images and packagers expect)."),
+    (
+        "--request-timeout SECONDS",
+        "Seconds to wait for one answer from an API server before calling it unreachable. "
+        "[env var: CLUSTER_INVENTORY_REQUEST_TIMEOUT] [default: 30.0]",
+    ),
+    ("--help", "Show this message and exit."),
+)
+
+
 def top_level_help(prog: str) -> str:
     """The top-level help text.
 
@@ -71,6 +88,7 @@ def top_level_help(prog: str) -> str:
         The help, ending with a newline.
     """
     width = max(len(name) for name, _ in COMMANDS)
+    option_width = max(len(flag) for flag, _ in OPTIONS)
     lines = [
         f"Usage: {prog} [OPTIONS] COMMAND [ARGS]...",
         "",
@@ -80,7 +98,7 @@ def top_level_help(prog: str) -> str:
         *(f"  {name.ljust(width)}  {summary}" for name, summary in COMMANDS),
         "",
         "Options:",
-        "  --help  Show this message and exit.",
+        *(f"  {flag.ljust(option_width)}  {text}" for flag, text in OPTIONS),
         "",
         f"Run '{prog} COMMAND --help' for the options of a command.",
     ]

@@ -29,6 +29,7 @@ from cluster_inventory.cli._hub import (
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
 from cluster_inventory.cli.agent import agent_app
 from cluster_inventory.cli.apply import apply_cmd
+from cluster_inventory.cli.availability import availability_cmd
 from cluster_inventory.cli.crds import crds_app
 from cluster_inventory.cli.dashboard import dashboard_cmd
 from cluster_inventory.cli.fleet import demo, fleet_app, testing_app
@@ -58,6 +59,7 @@ app.command()(register)
 app.command()(deregister)
 app.command()(demo)
 app.command("dashboard")(dashboard_cmd)
+app.command("availability")(availability_cmd)
 
 
 def _stderr() -> Any:
@@ -319,8 +321,8 @@ def describe_cmd(
 ) -> None:
     """Show one ClusterProfile in full: conditions, properties, access providers, Events."""
     from cluster_inventory import kube
-    from cluster_inventory.api import objects
     from cluster_inventory.cli.profiles import describe_profile
+    from cluster_inventory.kube.object_events import events_about
 
     path = kubeconfig
     given, name = profile_reference(name, namespace)
@@ -330,17 +332,11 @@ def describe_cmd(
         async with await hub_client(path, context) as client:
             resource = await kube.cluster_profiles_resource(client)
             profile = await kube.get(client, resource, name, namespace=ns)
-            # The server picks the Events about this profile, as kubectl describe asks it to.
-            about = {"regarding.kind": kube.CLUSTER_PROFILES.kind, "regarding.name": name}
-            uid = objects.meta(profile).get("uid")
-            if uid:  # not those of an earlier profile of the same name
-                about["regarding.uid"] = uid
-            selector = ",".join(f"{key}={value}" for key, value in about.items())
             try:
-                listed = await kube.list_objects(client, kube.EVENTS, ns, field_selector=selector)
+                events = await events_about(client, profile, kind=kube.CLUSTER_PROFILES.kind)
             except kube.ForbiddenError:  # a reader of profiles may not read Events
-                listed = {"items": []}
-            return profile, list(listed.get("items") or ())
+                events = []
+            return profile, events
 
     try:
         profile, events = asyncio.run(fetch())

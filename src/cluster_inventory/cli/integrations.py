@@ -219,9 +219,13 @@ def multikueue_sync(
     configs each keep only their own MultiKueueClusters.
     """
     from cluster_inventory.integrations.sync import instance_lease_name
-    from cluster_inventory.integrations.sync.multikueue import LEASE_NAME, MultiKueueSync
+    from cluster_inventory.integrations.sync.multikueue import (
+        LEASE_NAME,
+        MultiKueueSync,
+        default_instance,
+    )
 
-    instance = _instance(name or config_name or DEFAULT_SYNC_INSTANCE)
+    instance = _instance(name or default_instance(config_name))
     lease = (lease_namespace or kueue_namespace, instance_lease_name(LEASE_NAME, instance))
     process = hub_process(
         kubeconfig,

@@ -18,8 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cluster_inventory.api import constants as c
-from cluster_inventory.api import objects
-from cluster_inventory.api.views import ProfileView, format_time
+from cluster_inventory.api.views import EventView, ProfileView, format_time
 from cluster_inventory.cli._table import age, escape_terminal
 
 __all__ = [
@@ -27,6 +26,7 @@ __all__ = [
     "WIDE_COLUMNS",
     "access_provider_names",
     "describe_profile",
+    "event_age",
     "profile_row",
     "properties_text",
 ]
@@ -162,11 +162,12 @@ def describe_profile(
     Identity and spec first, then status: version, conditions (with their transition times,
     not ages, so two reads agree), properties, access providers (server, CA size and
     extensions; a CA is public but long, and a profile never holds a credential), and the
-    Events whose ``regarding`` is this profile.
+    Events whose ``regarding`` is this profile, oldest first (by when each was last seen),
+    each with its count as kubectl shows it (:func:`event_age`).
 
     Args:
         profile: A decoded ClusterProfile.
-        events: ``events.k8s.io/v1`` Events about it, oldest first.
+        events: ``events.k8s.io/v1`` Events about it, in any order.
         now: The clock for event ages (default: now, UTC).
 
     Returns:
@@ -231,22 +232,34 @@ def describe_profile(
                 ],
                 indent="  ",
             )
+    seen = sorted((EventView.of(ev) for ev in events), key=lambda e: e.last or e.first or _NEVER)
     _block(
         lines,
         "Events",
         ("Type", "Reason", "Age", "From", "Message"),
-        [
-            [
-                str(ev.get("type", "")),
-                str(ev.get("reason", "")),
-                age(ev.get("eventTime") or objects.meta(ev).get("creationTimestamp"), now),
-                str(ev.get("reportingController", "")),
-                str(ev.get("note", "")),
-            ]
-            for ev in events
-        ],
+        [[e.type, e.reason, event_age(e, now), e.controller, e.note.strip()] for e in seen],
     )
     return "\n".join(lines) + "\n"
+
+
+_NEVER = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+
+def event_age(event: EventView, now: dt.datetime | None = None) -> str:
+    """The Age cell of an Event as ``kubectl describe`` prints it (``DescribeEvents``).
+
+    ``5m`` for an Event seen once; ``2m (x7 over 1h)`` for one seen 7 times (its
+    ``series.count``, or core/v1's ``count``), the last 2 minutes ago and the first an hour
+    ago.
+
+    Args:
+        event: The decoded Event.
+        now: The clock (default: now, UTC).
+    """
+    first = age(event.first, now)
+    if event.count > 1:
+        return f"{age(event.last, now)} (x{event.count} over {first})"
+    return first
 
 
 def _compact(value: Any) -> str:

@@ -13,6 +13,8 @@ the placement scheduler, delivery):
   metrics, signals) running controllers.
 - :class:`ShardConfig` and :class:`ShardMembership`: replicas sharing members (a Lease per
   replica, rendezvous hashing; ``docs/scale.md``).
+- :class:`ProfileConditionCollector`: kube-state-metrics-style series of the profiles a
+  process holds (``docs/observability.md``).
 
 See ``docs/architecture.md`` for the picture.
 """
@@ -20,6 +22,7 @@ See ``docs/architecture.md`` for the picture.
 from cluster_inventory.controller.channel import Channel
 from cluster_inventory.controller.controller import Controller, MapFunc
 from cluster_inventory.controller.manager import LeaderElectedRunnable, Manager, Runnable
+from cluster_inventory.controller.profile_series import ProfileConditionCollector
 from cluster_inventory.controller.reconcile import (
     DEFAULT_GRACEFUL_SHUTDOWN,
     RequestDropped,
@@ -38,6 +41,7 @@ __all__ = [
     "LeaderElectedRunnable",
     "Manager",
     "MapFunc",
+    "ProfileConditionCollector",
     "RequestDropped",
     "Result",
     "Runnable",

@@ -164,9 +164,7 @@ def resolve_access(
             profile = v1alpha1.ClusterProfile.from_dict(profile)
         except ValidationError as exc:
             field, problem = field_error(exc)
-            raise AccessResolutionError(
-                _dict_id(profile), f"{field}: {problem}", field=field
-            ) from None
+            raise AccessResolutionError(_dict_id(profile), problem, field=field) from None
     pid = profile_id(profile)
     advertised = {
         p.name: p for p in (profile.status.merged_access_providers() if profile.status else [])
@@ -175,8 +173,7 @@ def resolve_access(
     if chosen is None and not advertised:
         raise AccessNotPublished(
             pid,
-            "status.accessProviders: none published yet (the member has not joined); "
-            "waiting for the cluster manager",
+            "none published yet (the member has not joined); waiting for the cluster manager",
         )
     if chosen is None:
         offered = ", ".join(sorted(advertised)) or "none"
@@ -189,23 +186,22 @@ def resolve_access(
     if chosen.exec_config is None:
         raise AccessResolutionError(
             pid,
-            f"{providers.source}: provider {chosen.name!r} has no execConfig",
+            f"is missing (provider {chosen.name!r} has no execConfig)",
             field=f"{providers.source}: providers[name={chosen.name}].execConfig",
         )
     cluster = advertised[chosen.name].cluster
     where = f"status.accessProviders[name={chosen.name}].cluster"
     if cluster is None or not cluster.server:
-        raise AccessResolutionError(pid, f"{where}.server is missing", field=f"{where}.server")
+        raise AccessResolutionError(pid, "is missing", field=f"{where}.server")
     try:
         ca = cluster.ca_pem()
     except ValueError:
         field = f"{where}.certificate-authority-data"
-        raise AccessResolutionError(pid, f"{field} is not base64", field=field) from None
+        raise AccessResolutionError(pid, "is not base64", field=field) from None
     if cluster.insecure_skip_tls_verify and not allow_insecure:
         raise AccessResolutionError(
             pid,
-            f"{where}.insecure-skip-tls-verify is true; pass allow_insecure=True to accept "
-            "an unverified server",
+            "is true; pass allow_insecure=True to accept an unverified server",
             field=f"{where}.insecure-skip-tls-verify",
         )
     exec_config = _apply_extensions(chosen.exec_config, cluster, chosen, pid, where)
@@ -235,7 +231,7 @@ def _apply_extensions(
     if duplicates:
         raise AccessResolutionError(
             pid,
-            f"{where}.extensions: duplicate name {duplicates[0]!r} in list",
+            f"duplicate name {duplicates[0]!r} in list",
             field=f"{where}.extensions",
         )
     args = list(base.args)
@@ -267,9 +263,7 @@ def _extra_args(payload: Any, pid: str, where: str) -> list[str]:
         payload = payload.get("args")
     if isinstance(payload, list) and all(isinstance(a, str) for a in payload):
         return list(payload)
-    raise AccessResolutionError(
-        pid, f"{where}.extension must be a list of strings", field=f"{where}.extension"
-    )
+    raise AccessResolutionError(pid, "must be a list of strings", field=f"{where}.extension")
 
 
 def _extra_envs(payload: Any, pid: str, where: str) -> dict[str, str]:
@@ -277,6 +271,4 @@ def _extra_envs(payload: Any, pid: str, where: str) -> dict[str, str]:
         isinstance(k, str) and isinstance(v, str) for k, v in payload.items()
     ):
         return dict(payload)
-    raise AccessResolutionError(
-        pid, f"{where}.extension must map names to string values", field=f"{where}.extension"
-    )
+    raise AccessResolutionError(pid, "must map names to string values", field=f"{where}.extension")

@@ -57,7 +57,7 @@ def kubeconfig_for_profile(
     if entry is None or entry.cluster is None:
         offered = ", ".join(sorted(advertised)) or "none"
         raise AccessProviderNotFound(
-            pid, f"does not advertise access provider {provider!r} (offers: {offered})"
+            pid, f"advertises no provider {provider!r} (offers: {offered})"
         )
     source = entry.cluster
     cluster: RawCluster = {"server": source.server}

@@ -51,17 +51,18 @@ class AccessResolutionError(CredentialsError):
         profile: ``namespace/name`` of the ClusterProfile.
         field: The profile (or provider file) field at fault, e.g.
             ``status.accessProviders[name=secretreader].cluster.server``.
-        problem: What is wrong, without the profile's name (the message is
-            ``ClusterProfile <profile>: <problem>``).
+        problem: What is wrong with it, naming neither the profile nor the field (the
+            message is ``ClusterProfile <profile>: <field>: <problem>``), so a caller that
+            prints ``field`` and ``problem`` side by side says each once.
     """
 
     def __init__(
-        self, profile: str, message: str, *, field: str = "status.accessProviders"
+        self, profile: str, problem: str, *, field: str = "status.accessProviders"
     ) -> None:
         self.profile = profile
         self.field = field
-        self.problem = message
-        super().__init__(f"ClusterProfile {profile}: {message}")
+        self.problem = problem
+        super().__init__(f"ClusterProfile {profile}: {field}: {problem}")
 
 
 class AccessProviderNotFound(AccessResolutionError):

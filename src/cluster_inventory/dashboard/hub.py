@@ -13,6 +13,11 @@ per resourceVersion into a :class:`~cluster_inventory.api.views.ProfileView`.
 Profiles are required: a hub that refuses them fails :meth:`HubState.start`. The other
 sources are optional: one the viewer may not read (403) or that the hub does not serve (404,
 no Kueue) is shown as unavailable, with the reason, and not retried.
+
+Events are not watched: a member's page lists the Events about its profiles when it is
+shown (:meth:`HubState.events_of`, one LIST per profile, the server filtering on
+``regarding``), and a list is reused for :attr:`HubState.events_ttl` seconds, so open pages
+refreshing cost the hub at most one LIST per profile per that time, and nothing at rest.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cluster_inventory import kube
@@ -28,9 +34,11 @@ from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_MANAGED_BY
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.dashboard.overview import Overview, build
+from cluster_inventory.dashboard.rows import MemberRow
 from cluster_inventory.integrations.placement import PLACEMENTS
 from cluster_inventory.integrations.sync import argocd, multikueue
 from cluster_inventory.kube.informer import object_key, strip_managed_fields
+from cluster_inventory.kube.object_events import events_about
 
 __all__ = ["HubState", "Source"]
 
@@ -72,6 +80,8 @@ class HubState:
         client: An API client for the hub (the viewer's kubeconfig or a ServiceAccount).
         namespaces: Inventory namespaces to watch; empty for every namespace.
         argocd_namespace: Where the Argo CD sync writes cluster Secrets.
+        events_ttl: Seconds a profile's listed Events are reused for.
+        clock: Monotonic seconds (the reuse of Events).
     """
 
     def __init__(
@@ -80,6 +90,8 @@ class HubState:
         namespaces: Sequence[str] = (),
         *,
         argocd_namespace: str = argocd.DEFAULT_NAMESPACE,
+        events_ttl: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.namespaces = tuple(dict.fromkeys(namespaces))
@@ -93,6 +105,10 @@ class HubState:
         self._tasks: list[asyncio.Task[None]] = []
         #: Sources started and not stopped yet (each informer's users are counted).
         self._running: list[Source] = []
+        self.events_ttl = events_ttl
+        self._clock = clock
+        #: Profile key and UID -> (when listed, its Events).
+        self._events: dict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = {}
 
     # -- change notification -----------------------------------------------------------
     def _bump(self, *_: object) -> None:
@@ -232,6 +248,41 @@ class HubState:
         )
         self._overview = (generation, built)
         return built
+
+    async def events_of(self, row: MemberRow) -> tuple[dict[str, list[dict[str, Any]]], str]:
+        """The Events about each profile of ``row``, and why some could not be read.
+
+        One LIST per profile (concurrently), each reused for :attr:`events_ttl` seconds.
+
+        Returns:
+            ``namespace/name`` -> its Events, and "" or the reason they are missing
+            (``forbidden to this reader``: the viewer may read profiles but not Events).
+        """
+        now = self._clock()
+        for key in [k for k, (at, _) in self._events.items() if now - at > self.events_ttl]:
+            del self._events[key]
+
+        async def listed(view: ProfileView) -> list[dict[str, Any]]:
+            cached = self._events.get((view.key, view.uid))
+            if cached is not None:
+                return cached[1]
+            found = await events_about(self.client, view.raw, kind=kube.CLUSTER_PROFILES.kind)
+            self._events[(view.key, view.uid)] = (self._clock(), found)
+            return found
+
+        results = await asyncio.gather(*(listed(v) for v in row.profiles), return_exceptions=True)
+        events: dict[str, list[dict[str, Any]]] = {}
+        problems: list[str] = []
+        for view, result in zip(row.profiles, results, strict=True):
+            if isinstance(result, kube.KubeAPIError):
+                problems.append(f"{view.key}: {_why(result)}")
+            elif isinstance(result, kube.KubeError):
+                problems.append(f"{view.key}: {result}")
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                events[view.key] = result
+        return events, "; ".join(problems)
 
     @property
     def synced(self) -> bool:

@@ -256,7 +256,8 @@ def build(
         by_namespace.setdefault(view.namespace, []).append(view)
         by_member.setdefault(view.member_id or f"\x00{view.key}", []).append(view)
     members = sorted(
-        (_member_row(group, delivery) for group in by_member.values()), key=lambda r: r.key
+        (_member_row(group, delivery) for group in by_member.values()),
+        key=lambda r: (r.name, r.ref),
     )
     slices_by_ns: dict[str, list[Mapping[str, Any]]] = {}
     for s in decisions:

@@ -48,10 +48,13 @@ class Delivery:
 class MemberRow:
     """One member cluster, however many inventories list it.
 
+    The page shows it by :attr:`name` and links its page by :attr:`ref`; its member id (the
+    ``kube-system`` UID) groups its profiles and is never shown.
+
     Attributes:
         key: The member id, or ``namespace/name`` of its only profile when it has none.
         member_id: The ``inventory-member-id`` label, None if unset.
-        profiles: Its profiles, sorted by key.
+        profiles: Its profiles, sorted by key (one per inventory namespace).
         health: ``False`` if any profile's ``ControlPlaneHealthy`` is False, else ``Unknown``
             if any does not report it, else ``True``.
         joined: ``Joined`` of the first profile ("" when not reported).
@@ -77,8 +80,18 @@ class MemberRow:
 
     @property
     def name(self) -> str:
-        """What the table shows first: the member id, else the profile's name."""
-        return self.member_id or self.profiles[0].name
+        """What the page calls it: its first profile's display name, else that profile's name.
+
+        ``spec.displayName``, else the name its cluster manager registered it by; never the
+        member id.
+        """
+        first = self.profiles[0]
+        return first.display_name or first.name
+
+    @property
+    def ref(self) -> str:
+        """``namespace/name`` of its first profile: the address of its page."""
+        return self.profiles[0].key
 
     @property
     def shown_labels(self) -> tuple[str, ...]:
@@ -148,7 +161,7 @@ class Overview:
 
     Attributes:
         inventories: One summary per inventory namespace, sorted.
-        members: One row per member cluster, sorted by key.
+        members: One row per member cluster, sorted by name (then by :attr:`MemberRow.ref`).
         placements: One row per Placement, sorted.
         property_names: Every property name of the rows, sorted (the table's columns).
         label_keys: Every label key of the rows, sorted (sort and filter keys).

@@ -25,8 +25,9 @@ class Query:
     """The page's controls: which member rows to show, in which order.
 
     Attributes:
-        text: Substring (case-insensitive) of the member, its profiles, version, managers,
-            label values or property values.
+        text: Substring (case-insensitive) of the member's name, its profiles, version,
+            managers, labels (``key=value``; not the member id, which the page never shows)
+            or property values.
         labels: A label selector (``env=prod,tier!=db``) the member's labels must match.
         properties: The same over its properties (``region in (eu-west-1)``).
         health: ``True``, ``False`` or ``Unknown`` to show only that health; "" for all.
@@ -93,18 +94,18 @@ def _sort_value(row: MemberRow, sort: str) -> tuple[int, str]:
     elif sort == "manager":
         value = ",".join(row.managers) or None
     else:
-        value = row.key
+        value = row.name
     return (0, value) if value is not None else (1, "")
 
 
 def _haystack(row: MemberRow) -> str:
     words = [
-        row.key,
+        row.name,
         row.version,
         *row.managers,
         *(p.key for p in row.profiles),
         *(p.display_name for p in row.profiles),
-        *row.labels.values(),
+        *row.shown_labels,  # not the member id: what the page does not show is not searched
         *row.properties.values(),
     ]
     return "\n".join(words).casefold()
@@ -142,5 +143,5 @@ def select(overview: Overview, query: Query) -> Selection:
     ]
     present = [r for r in rows if _sort_value(r, query.sort)[0] == 0]
     absent = [r for r in rows if _sort_value(r, query.sort)[0] == 1]
-    present.sort(key=lambda r: (_sort_value(r, query.sort)[1], r.key), reverse=query.descending)
+    present.sort(key=lambda r: (_sort_value(r, query.sort)[1], r.ref), reverse=query.descending)
     return Selection(rows=tuple(present + absent), error=error)

@@ -6,6 +6,10 @@ endpoints). Routes, all ``GET`` (the dashboard writes nothing, anywhere):
 - ``/``: the whole page, the content rendered in, so it reads without script too.
 - ``/content``: the content alone, for the page's controls (filter, sort) and live updates;
   htmx swaps it in (``hx-get``), triggered by an input or by a ``changed`` event.
+- ``/member/NAMESPACE/NAME``: the page of the member one of whose profiles that is
+  (:mod:`~cluster_inventory.dashboard.member`), and ``.../content`` its content alone, swapped
+  in on a ``changed`` event and every :attr:`Dashboard.member_refresh` seconds (the Events
+  about its profiles are listed then, not watched). 404 for a profile the hub does not hold.
 - ``/events``: a Server-Sent Events stream (aiohttp-sse) that says ``changed`` at most every
   :attr:`Dashboard.min_interval` seconds while the hub changes; the htmx ``sse`` extension
   listens.
@@ -37,7 +41,14 @@ from aiohttp import web
 from aiohttp_sse import EventSourceResponse, sse_response
 
 from cluster_inventory import __version__
+from cluster_inventory.api.views import format_time
 from cluster_inventory.dashboard.hub import HubState
+from cluster_inventory.dashboard.member import (
+    AvailabilitySource,
+    find_member,
+    member_page,
+    member_path,
+)
 from cluster_inventory.dashboard.rows import HEALTH_ORDER
 from cluster_inventory.dashboard.selection import Query, select
 from cluster_inventory.kube import cancel_and_wait
@@ -98,6 +109,8 @@ def _templates() -> jinja2.Environment:
     )
     env.globals["version"] = __version__
     env.globals["message_cut"] = MESSAGE_CUT
+    env.globals["member_path"] = member_path
+    env.filters["rfc3339"] = format_time
     return env
 
 
@@ -119,6 +132,9 @@ class Dashboard:
             changes costs a browser one refresh per interval, not one per change).
         ping_interval: Seconds between two keep-alive comments of a stream; a failed one
             ends the stream of a browser that went away.
+        availability: Where a member page's availability over time comes from (a
+            Prometheus query); without one the page has no availability slot.
+        member_refresh: Seconds between two refreshes of an open member page (its Events).
     """
 
     #: Every replica serves (controller-runtime's ``LeaderElectionRunnable``: no Lease).
@@ -133,6 +149,8 @@ class Dashboard:
         ping_interval: float = 15.0,
         announce: Callable[[str], None] | None = None,
         allowed_hosts: Sequence[str] = (),
+        availability: AvailabilitySource | None = None,
+        member_refresh: float = 15.0,
     ) -> None:
         self.state = state
         self.address = address
@@ -140,6 +158,8 @@ class Dashboard:
         self.min_interval = min_interval
         self.ping_interval = ping_interval
         self.url = ""
+        self.availability = availability
+        self.member_refresh = member_refresh
         self._announce = announce
         self._runner: web.AppRunner | None = None
         self._env = _templates()
@@ -149,6 +169,8 @@ class Dashboard:
             [
                 web.get("/", self._page),
                 web.get("/content", self._content),
+                web.get("/member/{namespace}/{name}", self._member),
+                web.get("/member/{namespace}/{name}/content", self._member_content),
                 web.get("/events", self._events),
                 web.get("/healthz", self._healthz),
                 web.get("/readyz", self._readyz),
@@ -209,6 +231,31 @@ class Dashboard:
             "health_order": HEALTH_ORDER,
             "namespaces": self.state.namespaces,
             "generation": generation,
+            "root": "",
+        }
+
+    async def _member_context(self, request: web.Request) -> dict[str, Any]:
+        generation = self.state.generation
+        overview = self.state.overview()
+        namespace, name = request.match_info["namespace"], request.match_info["name"]
+        row = find_member(overview, namespace, name)
+        if row is None:
+            raise web.HTTPNotFound(
+                text=self._env.get_template("missing.html").render(
+                    root="../../", wanted=f"{namespace}/{name}"
+                ),
+                content_type="text/html",
+            )
+        events, events_error = await self.state.events_of(row)
+        availability = (
+            await self.availability.availability(row) if self.availability is not None else None
+        )
+        return {
+            "page": member_page(row, events, events_error=events_error, availability=availability),
+            "generation": generation,
+            "root": "../../",
+            "refresh": self.member_refresh,
+            "namespaces": self.state.namespaces,
         }
 
     async def _page(self, request: web.Request) -> web.Response:
@@ -217,6 +264,16 @@ class Dashboard:
 
     async def _content(self, request: web.Request) -> web.Response:
         html = self._env.get_template("content.html").render(self._context(request))
+        return web.Response(text=html, content_type="text/html")
+
+    async def _member(self, request: web.Request) -> web.Response:
+        context = await self._member_context(request)
+        html = self._env.get_template("member.html").render(context)
+        return web.Response(text=html, content_type="text/html")
+
+    async def _member_content(self, request: web.Request) -> web.Response:
+        context = await self._member_context(request)
+        html = self._env.get_template("member_content.html").render(context)
         return web.Response(text=html, content_type="text/html")
 
     async def _events(self, request: web.Request) -> web.StreamResponse:

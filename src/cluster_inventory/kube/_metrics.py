@@ -16,7 +16,14 @@ from typing import Any, Self, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["RECONCILE_RESULTS", "PerRegistry", "ReconcileMetrics", "collectors_for"]
+__all__ = [
+    "NO_RESPONSE_CODE",
+    "RECONCILE_RESULTS",
+    "PerRegistry",
+    "ReconcileMetrics",
+    "RestClientMetrics",
+    "collectors_for",
+]
 
 T = TypeVar("T")
 # Keyed by the registry object itself (weakly): an id() could be reused by a new registry.
@@ -158,3 +165,49 @@ class LeaseMetrics(PerRegistry):
                 registry=registry,
             )
         )
+
+
+#: client-go's ``rest_client_request_duration_seconds`` buckets (k8s.io/component-base
+#: ``metrics/prometheus/restclient``).
+_REQUEST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+#: The ``code`` of a request that got no response (client-go's and controller-runtime's).
+NO_RESPONSE_CODE = "<error>"
+
+
+@dataclass(frozen=True)
+class RestClientMetrics(PerRegistry):
+    """client-go's REST client metrics, for every request any client of ours sends.
+
+    ``rest_client_requests_total{code,method,host}`` (controller-runtime registers it under
+    that name; ``code`` is the HTTP status, ``<error>`` when no response came) and
+    ``rest_client_request_duration_seconds{verb,host}`` (component-base's: seconds until the
+    response, its body included unless streamed). ``host`` is the server's ``host:port``, so a
+    manager has series per member it reaches; each 401 retry is a request of its own.
+    """
+
+    requests: Counter
+    duration: Histogram
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> RestClientMetrics:
+        """Create and register the collectors in ``registry`` (use :meth:`for_registry`)."""
+        return cls(
+            requests=Counter(
+                "rest_client_requests",
+                "Number of HTTP requests, partitioned by status code, method, and host.",
+                ["code", "method", "host"],
+                registry=registry,
+            ),
+            duration=Histogram(
+                "rest_client_request_duration_seconds",
+                "Request latency in seconds. Broken down by verb, and host.",
+                ["verb", "host"],
+                buckets=_REQUEST_BUCKETS,
+                registry=registry,
+            ),
+        )
+
+    def observe(self, method: str, host: str, code: int | None, seconds: float) -> None:
+        """Count one request: ``code`` None (or 0) when no response came."""
+        self.requests.labels(str(code) if code else NO_RESPONSE_CODE, method, host).inc()
+        self.duration.labels(method, host).observe(seconds)

@@ -2,19 +2,24 @@
 
 The transport under :func:`cluster_inventory.kube.new_client`: one aiohttp session per client
 (no cookie jar, the proxy resolved once), a bearer token fetched per request from a token
-source, and one retry after a 401 with a refreshed credential.
+source, and one retry after a 401 with a refreshed credential. Every request any client of
+ours sends passes here, so client-go's ``rest_client_*`` metrics are counted here
+(:class:`~cluster_inventory.kube._metrics.RestClientMetrics`).
 """
 
 from __future__ import annotations
 
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
 from cluster_inventory.kube._k8s import ApiClient, ApiException
 from cluster_inventory.kube._k8s import rest as _rest
+from cluster_inventory.kube._metrics import RestClientMetrics
 from cluster_inventory.kube._proxy import proxy_connector
 
 __all__ = ["TokenSource", "UnauthorizedHook"]
@@ -64,16 +69,35 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         )
         self._token_source = token_source
         self._on_unauthorized = on_unauthorized
+        # client-go's `host` label is the URL's host:port; every request of a client has one.
+        self._host = urlsplit(configuration.host).netloc
+        self._metrics = RestClientMetrics.for_registry()
 
     async def request(  # type: ignore[no-untyped-def]
         self, method, url, query_params=None, headers=None, body=None, **kwargs
     ):
         """Send one request; after a 401, refresh the credential and send it once more."""
 
-        def send(sent_headers: Any) -> Any:
-            return super(_RESTClient, self).request(
-                method, url, query_params=query_params, headers=sent_headers, body=body, **kwargs
-            )
+        async def send(sent_headers: Any) -> Any:
+            start = time.monotonic()
+            code: int | None = None
+            try:
+                response = await super(_RESTClient, self).request(
+                    method,
+                    url,
+                    query_params=query_params,
+                    headers=sent_headers,
+                    body=body,
+                    **kwargs,
+                )
+            except ApiException as exc:
+                code = exc.status
+                raise
+            else:
+                code = getattr(response, "status", None)
+                return response
+            finally:
+                self._metrics.observe(method.upper(), self._host, code, time.monotonic() - start)
 
         if self._token_source is None or self._on_unauthorized is None:
             return await send(headers)

@@ -1,10 +1,18 @@
 """Recording ``events.k8s.io/v1`` Events about an object, as client-go's recorder does.
 
-Controllers report what a person must act on (a registration that does not parse, a profile
-that cannot be rendered) as a Warning Event on the object concerned, so ``kubectl describe``
-shows it. The Event name is ``<object>.<digest of a dedupe key>``: the same report about the
-same object revision is created once, however often a reconcile repeats it. Recording is best
-effort: a refused Event is logged, never raised, since the report must not stop the work.
+Controllers report what happened to an object, and what a person must act on (a
+registration that does not parse, a member whose control plane went unhealthy), as an Event
+on the object concerned, so ``kubectl describe`` shows it. One :class:`EventRecorder` per
+API client correlates the reports first (:mod:`cluster_inventory.kube._event_correlation`,
+client-go's aggregation and spam filter): a report seen before adds to its Event's
+``series.count`` (a merge patch) rather than making another Event, ten distinct notes of
+alike reports within 600 s become one aggregated Event, and a reporter writes about one
+object and type at most 25 times at once, then once per 300 s.
+
+The Event name is ``<object>.<digest of its key>``: the same report about the same object is
+one Event, and a restarted replica reporting it again finds it and adds nothing. Recording is
+best effort: a refused Event is logged and counted, never raised, since the report must not
+stop the work.
 """
 
 from __future__ import annotations
@@ -12,23 +20,252 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
-from collections.abc import Mapping
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from prometheus_client import REGISTRY, CollectorRegistry, Counter
+
 from cluster_inventory.api import format_micro_time, objects
+from cluster_inventory.kube._event_correlation import (
+    AGGREGATED_NOTE_PREFIX,
+    Correlation,
+    CorrelatorOptions,
+    EventCorrelator,
+    EventReport,
+)
 from cluster_inventory.kube._k8s import ApiClient
-from cluster_inventory.kube._resources import create
-from cluster_inventory.kube.errors import AlreadyExistsError, KubeError
+from cluster_inventory.kube._metrics import PerRegistry
+from cluster_inventory.kube._resources import create, get, request
+from cluster_inventory.kube.errors import AlreadyExistsError, KubeError, NotFoundError
 from cluster_inventory.kube.resources import EVENTS
 
-__all__ = ["object_reference", "record_event"]
+__all__ = [
+    "AGGREGATED_NOTE_PREFIX",
+    "EVENT_RESULTS",
+    "CorrelatorOptions",
+    "EventMetrics",
+    "EventRecorder",
+    "object_reference",
+    "record_event",
+    "recorder_for",
+]
 
 _log = logging.getLogger(__name__)
+
+#: ``result`` values of ``cluster_inventory_events_total``.
+EVENT_RESULTS = ("created", "counted", "filtered", "existed", "failed")
+_MERGE_PATCH = "application/merge-patch+json"
+
+
+@dataclass(frozen=True)
+class EventMetrics(PerRegistry):
+    """``cluster_inventory_events_total{result}``: what became of each report.
+
+    ``created`` (a new Event), ``counted`` (an existing Event's ``series.count`` raised),
+    ``filtered`` (held back by the spam filter; counted in the next write), ``existed`` (a
+    restarted replica found its Event already there), ``failed`` (the API refused it).
+    """
+
+    total: Counter
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry) -> EventMetrics:
+        """Create and register the collector in ``registry`` (use :meth:`for_registry`)."""
+        total = Counter(
+            "cluster_inventory_events",
+            "Reports made as Kubernetes Events, by what became of them",
+            ["result"],
+            registry=registry,
+        )
+        for result in EVENT_RESULTS:
+            total.labels(result)
+        return cls(total)
 
 
 def _cut(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` UTF-8 bytes (the API counts bytes), on a character boundary."""
     return text.encode()[:limit].decode(errors="ignore")
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class EventRecorder:
+    """client-go's ``EventRecorder`` for one API client, writing events.k8s.io/v1 Events.
+
+    Use from the event loop that owns ``client``.
+
+    Args:
+        client: API client of the cluster holding the objects reported on.
+        options: Aggregation and spam-filter limits (client-go's defaults).
+        clock: Monotonic seconds (the correlation windows and the token buckets).
+        now: Wall-clock time of an Event (``eventTime``, ``series.lastObservedTime``).
+        registry: Where ``cluster_inventory_events_total`` is counted.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        *,
+        options: CorrelatorOptions | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], dt.datetime] = _utcnow,
+        registry: CollectorRegistry = REGISTRY,
+    ) -> None:
+        self.client = client
+        self.correlator = EventCorrelator(options, clock=clock)
+        self._now = now
+        self._metrics = EventMetrics.for_registry(registry)
+
+    async def record(
+        self,
+        regarding: Mapping[str, Any],
+        *,
+        reason: str,
+        note: str,
+        action: str,
+        controller: str,
+        instance: str,
+        dedupe: str | None = None,
+        event_type: str = "Warning",
+        now: dt.datetime | None = None,
+    ) -> bool:
+        """Report ``reason``/``note`` about ``regarding``: a new Event, a count, or nothing.
+
+        Args:
+            regarding: ``{apiVersion, kind, name, namespace[, uid, resourceVersion]}`` of the
+                object (an ObjectReference). Its namespace is the Event's namespace
+                (``default`` for a cluster-scoped object).
+            reason: CamelCase reason, e.g. ``RenderFailed``.
+            note: The human-readable message (cut to 1 KiB, the API's limit). Never a secret.
+            action: What the controller was doing, e.g. ``Render``.
+            controller: ``reportingController``, e.g. ``cluster-inventory.dev/argocd-sync``.
+            instance: ``reportingInstance`` (the replica identity; cut to 128 bytes).
+            dedupe: Key naming this report in place of the note: equal keys on one object
+                are one Event (None: the note names it).
+            event_type: ``Warning`` or ``Normal``.
+            now: Time of this occurrence (default: the recorder's ``now``).
+
+        Returns:
+            True if an Event was created or its count written; False if the spam filter held
+            the report back, the Event existed already (a restart), or the API refused it.
+        """
+        report = EventReport(
+            regarding={k: str(v) for k, v in regarding.items() if v is not None},
+            reason=reason,
+            note=_cut(note, 1024),
+            action=action,
+            event_type=event_type,
+            controller=controller,
+            instance=_cut(instance, 128),
+            dedupe=dedupe,
+        )
+        seen = self.correlator.correlate(report)
+        if not seen.write:
+            self._metrics.total.labels("filtered").inc()
+            return False
+        when = now or self._now()
+        name = _event_name(report, seen)
+        namespace = report.regarding.get("namespace") or "default"
+        try:
+            if seen.count == 1 and seen.known:
+                return await self._create(report, seen, name, namespace, when)
+            return await self._count(report, seen, name, namespace, when)
+        except KubeError as exc:
+            self._metrics.total.labels("failed").inc()
+            _log.warning(
+                "cannot record event %s: %s",
+                reason,
+                exc,
+                extra={"object": report.regarding.get("name")},
+            )
+            return False
+
+    async def _create(
+        self,
+        report: EventReport,
+        seen: Correlation,
+        name: str,
+        namespace: str,
+        when: dt.datetime,
+    ) -> bool:
+        event: dict[str, Any] = {
+            "metadata": {"name": name, "namespace": namespace},
+            "eventTime": format_micro_time(when),
+            "reportingController": report.controller,
+            "reportingInstance": report.instance,
+            "action": report.action,
+            "reason": report.reason,
+            "type": report.event_type,
+            "note": _cut(seen.note, 1024),
+            "regarding": dict(report.regarding),
+        }
+        if seen.count > 1:
+            event["series"] = {"count": seen.count, "lastObservedTime": format_micro_time(when)}
+        try:
+            await create(self.client, EVENTS, event)
+        except AlreadyExistsError:
+            self.correlator.exists(seen.key)
+            self._metrics.total.labels("existed").inc()
+            return False
+        self.correlator.settle(seen.key, seen.count)
+        self._metrics.total.labels("created").inc()
+        return True
+
+    async def _count(
+        self,
+        report: EventReport,
+        seen: Correlation,
+        name: str,
+        namespace: str,
+        when: dt.datetime,
+    ) -> bool:
+        count = seen.count
+        try:
+            if not seen.known:
+                stored = await get(self.client, EVENTS, name, namespace)
+                count += int((stored.get("series") or {}).get("count") or 1)
+            await request(
+                self.client,
+                "PATCH",
+                EVENTS.path(namespace, name),
+                body={"series": {"count": count, "lastObservedTime": format_micro_time(when)}},
+                content_type=_MERGE_PATCH,
+                target=EVENTS.describe(namespace, name),
+            )
+        except NotFoundError:
+            # Its create failed, or someone deleted it (Events expire after an hour): anew.
+            return await self._create(report, seen, name, namespace, when)
+        self.correlator.settle(seen.key, count)
+        self._metrics.total.labels("counted").inc()
+        return True
+
+
+def _event_name(report: EventReport, seen: Correlation) -> str:
+    """``<object>.<10 hex digits>``: the digest of the dedupe key as before, else of the key."""
+    if seen.aggregated:
+        basis = "aggregate\x00" + "\x00".join(seen.key)
+    elif report.dedupe is not None:
+        basis = report.dedupe
+    else:
+        basis = "\x00".join(seen.key)
+    suffix = hashlib.sha256(basis.encode()).hexdigest()[:10]
+    return f"{str(report.regarding.get('name'))[:200]}.{suffix}"
+
+
+_recorders: weakref.WeakKeyDictionary[ApiClient, EventRecorder] = weakref.WeakKeyDictionary()
+
+
+def recorder_for(client: ApiClient) -> EventRecorder:
+    """The process's one :class:`EventRecorder` for ``client`` (made on first use)."""
+    recorder = _recorders.get(client)
+    if recorder is None:
+        recorder = _recorders[client] = EventRecorder(client)
+    return recorder
 
 
 async def record_event(
@@ -40,52 +277,30 @@ async def record_event(
     action: str,
     controller: str,
     instance: str,
-    dedupe: str,
+    dedupe: str | None = None,
     event_type: str = "Warning",
     now: dt.datetime | None = None,
 ) -> bool:
-    """Create one Event about ``regarding`` unless the same one exists.
+    """Report about ``regarding`` through ``client``'s :class:`EventRecorder`.
 
-    Args:
-        client: API client of the cluster holding the object.
-        regarding: ``{apiVersion, kind, name, namespace[, uid, resourceVersion]}`` of the
-            object (an ObjectReference). Its namespace is the Event's namespace.
-        reason: CamelCase reason, e.g. ``RenderFailed``.
-        note: The human-readable message (cut to 1 KiB, the API's limit). Never a secret.
-        action: What the controller was doing, e.g. ``Render``.
-        controller: ``reportingController``, e.g. ``cluster-inventory.dev/argocd-sync``.
-        instance: ``reportingInstance`` (the replica identity; cut to 128 bytes).
-        dedupe: Key naming this report: equal keys on one object make one Event.
-        event_type: ``Warning`` or ``Normal``.
-        now: Event time (default: now, UTC).
+    The arguments are :meth:`EventRecorder.record`'s; the recorder is the one
+    :func:`recorder_for` keeps for ``client``, so every caller sharing a client shares its
+    aggregation and spam filter.
 
     Returns:
-        True if an Event was created, False if it existed or could not be written.
+        True if an Event was created or its count written.
     """
-    name = str(regarding.get("name"))
-    suffix = hashlib.sha256(dedupe.encode()).hexdigest()[:10]
-    event = {
-        "metadata": {
-            "name": f"{name[:200]}.{suffix}",
-            "namespace": regarding.get("namespace") or "default",  # cluster-scoped objects
-        },
-        "eventTime": format_micro_time(now or dt.datetime.now(dt.UTC)),
-        "reportingController": controller,
-        "reportingInstance": _cut(instance, 128),
-        "action": action,
-        "reason": reason,
-        "type": event_type,
-        "note": _cut(note, 1024),
-        "regarding": dict(regarding),
-    }
-    try:
-        await create(client, EVENTS, event)
-    except AlreadyExistsError:
-        return False
-    except KubeError as exc:
-        _log.warning("cannot record event: %s", exc, extra={"object": name})
-        return False
-    return True
+    return await recorder_for(client).record(
+        regarding,
+        reason=reason,
+        note=note,
+        action=action,
+        controller=controller,
+        instance=instance,
+        dedupe=dedupe,
+        event_type=event_type,
+        now=now,
+    )
 
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:

@@ -20,11 +20,12 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
 from cluster_inventory.kube._metrics import collectors_for
 
 __all__ = [
+    "DURATION_BUCKETS",
     "BucketRateLimiter",
     "ItemExponentialRateLimiter",
     "QueueShutDown",
@@ -74,32 +75,69 @@ class BucketRateLimiter:
         self._tokens = float(burst)
         self._last = clock()
 
-    def when(self) -> float:
-        """Seconds until a token is free (reserving it, as ``rate.Limiter.Reserve``)."""
+    def _refill(self) -> None:
         now = self._clock()
         self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
         self._last = now
+
+    def when(self) -> float:
+        """Seconds until a token is free (reserving it, as ``rate.Limiter.Reserve``)."""
+        self._refill()
         self._tokens -= 1
         return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
 
+    def try_accept(self) -> bool:
+        """Take a token if one is free now, else take nothing (client-go's ``TryAccept``)."""
+        self._refill()
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
+
+
+#: client-go's work-queue duration buckets: ``ExponentialBuckets(10e-9, 10, 12)`` (10 ns to
+#: 1,000 s), in seconds.
+DURATION_BUCKETS = tuple(10.0**exp for exp in range(-8, 4))
+
 
 class WorkQueueMetrics:
-    """``workqueue_depth``, ``workqueue_adds_total`` and ``workqueue_retries_total`` by name."""
+    """client-go's work-queue metrics as controller-runtime registers them.
+
+    ``workqueue_depth``, ``workqueue_adds_total``, ``workqueue_retries_total``,
+    ``workqueue_queue_duration_seconds`` (from an add to the get that hands the key out) and
+    ``workqueue_work_duration_seconds`` (from that get to its done), each labelled ``name``
+    and ``controller`` (controller-runtime v0.24 ``pkg/metrics/workqueue.go``).
+    """
 
     def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
+        labels = ["name", "controller"]
         self.depth = Gauge(
-            "workqueue_depth", "Current depth of workqueue", ["name"], registry=registry
+            "workqueue_depth", "Current depth of workqueue", labels, registry=registry
         )
         self.adds = Counter(
             "workqueue_adds",
             "Total number of adds handled by workqueue",
-            ["name"],
+            labels,
             registry=registry,
         )
         self.retries = Counter(
             "workqueue_retries",
             "Total number of retries handled by workqueue",
-            ["name"],
+            labels,
+            registry=registry,
+        )
+        self.queue_duration = Histogram(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            labels,
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )
+        self.work_duration = Histogram(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes.",
+            labels,
+            buckets=DURATION_BUCKETS,
             registry=registry,
         )
 
@@ -108,8 +146,10 @@ class WorkQueue(Generic[K]):
     """The queue. Use from one event loop.
 
     Args:
-        name: Label for metrics.
-        clock: Monotonic clock in seconds (for the bucket limiter).
+        name: The ``name`` label of the metrics.
+        controller: Their ``controller`` label (default: ``name``, as controller-runtime
+            names a controller's queue after it).
+        clock: Monotonic clock in seconds (the bucket limiter and the durations).
         metrics: Collectors; process-wide ones by default.
     """
 
@@ -117,10 +157,13 @@ class WorkQueue(Generic[K]):
         self,
         name: str = "",
         *,
+        controller: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         metrics: WorkQueueMetrics | None = None,
     ) -> None:
         self.name = name
+        self.controller = name if controller is None else controller
+        self._clock = clock
         self._queue: deque[K] = deque()
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
@@ -129,7 +172,17 @@ class WorkQueue(Generic[K]):
         self._shutdown = False
         self.item_limiter: ItemExponentialRateLimiter[K] = ItemExponentialRateLimiter()
         self.bucket = BucketRateLimiter(clock=clock)
-        self._metrics = metrics or collectors_for(WorkQueueMetrics)
+        collectors = metrics or collectors_for(WorkQueueMetrics)
+        labels = (self.name, self.controller)
+        self._depth = collectors.depth.labels(*labels)
+        self._adds = collectors.adds.labels(*labels)
+        self._retries = collectors.retries.labels(*labels)
+        self._queue_duration = collectors.queue_duration.labels(*labels)
+        self._work_duration = collectors.work_duration.labels(*labels)
+        # When each key was first added since it was last handed out, and when each key
+        # being processed was handed out (client-go's addTimes, processingStartTimes).
+        self._added: dict[K, float] = {}
+        self._started: dict[K, float] = {}
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -145,12 +198,13 @@ class WorkQueue(Generic[K]):
         """Queue ``key`` unless it is already waiting (no-op after shutdown)."""
         if self._shutdown or key in self._dirty:
             return
-        self._metrics.adds.labels(self.name).inc()
+        self._adds.inc()
+        self._added.setdefault(key, self._clock())
         self._dirty.add(key)
         if key in self._processing:
             return
         self._queue.append(key)
-        self._metrics.depth.labels(self.name).set(len(self._queue))
+        self._depth.set(len(self._queue))
         self._wake()
 
     def add_after(self, key: K, delay: float) -> None:
@@ -176,7 +230,7 @@ class WorkQueue(Generic[K]):
 
     def add_rate_limited(self, key: K) -> None:
         """Add ``key`` after its backoff (the max of the per-key and overall limiters)."""
-        self._metrics.retries.labels(self.name).inc()
+        self._retries.inc()
         self.add_after(key, max(self.item_limiter.when(key), self.bucket.when()))
 
     def forget(self, key: K) -> None:
@@ -205,17 +259,25 @@ class WorkQueue(Generic[K]):
                     self._wake()  # pass the wake-up on
                 raise
         key = self._queue.popleft()
-        self._metrics.depth.labels(self.name).set(len(self._queue))
+        self._depth.set(len(self._queue))
         self._dirty.discard(key)
         self._processing.add(key)
+        now = self._clock()
+        self._started[key] = now
+        added = self._added.pop(key, None)
+        if added is not None:
+            self._queue_duration.observe(now - added)
         return key
 
     def done(self, key: K) -> None:
         """Mark ``key`` processed; if it was added meanwhile, queue it again."""
         self._processing.discard(key)
+        started = self._started.pop(key, None)
+        if started is not None:
+            self._work_duration.observe(self._clock() - started)
         if key in self._dirty:
             self._queue.append(key)
-            self._metrics.depth.labels(self.name).set(len(self._queue))
+            self._depth.set(len(self._queue))
             self._wake()
 
     def shut_down(self) -> None:

@@ -109,13 +109,16 @@ async def test_page_shows_the_hub_and_follows_a_change_without_a_reload(
     async with serve([inventory.namespace, other], argocd_namespace=argocd_ns) as url:
         page = await browser.page()
         await page.goto(url)
-        await page.wait_for(f"document.querySelector({json.dumps(_row('member-a'))})")
-        # One member in two inventories is one row, listing both profiles.
+        alpha = f"{inventory.namespace}/alpha"  # member-a's first profile: its row's address
+        await page.wait_for(f"document.querySelector({json.dumps(_row(alpha))})")
+        # One member in two inventories is one row, listing both profiles, by its name.
         assert await page.evaluate("document.querySelectorAll('#members tbody tr').length") == 2
-        shared = await page.evaluate(_text_of(_row("member-a")))
-        assert f"{inventory.namespace}/alpha" in shared and f"{other}/alpha" in shared
+        shared = await page.evaluate(_text_of(_row(alpha)))
+        assert alpha in shared and f"{other}/alpha" in shared
         assert "cluster-alpha" in shared  # its Argo CD Secret, by name
-        assert await _member_health(page, "member-a") == "True"
+        assert await page.evaluate(_text_of(_row(alpha) + " td.member")) == "alpha"
+        assert "member-a" not in await page.evaluate("document.body.innerHTML")  # its member id
+        assert await _member_health(page, alpha) == "True"
         beta = f"{inventory.namespace}/beta"
         assert await _member_health(page, beta) == "False"
         assert "ReadyzCheckFailed" in await page.evaluate(_text_of(_row(beta)))
@@ -195,10 +198,11 @@ async def test_no_response_holds_a_minted_token_or_secret_data(
     async with serve([inventory.namespace, other], argocd_namespace=argocd_ns) as url:
         page = await browser.page()
         await page.goto(url)
-        await page.wait_for(f"document.querySelector({json.dumps(_row('member-a'))})")
+        alpha = _row(f"{inventory.namespace}/alpha")
+        await page.wait_for(f"document.querySelector({json.dumps(alpha)})")
         await inventory.set_healthy("alpha", False)  # one live update through the stream
         await page.wait_for(
-            f"document.querySelector({json.dumps(_row('member-a'))}).dataset.health === 'False'",
+            f"document.querySelector({json.dumps(alpha)}).dataset.health === 'False'",
             timeout=30,
         )
         bodies = [r.body for r in await page.settled_responses()]
@@ -207,6 +211,9 @@ async def test_no_response_holds_a_minted_token_or_secret_data(
             for path in (
                 "",
                 "content?sort=label:x&order=desc",
+                f"member/{inventory.namespace}/alpha",  # the member pages: access providers
+                f"member/{other}/alpha/content",
+                f"member/{inventory.namespace}/beta",
                 "content?q=alpha&labels=a%20in%20(",
                 "healthz",
                 "readyz",

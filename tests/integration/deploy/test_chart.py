@@ -55,6 +55,8 @@ EXAMPLES = sorted(p.name for p in (CHART_DIR / "examples").glob("*.yaml"))
 #: Namespaces the examples install into or grant in (they must exist for a server dry run).
 NAMESPACES = (NAMESPACE, "argocd", "kueue-system", "team-a", "team-b")
 IDENTITY_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+#: The rule files the chart's PrometheusRule carries, in order.
+RULE_FILES = ("alerts.yaml", "availability.yaml")
 
 
 def objects(example: str, *set_values: str) -> list[dict[str, Any]]:
@@ -296,7 +298,8 @@ def test_monitoring_objects_carry_the_checked_rules_and_dashboard() -> None:
         "monitoring.prometheusRule.labels.release=prometheus",
     )
     (rule,) = of_kind(objs, "PrometheusRule")
-    assert rule["spec"] == yaml.safe_load((CHART_DIR / "files" / "alerts.yaml").read_text())
+    files = [yaml.safe_load((CHART_DIR / "files" / f).read_text()) for f in RULE_FILES]
+    assert rule["spec"] == {"groups": [g for f in files for g in f["groups"]]}
     assert rule["metadata"]["labels"]["release"] == "prometheus"
     (dashboard,) = [o for o in of_kind(objs, "ConfigMap") if "dashboard" in o["metadata"]["name"]]
     assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"

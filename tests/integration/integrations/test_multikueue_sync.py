@@ -208,3 +208,26 @@ async def test_a_create_that_finds_its_own_earlier_write_writes_nothing(
     await sync._create(changed, stored_profile)
     after = await kube.get(hub, MULTIKUEUE_CLUSTERS, name)
     assert after["metadata"]["annotations"]["example.com/note"] == "changed"
+
+
+async def test_a_namespace_without_profiles_is_said_once_not_served_silently(
+    hub: kube.ApiClient, test_namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Kueue reads profiles only in its own namespace: a sync pointed at one that is not an
+    inventory (the default kueue-system on the demo's kept fleet) says so, once."""
+    sync = make_sync(hub, test_namespace)
+    caplog.set_level("WARNING", logger="cluster_inventory.integrations.sync.multikueue")
+    await sync.start()
+    try:
+        await sync.wait_synced()
+        await sync.wait_synced()  # readiness asks again: still one warning
+        said = [r.getMessage() for r in caplog.records if "holds no ClusterProfile" in r.message]
+        assert len(said) == 1, said
+        assert test_namespace in said[0] and "multicluster.x-k8s.io/clusterset" in said[0]
+        await profile(hub, test_namespace, f"{test_namespace}-c1")
+        await eventually(
+            lambda: ours(hub, test_namespace), what="the first profile's MultiKueueCluster"
+        )
+    finally:
+        await sync.stop()
+    assert sync.instance == f"{test_namespace}-fleet"  # the config's name, as the CLI's

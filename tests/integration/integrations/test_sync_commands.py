@@ -72,7 +72,7 @@ async def test_argocd_sync_runs_leader_elected_with_probes_and_metrics_and_stops
         assert 'controller_runtime_reconcile_total{controller="argocd-sync",result="success"}' in (
             text
         )
-        assert 'workqueue_depth{name="argocd-sync"}' in text
+        assert 'workqueue_depth{controller="argocd-sync",name="argocd-sync"}' in text
         assert "leader_election_master_status" in text
     finally:
         process.send_signal(signal.SIGTERM)

@@ -305,7 +305,8 @@ async def test_conflicts_are_retried_with_backoff(inventory: Inventory, fleet_ma
         metric(fm.registry, "controller_runtime_reconcile_errors_total", controller="configmap")
         >= 1
     )
-    assert metric(fm.registry, "workqueue_retries_total", name="configmap") >= 1
+    labels = {"name": "configmap", "controller": "configmap"}
+    assert metric(fm.registry, "workqueue_retries_total", **labels) >= 1
 
 
 async def test_profiles_of_one_member_in_two_inventories_engage_once(

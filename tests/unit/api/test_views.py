@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.api import v1alpha1
-from cluster_inventory.api.views import ProfileView, format_time, parse_time
+from cluster_inventory.api.views import EventView, ProfileView, format_time, parse_time
 from tests.strategies import cluster_profiles
 
 PROFILE: dict[str, Any] = {
@@ -164,3 +164,37 @@ def test_a_decoded_view_has_every_field_its_constructor_would_set() -> None:
     assert view == ProfileView.of(profile)
     with pytest.raises(AttributeError):
         view.name = "other"  # type: ignore[misc]
+
+
+def test_an_event_is_decoded_once_whatever_its_writer_set() -> None:
+
+    series = EventView.of(
+        {
+            "metadata": {"name": "p.1", "namespace": "team-a"},
+            "type": "Warning",
+            "reason": "Unhealthy",
+            "note": "n",
+            "reportingController": "c",
+            "reportingInstance": "i",
+            "eventTime": "2026-11-23T11:00:00.123456Z",
+            "series": {"count": 3, "lastObservedTime": "2026-11-23T11:05:00.000000Z"},
+            "regarding": {"kind": "ClusterProfile", "name": "p", "uid": 7},
+        }
+    )
+    assert (series.count, series.first.minute, series.last.minute) == (3, 0, 5)
+    assert series.regarding == {"kind": "ClusterProfile", "name": "p"}  # strings only
+    legacy = EventView.of(
+        {
+            "metadata": {"creationTimestamp": "2026-11-23T10:00:00Z"},
+            "deprecatedSource": {"component": "kubelet", "host": "node-1"},
+            "deprecatedFirstTimestamp": "2026-11-23T10:01:00Z",
+            "deprecatedLastTimestamp": "2026-11-23T10:02:00Z",
+            "deprecatedCount": 4,
+        }
+    )
+    assert (legacy.controller, legacy.instance, legacy.count) == ("kubelet", "node-1", 4)
+    assert (legacy.first.minute, legacy.last.minute) == (1, 2)
+    hostile = EventView.of(
+        {"metadata": "x", "series": {"count": -1}, "eventTime": 5, "note": ["<b>"]}
+    )
+    assert (hostile.count, hostile.first, hostile.note) == (1, None, "")

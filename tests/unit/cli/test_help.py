@@ -7,7 +7,8 @@ import sys
 
 import typer
 
-from cluster_inventory.cli._help import COMMANDS, DESCRIPTION, top_level_help
+from cluster_inventory.api.constants import REQUEST_TIMEOUT, REQUEST_TIMEOUT_ENV
+from cluster_inventory.cli._help import COMMANDS, DESCRIPTION, OPTIONS, top_level_help
 from cluster_inventory.cli.app import app
 
 
@@ -20,6 +21,27 @@ def test_the_table_lists_every_command_of_the_app_with_its_summary() -> None:
     ]
     assert sorted(COMMANDS) == sorted(theirs)
     assert group.help == DESCRIPTION
+
+
+def test_the_table_lists_every_option_of_the_command_itself_with_its_help() -> None:
+    group = typer.main.get_command(app)
+    theirs = {}
+    for param in group.params:
+        flag = param.opts[0]
+        metavar = f" {param.metavar}" if param.metavar else ""
+        extra = ""
+        if param.envvar:
+            extra += f" [env var: {param.envvar}]"
+        if not param.is_flag:
+            extra += f" [default: {param.default}]"
+        theirs[flag + metavar] = f"{param.help}{extra}"
+    theirs["--help"] = "Show this message and exit."
+    assert dict(OPTIONS) == theirs
+    # The figures the table spells out are the constants the app uses.
+    assert (
+        f"[env var: {REQUEST_TIMEOUT_ENV}] [default: {REQUEST_TIMEOUT}]"
+        in dict(OPTIONS)["--request-timeout SECONDS"]
+    )
 
 
 def test_help_names_the_plugin_when_run_as_kubectl_inventory() -> None:
@@ -41,3 +63,5 @@ def test_help_runs_without_importing_typer() -> None:
     assert run.stderr.strip() == "False False"
     for name, summary in COMMANDS:
         assert f"  {name}" in run.stdout and summary in run.stdout
+    for flag, text in OPTIONS:  # --request-timeout and --version too, not --help alone
+        assert f"  {flag}" in run.stdout and text in run.stdout

@@ -109,6 +109,34 @@ def test_describe_shows_every_section_and_no_ca_body() -> None:
     ]
 
 
+def test_describe_prints_an_event_seen_again_as_kubectl_does() -> None:
+    """One Event with a series (client-go's recorder counts repeats there): its count, the
+    last time and the first, oldest first by the last time; From is the controller."""
+    seen_again = {
+        "metadata": {"name": "east.a", "creationTimestamp": "2026-11-23T11:00:00Z"},
+        "type": "Warning",
+        "reason": "ControlPlaneUnhealthy",
+        "note": "  member east: /readyz failed  ",
+        "reportingController": "cluster-inventory.dev/manager",
+        "reportingInstance": "replica-1",
+        "eventTime": "2026-11-23T11:00:00.000000Z",
+        "series": {"count": 7, "lastObservedTime": "2026-11-23T11:58:00.000000Z"},
+    }
+    once = {
+        "metadata": {"name": "east.b"},
+        "type": "Normal",
+        "reason": "ControlPlaneHealthy",
+        "note": "member east: /readyz ok",
+        "reportingController": "cluster-inventory.dev/manager",
+        "eventTime": "2026-11-23T11:30:00.000000Z",
+    }
+    lines = describe_profile(PROFILE, [seen_again, once], now=NOW).splitlines()
+    rows = lines[lines.index("Events:") + 3 :]
+    assert rows[0].split()[:3] == ["Normal", "ControlPlaneHealthy", "30m"]
+    assert rows[1].split()[:6] == ["Warning", "ControlPlaneUnhealthy", "2m", "(x7", "over", "60m)"]
+    assert rows[1].endswith("cluster-inventory.dev/manager  member east: /readyz failed")
+
+
 def test_describe_says_none_for_empty_sections() -> None:
     text = describe_profile({"metadata": {"name": "new"}})
     for section in ("Conditions", "Properties", "Access Providers", "Events"):

@@ -68,8 +68,10 @@ def test_a_member_in_two_inventories_is_one_row_and_red_if_either_profile_is() -
         ],
         now=NOW,
     )
-    assert [r.key for r in ov.members] == ["team-a/beta", "uid-1"]
-    shared = ov.members[1]
+    # Sorted by name (alpha, beta), whatever their member ids.
+    assert [r.key for r in ov.members] == ["uid-1", "team-a/beta"]
+    assert [r.name for r in ov.members] == ["alpha", "beta"]
+    shared = ov.members[0]
     assert shared.inventories == ("team-a", "team-b")
     assert shared.health == "False"
     assert [c.reason for c in shared.conditions] == ["APIServerUnreachable"]

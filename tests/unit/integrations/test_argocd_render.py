@@ -156,7 +156,7 @@ def test_rendering_is_deterministic_so_the_fingerprint_is_stable() -> None:
         (
             profile(**{"insecure-skip-tls-verify": True}),
             "status.accessProviders[name=secretreader].cluster.insecure-skip-tls-verify",
-            "insecure-skip-tls-verify is true",
+            "insecure-skip-tls-verify: is true",
         ),
     ],
 )
@@ -169,6 +169,7 @@ def test_an_unrenderable_profile_is_an_error_naming_the_field(
     assert caught.value.field == field
     assert words in str(caught.value)
     assert "team-a/c1" in str(caught.value)
+    assert str(caught.value).count(field) == 1  # said once, not as field and in the problem
 
 
 def test_member_id_dedupe_keeps_the_first_inventory_and_name_clashes_get_the_namespace() -> None:

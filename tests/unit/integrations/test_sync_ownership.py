@@ -71,3 +71,25 @@ def test_bad_instance_names_are_refused_with_the_rule(bad: str) -> None:
     with pytest.raises(ValueError, match="at most 63 characters"):
         validate_instance(bad)
     assert validate_instance("fleet.a-1") == "fleet.a-1"
+
+
+async def test_a_sync_with_a_config_is_the_instance_the_command_with_that_config_is() -> None:
+    """The demo builds the class; `multikueue sync --config-name team-a` on its kept fleet
+    must be the same instance, or it finds every name taken and writes nothing."""
+    from typer.testing import CliRunner
+
+    from cluster_inventory.cli import app
+    from cluster_inventory.integrations.sync.multikueue import default_instance
+
+    built = MultiKueueSync(
+        None, kueue_namespace="team-a", config_name="team-a", registry=CollectorRegistry()
+    )  # type: ignore[arg-type]
+    assert built.instance == default_instance("team-a") == "team-a"
+    plain = MultiKueueSync(None, kueue_namespace="team-a", registry=CollectorRegistry())  # type: ignore[arg-type]
+    assert plain.instance == default_instance(None) == "default"
+    named = MultiKueueSync(
+        None, kueue_namespace="a", config_name="c", instance="x", registry=CollectorRegistry()
+    )  # type: ignore[arg-type]
+    assert named.instance == "x"
+    help_text = CliRunner().invoke(app, ["multikueue", "sync", "--help"]).output
+    assert "defaults to --config-name" in " ".join(help_text.split())

@@ -4,8 +4,8 @@ Commands:
 
 - ``install-assets [--force]``: the control-plane binaries (as ``cluster-inventory testing
   install-assets`` does), then the upstream plugins and CRDs, the Argo CD and ``pkg/access``
-  checks, the consumers (Kueue, the Knative Operator), the tools (helm, promtool, toxiproxy)
-  and the virtual members' proxy; prints each path. ``make assets`` runs it.
+  checks, the consumers (Kueue, the Knative Operator), the tools (helm, promtool, prometheus,
+  toxiproxy) and the virtual members' proxy; prints each path. ``make assets`` runs it.
 - ``manifests``: rewrite ``deploy/`` from the Helm chart (``make manifests``).
 - ``demo-crds``: rewrite the Kueue CRDs the demo ships (``cluster_inventory/cli/demo/crds``)
   from the pinned ``sigs.k8s.io/kueue`` module (``make demo-crds``).
@@ -64,7 +64,8 @@ def install_everything(*, force: bool = False) -> list[Path]:
     built.append(access_check(progress=_progress))
     built += [install_consumer(name, progress=_progress) for name in CONSUMERS]
     # helm renders the chart, promtool checks the alerting rules (packaging tests),
-    # toxiproxy breaks network paths for the fault tests.
+    # prometheus scrapes the availability test's exporter, toxiproxy breaks network paths
+    # for the fault tests.
     built += [install_tool(name, progress=_progress) for name in TOOLS]
     built.append(virtual_members_binary(progress=_progress))
     return built

@@ -1,12 +1,14 @@
-"""Build the tools tests run: ``helm``, ``promtool`` and ``toxiproxy``.
+"""Build the tools tests run: ``helm``, ``promtool``, ``prometheus`` and ``toxiproxy``.
 
-The chart is linted and rendered by Helm, the alerting rules are checked and unit-tested by
-Prometheus's ``promtool``; the fault tests put Shopify's Toxiproxy (its ``cmd/server``) in
-front of a fleet's servers. Release tarballs cannot be downloaded here, so all three are
-compiled from their Go modules (pinned in :mod:`cluster_inventory_workshop.versions`) into
+The chart is linted and rendered by Helm, the alerting and recording rules are checked and
+unit-tested by Prometheus's ``promtool``; the availability test scrapes a profile-condition
+exporter with a real ``prometheus`` and reads the outage back from its HTTP API; the fault
+tests put Shopify's Toxiproxy (its ``cmd/server``) in front of a fleet's servers. Release
+tarballs cannot be downloaded here, so all four are compiled from their Go modules (pinned
+in :mod:`cluster_inventory_workshop.versions`) into
 ``~/.cache/cluster-inventory/tools/<name>-<version>/``, like the control-plane binaries.
-``TEST_ASSET_HELM``, ``TEST_ASSET_PROMTOOL`` and ``TEST_ASSET_TOXIPROXY`` point at existing
-binaries instead.
+``TEST_ASSET_HELM``, ``TEST_ASSET_PROMTOOL``, ``TEST_ASSET_PROMETHEUS`` and
+``TEST_ASSET_TOXIPROXY`` point at existing binaries instead.
 """
 
 from __future__ import annotations
@@ -53,19 +55,31 @@ def _helm() -> GoModuleBuild:
     )
 
 
-def _promtool() -> GoModuleBuild:
+def _prometheus_module(binary: str) -> GoModuleBuild:
     # Prometheus 3.x tags its Go module v0.3MM.P for release 3.MM.P.
     minor, patch = PROMETHEUS_VERSION.removeprefix("v0.").split(".")
     release = f"{minor[0]}.{int(minor[1:])}.{patch}"
+    # The module's go.mod has exclude and replace directives, which `go install ...@version`
+    # refuses; GoModuleBuild's wrapper module requires it as a dependency instead.
     return GoModuleBuild(
         module="github.com/prometheus/prometheus",
         version=PROMETHEUS_VERSION,
-        packages={"promtool": "github.com/prometheus/prometheus/cmd/promtool"},
+        packages={binary: f"github.com/prometheus/prometheus/cmd/{binary}"},
         ldflags=(f"-X github.com/prometheus/common/version.Version={release}",),
-        # Service discovery plugins (cloud SDKs) are not needed to check rules and would
-        # triple the compile.
+        # Service discovery plugins (cloud SDKs) are not needed to check rules or to scrape
+        # static targets and would triple the compile.
         tags=("remove_all_sd",),
     )
+
+
+def _promtool() -> GoModuleBuild:
+    return _prometheus_module("promtool")
+
+
+def _prometheus() -> GoModuleBuild:
+    # Without the `builtinassets` tag the web UI's assets are not embedded: its pages answer
+    # 500, the HTTP API (/api/v1/query_range, /api/v1/targets) works, which is all we read.
+    return _prometheus_module("prometheus")
 
 
 def _toxiproxy() -> GoModuleBuild:
@@ -80,7 +94,7 @@ def _toxiproxy() -> GoModuleBuild:
 
 #: Tool name to how it is built.
 TOOLS: Mapping[str, Callable[[], GoModuleBuild]] = MappingProxyType(
-    {"helm": _helm, "promtool": _promtool, "toxiproxy": _toxiproxy}
+    {"helm": _helm, "promtool": _promtool, "prometheus": _prometheus, "toxiproxy": _toxiproxy}
 )
 
 
@@ -94,7 +108,7 @@ def _env_name(name: str) -> str:
 
 
 def find_tool(name: str) -> Path:
-    """Return the path of ``helm`` or ``promtool`` without building it.
+    """Return the path of a tool of :data:`TOOLS` without building it.
 
     ``$TEST_ASSET_<NAME>`` wins, then the cache.
 
@@ -123,7 +137,7 @@ def find_tool(name: str) -> Path:
 
 
 def install_tool(name: str, *, progress: Callable[[str], None] | None = None) -> Path:
-    """Build ``helm`` or ``promtool`` into the cache unless it is there already.
+    """Build a tool of :data:`TOOLS` into the cache unless it is there already.
 
     Concurrent callers serialise on a file lock; the binary appears only once complete.
 

@@ -39,7 +39,8 @@ GITOPS_ENGINE_VERSION = "v3.6.0"
 #: ``helm.sh/helm/v3`` module version: ``helm`` lints and renders the chart in the tests.
 HELM_VERSION = "v3.22.0"
 #: ``github.com/prometheus/prometheus`` module version (v0.316.0 is Prometheus 3.16.0):
-#: ``promtool`` checks and unit-tests the alerting rules.
+#: ``promtool`` checks and unit-tests the alerting and recording rules; ``prometheus`` scrapes
+#: the availability test's exporter.
 PROMETHEUS_VERSION = "v0.316.0"
 #: ``github.com/Shopify/toxiproxy/v2`` module version: the TCP proxy the fault tests put
 #: between our processes and the fleet's servers (latency, resets, half-open connections).

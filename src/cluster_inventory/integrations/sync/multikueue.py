@@ -23,6 +23,7 @@ from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     DEFAULT_SYNC_INSTANCE,
+    LABEL_CLUSTER_SET,
     LABEL_SYNC_INSTANCE,
     REPORTING_CONTROLLER_MULTIKUEUE,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "MULTIKUEUE_CONFIGS",
     "ConfigTooLarge",
     "MultiKueueSync",
+    "default_instance",
     "kueue_configuration",
     "render_multikueue_cluster",
     "render_multikueue_config",
@@ -95,6 +97,16 @@ class ConfigTooLarge(ValueError):
         )
         self.name = name
         self.count = count
+
+
+def default_instance(config_name: str | None) -> str:
+    """The instance a MultiKueue sync is unless named: its config name, else ``default``.
+
+    ``multikueue sync --config-name fleet`` is instance ``fleet``, and so is a
+    :class:`MultiKueueSync` built with ``config_name="fleet"``: each keeps its own
+    MultiKueueClusters and MultiKueueConfig, and one takes over the other's objects.
+    """
+    return config_name or DEFAULT_SYNC_INSTANCE
 
 
 def render_multikueue_cluster(profile: Mapping[str, Any]) -> dict[str, Any]:
@@ -206,8 +218,9 @@ class MultiKueueSync(ProfileMirror):
         **options: :class:`MirrorOptions` (label selector, workers, registry, identity, and
             ``instance``: this sync's name; its MultiKueueClusters and MultiKueueConfig carry
             it, and it never updates or deletes another instance's, so two syncs with
-            different configs over disjoint profiles each keep their own; the CLI defaults
-            it to the config name).
+            different configs over disjoint profiles each keep their own; by default
+            :func:`default_instance` of the config name, as ``multikueue sync`` names it, so
+            the command run with the same ``--config-name`` is the same instance).
     """
 
     resource = MULTIKUEUE_CLUSTERS
@@ -226,7 +239,34 @@ class MultiKueueSync(ProfileMirror):
     ) -> None:
         self.kueue_namespace = kueue_namespace
         self.config_name = config_name
+        options.setdefault("instance", default_instance(config_name))
+        self._selector = options.get("label_selector")
+        self._said_empty = False
         super().__init__(hub, namespaces=[kueue_namespace], **options)
+
+    async def wait_synced(self) -> None:
+        """Wait until listed once; say so when Kueue's namespace holds no profile to serve.
+
+        Kueue reads ClusterProfiles only in its own namespace: a sync pointed at a namespace
+        that is not an inventory (the default ``kueue-system`` on a hub whose inventories are
+        elsewhere) would otherwise run, healthy, writing nothing.
+
+        Raises:
+            KubeAPIError: A first LIST was refused (e.g. 404: a CRD is missing; 403: RBAC).
+        """
+        await super().wait_synced()
+        if not self.profiles() and not self._said_empty:
+            self._said_empty = True  # once: wait_synced is asked again (readiness)
+            matching = f" matching {self._selector!r}" if self._selector else ""
+            _log.warning(
+                "Kueue's namespace %s holds no ClusterProfile%s: no MultiKueueCluster to "
+                "keep until one appears. Kueue reads ClusterProfiles only in its own "
+                "namespace (--kueue-namespace), so that namespace must be an inventory of "
+                "the cluster manager (label it %s=SET)",
+                self.kueue_namespace,
+                matching,
+                LABEL_CLUSTER_SET,
+            )
 
     def assign(self, profiles: Sequence[Mapping[str, Any]]) -> dict[str, Assignment]:
         """One MultiKueueCluster per profile, named after it. Pure."""

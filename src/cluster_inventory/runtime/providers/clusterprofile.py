@@ -158,6 +158,7 @@ class ClusterProfileProvider(ProfileEngagement):
         #: The engagement work queue (``<name>-clusterprofile``), keyed by ``namespace/name``.
         self.queue: WorkQueue[str] = WorkQueue(
             f"{name}-{ENGAGEMENT_CONTROLLER}",
+            controller=ENGAGEMENT_CONTROLLER,
             metrics=kube.collectors_for(WorkQueueMetrics, registry),
         )
         self._workers = Workers(
