@@ -34,6 +34,7 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.api.views import ConditionView, EventView, ProfileView
 from cluster_inventory.dashboard.rows import MemberRow, Overview
+from cluster_inventory.integrations.availability.history import Outage
 
 __all__ = [
     "TIMELINE_LENGTH",
@@ -42,7 +43,6 @@ __all__ = [
     "AvailabilitySource",
     "ConditionLine",
     "MemberPage",
-    "Outage",
     "ProfileDetail",
     "TimelineEntry",
     "find_member",
@@ -132,28 +132,13 @@ class TimelineEntry:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Outage:
-    """A stretch of time the member was not available.
-
-    Attributes:
-        start: When it began.
-        end: When it ended; None while it lasts.
-        reason: Why, as the source says (a condition reason).
-    """
-
-    start: dt.datetime
-    end: dt.datetime | None
-    reason: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
 class Availability:
     """The member's availability over time, as a long-run store (Prometheus) answered.
 
     Attributes:
         windows: ``(window, fraction available)``, e.g. ``("7d", 0.9986)``; None where the
             store has no answer for that window.
-        outages: Its outages, newest first.
+        outages: Its outages, newest first (as ``availability`` reads them from Prometheus).
         source: Where the figures come from (the Prometheus URL), shown beside them.
         error: Why the store could not answer ("" when it did).
     """

@@ -12,7 +12,6 @@ from cluster_inventory.api.views import ProfileView
 from cluster_inventory.dashboard import Dashboard, build, select
 from cluster_inventory.dashboard.member import (
     Availability,
-    Outage,
     find_member,
     member_page,
     member_path,
@@ -21,6 +20,7 @@ from cluster_inventory.dashboard.member import (
 )
 from cluster_inventory.dashboard.rows import MemberRow
 from cluster_inventory.dashboard.selection import Query
+from cluster_inventory.integrations.availability.history import Outage
 from tests.unit.dashboard.test_server import FakeState
 
 NOW = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
@@ -177,7 +177,15 @@ class _Store:
     async def availability(self, member: MemberRow) -> Availability:
         return Availability(
             windows=(("1h", 0.95), ("30d", None)),
-            outages=(Outage(start=NOW, end=None, reason="<b>APIServerUnreachable</b>"),),
+            outages=(
+                Outage(
+                    start=NOW,
+                    end=None,
+                    seconds=60.0,
+                    status="False",
+                    reason="<b>APIServerUnreachable</b>",
+                ),
+            ),
             source="http://prometheus:9090",
         )
 
