@@ -166,7 +166,11 @@ class ManagerFindings:
             self._roles_refused[name] = refusal
             _log.warning("member role not allowed: %s", refusal, extra={"object": name})
             meta = objects.meta(namespace(name) or {})
-            regarding = {"apiVersion": "v1", "kind": "Namespace", "name": name}
+            regarding = {
+                "apiVersion": kube.NAMESPACES.api_version,
+                "kind": kube.NAMESPACES.kind,
+                "name": name,
+            }
             if meta.get("uid"):
                 regarding["uid"] = str(meta["uid"])
             await self._event(
