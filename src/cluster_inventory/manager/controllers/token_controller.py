@@ -202,7 +202,6 @@ class TokenController:
         if current is None or member is None or member.observation.joined.status != "True":
             return None
         if member.accounts is None:  # an agent member: its agent mints, we copy
-            assert isinstance(member, AgentMember)
             return await self._copy_agent_token(key, current, member)
         role = inv.member_role
         if role is None or not inv.granted:
