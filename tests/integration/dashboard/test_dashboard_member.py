@@ -51,7 +51,7 @@ async def _event(hub: kube.ApiClient, profile: dict[str, Any], **fields: Any) ->
         hub,
         kube.EVENTS,
         {
-            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+            "metadata": {"generateName": f"{meta['name']}-", "namespace": meta["namespace"]},
             "eventTime": format_micro_time(now - dt.timedelta(minutes=30)),
             "reportingController": "cluster-inventory.dev/test",
             "reportingInstance": "test",
@@ -118,9 +118,12 @@ async def test_a_member_page_shows_its_profiles_since_and_events_through_an_outa
             # Named, not numbered: the row and its link say "beta", the UID is nowhere.
             assert await page.evaluate(_text(f"{row} td.member")) == "beta"
             assert member_id not in await page.evaluate("document.body.innerHTML")
-            await page.evaluate(f"document.querySelector({_js(row + ' td.member a')}).click()")
+            # Its name links its page (followed with goto: a click's navigation would race
+            # the DevTools evaluation that made it).
+            link = await page.evaluate(f"document.querySelector({_js(row + ' td.member a')}).href")
+            assert link == f"{url}member/{prod}/beta"
+            await page.goto(link)
             await page.wait_for("document.querySelector('#member')")
-            assert await page.evaluate("location.pathname") == f"/member/{prod}/beta"
             html = await page.evaluate("document.body.innerHTML")
             assert member_id not in html
             # Every profile of the member, one per inventory, each probed by the manager.
