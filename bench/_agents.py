@@ -6,7 +6,7 @@ For each N in --sizes and R in --replicas, against the local Fleet's hub
 - **floor**: ``_fleet.namespaces.floor``, N ClusterProfiles created and their status written
   directly (16 in flight), on the same hub just before the run;
 - **setup, not timed against a target**: N members accepted with the real
-  ``cluster_inventory.manager.agents.accept`` (registration Secret, Role, RoleBinding, Lease,
+  ``cluster_inventory.manager.admin.agents.accept`` (registration Secret, Role, RoleBinding, Lease,
   MemberReport; 64 in flight), N agent identities minted from the hub's client CA (a real
   agent joins by a CSR round trip, not measured here), then N simulated agents started in
   ONE child process (``_agent_swarm.py``: each its own client certificate, hub client, Lease
@@ -59,7 +59,6 @@ from _fleet.scrapes import hub_refused, hub_writes
 from _fleet.settings import Settings, commit
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet
 
@@ -165,15 +164,16 @@ async def run_one(
     res["floor"] = await namespaces_and_floor(hub, system, floor_ns, inventory, run, n)
 
     started = time.perf_counter()
-    await bounded(
+    acceptances = await bounded(
         [accept(hub, system, name, [run], lease_duration=max(1, round(a.lease))) for name in names],
         64,
     )
     res["accept_s"] = time.perf_counter() - started
     started = time.perf_counter()
     agents = []
-    for name in names:
-        conn = fleet.hub.connection(AGENT_USER_PREFIX + name, [AGENT_GROUP])
+    for acceptance in acceptances:
+        name = acceptance.name
+        conn = fleet.hub.connection(acceptance.agent_user, list(acceptance.agent_groups))
         assert conn.client_cert_data and conn.client_key_data
         agents.append(
             {

@@ -18,11 +18,22 @@ def rss_mib(*pids: int) -> float:
     return total / 1024
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds the process has used so far (from /proc/PID/stat)."""
+def _stat_seconds(pid: int, first: int) -> float:
+    """Fields ``first`` and ``first + 1`` (after the command) of /proc/PID/stat, in seconds."""
     with open(f"/proc/{pid}/stat") as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (int(fields[first]) + int(fields[first + 1])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds the process has used so far (from /proc/PID/stat)."""
+    return _stat_seconds(pid, 11)
+
+
+def children_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of the children the process has waited for (a runtime's
+    exec plugins): ``cutime`` and ``cstime`` of /proc/PID/stat."""
+    return _stat_seconds(pid, 13)
 
 
 async def bounded(calls, limit=16):

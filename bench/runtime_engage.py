@@ -7,7 +7,7 @@ For each N in --sizes, against a local fleet (hub + 2 real members):
   watch). With ``access=distinct`` (``--distinct-sizes``) every profile names its own copy
   of the token: every cluster gets its own credential, client and watch, which is what N
   distinct members would cost the runtime process;
-- a runtime process (this file with ``--child``) starts a FleetManager with one reconciler
+- a runtime process (``python -m _runtime_child``, bench/_runtime_child.py) starts a FleetManager with one reconciler
   (``v1/ConfigMap`` in one namespace of each member) and reports when it has synced;
 - N - S profiles are turned ready in bulk (16 writes in flight): seconds until every one of
   them had its first reconcile;
@@ -21,6 +21,29 @@ For each N in --sizes, against a local fleet (hub + 2 real members):
 
 The runtime process runs on ``--loop`` (uvloop, the default of ``kube.run``, or asyncio).
 
+Also printed per run: the **CPU of the exec plugins** the runtime ran (``cutime`` + ``cstime``
+of the runtime process: the children it waited for) and how many runs that was (the
+runtime's ``cluster_inventory_exec_plugin_runs_total``), beside the runtime's own CPU per
+engaged cluster. ``--plugin go`` runs the upstream Go ``secretreader`` (built by the
+workshop's installer, cached) instead of ours: the plugin multicluster-runtime's provider
+runs in the Go peer's figures (docs/benchmarks.md).
+
+**Baseline**: each case (access, N, plugin, replicas) is compared with
+``bench/results/runtime_engage.json`` (``--baseline``), the figures measured on this machine
+kind: each figure, its baseline, the ratio, and a plain line naming every figure over it by
+more than 25%. ``--write-baseline`` stores this run's medians as the new baseline.
+
+**Bytecode**: before its runs, each runtime's interpreter compiles what a runtime process
+and our plugin import, where no bytecode is cached, as the image is built
+(image/Containerfile runs ``compileall``): start-up and plugin CPU are then the deployed
+product's, not a checkout's run under PYTHONDONTWRITEBYTECODE=1 compiling every module.
+
+**Before and after**: ``--runtime LABEL=PYTHON`` (repeatable) runs the runtime process with
+another checkout's interpreter (e.g. ``r3=/work/wt/r3/.venv/bin/python``) on the same fleet,
+driver and plugin; with ``--runs K`` every case runs K times per runtime, interleaved (A B A
+B). ``--py-spy DIR`` records each runtime process's bulk engage with py-spy (a separate
+profile run: the sampling costs the process CPU) and prints where its samples were.
+
 With ``--replicas R [R ...]`` every N runs once per R with R runtime processes sharing the
 clusters (one shard group: a Lease per replica in the bench namespace, clusters by
 rendezvous hashing of the profile key, ``docs/runtime.md``). The bulk engage is over all
@@ -29,96 +52,44 @@ baseline is that replica's own watch); RSS and the clusters engaged are printed 
 and every cluster must be engaged by exactly one replica, its rendezvous owner.
 
 Usage: uv run python bench/runtime_engage.py [--sizes 100 1000] [--distinct-sizes 100]
-    [--loop uvloop|asyncio] [--replicas 1 3]
-       uv run python bench/runtime_engage.py --smoke   (N=4 shared and distinct, N=6 over
-    2 sharded replicas)
+    [--loop uvloop|asyncio] [--replicas 1 3] [--plugin python|go] [--runs K]
+    [--runtime LABEL=PYTHON ...] [--py-spy DIR] [--baseline FILE] [--write-baseline]
+       uv run python bench/runtime_engage.py --smoke   (N=4 shared and distinct, the latter
+    with each plugin, N=6 over 2 sharded replicas)
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import base64
 import json
 import os
-import statistics
+import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from _common import SMOKE_HELP, bounded, cpu_seconds, percentile, require, require_times, rss_mib
+from _common import (
+    SMOKE_HELP,
+    bounded,
+    children_cpu_seconds,
+    cpu_seconds,
+    percentile,
+    require,
+    require_times,
+    rss_mib,
+)
+from _runtime_child import MEMBER_NS
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import EXTENSION_EXEC, SECRET_TOKEN_KEY
-from cluster_inventory.controller.sharding import rendezvous_owner
-from cluster_inventory.testing import Fleet
 
-PLUGIN = Path(sys.executable).parent / "cluster-inventory-secretreader"
-MEMBER_NS = "bench-runtime"
+if TYPE_CHECKING:
+    from cluster_inventory.testing import Fleet
 
-
-# -- the runtime process ---------------------------------------------------------------
-async def child(
-    hub_kubeconfig: str,
-    providers: str,
-    namespace: str,
-    group: str | None = None,
-    identity: str | None = None,
-) -> None:
-    from prometheus_client import CollectorRegistry
-
-    from cluster_inventory.controller import ShardConfig
-    from cluster_inventory.runtime import EngagedCluster, EngagementPolicy, FleetManager, Request
-
-    out = sys.stdout
-    seen: set[str] = set()
-    ready_seen: set[str] = set()
-
-    def emit(**record) -> None:
-        out.write(json.dumps(record) + "\n")
-        out.flush()
-
-    async with await kube.new_client(kube.connection_from_kubeconfig(hub_kubeconfig)) as hub:
-        fleet = FleetManager(
-            hub,
-            providers,
-            namespaces=[namespace],
-            registry=CollectorRegistry(),
-            policy=EngagementPolicy(cache_sync_timeout=60),
-        )
-
-        @fleet.reconciler("v1/ConfigMap", namespace=MEMBER_NS)
-        async def reconcile(request: Request, cluster: EngagedCluster) -> None:
-            if request.cluster not in seen:
-                seen.add(request.cluster)
-                emit(event="reconcile", cluster=request.cluster, t=time.time())
-
-        # The baseline: when this process's own profile watch sees a profile turn ready.
-        def on_profile(_: str, obj: dict, __: dict | None) -> None:
-            key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
-            conds = (obj.get("status") or {}).get("conditions") or []
-            if key not in ready_seen and any(
-                c["type"] == "ControlPlaneHealthy" and c["status"] == "True" for c in conds
-            ):
-                ready_seen.add(key)
-                emit(event="ready-seen", cluster=key, t=time.time())
-
-        fleet._add_profile_handler(on_profile)
-        if group is None or identity is None:
-            async with fleet:
-                await fleet.wait_synced()
-                emit(event="synced", pid=os.getpid(), replicas=1)
-                await asyncio.Event().wait()
-        else:  # sharded: a Manager joins the group (its Lease in the bench namespace) first
-            shard = ShardConfig(namespace=namespace, group=group, identity=identity)
-            running = asyncio.ensure_future(fleet.run(shard=shard))
-            # Waits until the Manager started the provider and its profiles were listed.
-            await fleet.wait_synced()
-            membership = fleet.shard
-            assert membership is not None
-            membership.on_change(lambda: emit(event="replicas", n=len(membership.replicas)))
-            emit(event="synced", pid=os.getpid(), replicas=len(membership.replicas))
-            await running
+BENCH = Path(__file__).parent
+BASELINE = BENCH / "results" / "runtime_engage.json"
 
 
 # -- the driver ------------------------------------------------------------------------
@@ -130,13 +101,25 @@ class Runtime:
         self.synced = asyncio.Event()
         self.replicas = 0  # the live replicas it sees (1 unsharded)
         self.changed = asyncio.Event()
+        self._stats: asyncio.Future[dict] | None = None
         self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def stats(self) -> dict:
+        """The process's own counts (``plugin_runs``), asked for on its stdin."""
+        assert self.proc.stdin is not None
+        self._stats = asyncio.get_running_loop().create_future()
+        self.proc.stdin.write(b"stats\n")
+        await self.proc.stdin.drain()
+        async with asyncio.timeout(30):
+            return await self._stats
 
     async def _read(self) -> None:
         assert self.proc.stdout is not None
         async for line in self.proc.stdout:
             record = json.loads(line)
-            if record["event"] == "synced":
+            if record["event"] == "stats" and self._stats is not None:
+                self._stats.set_result(record)
+            elif record["event"] == "synced":
                 self.replicas = record["replicas"]
                 self.synced.set()
             elif record["event"] == "replicas":
@@ -279,6 +262,108 @@ async def prepare_members(fleet: Fleet, hub, ns: str) -> dict[str, tuple[str, st
     return secrets
 
 
+def exec_config(plugin: str, python: str, ns: str, hub_kubeconfig: dict, workdir: Path) -> dict:
+    """The provider file's ``execConfig`` for ``plugin`` reading the tokens in ``ns``.
+
+    ``python``: ours, the ``cluster-inventory-secretreader`` beside that interpreter (the
+    checkout under test); ``go``: the upstream plugin, which takes the namespace from its
+    kubeconfig's context, not from an argument.
+    """
+    if plugin == "go":
+        from cluster_inventory_workshop.upstream_plugins import upstream_plugin
+
+        config = json.loads(json.dumps(hub_kubeconfig))
+        config["contexts"][0]["context"]["namespace"] = ns
+        path = workdir / f"hub-{ns}.kubeconfig"
+        path.write_text(json.dumps(config))
+        command, args = str(upstream_plugin("secretreader")), []
+    else:
+        path = workdir / "hub.kubeconfig"
+        path.write_text(json.dumps(hub_kubeconfig))
+        command = str(Path(python).parent / "cluster-inventory-secretreader")
+        args = ["--namespace", ns]
+    return {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "command": command,
+        "args": args,
+        "env": [{"name": "KUBECONFIG", "value": str(path)}],
+        "provideClusterInfo": True,
+    }
+
+
+#: Run by each runtime's interpreter before its runs: what a runtime process and our plugin
+#: import, compiled to bytecode where it is missing (the image is built with
+#: ``compileall``, image/Containerfile; a checkout run with PYTHONDONTWRITEBYTECODE=1, as
+#: this machine's sessions and CI are, would otherwise compile every module at every start).
+_COMPILE = """
+import importlib.util, py_compile, sys
+import uvloop, prometheus_client, cluster_inventory.runtime, cluster_inventory.kube.endpoints
+import cluster_inventory.api.v1alpha1, cluster_inventory.credentials.plugins.secretreader
+import dateutil.parser, urllib3
+sys.path.insert(0, sys.argv[1])
+import _runtime_child
+for module in list(sys.modules.values()):
+    source = getattr(module, "__file__", None) or ""
+    if source.endswith(".py"):
+        py_compile.compile(source, importlib.util.cache_from_source(source), doraise=False)
+"""
+
+
+def compile_bytecode(python: str) -> None:
+    """Compile what a runtime process started by ``python`` imports (see ``_COMPILE``)."""
+    import subprocess
+
+    subprocess.run([python, "-c", _COMPILE, str(BENCH)], check=True)
+
+
+class Profiler:
+    """py-spy recording one process (``--py-spy``), stopped with SIGINT, summarised."""
+
+    def __init__(self, pid: int, out: Path) -> None:
+        self.pid, self.out = pid, out
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        spy = Path(sys.executable).parent / "py-spy"
+        self.proc = await asyncio.create_subprocess_exec(
+            str(spy), "record", "--nonblocking", "--rate", "200", "--format", "raw",
+            "--output", str(self.out), "--pid", str(self.pid),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+
+    async def stop(self) -> list[str]:
+        """Stop recording; lines naming where the samples were (self and inclusive)."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGINT)
+        await self.proc.wait()
+        return summarise_profile(self.out)
+
+
+def summarise_profile(path: Path, top: int = 18) -> list[str]:
+    """The frames with the most samples in py-spy's raw (collapsed) output at ``path``."""
+    own: dict[str, int] = {}
+    inclusive: dict[str, int] = {}
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = [f.split(" (")[0] + " (" + f.split(" (")[-1] for f in stack.split(";")[1:]]
+        if not frames or not count.isdigit():
+            continue
+        total += int(count)
+        own[frames[-1]] = own.get(frames[-1], 0) + int(count)
+        for frame in set(frames):
+            inclusive[frame] = inclusive.get(frame, 0) + int(count)
+    require(total > 0, f"py-spy recorded samples into {path}")
+    lines = [f"py-spy {path.name}: {total} samples on CPU; by own samples:"]
+    for frame, count in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
+        lines.append(f"  {count / total:6.1%}  {frame}")
+    lines.append("  by samples with the frame on the stack:")
+    for frame, count in sorted(inclusive.items(), key=lambda kv: -kv[1])[:top]:
+        lines.append(f"  {count / total:6.1%}  {frame}")
+    return lines
+
+
 async def run_size(
     fleet: Fleet,
     hub,
@@ -289,13 +374,28 @@ async def run_size(
     loop: str,
     replicas: int | None = None,
     settle: float = 1.0,
+    plugin: str = "python",
+    python: str = sys.executable,
+    label: str = "",
+    profile: Path | None = None,
 ) -> dict:
-    """One N: bulk engage, sampled engage latencies, RSS idle and full.
+    """One N: bulk engage, sampled engage latencies, RSS idle and full, plugin runs and CPU.
 
-    ``settle`` is the pause before each RSS reading (the smoke run's tiny N needs less).
+    ``settle`` is the pause before each RSS reading (the smoke run's tiny N needs less);
+    ``python`` runs the runtime process, ``label`` names it (and its namespace); with
+    ``profile`` (a file) py-spy records each runtime process during the bulk engage.
     """
+    import statistics
+
+    from cluster_inventory.controller.sharding import rendezvous_owner
+
     access = "distinct" if distinct else "shared"
-    ns = f"bench-runtime-{n}-{access}" + (f"-r{replicas}" if replicas else "")
+    ns = (
+        f"bench-runtime-{n}-{access}"
+        + (f"-r{replicas}" if replicas else "")
+        + (f"-{plugin}" if plugin != "python" else "")
+        + (f"-{label}" if label else "")
+    )
     await kube.apply(hub, kube.NAMESPACES, {"metadata": {"name": ns}}, field_manager="bench")
     secrets = await prepare_members(fleet, hub, ns)
     members = list(fleet.members.values())
@@ -335,15 +435,9 @@ async def run_size(
                 "providers": [
                     {
                         "name": "secretreader",
-                        "execConfig": {
-                            "apiVersion": "client.authentication.k8s.io/v1",
-                            "command": str(PLUGIN),
-                            "args": ["--namespace", ns],
-                            "env": [
-                                {"name": "KUBECONFIG", "value": str(fleet.hub.kubeconfig_path)}
-                            ],
-                            "provideClusterInfo": True,
-                        },
+                        "execConfig": exec_config(
+                            plugin, python, ns, fleet.hub.kubeconfig(), workdir
+                        ),
                     }
                 ]
             }
@@ -354,20 +448,23 @@ async def run_size(
     spawned = time.perf_counter()
     procs = [
         await asyncio.create_subprocess_exec(
-            sys.executable,
-            __file__,
-            "--child",
+            python,
+            "-m",
+            "_runtime_child",
             str(fleet.hub.kubeconfig_path),
             str(providers),
             ns,
             loop,
             *((ns, identity) if identity else ()),
+            stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            cwd=BENCH,
         )
         for identity in identities
     ]
     runtimes = Runtimes(procs)
     pids = [proc.pid for proc in procs]
+    profiles: list[str] = []
     try:
         await runtimes.wait(lambda: all(r.synced.is_set() for r in runtimes.each), 300)
         startup = time.perf_counter() - spawned
@@ -376,9 +473,17 @@ async def run_size(
         await asyncio.sleep(settle)
         rss_idle = [rss_mib(pid) for pid in pids]
         cpu_idle = [cpu_seconds(pid) for pid in pids]
+        plugin_cpu_idle = [children_cpu_seconds(pid) for pid in pids]
+        idle_stats = [await r.stats() for r in runtimes.each]
 
         samples = min(100, n // 2)
         bulk, sampled = names[: n - samples], names[n - samples :]
+        spies = [
+            Profiler(pid, profile.with_name(f"{profile.stem}-{i}{profile.suffix}"))
+            for i, pid in enumerate(pids)
+        ] if profile else []  # fmt: skip
+        for spy in spies:
+            await spy.start()
         started = time.perf_counter()
         await bounded(
             [
@@ -395,6 +500,8 @@ async def run_size(
         await runtimes.wait(lambda: bulk_keys <= runtimes.engaged(), 60)
         bulk_seconds = time.perf_counter() - started
         cpu_bulk = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_idle, strict=True)]
+        for spy in spies:
+            profiles.extend(await spy.stop())
 
         engage, baseline = [], []
         for name in sampled:
@@ -414,6 +521,15 @@ async def run_size(
             await asyncio.sleep(0.05)
         await asyncio.sleep(settle)
         rss_full = [rss_mib(pid) for pid in pids]
+        plugin_cpu = [
+            children_cpu_seconds(pid) - before
+            for pid, before in zip(pids, plugin_cpu_idle, strict=True)
+        ]
+        end_stats = [await r.stats() for r in runtimes.each]
+        plugin_runs, plugin_wall = (
+            [end[name] - idle[name] for idle, end in zip(idle_stats, end_stats, strict=True)]
+            for name in ("plugin_runs", "plugin_seconds")
+        )
     finally:
         await runtimes.close()
         await kube.delete(hub, kube.NAMESPACES, ns)
@@ -434,6 +550,9 @@ async def run_size(
         "access": access,
         "loop": loop,
         "replicas": replicas,
+        "plugin": plugin,
+        "label": label,
+        "profile": profiles,
         "own_p50": statistics.median(own),
         "own_p99": percentile(own, 0.99),
         "create_seconds": create_seconds,
@@ -447,6 +566,10 @@ async def run_size(
         "rss_idle": rss_idle,
         "startup": startup,
         "cpu_bulk": cpu_bulk,
+        "plugin_cpu": plugin_cpu,
+        "plugin_runs": plugin_runs,
+        "plugin_wall": plugin_wall,
+        "startup_cpu": cpu_idle,
         "rss_full": rss_full,
         "per_replica": [len(r.reconciled) for r in runtimes.each],
         "engaged_twice": sum(1 for count in engaged_by if count > 1),
@@ -455,15 +578,38 @@ async def run_size(
     }
 
 
+def case(r: dict) -> str:
+    """The result's key in the baseline file."""
+    replicas = f" replicas={r['replicas']}" if r["replicas"] else ""
+    return f"{r['access']} N={r['n']} plugin={r['plugin']} loop={r['loop']}{replicas}"
+
+
+def figures(r: dict) -> dict[str, float]:
+    """What the baseline compares (lower is better): per engaged cluster, per plugin run."""
+    runs = sum(r["plugin_runs"])
+    return {
+        "bulk_seconds": r["bulk_seconds"],
+        "runtime_cpu_ms_per_cluster": sum(r["cpu_bulk"]) * 1000 / r["bulk"],
+        **({"plugin_cpu_ms_per_run": sum(r["plugin_cpu"]) * 1000 / runs} if runs else {}),
+        "engage_p50_ms": r["engage_p50"] * 1000,
+        "startup_seconds": r["startup"],
+        "startup_cpu_seconds": max(r["startup_cpu"]),
+        "rss_idle_mib": max(r["rss_idle"]),
+        "rss_full_mib": sum(r["rss_full"]),
+    }
+
+
 def report(r: dict) -> None:
     n = r["n"]
     samples = min(100, n // 2)
     require(r["samples"] == samples, f"N={n}: {samples} engage latencies measured")
     require(r["bulk"] == n - samples, f"N={n}: the rest engaged in bulk")
-    lists = ("rss_idle", "rss_full", "cpu_bulk", "per_replica")
+    lists = ("rss_idle", "rss_full", "cpu_bulk", "plugin_cpu", "plugin_runs", "plugin_wall")
+    lists += ("startup_cpu", "per_replica")
     scalars = ("n", "access", "loop", "replicas", "own_p50", "own_p99", "engaged_twice")
+    scalars += ("plugin", "label", "profile")
     require_times(**{k: v for k, v in r.items() if k not in lists + scalars + ("not_engaged",)})
-    for name in lists[:3]:
+    for name in lists[:-1]:
         require_times(**{f"{name}[{i}]": v for i, v in enumerate(r[name])})
     require(
         all(v > 0 for v in r["rss_idle"]) and r["bulk_seconds"] > 0,
@@ -473,6 +619,9 @@ def report(r: dict) -> None:
     require(r["not_engaged"] == 0, f"N={n}: {r['not_engaged']} clusters never engaged")
     require(r["misplaced"] == 0, f"N={n}: {r['misplaced']} clusters off their owner")
     require(sum(r["per_replica"]) == n, f"N={n}: the replicas engaged {r['per_replica']}")
+    runs = sum(r["plugin_runs"])
+    if r["access"] == "distinct":  # one credential per cluster: one run each, at least
+        require(runs >= n, f"N={n}: {runs} plugin runs for {n} distinct credentials")
 
     def ms(seconds: float) -> str:
         return f"{seconds * 1000:.0f} ms"
@@ -481,6 +630,7 @@ def report(r: dict) -> None:
         return " / ".join(f"{v:.0f}" for v in values) + " MiB"
 
     cpu = sum(r["cpu_bulk"])
+    plugin_cpu, wall = sum(r["plugin_cpu"]), sum(r["plugin_wall"])
     replicas = r["replicas"]
     where = f" replicas={replicas} (clusters each {r['per_replica']})" if replicas else ""
     rss = (
@@ -490,8 +640,9 @@ def report(r: dict) -> None:
         f"({(r['rss_full'][0] - r['rss_idle'][0]) * 1024 / n:.0f} KiB per cluster; "
         "target 1,000 <= 300 MB)"
     )
+    label = f"[{r['label']}] " if r["label"] else ""
     print(
-        f"N={n} access={r['access']} loop={r['loop']}{where}: "
+        f"{label}N={n} access={r['access']} loop={r['loop']} plugin={r['plugin']}{where}: "
         f"profiles created in {r['create_seconds']:.1f} s; "
         f"bulk engage of {r['bulk']} in {r['bulk_seconds']:.2f} s "
         f"({r['bulk'] / r['bulk_seconds']:.0f}/s); engage latency over {r['samples']} "
@@ -500,71 +651,196 @@ def report(r: dict) -> None:
         f"p99 {ms(r['baseline_p99'])}; ratio p50 {r['engage_p50'] / r['baseline_p50']:.1f}x; "
         f"the runtime's own part (engage - baseline, per sample) p50 {ms(r['own_p50'])} "
         f"p99 {ms(r['own_p99'])}; "
-        f"start-up to hub-synced {r['startup']:.2f} s (target <= 0.5 s); "
+        f"start-up to hub-synced {r['startup']:.2f} s (its CPU {max(r['startup_cpu']):.2f} s; "
+        "target <= 0.5 s); "
         f"process CPU for the bulk engage {cpu:.2f} s"
         + (f" ({' / '.join(f'{c:.2f}' for c in r['cpu_bulk'])} s per replica)" if replicas else "")
         + f", {cpu * 1000 / r['bulk']:.1f} ms per cluster (multicluster-runtime: ~8 ms); "
-        f"{rss}; engaged twice {r['engaged_twice']}",
+        f"exec plugin runs {runs:.0f}, their CPU {plugin_cpu:.2f} s"
+        + (
+            f" ({plugin_cpu * 1000 / runs:.1f} ms per run; wall {wall * 1000 / runs:.0f} ms each)"
+            if runs
+            else ""
+        )
+        + f"; {rss}; engaged twice {r['engaged_twice']}",
         flush=True,
     )
+    for line in r["profile"]:
+        print(line, flush=True)
+
+
+def compare_all(results: list[dict], baseline_path: Path, write: bool) -> None:
+    """Each case's medians (over its runs, per runtime) beside the baseline; maybe store them."""
+    import _baseline
+
+    baseline = _baseline.load(baseline_path)
+    grouped: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for r in results:
+        grouped.setdefault((r["label"], case(r)), []).append(figures(r))
+    for (label, key), runs in grouped.items():
+        who = f"[{label}] " if label else ""
+        print(f"{who}{key}, median of {len(runs)} run(s), against the baseline:", flush=True)
+        for line in _baseline.compare(key, _baseline.medians(runs), baseline, source=baseline_path):
+            print(line, flush=True)
+    if write:
+        first = results[0]["label"]
+        cases = {
+            key: _baseline.medians(runs) for (label, key), runs in grouped.items() if label == first
+        }
+        import subprocess
+
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        meta = {
+            "commit": commit or "?",
+            "date": time.strftime("%Y-%m-%d"),
+            "command": " ".join(["bench/runtime_engage.py", *sys.argv[1:]]),
+            "machine": f"{os.cpu_count()} cores, {os.uname().machine}",
+        }
+        _baseline.write(baseline_path, cases, meta=meta)
+        print(f"baseline: wrote {len(cases)} case(s) of [{first or 'this'}] to {baseline_path}")
 
 
 async def main(
-    sizes: list[int], distinct_sizes: list[int], loop: str, replicas: list[int] | None
-) -> None:
-    runs = [(n, False) for n in sizes] + [(n, True) for n in distinct_sizes]
+    sizes: list[int],
+    distinct_sizes: list[int],
+    loop: str,
+    replicas: list[int] | None,
+    *,
+    plugin: str,
+    runtimes: list[tuple[str, str]],
+    runs: int,
+    profile_dir: Path | None,
+) -> list[dict]:
+    from cluster_inventory.testing import Fleet
+
+    cases = [(n, False) for n in sizes] + [(n, True) for n in distinct_sizes]
+    results = []
+    for _, python in runtimes:
+        compile_bytecode(python)
     async with Fleet(members=2) as fleet:
         async with await fleet.hub.client() as hub:
-            for n, distinct in runs:  # each run is printed as soon as it is measured
+            for n, distinct in cases:  # each run is printed as soon as it is measured
                 for count in replicas or [None]:
-                    report(
-                        await run_size(
-                            fleet,
-                            hub,
-                            n,
-                            fleet.workdir,
-                            distinct=distinct,
-                            loop=loop,
-                            replicas=count,
-                        )
-                    )
+                    for run in range(runs):
+                        for label, python in runtimes:  # interleaved: A B A B
+                            tag = f"{label}{run}" if len(runtimes) > 1 or runs > 1 else label
+                            profile = (
+                                profile_dir / f"{tag or 'this'}-{n}.txt" if profile_dir else None
+                            )
+                            result = await run_size(
+                                fleet,
+                                hub,
+                                n,
+                                fleet.workdir,
+                                distinct=distinct,
+                                loop=loop,
+                                replicas=count,
+                                plugin=plugin,
+                                python=python,
+                                label=tag,
+                                profile=profile,
+                            )
+                            report(result)
+                            results.append({**result, "label": label})
+    return results
 
 
-async def smoke(loop: str) -> None:
+async def smoke(loop: str) -> list[dict]:
+    from cluster_inventory.testing import Fleet
+
+    results = []
+    compile_bytecode(sys.executable)
     async with Fleet(members=2) as fleet:
         async with await fleet.hub.client() as hub:
-            for distinct in (False, True):
-                report(
+            for distinct, plugin in ((False, "python"), (True, "python"), (True, "go")):
+                results.append(
                     await run_size(
-                        fleet, hub, 4, fleet.workdir, distinct=distinct, loop=loop, settle=0.2
+                        fleet,
+                        hub,
+                        4,
+                        fleet.workdir,
+                        distinct=distinct,
+                        loop=loop,
+                        settle=0.2,
+                        plugin=plugin,
                     )
                 )
-            report(
+                report(results[-1])
+            results.append(
                 await run_size(
                     fleet, hub, 6, fleet.workdir, distinct=False, loop=loop, replicas=2, settle=0.2
                 )
             )
+            report(results[-1])
+    return results
+
+
+def runtime_arg(value: str) -> tuple[str, str]:
+    import argparse
+
+    label, sep, python = value.partition("=")
+    if not sep or not label or not Path(python).exists():
+        raise argparse.ArgumentTypeError(f"want LABEL=PYTHON (an existing interpreter): {value}")
+    return label, python
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        kubeconfig, providers, namespace, event_loop, *shard = sys.argv[2:]
-        kube.run(child(kubeconfig, providers, namespace, *shard), event_loop=event_loop)
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000])
+    parser.add_argument("--distinct-sizes", type=int, nargs="*", default=[100])
+    parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="uvloop")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        nargs="+",
+        help="run each N with R sharded runtime processes, for each R given "
+        "(default: one process, unsharded)",
+    )
+    parser.add_argument(
+        "--plugin",
+        choices=["python", "go"],
+        default="python",
+        help="the exec plugin: ours (python) or the upstream Go secretreader (go)",
+    )
+    parser.add_argument(
+        "--runtime",
+        type=runtime_arg,
+        action="append",
+        metavar="LABEL=PYTHON",
+        help="run the runtime process with this interpreter (another checkout's venv); "
+        "repeat to compare, runs interleaved (default: this one)",
+    )
+    parser.add_argument("--runs", type=int, default=1, help="runs of each case per runtime")
+    parser.add_argument(
+        "--py-spy", type=Path, metavar="DIR", help="record the bulk engage with py-spy"
+    )
+    parser.add_argument("--baseline", type=Path, default=BASELINE)
+    parser.add_argument(
+        "--write-baseline",
+        action="store_true",
+        help="store this run's medians (of the first --runtime) as the baseline",
+    )
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    args = parser.parse_args()
+    if args.py_spy:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    if args.smoke:
+        measured = asyncio.run(smoke(args.loop))
     else:
-        parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-        parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000])
-        parser.add_argument("--distinct-sizes", type=int, nargs="*", default=[100])
-        parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="uvloop")
-        parser.add_argument(
-            "--replicas",
-            type=int,
-            nargs="+",
-            help="run each N with R sharded runtime processes, for each R given "
-            "(default: one process, unsharded)",
+        measured = asyncio.run(
+            main(
+                args.sizes,
+                args.distinct_sizes,
+                args.loop,
+                args.replicas,
+                plugin=args.plugin,
+                runtimes=args.runtime or [("", sys.executable)],
+                runs=args.runs,
+                profile_dir=args.py_spy,
+            )
         )
-        parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
-        args = parser.parse_args()
-        if args.smoke:
-            asyncio.run(smoke(args.loop))
-        else:
-            asyncio.run(main(args.sizes, args.distinct_sizes, args.loop, args.replicas))
+    compare_all(measured, args.baseline, args.write_baseline and not args.smoke)

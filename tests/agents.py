@@ -1,10 +1,10 @@
 """The hub side of an accepted agent member, as ``manager accept`` leaves it (test code only).
 
 ``accept`` creates, in a hub namespace, the MemberReport, the Lease and the empty credential
-Secret of a member and the Role and RoleBinding that let the agent's identity
-(``cluster-inventory:agent:NAME``, group ``cluster-inventory:agents``) get, update and patch
-those three objects and nothing else
-(``docs/agent.md``). ``running`` runs a reporter or heartbeat for the length of a block;
+Secret of a member and the Role and RoleBinding that let the agent's identity of one
+acceptance (``cluster-inventory:agent:NAME`` in the groups ``cluster-inventory:agents`` and
+``cluster-inventory:acceptance:NAME:ACC``) get, update and patch those three objects and
+nothing else (``docs/agent.md``). ``running`` runs a reporter or heartbeat for the length of a block;
 ``AgentProcess`` is one ``cluster-inventory agent run`` process, its stderr read as it comes.
 """
 
@@ -14,14 +14,23 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cluster_inventory import kube
-from cluster_inventory.api.agents import agent_credential_name
-from cluster_inventory.api.constants import AGENT_USER_PREFIX, LABEL_AGENT, PROJECT_DOMAIN
+from cluster_inventory.agent import AgentIdentity, new_private_key, request_certificate
+from cluster_inventory.api.agents import acceptance_group, agent_credential_name, new_acceptance_id
+from cluster_inventory.api.constants import (
+    AGENT_GROUP,
+    AGENT_USER_PREFIX,
+    LABEL_AGENT,
+    PROJECT_DOMAIN,
+)
+from cluster_inventory.kube.informer import Informer
+from cluster_inventory.manager.admin.agents import Acceptance
+from cluster_inventory.manager.admin.agents import accept as manager_accept
 from cluster_inventory.testing import ControlPlane
 
 ACCEPT = "accept-in-test"
@@ -39,12 +48,28 @@ class Accepted:
     member: ControlPlane
     hub: kube.ApiClient  # the agent's identity: its two objects only
     admin: kube.ApiClient  # the hub's admin, to read what the agent wrote
+    acceptance: str  # the acceptance id the agent's identity carries in its groups
+
+    @property
+    def user(self) -> str:
+        """The agent identity's user name."""
+        return AGENT_USER_PREFIX + self.name
+
+    @property
+    def groups(self) -> list[str]:
+        """The agent identity's groups (its certificate's O values)."""
+        return agent_groups(self.name, self.acceptance)
 
     async def report(self) -> dict[str, Any]:
         return await kube.get(self.admin, kube.MEMBER_REPORTS, self.name, self.namespace)
 
     async def lease(self) -> dict[str, Any]:
         return await kube.get(self.admin, kube.LEASES, self.name, self.namespace)
+
+
+def agent_groups(name: str, acceptance: str) -> list[str]:
+    """The groups of an agent certificate of member ``name``'s acceptance ``acceptance``."""
+    return [AGENT_GROUP, acceptance_group(name, acceptance)]
 
 
 def _role(name: str, namespace: str) -> dict[str, Any]:
@@ -74,7 +99,7 @@ def _role(name: str, namespace: str) -> dict[str, Any]:
     }
 
 
-def _binding(name: str, namespace: str) -> dict[str, Any]:
+def _binding(name: str, namespace: str, acceptance: str) -> dict[str, Any]:
     role = f"cluster-inventory-agent-{name}"
     return {
         "metadata": {"name": role, "namespace": namespace},
@@ -82,15 +107,17 @@ def _binding(name: str, namespace: str) -> dict[str, Any]:
         "subjects": [
             {
                 "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "User",
-                "name": AGENT_USER_PREFIX + name,
+                "kind": "Group",
+                "name": acceptance_group(name, acceptance),
             }
         ],
     }
 
 
-async def accept(admin: kube.ApiClient, name: str, namespace: str) -> None:
-    """What ``manager accept NAME`` leaves on the hub (plain applies, as the test's admin)."""
+async def accept(admin: kube.ApiClient, name: str, namespace: str) -> str:
+    """What ``manager accept NAME`` leaves on the hub for the agent's own objects (plain
+    applies, as the test's admin); its acceptance id."""
+    acceptance = new_acceptance_id()
     meta = {"name": name, "namespace": namespace}
     await kube.apply(
         admin, kube.MEMBER_REPORTS, {"metadata": meta, "spec": {}}, field_manager=ACCEPT
@@ -100,7 +127,100 @@ async def accept(admin: kube.ApiClient, name: str, namespace: str) -> None:
     credential = {"metadata": {**meta, "name": agent_credential_name(name)}}
     await kube.apply(admin, kube.SECRETS, credential, field_manager=ACCEPT)
     await kube.apply(admin, kube.ROLES, _role(name, namespace), field_manager=ACCEPT)
-    await kube.apply(admin, kube.ROLE_BINDINGS, _binding(name, namespace), field_manager=ACCEPT)
+    binding = _binding(name, namespace, acceptance)
+    await kube.apply(admin, kube.ROLE_BINDINGS, binding, field_manager=ACCEPT)
+    return acceptance
+
+
+def bootstrap_identity(hub: ControlPlane, acceptance: Acceptance) -> kube.ClusterConnection:
+    """The identity ``manager bootstrap-kubeconfig --member NAME`` issues for ``acceptance``
+    (a client certificate of the hub's client CA, as the hub's signer makes it)."""
+    return hub.connection(acceptance.bootstrap_user, list(acceptance.bootstrap_groups))
+
+
+def agent_identity(hub: ControlPlane, acceptance: Acceptance) -> kube.ClusterConnection:
+    """The identity the approver lets ``acceptance``'s agent obtain, made by the test CA."""
+    return hub.connection(acceptance.agent_user, list(acceptance.agent_groups))
+
+
+async def join(
+    hub: ControlPlane, admin: kube.ApiClient, name: str, *, namespace: str = JOIN_NS
+) -> tuple[Acceptance, AgentIdentity]:
+    """Accept ``name`` (``manager.agents.accept``), then join with its bootstrap identity on
+    a hub whose cluster manager approves at once: the acceptance and the agent's identity."""
+    acceptance = await manager_accept(admin, namespace, name, ["prod"])
+    key = new_private_key()
+    async with await kube.new_client(bootstrap_identity(hub, acceptance)) as boot:
+        cert = await request_certificate(boot, name, acceptance.id, key, timeout=60)
+    return acceptance, AgentIdentity(name=name, key_pem=key, cert_pem=cert)
+
+
+async def may(
+    client: kube.ApiClient,
+    verb: str,
+    resource: str,
+    *,
+    group: str = "",
+    namespace: str = "",
+    name: str = "",
+    subresource: str = "",
+) -> bool:
+    """``kubectl auth can-i`` for ``client``'s own identity (a SelfSubjectAccessReview)."""
+    attributes = {
+        "verb": verb,
+        "resource": resource,
+        "group": group,
+        "namespace": namespace,
+        "name": name,
+        "subresource": subresource,
+    }
+    review = await kube.request(
+        client,
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        body={
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {k: v for k, v in attributes.items() if v}},
+        },
+    )
+    return bool(review["status"].get("allowed"))
+
+
+async def until(
+    informer: Informer, found: Callable[[dict[str, Any]], bool], timeout: float = 30
+) -> dict[str, Any]:
+    """The first object of a running ``informer`` for which ``found`` holds (woken by its
+    events, never polled)."""
+    changed = asyncio.Event()
+
+    def wake(*_: object) -> None:
+        changed.set()
+
+    informer.add_handler(wake)
+    try:
+        async with asyncio.timeout(timeout):
+            await informer.wait_synced()
+            while True:
+                for obj in informer.items():
+                    if found(obj):
+                        return obj
+                changed.clear()
+                await changed.wait()
+    finally:
+        informer.remove_handler(wake)
+
+
+async def event_about(
+    client: kube.ApiClient, name: str, reason: str, namespace: str = "default"
+) -> dict[str, Any]:
+    """The Event the approver recorded on object ``name`` with ``reason`` (Events of a
+    cluster-scoped object, a CSR, live in ``default``)."""
+    informer = Informer(
+        client, kube.EVENTS, namespace=namespace, field_selector=f"regarding.name={name}"
+    )
+    async with informer:
+        return await until(informer, lambda e: e.get("reason") == reason)
 
 
 async def agent_csrs(admin: kube.ApiClient, name: str) -> list[dict[str, Any]]:

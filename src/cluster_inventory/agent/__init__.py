@@ -35,6 +35,7 @@ from cluster_inventory.agent.credential import (
 from cluster_inventory.agent.heartbeat import HUB_KEEPALIVE_SECONDS, Heartbeat
 from cluster_inventory.agent.identity import (
     AgentIdentity,
+    acceptance_of_certificate,
     certificate_request_pem,
     needs_rotation,
     new_private_key,
@@ -45,6 +46,7 @@ from cluster_inventory.agent.join import (
     DEFAULT_EXPIRATION_SECONDS,
     HubIdentity,
     JoinError,
+    bootstrap_acceptance,
     bootstrap_expired,
     certificate_signing_request,
     ensure_identity,
@@ -74,6 +76,8 @@ __all__ = [
     "ReportingAgent",
     "ReportingConfig",
     "StateDirError",
+    "acceptance_of_certificate",
+    "bootstrap_acceptance",
     "bootstrap_expired",
     "certificate_request_pem",
     "certificate_signing_request",

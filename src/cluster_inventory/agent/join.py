@@ -6,6 +6,11 @@ bootstrap and OCM klusterlet's registration agent do it: create a
 ``kubernetes.io/kube-apiserver-client`` with the bootstrap identity (or, for a rotation, the
 current one), watch that one CSR until the hub has approved and signed it, and store the
 result. Nothing is polled: the wait is a watch with a field selector on the CSR's name.
+
+The acceptance id the request names comes from the bootstrap certificate (its group
+``cluster-inventory:bootstrap:NAME:ACC``), then from the agent's own; the CSR's name is the
+acceptance's one name (:func:`~cluster_inventory.api.agents.agent_csr_name`), the only CSR
+the hub lets either identity read, so the previous request of that name is replaced.
 """
 
 from __future__ import annotations
@@ -23,17 +28,14 @@ from cluster_inventory import kube
 from cluster_inventory.agent.heartbeat import HUB_KEEPALIVE_SECONDS
 from cluster_inventory.agent.identity import (
     AgentIdentity,
+    acceptance_of_certificate,
     certificate_request_pem,
     new_private_key,
     renewal_time,
 )
 from cluster_inventory.agent.state import IdentityStore
-from cluster_inventory.api.agents import agent_object_name, check_member_name
-from cluster_inventory.api.constants import (
-    AGENT_BOOTSTRAP_CLUSTER_ROLE,
-    AGENT_CSR_USAGES,
-    LABEL_AGENT,
-)
+from cluster_inventory.api.agents import agent_csr_name, bootstrap_user, check_member_name
+from cluster_inventory.api.constants import AGENT_CSR_USAGES, LABEL_AGENT
 from cluster_inventory.kube import certificates
 from cluster_inventory.kube.certificates import CertificateRequestError, wait_for_certificate
 
@@ -41,6 +43,7 @@ __all__ = [
     "DEFAULT_EXPIRATION_SECONDS",
     "HubIdentity",
     "JoinError",
+    "bootstrap_acceptance",
     "bootstrap_expired",
     "certificate_signing_request",
     "ensure_identity",
@@ -66,18 +69,37 @@ class JoinError(CertificateRequestError):
     """
 
 
-def join_hint(error: kube.KubeError) -> str:
-    """What a failed request of the join may mean, for its retry's log line."""
+def join_hint(
+    error: kube.KubeError,
+    bootstrap: kube.ClusterConnection | None = None,
+    now: dt.datetime | None = None,
+) -> str:
+    """What a failed request of the join may mean, for its retry's log line.
+
+    Args:
+        error: The failure.
+        bootstrap: The bootstrap connection: on a 401, its certificate's expiry is read
+            here (the hub never says why it refuses a credential).
+        now: The current time (default: now).
+    """
     if isinstance(error, kube.UnauthorizedError):
+        expired = (
+            bootstrap_expired(bootstrap, now or dt.datetime.now(dt.UTC)) if bootstrap else None
+        )
+        if expired is not None:
+            return (
+                f"the bootstrap certificate expired at {expired.isoformat()}: "
+                "`cluster-inventory manager bootstrap-kubeconfig --member NAME` issues a new one"
+            )
         return (
-            "the hub does not take the credential: an expired bootstrap kubeconfig? "
-            "`cluster-inventory manager bootstrap-kubeconfig` issues a new one"
+            "the hub does not take the credential (a hub still starting, or a client CA it "
+            "no longer trusts)"
         )
     if isinstance(error, kube.ForbiddenError):
         return (
-            f"the identity may not ask for certificates (yet): the hub binds ClusterRole "
-            f"{AGENT_BOOTSTRAP_CLUSTER_ROLE} to the bootstrap group (the chart and `fleet up` "
-            "do), or is still starting"
+            "the identity may not ask for certificates (yet): `manager accept` grants the "
+            "member's acceptance its one CSR; the hub may still be starting, or the member "
+            "was rejected, or accepted again (a new bootstrap kubeconfig is needed then)"
         )
     return "transient: the hub did not answer"
 
@@ -102,13 +124,31 @@ def bootstrap_expired(bootstrap: kube.ClusterConnection, now: dt.datetime) -> dt
     return cert.not_valid_after_utc if cert.not_valid_after_utc <= now else None
 
 
+def bootstrap_acceptance(bootstrap: kube.ClusterConnection, name: str) -> str | None:
+    """The acceptance id of member ``name`` the bootstrap credential was issued for, or None.
+
+    Read from the bootstrap certificate's groups (``manager bootstrap-kubeconfig --member
+    NAME`` puts the member's current acceptance there). None for a credential without a
+    client certificate or one issued for another member.
+    """
+    if not bootstrap.client_cert_data:
+        return None
+    return acceptance_of_certificate(bootstrap.client_cert_data, name, bootstrap=True)
+
+
 def certificate_signing_request(
-    name: str, request_pem: bytes, *, expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS
+    name: str,
+    acceptance: str,
+    request_pem: bytes,
+    *,
+    expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
 ) -> dict[str, Any]:
     """The CertificateSigningRequest object of member ``name``'s agent (``docs/agent.md``).
 
     Args:
         name: The member name (a DNS-1123 label).
+        acceptance: The member's acceptance id: the CSR is named
+            :func:`~cluster_inventory.api.agents.agent_csr_name` of it.
         request_pem: The PEM request (:func:`~.identity.certificate_request_pem`).
         expiration_seconds: ``spec.expirationSeconds`` (the API server's minimum is 600).
 
@@ -119,7 +159,7 @@ def certificate_signing_request(
     check_member_name(name)
     return certificates.client_certificate_signing_request(
         request_pem,
-        generate_name=f"{agent_object_name(name)}-",
+        name=agent_csr_name(name, acceptance),
         labels={LABEL_AGENT: name},
         expiration_seconds=expiration_seconds,
         usages=AGENT_CSR_USAGES,
@@ -129,6 +169,7 @@ def certificate_signing_request(
 async def request_certificate(
     hub: kube.ApiClient,
     name: str,
+    acceptance: str,
     key_pem: bytes,
     *,
     expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
@@ -137,13 +178,17 @@ async def request_certificate(
 ) -> bytes:
     """Create the agent's CSR with ``hub``'s identity and wait until it is issued.
 
+    The previous CSR of the same name (the acceptance's one name: an earlier request, or the
+    one a crashed agent left) is deleted first.
+
     Args:
         hub: Hub client: the bootstrap identity, or the agent's own for a rotation.
         name: The member name.
+        acceptance: The member's acceptance id (in the request's subject and the CSR's name).
         key_pem: The private key the certificate is for (stays here; only the request goes).
         expiration_seconds: ``spec.expirationSeconds``.
-        timeout: Seconds to wait for the certificate (None: until it comes; the hub's admin
-            may accept the member much later).
+        timeout: Seconds to wait for the certificate (None: until it comes; a cluster
+            manager that is not running yet approves it when it starts).
         on_created: Called with the CSR's name once it exists.
 
     Returns:
@@ -155,17 +200,31 @@ async def request_certificate(
         KubeAPIError: The CSR could not be created or watched (e.g. 403 to the identity).
     """
     body = certificate_signing_request(
-        name, certificate_request_pem(name, key_pem), expiration_seconds=expiration_seconds
+        name,
+        acceptance,
+        certificate_request_pem(name, acceptance, key_pem),
+        expiration_seconds=expiration_seconds,
     )
-    return await wait_for_certificate(
-        hub,
-        body,
-        key_pem,
-        timeout=timeout,
-        on_created=on_created,
-        late_hint=f" (has the hub accepted member {name!r}? cluster-inventory manager accept)",
-        error=JoinError,
-    )
+    try:
+        return await wait_for_certificate(
+            hub,
+            body,
+            key_pem,
+            timeout=timeout,
+            on_created=on_created,
+            late_hint=" (is the cluster manager running, with its CSR approver?)",
+            error=JoinError,
+            replace=True,
+        )
+    except JoinError as exc:
+        if exc.field == "metadata":  # the approver deletes what it refuses, with an Event
+            raise JoinError(
+                exc.csr,
+                exc.field,
+                f"{exc.problem}: the cluster manager refused it; its Warning Events on the "
+                "CSR (namespace default) on the hub say why",
+            ) from None
+        raise
 
 
 async def ensure_identity(
@@ -189,8 +248,8 @@ async def ensure_identity(
         store: The state directory.
         expiration_seconds: ``spec.expirationSeconds`` of a new CSR.
         timeout: See :func:`request_certificate`.
-        announce: Log that the agent waits for ``manager accept`` (once per join: a retry
-            says nothing more).
+        announce: Log that the agent waits for the approval (once per join: a retry says
+            nothing more).
 
     Raises:
         AgentNameError: ``name`` is not a DNS-1123 label.
@@ -201,14 +260,41 @@ async def ensure_identity(
     """
     check_member_name(name, source="agent", field="name")
     current = store.load(name)
+    given = bootstrap_acceptance(bootstrap, name)
+    if (
+        current is not None
+        and given is not None
+        and current.acceptance != given
+        and bootstrap_expired(bootstrap, store.now()) is None
+    ):
+        # The hub's admin accepted the member again and handed a new bootstrap credential:
+        # the stored identity is of an earlier acceptance, which the hub no longer trusts.
+        _log.info(
+            "the bootstrap credential is for another acceptance of %s than the stored "
+            "identity: joining again with it",
+            name,
+            extra={"object": name},
+        )
+        current = None
+    held = current.acceptance if current is not None else None
+    if current is not None and held is None:
+        current = None  # issued before acceptances had ids: the hub trusts it no more
     if current is not None and store.now() < renewal_time(current.cert_pem):
         return current
+    acceptance = held if current is not None else given
+    if acceptance is None:
+        raise JoinError(
+            "bootstrap credential",
+            "client-certificate-data",
+            f"is not a bootstrap certificate of member {name} (its group "
+            f"cluster-inventory:bootstrap:{name}:ACCEPTANCE): on the hub, "
+            f"`cluster-inventory manager bootstrap-kubeconfig --member {name}` issues one",
+        )
     if current is None and announce:
         _log.info(
-            "no identity on the hub yet: asking for one with the bootstrap credential; "
-            "waiting for the hub to accept %s (on the hub: cluster-inventory manager accept %s)",
-            name,
-            name,
+            "no identity on the hub yet: asking for one with the bootstrap credential "
+            "(%s); waiting for the hub to approve it",
+            bootstrap_user(name),
             extra={"object": name},
         )
     store.prepare()  # before a CSR exists: an unwritable directory is found first
@@ -216,7 +302,12 @@ async def ensure_identity(
     key_pem = new_private_key()
     async with await kube.new_client(conn) as hub:
         cert_pem = await request_certificate(
-            hub, name, key_pem, expiration_seconds=expiration_seconds, timeout=timeout
+            hub,
+            name,
+            acceptance,
+            key_pem,
+            expiration_seconds=expiration_seconds,
+            timeout=timeout,
         )
     identity = AgentIdentity(name=name, key_pem=key_pem, cert_pem=cert_pem)
     store.save(identity, bootstrap)
@@ -287,7 +378,7 @@ class HubIdentity:
     """The hub identity of an agent that joins by itself, for its hub clients.
 
     :meth:`join` gets the identity (:func:`ensure_identity`: reused from the state directory,
-    or asked for with the bootstrap credential, waiting until the hub accepts the member);
+    or asked for with the bootstrap credential, waiting until the cluster manager approves it);
     :meth:`keep_fresh` rotates it (:func:`keep_identity_fresh`). Every hub client made by
     :meth:`client` (and its clones) shares one :class:`~cluster_inventory.kube.ReloadableTLSContext`
     that takes each new certificate, so a rotation needs no new client: connections opened
@@ -363,7 +454,7 @@ class HubIdentity:
             except kube.KubeConfigError:
                 raise
             except kube.KubeError as exc:
-                await throttle.pause(exc, note=join_hint(exc))
+                await throttle.pause(exc, note=join_hint(exc, self.bootstrap))
                 continue
             throttle.succeeded()
             self._use(identity)

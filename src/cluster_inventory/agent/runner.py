@@ -4,8 +4,8 @@
 :class:`~cluster_inventory.controller.Manager` (which opens the hub client from the agent's
 hub identity and handles SIGTERM); it satisfies the Manager's ``Runnable`` protocol without
 importing it, so this package stays below the controllers (``docs/agent.md``). An agent
-that joins by itself (a :class:`~.join.HubIdentity`) first gets its identity, waiting while
-the hub has not accepted the member, and keeps it fresh beside the reporter. Before it runs
+that joins by itself (a :class:`~.join.HubIdentity`) first gets its identity, waiting until
+the cluster manager approves its CSR, and keeps it fresh beside the reporter. Before it runs
 it renews the Lease once and reads its MemberReport, each retried with backoff while the hub
 does not answer or refuses without proof (a hub that is starting refuses too:
 :mod:`.rejection`); an agent whose member is not accepted stops with one line saying so,

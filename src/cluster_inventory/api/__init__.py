@@ -30,11 +30,9 @@ if TYPE_CHECKING:
         OwnerReference,
         Time,
         field_error,
-        format_micro_time,
         label_value_problem,
     )
     from cluster_inventory.api._crds import load_crds
-    from cluster_inventory.api._rbac import load_agent_rbac
     from cluster_inventory.api._storable import StorableError, check_storable
     from cluster_inventory.api.about import (
         ClusterProperty,
@@ -64,7 +62,7 @@ if TYPE_CHECKING:
         Property,
         Version,
     )
-    from cluster_inventory.api.views import format_time
+    from cluster_inventory.api.views import format_micro_time, format_time
 
 _WHERE = {
     "APIServerHealth": "member_report",
@@ -99,11 +97,10 @@ _WHERE = {
     "StorableError": "_storable",
     "check_storable": "_storable",
     "field_error": "_base",
-    "format_micro_time": "_base",
+    "format_micro_time": "views",
     "format_time": "views",
     "label_value_problem": "_base",
     "load_crds": "_crds",
-    "load_agent_rbac": "_rbac",
 }
 _MODULES = ("v1alpha1", "v1alpha2")
 
@@ -143,7 +140,6 @@ __all__ = [
     "format_micro_time",
     "format_time",
     "label_value_problem",
-    "load_agent_rbac",
     "load_crds",
     "constants",
     "v1alpha1",

@@ -66,16 +66,6 @@ def label_value_problem(value: str, *, required: bool = False) -> str | None:
     return None
 
 
-def format_micro_time(value: dt.datetime) -> str:
-    """Format ``value`` as Kubernetes ``metav1.MicroTime`` does (Lease and Event times).
-
-    A naive datetime is taken to be UTC.
-    """
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _parse_time(value: Any) -> Any:
     if isinstance(value, str) and value.endswith("Z"):
         return value[:-1] + "+00:00"

@@ -14,14 +14,17 @@ from __future__ import annotations
 __all__ = [
     "ABOUT_GROUP",
     "ACCESS_PROVIDER_SECRETREADER",
-    "AGENT_BOOTSTRAP_CLUSTER_ROLE",
+    "AGENT_ACCEPTANCE_GROUP_PREFIX",
+    "AGENT_BOOTSTRAP_ACCEPTANCE_GROUP_PREFIX",
     "AGENT_BOOTSTRAP_GROUP",
+    "AGENT_BOOTSTRAP_USER_PREFIX",
+    "AGENT_CLUSTER_ROLE_PREFIX",
     "AGENT_CREDENTIAL_SECRET_TYPE",
     "AGENT_CSR_USAGES",
     "AGENT_GROUP",
-    "AGENT_GROUP_ROLE",
     "AGENT_OBJECT_PREFIX",
     "AGENT_USER_PREFIX",
+    "ANNOTATION_ACCEPTANCE",
     "ANNOTATION_ACCESS_PROVIDER",
     "ANNOTATION_CLUSTERSETS",
     "ANNOTATION_CONTEXT",
@@ -70,7 +73,6 @@ __all__ = [
     "FIELD_MANAGER_CONFIGMAP_SYNC",
     "FIELD_MANAGER_CRDS",
     "FIELD_MANAGER_DEMO",
-    "FIELD_MANAGER_FLEET",
     "FIELD_MANAGER_MIRROR",
     "FIELD_MANAGER_MULTIKUEUE",
     "FIELD_MANAGER_PLACEMENT",
@@ -270,12 +272,13 @@ ANNOTATION_REGISTRATION_MODE = f"{PROJECT_DOMAIN}/registration-mode"
 REGISTRATION_MODE_AGENT = "agent"
 #: On an agent's CertificateSigningRequests: the member it asks for.
 LABEL_AGENT = f"{PROJECT_DOMAIN}/agent"
-#: Subject of an agent's client certificate: ``CN=<prefix><member>``, ``O=<group>``.
+#: Subject of an agent's client certificate: ``CN=<prefix><member>``, ``O=<group>`` and
+#: ``O=`` its acceptance's group (``AGENT_ACCEPTANCE_GROUP_PREFIX``).
 AGENT_USER_PREFIX = "cluster-inventory:agent:"
 AGENT_GROUP = "cluster-inventory:agents"
 #: Field manager of the agent's MemberReport status and heartbeat Lease writes.
 FIELD_MANAGER_AGENT = "cluster-inventory-agent"
-#: Prefix of an agent's CSR ``generateName`` (``<prefix><member>-``) and of its Role and
+#: Prefix of an agent's CSR name (``<prefix><member>-<acceptance id>``) and of its Role and
 #: RoleBinding on the hub (``<prefix><member>``).
 AGENT_OBJECT_PREFIX = "cluster-inventory-agent-"
 #: Type of an agent member's credential Secret on the hub (``<prefix><member>-credential``):
@@ -286,13 +289,22 @@ AGENT_CREDENTIAL_SECRET_TYPE = f"{PROJECT_DOMAIN}/agent-credential"
 DEFAULT_CONSUMER_SERVICE_ACCOUNT = "cluster-inventory-consumer"
 #: ``usages`` of an agent's CSR, exactly (an ECDSA key: no key encipherment).
 AGENT_CSR_USAGES = ("digital signature", "client auth")
-#: ClusterRole of an agent's bootstrap identity: create and read CSRs, nothing else.
-AGENT_BOOTSTRAP_CLUSTER_ROLE = "cluster-inventory:agent-bootstrap"
-#: ClusterRole of the agents' group (``AGENT_GROUP``): the same, for their rotations.
-AGENT_GROUP_ROLE = "cluster-inventory:agent"
-#: The bootstrap group the cluster manager trusts by default to ask for an agent certificate
-#: (``ManagerConfig.agent_bootstrap_groups``).
+#: Every bootstrap certificate's group (``manager bootstrap-kubeconfig``); the approver
+#: takes a first CSR only from a requester in it.
 AGENT_BOOTSTRAP_GROUP = "cluster-inventory:agent-bootstrappers"
+#: User name of a member's bootstrap certificate: ``CN=<prefix><member>``.
+AGENT_BOOTSTRAP_USER_PREFIX = "cluster-inventory:agent-bootstrap:"
+#: On an agent-mode registration Secret: the id of the member's current acceptance
+#: (``manager accept``; a new one after each ``reject``).
+ANNOTATION_ACCEPTANCE = f"{PROJECT_DOMAIN}/acceptance"
+#: Group of one acceptance's agent certificates: ``<prefix><member>:<acceptance id>``; the
+#: hub's RBAC for the agent is bound to it, and to nothing that outlives the acceptance.
+AGENT_ACCEPTANCE_GROUP_PREFIX = "cluster-inventory:acceptance:"
+#: Group of one acceptance's bootstrap certificates: ``<prefix><member>:<acceptance id>``.
+AGENT_BOOTSTRAP_ACCEPTANCE_GROUP_PREFIX = "cluster-inventory:bootstrap:"
+#: Prefix of the ClusterRole and ClusterRoleBinding of one accepted member (its CSRs):
+#: ``<prefix><namespace>:<member>``.
+AGENT_CLUSTER_ROLE_PREFIX = "cluster-inventory-agent:"
 #: On a bootstrap certificate's CSR (``manager bootstrap-kubeconfig``): who it is for.
 LABEL_AGENT_BOOTSTRAP = f"{PROJECT_DOMAIN}/agent-bootstrap"
 
@@ -414,8 +426,6 @@ FIELD_MANAGER_CRDS = "cluster-inventory"
 #: Field manager of ``crds migrate``: the storage flags of ``spec.versions``, the CRD's
 #: ``StorageMigrating`` condition and ``status.storedVersions``, and the no-op rewrites.
 FIELD_MANAGER_STORAGE_MIGRATION = "cluster-inventory-migrate"
-#: Field manager of what a local fleet installs on its hub (``cluster_inventory.testing``).
-FIELD_MANAGER_FLEET = "cluster-inventory-fleet"
 
 #: ``reportingController`` of the cluster manager's Events.
 REPORTING_CONTROLLER_MANAGER = f"{PROJECT_DOMAIN}/manager"

@@ -29,7 +29,14 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.shapes import RawAccessProvider, RawClusterProfile
 
-__all__ = ["ConditionView", "EventView", "ProfileView", "format_time", "parse_time"]
+__all__ = [
+    "ConditionView",
+    "EventView",
+    "ProfileView",
+    "format_micro_time",
+    "format_time",
+    "parse_time",
+]
 
 
 _V = TypeVar("_V")
@@ -68,6 +75,23 @@ def format_time(value: dt.datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
     return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(value: dt.datetime) -> str:
+    """Format ``value`` as Kubernetes ``metav1.MicroTime`` does (Lease and Event times).
+
+    Here, not beside the models, so that the Lease and Event writers (``kube``, the shard
+    membership) do not import pydantic to format a time.
+
+    Args:
+        value: A datetime; a naive one is taken to be UTC.
+
+    Returns:
+        RFC 3339 in UTC with microseconds, e.g. ``2026-11-25T13:00:00.123456Z``.
+    """
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -4,8 +4,8 @@
 MemberReport) and renews its heartbeat Lease there (and, with ``--consumer-service-account``,
 keeps its consumers' token in its credential Secret there), until SIGTERM. Its hub identity is
 either given (``--hub-kubeconfig``) or its own, got and rotated by the agent
-(``--bootstrap-kubeconfig`` and ``--state-dir``: a CSR the cluster manager approves once the
-member is accepted). Every flag is checked before the agent acts (no CSR is filed, nothing
+(``--bootstrap-kubeconfig`` and ``--state-dir``: a CSR the cluster manager approves for the
+member's current acceptance). Every flag is checked before the agent acts (no CSR is filed, nothing
 is written, while one is wrong), and a wrong one is one line naming it.
 
 ``unjoin`` removes what the agent keeps on its member (its state directory's files) and says
@@ -101,8 +101,8 @@ def agent_run(
     bootstrap_kubeconfig: Annotated[
         Path | None,
         typer.Option(
-            help="Kubeconfig of the hub's bootstrap credential: the agent joins by itself "
-            "and keeps its own identity in --state-dir."
+            help="Kubeconfig of the member's bootstrap credential (manager bootstrap-kubeconfig "
+            "--member NAME): the agent joins by itself and keeps its own identity in --state-dir."
         ),
     ] = None,
     state_dir: Annotated[Path, typer.Option(help=_STATE_DIR_HELP)] = DEFAULT_STATE_DIR,
@@ -159,8 +159,9 @@ def agent_run(
     """Report this member to the hub until SIGTERM: its MemberReport and its heartbeat Lease.
 
     Exactly one of ``--hub-kubeconfig`` (a given identity) and ``--bootstrap-kubeconfig``
-    (join: reuse the identity in ``--state-dir``, else ask for one and wait until the hub's
-    admin accepts the member with ``cluster-inventory manager accept NAME``). A hub that
+    (join: reuse the identity in ``--state-dir``, else ask for one with the bootstrap
+    credential ``cluster-inventory manager bootstrap-kubeconfig --member NAME`` issued for
+    the member's acceptance, and wait until the cluster manager approves it). A hub that
     does not answer, or refuses while it starts, is waited for; the agent stops, saying
     so, only once the hub has refused its own objects for ``--rejection-window`` seconds
     while its ``/readyz`` was ok (``manager reject``).
@@ -173,6 +174,7 @@ def agent_run(
         JoinError,
         ReportingAgent,
         StateDirError,
+        bootstrap_acceptance,
         bootstrap_expired,
         parse_service_account,
     )
@@ -236,12 +238,21 @@ def agent_run(
         return
     store = IdentityStore(state_dir)
     expired = bootstrap_expired(hub, dt.datetime.now(dt.UTC))
-    if expired is not None and store.load(name) is None:
+    stored = store.load(name)
+    if expired is not None and stored is None:
         _fail_flag(
             "--bootstrap-kubeconfig",
             f"{bootstrap_kubeconfig}: its certificate expired at {expired.isoformat()} and "
             f"{state_dir} holds no identity of {name}; on the hub, `cluster-inventory "
-            "manager bootstrap-kubeconfig` issues a new one",
+            f"manager bootstrap-kubeconfig --member {name}` issues a new one",
+        )
+    if (stored is None or stored.acceptance is None) and bootstrap_acceptance(hub, name) is None:
+        _fail_flag(
+            "--bootstrap-kubeconfig",
+            f"{bootstrap_kubeconfig}: is not a bootstrap credential of member {name} (a "
+            f"certificate in group cluster-inventory:bootstrap:{name}:ACCEPTANCE) and "
+            f"{state_dir} holds no identity of {name}; on the hub, `cluster-inventory "
+            f"manager bootstrap-kubeconfig --member {name}` issues one",
         )
     identity = HubIdentity(hub, name, store)
 

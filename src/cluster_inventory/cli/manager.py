@@ -1,8 +1,8 @@
 """``cluster-inventory manager run``, ``register`` and ``deregister``: the cluster manager's side.
 
 ``register``/``deregister`` write and remove registration Secrets on the hub;
-``manager accept``/``reject``/``bootstrap-kubeconfig`` (pull-mode members, ``docs/agent.md``)
-live in :mod:`.manager_agents` and are registered here;
+``manager accept``/``reject``/``bootstrap-kubeconfig``/``agents`` (pull-mode members,
+``docs/agent.md``) live in :mod:`.manager_agents` and are registered here;
 ``manager run`` parses flags into a :class:`~cluster_inventory.manager.ManagerConfig` and runs
 the manager as a process until SIGTERM (:func:`cluster_inventory.manager.run_manager`).
 """
@@ -17,17 +17,14 @@ import typer
 
 from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import (
-    AGENT_BOOTSTRAP_GROUP,
-    FIELD_MANAGER_CLI,
-    LABEL_CAPI_CLUSTERSET,
-)
+from cluster_inventory.api.constants import FIELD_MANAGER_CLI, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli.manager_agents import (
     manager_accept,
+    manager_agents,
     manager_bootstrap_kubeconfig,
     manager_reject,
 )
@@ -36,6 +33,7 @@ from cluster_inventory.manager.rules.names import DEFAULT_MANAGER_NAME, DEFAULT_
 __all__ = [
     "deregister",
     "manager_accept",
+    "manager_agents",
     "manager_app",
     "manager_bootstrap_kubeconfig",
     "manager_reject",
@@ -46,6 +44,7 @@ manager_app = typer.Typer(help="The cluster manager (runs on a hub).", no_args_i
 manager_app.command("accept")(manager_accept)
 manager_app.command("reject")(manager_reject)
 manager_app.command("bootstrap-kubeconfig")(manager_bootstrap_kubeconfig)
+manager_app.command("agents")(manager_agents)
 
 
 def register(
@@ -222,17 +221,13 @@ def manager_run(
     agent_approval: Annotated[
         bool, typer.Option(help="Approve the CSRs of accepted agent members (docs/agent.md).")
     ] = True,
-    agent_bootstrap_group: Annotated[
-        list[str] | None,
+    agent_certificate_max_seconds: Annotated[
+        int,
         typer.Option(
-            help="Group whose members may ask for an agent's first certificate (repeatable; "
-            f"default: {AGENT_BOOTSTRAP_GROUP})."
+            help="Longest expirationSeconds of an agent's CSR approved (at least 600; a CSR "
+            "asking for more, or for none, is deleted; docs/agent.md)."
         ),
-    ] = None,
-    agent_bootstrap_user: Annotated[
-        list[str] | None,
-        typer.Option(help="User who may ask for an agent's first certificate (repeatable)."),
-    ] = None,
+    ] = 86400,
     agent_heartbeat_multiple: Annotated[
         float,
         typer.Option(
@@ -302,8 +297,7 @@ def manager_run(
             capi_clusterset_label=capi_clusterset_label,
             capi_clustersets=tuple(capi_clusterset or ()),
             agent_approval=agent_approval,
-            agent_bootstrap_groups=tuple(agent_bootstrap_group or (AGENT_BOOTSTRAP_GROUP,)),
-            agent_bootstrap_users=tuple(agent_bootstrap_user or ()),
+            agent_certificate_max_seconds=agent_certificate_max_seconds,
             agent_heartbeat_multiple=agent_heartbeat_multiple,
             agent_lease_duration=agent_lease_duration,
             agent_lease_duration_min=agent_lease_duration_min,

@@ -36,7 +36,6 @@ from cluster_inventory.controller import gc_pauses
 from cluster_inventory.controller.gc_pauses import GcPauses
 from cluster_inventory.controller.reconcile import DEFAULT_GRACEFUL_SHUTDOWN, STOP_ALLOWANCE
 from cluster_inventory.controller.sharding import ShardConfig, ShardMembership
-from cluster_inventory.kube.endpoints import serve_endpoints
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig, LeaderElector
 
 __all__ = ["LeaderElectedRunnable", "Manager", "Runnable"]
@@ -178,6 +177,10 @@ class Manager:
         if pauses is not None:
             pauses.start()
             gc_pauses.enable()
+        # aiohttp's server, imported when a Manager runs: a process that only uses the
+        # runtime or a controller inside its own loop never loads it (issue 48).
+        from cluster_inventory.kube.endpoints import serve_endpoints
+
         try:
             async with self._client() as hub:
                 self.runnables = [r if isinstance(r, Runnable) else r(hub) for r in self._pending]

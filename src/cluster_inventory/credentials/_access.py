@@ -11,16 +11,14 @@ each resolution builds a new one, so repeated calls cannot pile arguments up.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
-from cluster_inventory.api import field_error, v1alpha1
 from cluster_inventory.api.constants import (
     EXTENSION_ADDITIONAL_ARGS,
     EXTENSION_ADDITIONAL_ENVS,
@@ -39,6 +37,11 @@ from cluster_inventory.credentials.errors import (
     AccessResolutionError,
 )
 from cluster_inventory.shapes import RawExecCluster
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from cluster_inventory.api import v1alpha1
 
 __all__ = ["ClusterAccess", "resolve_access"]
 
@@ -118,6 +121,25 @@ class ClusterAccess:
         )
 
 
+@functools.cache
+def _models() -> tuple[
+    type[v1alpha1.ClusterProfile],
+    type[ValidationError],
+    Callable[[ValidationError], tuple[str, str]],
+]:
+    """The ClusterProfile model, pydantic's error and its reader, imported on first use.
+
+    Importing pydantic and building the models is most of a runtime's start-up memory
+    (``import cluster_inventory.runtime`` must not pay it, docs/benchmarks.md); cached, so
+    that each resolution after the first costs a dictionary lookup, not an import.
+    """
+    from pydantic import ValidationError
+
+    from cluster_inventory.api import field_error, v1alpha1
+
+    return v1alpha1.ClusterProfile, ValidationError, field_error
+
+
 def profile_id(profile: v1alpha1.ClusterProfile) -> str:
     """``namespace/name`` of a profile, for error messages."""
     meta = profile.metadata
@@ -159,10 +181,11 @@ def resolve_access(
             CA is not base64, or the profile asks for ``insecure-skip-tls-verify`` without
             ``allow_insecure``. ``field`` names the field at fault.
     """
-    if not isinstance(profile, v1alpha1.ClusterProfile):
+    model, validation_error, field_error = _models()
+    if not isinstance(profile, model):
         try:
-            profile = v1alpha1.ClusterProfile.from_dict(profile)
-        except ValidationError as exc:
+            profile = model.from_dict(profile)
+        except validation_error as exc:
             field, problem = field_error(exc)
             raise AccessResolutionError(_dict_id(profile), problem, field=field) from None
     pid = profile_id(profile)

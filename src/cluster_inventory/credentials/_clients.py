@@ -14,10 +14,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cluster_inventory import kube
-from cluster_inventory.api import v1alpha1
 from cluster_inventory.credentials._access import ClusterAccess, resolve_access
 from cluster_inventory.credentials._cache import CredentialCache
 from cluster_inventory.credentials._providers import (
@@ -25,6 +24,9 @@ from cluster_inventory.credentials._providers import (
     exec_config_from_dict,
     load_provider_file,
 )
+
+if TYPE_CHECKING:
+    from cluster_inventory.api import v1alpha1
 
 __all__ = ["connect", "connect_access", "default_cache", "hub_client"]
 

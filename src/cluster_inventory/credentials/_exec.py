@@ -5,23 +5,23 @@ the child gets the parent environment, then the exec config's ``env``, then
 ``KUBERNETES_EXEC_INFO``; interactive mode is always ``Never`` (stdin is /dev/null); stdout
 must decode (JSON or YAML) to an ExecCredential of the configured version carrying a token or
 a client certificate and key. Where client-go reads stdout and stderr sequentially or waits
-forever, this uses ``communicate()`` under a timeout and kills the plugin's process group.
+forever, this reads both until the plugin exits, under a timeout, and kills the plugin's
+process group. The plugin is started by ``vfork`` and ``exec`` (:mod:`._spawn`), never by
+forking the caller: a runtime with a thousand members would copy its page tables for each run.
 Neither stdout nor a credential ever appears in an error; stderr does, truncated.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import datetime as dt
 import json
 import os
-import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cluster_inventory.credentials._providers import ExecConfig
+from cluster_inventory.credentials._spawn import run_process
 from cluster_inventory.credentials.errors import (
     ExecCredentialInvalid,
     ExecPluginFailed,
@@ -105,30 +105,14 @@ async def run_exec_plugin(
     env.update({e.name: e.value for e in config.env})
     env["KUBERNETES_EXEC_INFO"] = json.dumps(exec_info(config, cluster))
     try:
-        proc = await asyncio.create_subprocess_exec(
-            config.command,
-            *config.args,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-        )
+        done = await run_process(config.command, config.args, env=env, timeout=timeout)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
         raise ExecPluginNotFound(config.command, provider, config.install_hint) from None
-    try:
-        stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout)
-    except (TimeoutError, asyncio.CancelledError) as exc:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            await proc.wait()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
+    except TimeoutError:
         raise ExecPluginTimeout(config.command, provider, timeout) from None
-    if proc.returncode != 0:
-        raise ExecPluginFailed(config.command, provider, proc.returncode or -1, _truncate(stderr))
-    return parse_exec_output(stdout, config, provider)
+    if done.returncode != 0:
+        raise ExecPluginFailed(config.command, provider, done.returncode, _truncate(done.stderr))
+    return parse_exec_output(done.stdout, config, provider)
 
 
 def parse_exec_output(stdout: bytes, config: ExecConfig, provider: str = "") -> ExecCredential:

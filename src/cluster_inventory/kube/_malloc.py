@@ -13,8 +13,6 @@ gives its pages back at once.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import sys
 
@@ -37,9 +35,12 @@ def tune_malloc() -> bool:
 
     if not sys.platform.startswith("linux") or "MALLOC_MMAP_THRESHOLD_" in os.environ:
         return False
+    import ctypes  # here: only a process that runs the loop pays for it (issue 48)
+
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        # The process's own symbols, libc's among them: ctypes.util.find_library would run
+        # ``ldconfig -p`` in a child process at every start.
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)

@@ -128,10 +128,19 @@ def _redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+#: The variables :func:`environment_proxy` reads (as client-go's ``httpproxy.FromEnvironment``:
+#: the lower-case name wins; ``REQUEST_METHOD`` marks a CGI request, which ignores HTTP_PROXY).
+_PROXY_ENV = ("https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "no_proxy", "NO_PROXY")
+
+
 def environment_proxy(server: str) -> str | None:
     """The proxy ``HTTPS_PROXY`` and ``NO_PROXY`` give for ``server``.
 
     As client-go's ``http.ProxyFromEnvironment``, through :func:`urllib.request.getproxies`.
+    The environment is read for the few variables that matter (a client per member is built
+    thousands of times: ``getproxies`` walks every variable, twice with ``NO_PROXY``), and
+    the answer is kept per server and their values. As client-go, only the environment
+    counts: no proxy variable set means no proxy, whatever a desktop's system settings say.
 
     Args:
         server: The apiserver URL.
@@ -139,9 +148,21 @@ def environment_proxy(server: str) -> str | None:
     Returns:
         The proxy URL, or None when none is set or ``NO_PROXY`` covers the host.
     """
+    import os
+
+    found = tuple(os.environ.get(name) for name in _PROXY_ENV)
+    if not any(found[:4]):
+        return None
+    return _proxy_for(server, (*found, os.environ.get("REQUEST_METHOD")))
+
+
+@functools.lru_cache(maxsize=1024)
+def _proxy_for(server: str, environment: tuple[str | None, ...]) -> str | None:
+    """:func:`environment_proxy` for one server and one set of the variables' values."""
     from urllib.parse import urlsplit
     from urllib.request import getproxies, proxy_bypass
 
+    del environment  # the cache key: the values getproxies is about to read
     proxy = getproxies().get(urlsplit(server).scheme or "https")
     host = urlsplit(server).hostname or ""
     if not proxy or proxy_bypass(host):

@@ -370,6 +370,7 @@ async def delete(
     namespace: str | None = None,
     *,
     missing_ok: bool = True,
+    uid: str | None = None,
 ) -> None:
     """DELETE one object (foreground propagation is left to the server's default).
 
@@ -379,19 +380,29 @@ async def delete(
         name: Object name.
         namespace: Namespace, for namespaced kinds.
         missing_ok: Treat 404 as success.
+        uid: Delete only the object of this uid (``preconditions.uid``): one recreated
+            under the same name meanwhile is left alone (a 409, success with
+            ``missing_ok``, as the object meant is gone).
 
     Raises:
         KubeAPIError: The delete was refused.
     """
+    body = (
+        None
+        if uid is None
+        else {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": uid}}
+    )
     try:
         await request(
             client,
             "DELETE",
             resource.path(namespace, name),
+            body=body,
             target=resource.describe(namespace, name),
         )
     except KubeAPIError as exc:
-        if not (missing_ok and exc.status == 404):
+        gone = exc.status == 404 or (uid is not None and exc.status == 409)
+        if not (missing_ok and gone):
             raise
 
 

@@ -25,7 +25,8 @@ from cryptography.x509.oid import NameOID
 from cluster_inventory.api import format_time, objects
 from cluster_inventory.api.constants import SIGNER_KUBE_APISERVER_CLIENT
 from cluster_inventory.kube._k8s import ApiClient
-from cluster_inventory.kube._resources import create, request
+from cluster_inventory.kube._resources import create, delete, request
+from cluster_inventory.kube.errors import AlreadyExistsError
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.kube.resources import CERTIFICATE_SIGNING_REQUESTS
 
@@ -99,7 +100,8 @@ def certificate_request_pem(
 def client_certificate_signing_request(
     request_pem: bytes,
     *,
-    generate_name: str,
+    generate_name: str | None = None,
+    name: str | None = None,
     labels: Mapping[str, str],
     expiration_seconds: int,
     usages: Iterable[str] = ("digital signature", "client auth"),
@@ -108,14 +110,18 @@ def client_certificate_signing_request(
 
     Args:
         request_pem: The PEM request (:func:`certificate_request_pem`).
-        generate_name: ``metadata.generateName``.
+        generate_name: ``metadata.generateName`` (give it or ``name``).
+        name: ``metadata.name``: a name chosen in advance (one the hub's RBAC names).
         labels: ``metadata.labels``.
         expiration_seconds: ``spec.expirationSeconds``.
         usages: ``spec.usages`` (an ECDSA key: no key encipherment).
 
     Raises:
-        ValueError: ``expiration_seconds`` is under 600 (the API's minimum).
+        ValueError: ``expiration_seconds`` is under 600 (the API's minimum), or not exactly
+            one of ``generate_name`` and ``name`` is given.
     """
+    if (generate_name is None) == (name is None):
+        raise ValueError("give exactly one of generate_name and name")
     if expiration_seconds < MIN_EXPIRATION_SECONDS:
         raise ValueError(
             f"expirationSeconds must be at least {MIN_EXPIRATION_SECONDS} "
@@ -124,7 +130,10 @@ def client_certificate_signing_request(
     return {
         "apiVersion": CERTIFICATE_SIGNING_REQUESTS.api_version,
         "kind": CERTIFICATE_SIGNING_REQUESTS.kind,
-        "metadata": {"generateName": generate_name, "labels": dict(labels)},
+        "metadata": {
+            **({"name": name} if name is not None else {"generateName": generate_name}),
+            "labels": dict(labels),
+        },
         "spec": {
             "request": base64.b64encode(request_pem).decode(),
             "signerName": SIGNER_KUBE_APISERVER_CLIENT,
@@ -172,12 +181,15 @@ async def wait_for_certificate(
     on_created: Callable[[str], None] | None = None,
     late_hint: str = "",
     error: type[CertificateRequestError] = CertificateRequestError,
+    replace: bool = False,
 ) -> bytes:
     """Create the CSR ``body`` with ``client`` and wait until its certificate is issued.
 
     Args:
         client: The identity that asks (its user becomes the CSR's ``spec.username``).
         body: The CertificateSigningRequest (``metadata.name`` or ``generateName``).
+        replace: A CSR of ``body``'s name that exists already (the previous request of
+            the same name: a CSR cannot be asked again) is deleted and this one created.
         key_pem: The private key the request was signed with (never sent).
         timeout: Seconds to wait for the certificate (None: until it comes).
         on_created: Called with the CSR's name once it exists.
@@ -193,7 +205,15 @@ async def wait_for_certificate(
             certificate is not for ``key_pem``.
         KubeAPIError: The CSR could not be created or watched (e.g. 403 to the identity).
     """
-    created = await create(client, CERTIFICATE_SIGNING_REQUESTS, dict(body))
+    try:
+        created = await create(client, CERTIFICATE_SIGNING_REQUESTS, dict(body))
+    except AlreadyExistsError:
+        if not replace:
+            raise
+        old = str(body["metadata"]["name"])
+        _log.info("%s exists (an earlier request): replacing it", old)
+        await delete(client, CERTIFICATE_SIGNING_REQUESTS, old)
+        created = await create(client, CERTIFICATE_SIGNING_REQUESTS, dict(body))
     csr_name = str(created["metadata"]["name"])
     target = CERTIFICATE_SIGNING_REQUESTS.describe(None, csr_name)
     _log.info("created %s; waiting for it to be approved and signed", target)

@@ -142,7 +142,14 @@ class ClusterManagerRunnable:
         self.grants = GrantController(self.hub, self.members)
         self.agent_members = AgentMemberController(self.hub, self.agents, self.members, findings)
         self.agent_approver = (
-            AgentApprover(hub, config, registry=registry, identity=identity, now=now)
+            AgentApprover(
+                hub,
+                config,
+                joined=self.agents.joined,
+                registry=registry,
+                identity=identity,
+                now=now,
+            )
             if config.agent_approval
             else None
         )

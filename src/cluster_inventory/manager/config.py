@@ -14,11 +14,10 @@ from cluster_inventory.api import label_value_problem
 from cluster_inventory.api.advertised_urls import AddressPolicy
 from cluster_inventory.api.constants import (
     ACCESS_PROVIDER_SECRETREADER,
-    AGENT_BOOTSTRAP_GROUP,
-    AGENT_GROUP,
     LABEL_CAPI_CLUSTERSET,
     PROPERTY_VALUE_MAX_LENGTH,
 )
+from cluster_inventory.kube.certificates import MIN_EXPIRATION_SECONDS
 from cluster_inventory.manager.rules.agent_report_fields import ReportBounds
 from cluster_inventory.manager.rules.member_roles import (
     MemberRoles,
@@ -106,10 +105,9 @@ class ManagerConfig:
             Cluster is not a member).
         agent_approval: Approve the CSRs of accepted agent members (``docs/agent.md``);
             needs the CSR rights of the chart's manager ClusterRole.
-        agent_bootstrap_groups: Groups whose members may ask for an agent's first
-            certificate (the bootstrap identity's groups).
-        agent_bootstrap_users: Users who may, likewise (e.g. a bootstrap ServiceAccount's
-            ``system:serviceaccount:NS:NAME``).
+        agent_certificate_max_seconds: The longest ``spec.expirationSeconds`` of an agent's
+            CSR the approver approves (a CSR asking for more, or naming none, is deleted):
+            certificates cannot be revoked, so they are short (default 24 h, the agent's).
         agent_heartbeat_multiple: An agent member's ``ControlPlaneHealthy`` turns Unknown
             once its heartbeat Lease goes this many lease durations without a renewal
             (OCM's hub: 5).
@@ -157,8 +155,7 @@ class ManagerConfig:
     capi_clusterset_label: str = LABEL_CAPI_CLUSTERSET
     capi_clustersets: tuple[str, ...] = ()
     agent_approval: bool = True
-    agent_bootstrap_groups: tuple[str, ...] = (AGENT_BOOTSTRAP_GROUP,)
-    agent_bootstrap_users: tuple[str, ...] = ()
+    agent_certificate_max_seconds: int = 86400
     agent_heartbeat_multiple: float = 5.0
     agent_lease_duration: float = 60.0
     agent_lease_duration_min: float = 10.0
@@ -193,9 +190,11 @@ class ManagerConfig:
             parse_source(spec)
         if len(set(self.sources)) != len(self.sources):
             raise ValueError(f"a registration source is given twice: {list(self.sources)}")
-        if AGENT_GROUP in self.agent_bootstrap_groups:
-            # Every agent is in it: any agent could then ask for any member's certificate.
-            raise ValueError(f"agent_bootstrap_groups must not include {AGENT_GROUP!r}")
+        if self.agent_certificate_max_seconds < MIN_EXPIRATION_SECONDS:
+            raise ValueError(
+                f"agent_certificate_max_seconds must be at least {MIN_EXPIRATION_SECONDS} "
+                f"(the CSR API's minimum), not {self.agent_certificate_max_seconds}"
+            )
 
     def _check_agent_bounds(self) -> None:
         low, high = self.agent_lease_duration_min, self.agent_lease_duration_max

@@ -167,7 +167,8 @@ class EngagedCluster:
 
     Attributes:
         name: The cluster's name in the fleet: its ClusterProfile's ``namespace/name``.
-        profile: The ClusterProfile (decoded dict), kept current while engaged.
+        profile: The ClusterProfile (decoded dict, without ``metadata.managedFields``), kept
+            current while engaged.
         member_id: The ``inventory-member-id`` label, if any.
         access: How it is reached (server, CA, plugin); holds no credential.
         connection: The client and caches, shared with clusters of the same access.

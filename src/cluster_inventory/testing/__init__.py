@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from cluster_inventory.testing.fleet import (
         Fleet,
         KeptFleetError,
-        install_agent_rbac,
         start_detached_member,
         stop_detached,
         stop_detached_member,
@@ -74,7 +73,6 @@ __all__ = [
     "cache_root",
     "find_binary",
     "free_port",
-    "install_agent_rbac",
     "install_assets",
     "missing_binaries",
     "start_detached_member",
@@ -108,7 +106,6 @@ _HOMES = {
         (
             "Fleet",
             "KeptFleetError",
-            "install_agent_rbac",
             "start_detached_member",
             "stop_detached",
             "stop_detached_member",

@@ -8,9 +8,8 @@ nothing else (separate CAs, users, service-account issuers and ports).
 A fleet started with ``agent_join=True`` (``fleet up``, the demo) can take pull-mode members
 as a hub installed with the chart can (``docs/agent.md``): its hub runs kube-controller-manager's
 ``csrsigning`` controller, which signs ``kubernetes.io/kube-apiserver-client`` CSRs with the
-client CA the hub trusts, and holds the agents' ClusterRoles and bindings the chart installs
-(:func:`install_agent_rbac`, from :func:`cluster_inventory.api.load_agent_rbac`). Members run
-no extra controller for it.
+client CA the hub trusts. Nothing else is needed: ``manager accept`` writes each acceptance's
+RBAC (its CSR included). Members run no extra controller for it.
 
 A fleet started with ``detach=True`` outlives the Python process that started it (for
 ``cluster-inventory fleet up --keep``); its PIDs go into ``fleet.json`` in its directory so
@@ -34,7 +33,6 @@ from typing import Any
 
 from cluster_inventory import api, kube
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import FIELD_MANAGER_FLEET
 from cluster_inventory.testing._lifecycle import StartStop
 from cluster_inventory.testing._process import ManagedProcess
 from cluster_inventory.testing.controlplane import (
@@ -48,7 +46,6 @@ from cluster_inventory.testing.controlplane import (
 __all__ = [
     "Fleet",
     "KeptFleetError",
-    "install_agent_rbac",
     "start_detached_member",
     "stop_detached",
     "stop_detached_member",
@@ -162,8 +159,6 @@ class Fleet(StartStop):
     async def start(self) -> None:
         """Start etcd, then every control plane in parallel, then install the CRDs.
 
-        With ``agent_join``, the hub gets the agents' RBAC too.
-
         Raises:
             AssetNotFoundError: A binary is missing (the message says how to install it).
             ControlPlaneError: Something did not become ready; everything started is stopped.
@@ -175,8 +170,6 @@ class Fleet(StartStop):
             property_crds = [c for c in crds if objects.spec(c).get("group") == api.ABOUT_GROUP]
             async with await self.hub.client() as hub:
                 await kube.ensure_crds(hub, crds)
-                if self.agent_join:
-                    await install_agent_rbac(hub)
             for cp in self.members.values():
                 async with await cp.client() as member:
                     await kube.ensure_crds(member, property_crds)
@@ -235,27 +228,6 @@ class Fleet(StartStop):
         for result in results:
             if isinstance(result, BaseException):
                 raise result
-
-
-async def install_agent_rbac(hub: kube.ApiClient) -> None:
-    """Apply the agents' ClusterRoles and bindings the chart installs (server-side apply).
-
-    ``cluster-inventory:agent-bootstrap`` for the bootstrap group, ``cluster-inventory:agent``
-    for the agents' group (:func:`cluster_inventory.api.load_agent_rbac`), field manager
-    ``cluster-inventory-fleet``. Idempotent.
-
-    Args:
-        hub: A hub client allowed to write ClusterRoles and ClusterRoleBindings (and to
-            grant what they grant).
-
-    Raises:
-        KubeAPIError: A write was refused.
-    """
-    for obj in api.load_agent_rbac():
-        resource = (
-            kube.CLUSTER_ROLES if obj["kind"] == "ClusterRole" else kube.CLUSTER_ROLE_BINDINGS
-        )
-        await kube.apply(hub, resource, obj, field_manager=FIELD_MANAGER_FLEET)
 
 
 def stop_detached(workdir: Path, *, timeout: float = 20.0) -> list[int]:

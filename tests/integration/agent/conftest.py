@@ -5,9 +5,8 @@
 only. ``toxiproxy`` is a Toxiproxy server for the hub-outage test.
 
 The join tests need a hub that signs CSRs (the session fleet's runs no signer): ``join_hub``
-runs kube-controller-manager's ``csrsigning`` with the client CA the apiserver trusts, and
-holds the bootstrap and agent ClusterRoles and bindings the chart installs
-(``testing.install_agent_rbac``, what ``fleet up`` installs);
+runs kube-controller-manager's ``csrsigning`` with the client CA the apiserver trusts (what
+``fleet up`` runs; each acceptance's RBAC is ``manager accept``'s);
 ``join_manager`` is the cluster manager on it (its CSR approver among its controllers, its
 registrations in :data:`tests.agents.JOIN_NS`); ``join_admin`` is the join hub's admin.
 """
@@ -22,10 +21,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import api, kube
-from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig
-from cluster_inventory.testing import SIGNER_CONTROLLER, ControlPlane, Fleet, install_agent_rbac
-from tests.agents import JOIN_NS, Accepted, accept
+from cluster_inventory.testing import SIGNER_CONTROLLER, ControlPlane, Fleet
+from tests.agents import JOIN_NS, Accepted, accept, agent_groups
 from tests.toxiproxy import Toxiproxy, running_toxiproxy
 from tests.waiting import eventually
 
@@ -34,15 +32,17 @@ from tests.waiting import eventually
 async def accepted(fleet: Fleet, test_namespace: str) -> AsyncIterator[Accepted]:
     name, member = next(iter(fleet.members.items()))
     async with await fleet.hub.client() as admin:
-        await accept(admin, name, test_namespace)
-        hub = await fleet.hub.client(AGENT_USER_PREFIX + name, [AGENT_GROUP])
+        acceptance = await accept(admin, name, test_namespace)
+        hub = await fleet.hub.client(
+            f"cluster-inventory:agent:{name}", agent_groups(name, acceptance)
+        )
         try:
             # RBAC reaches the authorizer through its informers: wait until it applies.
             await eventually(
                 lambda: kube.get(hub, kube.MEMBER_REPORTS, name, test_namespace),
                 what="the agent identity may read its MemberReport",
             )
-            yield Accepted(name, test_namespace, member, hub, admin)
+            yield Accepted(name, test_namespace, member, hub, admin, acceptance)
         finally:
             await hub.close()
 
@@ -60,7 +60,6 @@ async def join_hub() -> AsyncIterator[ControlPlane]:
         async with await cp.client() as admin:
             await kube.ensure_crds(admin, api.load_crds())
             await kube.create(admin, kube.NAMESPACES, {"metadata": {"name": JOIN_NS}})
-            await install_agent_rbac(admin)
         yield cp
 
 

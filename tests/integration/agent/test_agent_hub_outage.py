@@ -12,7 +12,6 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.agent import MemberReporter
-from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
 from tests.agents import Accepted, running
 from tests.toxiproxy import FAULTS, Toxiproxy
 from tests.waiting import eventually
@@ -29,7 +28,7 @@ async def test_the_latest_state_reaches_the_hub_once_it_answers_again(
     accepted: Accepted, toxiproxy: Toxiproxy, fleet
 ) -> None:
     front = await toxiproxy.front(fleet.hub.server, "agent-hub")
-    identity = fleet.hub.connection(AGENT_USER_PREFIX + accepted.name, [AGENT_GROUP])
+    identity = fleet.hub.connection(accepted.user, accepted.groups)
     prop = f"agent-outage-{uuid.uuid4().hex[:8]}.test.example"
     body: dict[str, Any] = {"metadata": {"name": prop}}
     try:

@@ -21,19 +21,26 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.agent import new_private_key
-from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
+from cluster_inventory.api.agents import new_acceptance_id
 from cluster_inventory.manager import ClusterManagerRunnable
-from cluster_inventory.manager.admin.agents import accept, reject
+from cluster_inventory.manager.admin.agents import Acceptance, accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.agents import JOIN_NS, AgentProcess, agent_csrs
 from tests.cli_run import cli
 from tests.unit.agent.test_agent_identity import _certificate
 
 
-def _files(tmp_path: Path, join_hub: ControlPlane, member: ControlPlane) -> dict[str, Path]:
+def _files(
+    tmp_path: Path, join_hub: ControlPlane, member: ControlPlane, acceptance: Acceptance
+) -> dict[str, Path]:
     bootstrap = tmp_path / "bootstrap.yaml"
-    bootstrap.write_text(
-        yaml.safe_dump(join_hub.kubeconfig("bootstrap-inputs", [AGENT_BOOTSTRAP_GROUP]))
+    boot = join_hub.kubeconfig(acceptance.bootstrap_user, list(acceptance.bootstrap_groups))
+    bootstrap.write_text(yaml.safe_dump(boot))
+    # Another member's bootstrap credential (an acceptance of "someone-else").
+    other = Acceptance(acceptance.namespace, "someone-else", new_acceptance_id())
+    foreign = tmp_path / "foreign-bootstrap.yaml"
+    foreign.write_text(
+        yaml.safe_dump(join_hub.kubeconfig(other.bootstrap_user, list(other.bootstrap_groups)))
     )
     member_kubeconfig = tmp_path / "member.yaml"
     member_kubeconfig.write_text(yaml.safe_dump(member.kubeconfig()))
@@ -42,11 +49,12 @@ def _files(tmp_path: Path, join_hub: ControlPlane, member: ControlPlane) -> dict
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory\n")
     expired = tmp_path / "expired-bootstrap.yaml"
-    doc = join_hub.kubeconfig("bootstrap-old", [AGENT_BOOTSTRAP_GROUP])
+    doc = join_hub.kubeconfig(acceptance.bootstrap_user, list(acceptance.bootstrap_groups))
     doc["users"][0]["user"] = _expired_user()
     expired.write_text(yaml.safe_dump(doc))
     return {
         "bootstrap": bootstrap,
+        "foreign": foreign,
         "member": member_kubeconfig,
         "ca": ca,
         "blocker": blocker,
@@ -75,6 +83,7 @@ BAD_INPUTS = [
     ("name-not-a-label", {"--name": "Edge_1"}, "--name", "not a DNS-1123 label"),
     ("member-kubeconfig-missing", {"--kubeconfig": "{blocker}.nope"}, "--kubeconfig", "nope"),
     ("bootstrap-expired", {"--bootstrap-kubeconfig": "{expired}"}, "--bootstrap-kubeconfig", "expired at"),
+    ("bootstrap-of-another-member", {"--bootstrap-kubeconfig": "{foreign}"}, "--bootstrap-kubeconfig", "is not a bootstrap credential of member"),
 ]  # fmt: skip
 
 
@@ -92,11 +101,11 @@ async def test_a_bad_input_fails_naming_its_flag_before_any_csr_or_file(
     flag: str,
     problem: str,
 ) -> None:
-    name = f"inputs-{case}"[:63].rstrip("-")
+    name = f"in-{case}"[:30].rstrip("-")  # an agent member's name: at most 30
     member = next(iter(fleet.members.values()))
-    files = _files(tmp_path, join_hub, member)
     # The member is accepted: a CSR filed now would be approved and signed at once.
-    await accept(join_admin, JOIN_NS, name if flag != "--name" else "edge-1", ["prod"])
+    acceptance = await accept(join_admin, JOIN_NS, name if flag != "--name" else "edge-1", ["prod"])
+    files = _files(tmp_path, join_hub, member, acceptance)
     try:
         settings = {
             "--name": name,
@@ -133,9 +142,8 @@ async def test_unjoin_removes_what_the_agent_keeps_and_leaves_the_hub_to_reject(
     tmp_path: Path,
 ) -> None:
     name, member = "unjoin-edge", next(iter(fleet.members.values()))
-    files = _files(tmp_path, join_hub, member)
     state = tmp_path / "state"
-    await accept(join_admin, JOIN_NS, name, ["prod"])
+    files = _files(tmp_path, join_hub, member, await accept(join_admin, JOIN_NS, name, ["prod"]))
     agent = AgentProcess(
         [
             "--name", name,

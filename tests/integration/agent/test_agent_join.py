@@ -2,9 +2,11 @@
 
 The join hub (``join_hub``, ``join_manager`` and ``join_admin`` of this directory's conftest)
 runs kube-controller-manager's ``csrsigning`` and the cluster manager (its CSR approver among
-its controllers). The bootstrap identity is a client certificate in the
-bootstrap group, bound to the bootstrap ClusterRole here as the chart binds it. Waits are
-watches (an informer and an asyncio.Event), except where the API offers nothing to watch.
+its controllers). A member is accepted first (``manager.agents.accept``: its acceptance id
+and RBAC); its bootstrap identity is the certificate ``manager bootstrap-kubeconfig --member``
+issues for that acceptance (made by the test CA here, ``tests.agents.bootstrap_identity``).
+Waits are watches (an informer and an asyncio.Event), except where the API offers nothing
+to watch. The attacks on the join are ``test_agent_trust.py``'s.
 """
 
 from __future__ import annotations
@@ -13,69 +15,27 @@ import asyncio
 import contextlib
 import datetime as dt
 import stat
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from cluster_inventory import kube
 from cluster_inventory.agent import (
-    AgentIdentity,
     IdentityStore,
     JoinError,
     ensure_identity,
     new_private_key,
     request_certificate,
 )
-from cluster_inventory.api.agents import agent_user
-from cluster_inventory.api.constants import (
-    AGENT_BOOTSTRAP_GROUP,
-    AGENT_GROUP,
-    FIELD_MANAGER_AGENT,
-)
-from cluster_inventory.kube.informer import Informer
+from cluster_inventory.api.agents import agent_user, new_acceptance_id
+from cluster_inventory.api.constants import AGENT_GROUP, FIELD_MANAGER_AGENT
 from cluster_inventory.manager import ClusterManagerRunnable
-from cluster_inventory.manager.admin.agents import accept, reject
+from cluster_inventory.manager.admin.agents import Acceptance, accept, reject
 from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 from cluster_inventory.testing import ControlPlane
-from tests.agents import JOIN_NS, self_subject
+from tests.agents import JOIN_NS, bootstrap_identity, event_about, join, self_subject, until
 
 NS = JOIN_NS
-
-
-async def _until(
-    informer: Informer, found: Callable[[dict[str, Any]], bool], timeout: float = 30
-) -> dict[str, Any]:
-    """The first object of a running ``informer`` for which ``found`` holds (woken by its
-    events)."""
-    changed = asyncio.Event()
-
-    def wake(*_: object) -> None:
-        changed.set()
-
-    informer.add_handler(wake)
-    try:
-        async with asyncio.timeout(timeout):
-            await informer.wait_synced()
-            while True:
-                for obj in informer.items():
-                    if found(obj):
-                        return obj
-                changed.clear()
-                await changed.wait()
-    finally:
-        informer.remove_handler(wake)
-
-
-async def _event_about(client: kube.ApiClient, csr: str, reason: str) -> dict[str, Any]:
-    """The Event the approver recorded on CSR ``csr`` with ``reason`` (Events of a
-    cluster-scoped object live in ``default``)."""
-    informer = Informer(
-        client, kube.EVENTS, namespace="default", field_selector=f"regarding.name={csr}"
-    )
-    async with informer:
-        return await _until(informer, lambda e: e.get("reason") == reason)
 
 
 async def _renew(client: kube.ApiClient, name: str) -> None:
@@ -98,50 +58,22 @@ async def _report(client: kube.ApiClient, name: str) -> None:
     )
 
 
-async def _join(
-    join_hub: ControlPlane, join_admin: kube.ApiClient, name: str, bootstrap_user: str
-) -> AgentIdentity:
-    """Accept ``name``, then join with a bootstrap identity (approved at once)."""
-    await accept(join_admin, NS, name, ["prod"])
-    key = new_private_key()
-    conn = join_hub.connection(bootstrap_user, [AGENT_BOOTSTRAP_GROUP])
-    async with await kube.new_client(conn) as boot:
-        cert = await request_certificate(boot, name, key, expiration_seconds=3600, timeout=60)
-    return AgentIdentity(name=name, key_pem=key, cert_pem=cert)
-
-
-async def test_csr_waits_for_accept_then_the_agent_writes_only_its_own_objects(
+async def test_the_bootstrap_credential_joins_and_the_agent_writes_only_its_own_objects(
     join_hub: ControlPlane, join_manager: ClusterManagerRunnable, join_admin: kube.ApiClient
 ) -> None:
-    bootstrap = join_hub.connection("bootstrap-a", [AGENT_BOOTSTRAP_GROUP])
-    key = new_private_key()
-    created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    async with await kube.new_client(bootstrap) as boot:
-        issued = asyncio.create_task(
-            request_certificate(
-                boot, "alpha", key, expiration_seconds=3600, on_created=created.set_result
-            )
-        )
-        csr = await asyncio.wait_for(created, 30)
-        event = await _event_about(join_admin, csr, "NotAccepted")
-        assert "manager accept alpha" in event["note"]
-        assert not issued.done()
-        pending = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
-        assert not (pending.get("status") or {}).get("conditions")
-
-        await accept(join_admin, NS, "alpha", ["prod"])
-        await accept(join_admin, NS, "beta", ["prod"])  # another member, for the 403s below
-        cert = await asyncio.wait_for(issued, 60)
-    assert csr in join_manager.agent_approver.approved
-    approved = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
+    await accept(join_admin, NS, "beta", ["prod"])  # another member, for the 403s below
+    acceptance, identity = await join(join_hub, join_admin, "alpha")
+    assert acceptance.csr_name in join_manager.agent_approver.approved
+    approved = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, acceptance.csr_name)
     (cond,) = [c for c in approved["status"]["conditions"] if c["type"] == "Approved"]
     assert cond["reason"] == "AgentAccepted"
 
-    identity = AgentIdentity(name="alpha", key_pem=key, cert_pem=cert)
+    bootstrap = bootstrap_identity(join_hub, acceptance)
     async with await kube.new_client(identity.connection(bootstrap)) as agent:
         who = await self_subject(agent)
         assert who["username"] == agent_user("alpha")
-        assert AGENT_GROUP in who["groups"]
+        assert {AGENT_GROUP, acceptance.group} <= set(who["groups"])
+        assert identity.acceptance == acceptance.id
         await _renew(agent, "alpha")
         await _report(agent, "alpha")
         report = await kube.get(join_admin, kube.MEMBER_REPORTS, "alpha", NS)
@@ -159,66 +91,60 @@ async def test_csr_waits_for_accept_then_the_agent_writes_only_its_own_objects(
 
         deleted = await reject(join_admin, NS, "alpha")
         assert f"RoleBinding {NS}/cluster-inventory-agent-alpha" in deleted
+        assert f"ClusterRoleBinding cluster-inventory-agent:{NS}:alpha" in deleted
         # The authorizer's RBAC cache follows the delete within moments; there is no
         # event to wait on from outside, so the write is retried for a bounded time.
         async with asyncio.timeout(20):
             while True:
                 try:
-                    await _renew(agent, "alpha")
+                    await kube.get(agent, kube.CERTIFICATE_SIGNING_REQUESTS, acceptance.csr_name)
                 except kube.ForbiddenError:
                     break
                 await asyncio.sleep(0.1)
     await reject(join_admin, NS, "beta")
 
 
-async def test_an_agent_renews_its_own_certificate_but_not_another_members(
+async def test_an_agent_renews_its_own_certificate_replacing_its_one_csr(
     join_hub: ControlPlane, join_manager: ClusterManagerRunnable, join_admin: kube.ApiClient
 ) -> None:
-    gamma = await _join(join_hub, join_admin, "gamma", "bootstrap-b")
-    await accept(join_admin, NS, "delta", ["prod"])
-    bootstrap = join_hub.connection("bootstrap-b", [AGENT_BOOTSTRAP_GROUP])
+    acceptance, gamma = await join(join_hub, join_admin, "gamma")
+    bootstrap = bootstrap_identity(join_hub, acceptance)
     async with await kube.new_client(gamma.connection(bootstrap)) as agent:
-        # A rotation: the agent's own identity asks for its own name.
+        # A rotation: the agent's own identity asks for its own name; the earlier CSR of the
+        # acceptance's one name is replaced.
         renewed = await request_certificate(
-            agent, "gamma", new_private_key(), expiration_seconds=3600, timeout=60
+            agent, "gamma", acceptance.id, new_private_key(), expiration_seconds=3600, timeout=60
         )
         assert renewed != gamma.cert_pem
-
-        created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        stolen = asyncio.create_task(
-            request_certificate(agent, "delta", new_private_key(), on_created=created.set_result)
-        )
-        csr = await asyncio.wait_for(created, 30)
-        event = await _event_about(join_admin, csr, "WrongAgent")
-        assert "'gamma'" in event["note"] and "'delta'" in event["note"]
-        assert not stolen.done()
-        stolen.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await stolen
-    pending = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
-    assert not (pending.get("status") or {}).get("certificate")
-    assert csr not in join_manager.agent_approver.approved
-    for name in ("gamma", "delta"):
-        await reject(join_admin, NS, name)
+    csr = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, acceptance.csr_name)
+    assert csr["spec"]["username"] == agent_user("gamma")
+    (cond,) = [c for c in csr["status"]["conditions"] if c["type"] == "Approved"]
+    assert cond["reason"] == "AgentRotation"
+    await reject(join_admin, NS, "gamma")
 
 
-async def test_a_stranger_is_not_a_bootstrap_identity(
+async def test_a_stranger_is_left_pending_never_approved(
     join_hub: ControlPlane, join_manager: ClusterManagerRunnable, join_admin: kube.ApiClient
 ) -> None:
-    await accept(join_admin, NS, "epsilon", ["prod"])
+    acceptance = await accept(join_admin, NS, "epsilon", ["prod"])
     created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    # The admin may create CSRs, but is no bootstrap identity of the manager's.
+    # The admin may create CSRs, but is none of the acceptance's identities: its CSR is left
+    # pending (an admin's is not the approver's to delete) and never approved.
     task = asyncio.create_task(
-        request_certificate(join_admin, "epsilon", new_private_key(), on_created=created.set_result)
+        request_certificate(
+            join_admin, "epsilon", acceptance.id, new_private_key(), on_created=created.set_result
+        )
     )
     try:
         csr = await asyncio.wait_for(created, 30)
-        event = await _event_about(join_admin, csr, "NotBootstrapIdentity")
+        event = await event_about(join_admin, csr, "NotAgentIdentity")
         assert "'admin'" in event["note"]
+        assert not task.done()
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    assert csr not in join_manager.agent_approver.approved
     await kube.delete(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
     await reject(join_admin, NS, "epsilon")
 
@@ -229,8 +155,8 @@ async def test_the_identity_is_stored_reused_and_usable_as_a_kubeconfig(
     join_admin: kube.ApiClient,
     tmp_path: Path,
 ) -> None:
-    await accept(join_admin, NS, "zeta", ["prod"])
-    bootstrap = join_hub.connection("bootstrap-c", [AGENT_BOOTSTRAP_GROUP])
+    acceptance = await accept(join_admin, NS, "zeta", ["prod"])
+    bootstrap = bootstrap_identity(join_hub, acceptance)
     store = IdentityStore(tmp_path / "state")
     first = await asyncio.wait_for(ensure_identity(bootstrap, "zeta", store), 60)
     assert stat.S_IMODE(store.key_path.stat().st_mode) == 0o600
@@ -250,13 +176,8 @@ async def test_the_identity_is_stored_reused_and_usable_as_a_kubeconfig(
     renewed = await asyncio.wait_for(ensure_identity(nobody, "zeta", late), 60)
     assert renewed.cert_pem != first.cert_pem and renewed.key_pem != first.key_pem
     assert store.load("zeta") == renewed
-    listed = await kube.list_objects(
-        join_admin,
-        kube.CERTIFICATE_SIGNING_REQUESTS,
-        label_selector="cluster-inventory.dev/agent=zeta",
-    )
-    reasons = sorted(c["reason"] for csr in listed["items"] for c in csr["status"]["conditions"])
-    assert reasons == ["AgentAccepted", "AgentRotation"]
+    csr = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, acceptance.csr_name)
+    assert [c["reason"] for c in csr["status"]["conditions"]] == ["AgentRotation"]
     await reject(join_admin, NS, "zeta")
 
 
@@ -266,7 +187,7 @@ async def test_an_agent_registration_is_an_agent_member_and_no_error(
     await accept(join_admin, NS, "eta", ["prod"])
     source = join_manager.source
     informer = source.informer
-    await _until(informer, lambda s: s["metadata"]["name"] == "eta")  # the manager's own
+    await until(informer, lambda s: s["metadata"]["name"] == "eta")  # the manager's own
     good, bad = source.snapshot()
     # A member the pool observes through its agent's report, never dials.
     assert good["eta"].connection == AgentMemberKey(NS, "eta")
@@ -281,11 +202,19 @@ async def test_an_agent_registration_is_an_agent_member_and_no_error(
 async def test_a_denied_csr_is_a_clear_join_error(
     join_hub: ControlPlane, join_manager: ClusterManagerRunnable, join_admin: kube.ApiClient
 ) -> None:
-    bootstrap = join_hub.connection("bootstrap-d", [AGENT_BOOTSTRAP_GROUP])
+    # A member the hub has not accepted: the approver leaves its CSR pending for a while.
+    acceptance = Acceptance(NS, "theta", new_acceptance_id())
     created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    async with await kube.new_client(bootstrap) as boot:
+    async with await kube.new_client(join_hub.connection()) as admin_client:
+        # An admin-made stand-in for the bootstrap's CSR rights (no accept: no RBAC).
         task = asyncio.create_task(
-            request_certificate(boot, "theta", new_private_key(), on_created=created.set_result)
+            request_certificate(
+                admin_client,
+                "theta",
+                acceptance.id,
+                new_private_key(),
+                on_created=created.set_result,
+            )
         )
         csr = await asyncio.wait_for(created, 30)
         body = await kube.get(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)
@@ -299,3 +228,4 @@ async def test_a_denied_csr_is_a_clear_join_error(
         with pytest.raises(JoinError, match="ByAdmin: no thanks") as caught:
             await asyncio.wait_for(task, 30)
     assert caught.value.field == "status.conditions[Denied]"
+    await kube.delete(join_admin, kube.CERTIFICATE_SIGNING_REQUESTS, csr)

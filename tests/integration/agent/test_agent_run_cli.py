@@ -12,7 +12,6 @@ from typing import Any
 import aiohttp
 import yaml
 
-from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
 from cluster_inventory.testing import free_port
 from tests.agents import Accepted
 from tests.waiting import eventually
@@ -22,9 +21,7 @@ CLI = Path(sys.executable).parent / "cluster-inventory"
 
 def _kubeconfigs(accepted: Accepted, fleet: Any, tmp_path: Path) -> tuple[Path, Path]:
     hub = tmp_path / "hub.yaml"
-    hub.write_text(
-        yaml.safe_dump(fleet.hub.kubeconfig(AGENT_USER_PREFIX + accepted.name, [AGENT_GROUP]))
-    )
+    hub.write_text(yaml.safe_dump(fleet.hub.kubeconfig(accepted.user, accepted.groups)))
     member = tmp_path / "member.yaml"
     member.write_text(yaml.safe_dump(accepted.member.kubeconfig()))
     return hub, member

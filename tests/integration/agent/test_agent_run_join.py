@@ -1,10 +1,11 @@
 """``cluster-inventory agent run --bootstrap-kubeconfig``: the agent joins by itself.
 
 On the join hub (this directory's conftest: ``csrsigning`` and the cluster manager's
-approver), an agent for a member of the session fleet asks for its certificate with a
-bootstrap credential and waits, saying so, until the hub's admin accepts the member; then it
-reports with its own identity. Restarted, it reuses the identity in its state directory.
-Waits follow the agent's log lines and the hub's objects (no fixed sleeps).
+approver), the hub's admin accepts a member of the session fleet and issues its bootstrap
+credential (``manager bootstrap-kubeconfig --member``, which prints the ``agent run`` line);
+the agent asks for its certificate with it and reports with its own identity. Restarted, it
+reuses the identity in its state directory. Waits follow the agent's log lines and the hub's
+objects (no fixed sleeps).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from cryptography import x509
 from cluster_inventory import kube
 from cluster_inventory.agent import IdentityStore
 from cluster_inventory.api.agents import agent_user
-from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
@@ -33,7 +33,15 @@ from tests.cli_run import cli
 from tests.waiting import eventually
 
 
-async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
+async def _ready(http: aiohttp.ClientSession, port: int) -> bool:
+    try:
+        async with http.get(f"http://127.0.0.1:{port}/readyz") as resp:
+            return resp.status == 200
+    except aiohttp.ClientError:
+        return False
+
+
+async def test_agent_run_joins_with_the_bootstrap_credential_and_reuses_its_identity(
     join_hub: ControlPlane,
     join_manager: ClusterManagerRunnable,
     join_admin: kube.ApiClient,
@@ -41,17 +49,30 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
     tmp_path: Path,
 ) -> None:
     name, member = next(iter(fleet.members.items()))
-    # The expiring bootstrap credential, as the hub's admin issues it.
+    # The expiring bootstrap credential, as the hub's admin issues it: for an accepted member.
     bootstrap = tmp_path / "bootstrap.yaml"
     before = dt.datetime.now(dt.UTC)
+    where = ("--hub-kubeconfig", str(join_hub.kubeconfig_path), "-n", JOIN_NS)
+    refused = await asyncio.to_thread(
+        cli, "manager", "bootstrap-kubeconfig", "--member", name, "-o", str(bootstrap), *where
+    )
+    assert refused.returncode == 1 and f"member {name} is not accepted in" in refused.stderr
+    assert not bootstrap.exists()
+    acceptance = await accept(join_admin, JOIN_NS, name, ["prod"])
     issued = await asyncio.to_thread(
-        cli, "manager", "bootstrap-kubeconfig", "site-a", "-o", str(bootstrap),
-        "--expiration", "600", "--hub-kubeconfig", str(join_hub.kubeconfig_path),
+        cli, "manager", "bootstrap-kubeconfig", "--member", name, "-o", str(bootstrap),
+        "--expiration", "600", *where,
     )  # fmt: skip
     assert issued.returncode == 0, issued.stderr
-    assert f"cluster-inventory:agent-bootstrap:site-a (group {AGENT_BOOTSTRAP_GROUP})" in (
+    assert f"cluster-inventory:agent-bootstrap:{name} (member {name}'s current acceptance)" in (
         issued.stdout
     )
+    command = issued.stdout.splitlines()[-1].strip()
+    # JOIN_NS is the agent's default --namespace: the line leaves it out.
+    assert (
+        command == f"cluster-inventory agent run --name {name} --bootstrap-kubeconfig {bootstrap}"
+    )
+    assert acceptance.id not in issued.stdout + issued.stderr
     assert stat.S_IMODE(bootstrap.stat().st_mode) == 0o600
     assert "PRIVATE KEY" not in issued.stdout + issued.stderr
     user = yaml.safe_load(bootstrap.read_text())["users"][0]["user"]
@@ -89,19 +110,13 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
 
     await agent.start()
     try:
-        await agent.said(f"waiting for the hub to accept {name}")
-        (pending,) = await eventually(lambda: agent_csrs(join_admin, name), what="the agent's CSR")
-        assert not (pending.get("status") or {}).get("conditions")
-        async with aiohttp.ClientSession() as http:
-            async with http.get(f"http://127.0.0.1:{health}/readyz") as resp:
-                assert resp.status != 200  # waiting to be accepted is not ready
-        assert await agent.stop() == 0, agent.text  # SIGTERM ends the wait
-        assert "Traceback" not in agent.text
-
-        await agent.start()  # no identity yet: it asks again and waits again
-        await agent.said(f"waiting for the hub to accept {name}")
-        await accept(join_admin, JOIN_NS, name, ["prod"])
+        await agent.said("waiting for the hub to approve it")
         await agent.said("hub clients use the certificate")
+        async with aiohttp.ClientSession() as http:
+            ready = await eventually(
+                lambda: _ready(http, health), what="the joined agent's /readyz"
+            )
+            assert ready
 
         async def reported() -> bool:
             report = await kube.get(join_admin, kube.MEMBER_REPORTS, name, JOIN_NS)
@@ -121,7 +136,7 @@ async def test_agent_run_joins_once_accepted_and_reuses_its_identity(
         await agent.said("hub clients use the certificate")
         await eventually(lambda: lease_renewed_after(renewed), what="a renewal after restart")
         assert await agent.stop() == 0, agent.text
-        assert "waiting for the hub to accept" not in agent.text
+        assert "waiting for the hub to approve" not in agent.text
         assert len(await agent_csrs(join_admin, name)) == asked
         key = store.key_path.read_text()
         for text in (first_run, agent.text):

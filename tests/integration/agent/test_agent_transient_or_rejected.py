@@ -22,11 +22,11 @@ from typing import Any
 import yaml
 
 from cluster_inventory import api, kube
-from cluster_inventory.api.agents import agent_object_name
-from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
+from cluster_inventory.api.agents import agent_object_name, new_acceptance_id
+from cluster_inventory.api.constants import AGENT_USER_PREFIX
 from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.testing import CertificateAuthority, ControlPlane, Fleet, free_port
-from tests.agents import AgentProcess
+from tests.agents import AgentProcess, agent_groups
 from tests.agents import accept as accept_in_test
 from tests.waiting import eventually
 
@@ -36,10 +36,17 @@ _RECOVERED = "succeeded again"
 
 
 def _agent_args(
-    tmp_path: Path, hub: ControlPlane, member: ControlPlane, namespace: str, name: str, window: str
+    tmp_path: Path,
+    hub: ControlPlane,
+    member: ControlPlane,
+    namespace: str,
+    name: str,
+    window: str,
+    acceptance: str,
 ) -> list[str]:
     identity = tmp_path / "hub.yaml"
-    identity.write_text(yaml.safe_dump(hub.kubeconfig(AGENT_USER_PREFIX + name, [AGENT_GROUP])))
+    groups = agent_groups(name, acceptance)
+    identity.write_text(yaml.safe_dump(hub.kubeconfig(AGENT_USER_PREFIX + name, groups)))
     member_kubeconfig = tmp_path / "member.yaml"
     member_kubeconfig.write_text(yaml.safe_dump(member.kubeconfig()))
     return [
@@ -104,8 +111,8 @@ async def test_the_agent_survives_a_hub_restart_and_what_follows_it(
         async with await hub.client() as admin:
             await kube.ensure_crds(admin, api.load_crds())
             await kube.create(admin, kube.NAMESPACES, {"metadata": {"name": _NS}})
-            await accept_in_test(admin, _NAME, _NS)
-        agent = AgentProcess(_agent_args(tmp_path, hub, member, _NS, _NAME, "30"))
+            acceptance = await accept_in_test(admin, _NAME, _NS)
+        agent = AgentProcess(_agent_args(tmp_path, hub, member, _NS, _NAME, "30", acceptance))
 
         async def renewed_since(previous: str | None) -> str | None:
             async with await hub.client() as admin:
@@ -195,8 +202,9 @@ async def test_a_rejected_agent_stops_saying_how_long_it_was_refused(
 ) -> None:
     name, member = next(iter(fleet.members.items()))
     async with await fleet.hub.client() as admin:
-        await accept(admin, test_namespace, name, ["prod"])
-        agent = AgentProcess(_agent_args(tmp_path, fleet.hub, member, test_namespace, name, "2"))
+        acceptance = await accept(admin, test_namespace, name, ["prod"])
+        args = _agent_args(tmp_path, fleet.hub, member, test_namespace, name, "2", acceptance.id)
+        agent = AgentProcess(args)
         await agent.start()
         try:
 
@@ -223,7 +231,9 @@ async def test_an_agent_never_accepted_stops_once_the_refusals_are_proven(
     fleet: Fleet, test_namespace: str, tmp_path: Path
 ) -> None:
     member = next(iter(fleet.members.values()))
-    args = _agent_args(tmp_path, fleet.hub, member, test_namespace, "never-accepted", "1")
+    args = _agent_args(
+        tmp_path, fleet.hub, member, test_namespace, "never-accepted", "1", new_acceptance_id()
+    )
     agent = AgentProcess(args)
     await agent.start()
     try:

@@ -29,8 +29,6 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.agent import ReportingAgent, ReportingConfig
 from cluster_inventory.api.constants import (
-    AGENT_GROUP,
-    AGENT_USER_PREFIX,
     CONDITION_CONTROL_PLANE_HEALTHY,
 )
 from cluster_inventory.api.views import parse_time
@@ -92,7 +90,6 @@ async def test_the_hub_down_for_30_s_loses_nothing_and_turns_no_member_unknown(
     fleet: Fleet, test_namespace: str, toxiproxy: Toxiproxy
 ) -> None:
     name, member = next(iter(fleet.members.items()))
-    agent_identity = fleet.hub.connection(AGENT_USER_PREFIX + name, [AGENT_GROUP])
     prop = f"hub-down-{uuid.uuid4().hex[:8]}.test.example"
     body = {"metadata": {"name": prop}, "spec": {"value": "set-while-down"}}
     async with (
@@ -103,12 +100,16 @@ async def test_the_hub_down_for_30_s_loses_nothing_and_turns_no_member_unknown(
         running_manager(
             fleet, test_namespace, manager_hub=manager_hub, agent_heartbeat_multiple=3.0
         ) as h,
-        await kube.new_client(dataclasses.replace(agent_identity, server=fronts[1].server)) as hub,
+        contextlib.AsyncExitStack() as stack,
         await member.client() as on_member,
     ):
         to_manager, to_agent = fronts
         inventory = await h.inventory("hubdown", "hubdown")
-        await accept(h.hub_client, test_namespace, name, ["hubdown"])
+        acceptance = await accept(h.hub_client, test_namespace, name, ["hubdown"])
+        agent_identity = fleet.hub.connection(acceptance.agent_user, list(acceptance.agent_groups))
+        hub = await stack.enter_async_context(
+            await kube.new_client(dataclasses.replace(agent_identity, server=fronts[1].server))
+        )
         config = ReportingConfig(
             name=name, namespace=test_namespace, lease_duration=2.0, probe_interval=0.5
         )

@@ -32,10 +32,8 @@ from cluster_inventory.manager import registration_secret
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
 from cluster_inventory_workshop import upstream_crd
 from cluster_inventory_workshop.chart import (
-    AGENT_RBAC_FILE,
     CHART_DIR,
     HelmError,
-    agent_rbac,
     deploy_files,
     helm,
     render_chart,
@@ -97,13 +95,6 @@ def test_deploy_is_generated_from_the_chart() -> None:
     on_disk = {p.relative_to(DEPLOY).as_posix(): p.read_bytes() for p in DEPLOY.rglob("*.yaml")}
     stale = sorted(k for k in wanted.keys() | on_disk.keys() if wanted.get(k) != on_disk.get(k))
     assert not stale, f"deploy/ differs from the chart for {stale}; run: make manifests"
-
-
-def test_the_agent_rbac_a_hub_without_helm_gets_is_cut_from_the_chart() -> None:
-    # cluster-inventory fleet up installs it (api.load_agent_rbac): one source, the chart.
-    assert AGENT_RBAC_FILE.read_bytes() == agent_rbac(), (
-        f"{AGENT_RBAC_FILE} differs from the chart; run: make manifests"
-    )
 
 
 def test_schema_rejects_unknown_keys_and_bad_values() -> None:

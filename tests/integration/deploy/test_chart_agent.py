@@ -29,7 +29,6 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.api.agents import agent_credential_name
-from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet, free_port
 from cluster_inventory_workshop.chart import CHART_DIR, HelmError, render_chart
@@ -323,13 +322,14 @@ async def _run_and_report(
 ) -> None:
     member = fleet.members[name]
     hub_kubeconfig = tmp_path / "hub.yaml"
-    hub_kubeconfig.write_text(
-        yaml.safe_dump(fleet.hub.kubeconfig(AGENT_USER_PREFIX + name, [AGENT_GROUP]))
-    )
-    hub_kubeconfig.chmod(0o600)
     async with await fleet.hub.client() as admin:
-        await accept(admin, namespace, name, ["edge"])
-        async with await fleet.hub.client(AGENT_USER_PREFIX + name, [AGENT_GROUP]) as hub:
+        acceptance = await accept(admin, namespace, name, ["edge"])
+        groups = list(acceptance.agent_groups)
+        hub_kubeconfig.write_text(
+            yaml.safe_dump(fleet.hub.kubeconfig(acceptance.agent_user, groups))
+        )
+        hub_kubeconfig.chmod(0o600)
+        async with await fleet.hub.client(acceptance.agent_user, groups) as hub:
             await eventually(
                 lambda: kube.get(hub, kube.SECRETS, agent_credential_name(name), namespace),
                 what="the agent identity may read its credential Secret",

@@ -52,10 +52,11 @@ LEASE_GRANTS = {
     ("coordination.k8s.io", "leases", "update", MANAGER),
 }
 
-#: The CSR approver's grants (docs/agent.md): read agent CSRs, approve for one signer only.
+#: The CSR approver's grants (docs/agent.md): read and delete CSRs, approve for one signer only.
 AGENT_APPROVER = f"{MANAGER}-agents"
 AGENT_APPROVER_GRANTS = {
     *(("certificates.k8s.io", "certificatesigningrequests", verb, None) for verb in READ_VERBS),
+    ("certificates.k8s.io", "certificatesigningrequests", "delete", None),
     ("certificates.k8s.io", "certificatesigningrequests/approval", "update", None),
     ("certificates.k8s.io", "signers", "approve", "kubernetes.io/kube-apiserver-client"),
 }
@@ -65,11 +66,9 @@ AGENT_REPORTS_GRANTS = {
     *(("cluster-inventory.dev", "memberreports", verb, None) for verb in READ_VERBS),
     *(("coordination.k8s.io", "leases", verb, None) for verb in READ_VERBS),
 }
-#: The agents' ClusterRoles (bound to a group each): create and read CSRs, nothing else.
-AGENT_ROLES = {
-    "cluster-inventory:agent-bootstrap": "cluster-inventory:agent-bootstrappers",
-    "cluster-inventory:agent": "cluster-inventory:agents",
-}
+#: Groups every agent, or every bootstrap credential, is in: nothing may be bound to them
+#: (a right there outlives a rejection; `manager accept` grants each acceptance its own).
+AGENT_WIDE_GROUPS = {"cluster-inventory:agents", "cluster-inventory:agent-bootstrappers"}
 
 #: kind -> how ``kubectl apply`` names its resource in its output.
 APPLY_PREFIX = {
@@ -115,8 +114,6 @@ def expected_objects() -> set[tuple[str, str | None, str]]:
         ("ClusterRoleBinding", None, AGENT_APPROVER),
         ("Role", NAMESPACE, AGENT_REPORTS),
         ("RoleBinding", NAMESPACE, AGENT_REPORTS),
-        *(("ClusterRole", None, role) for role in AGENT_ROLES),
-        *(("ClusterRoleBinding", None, role) for role in AGENT_ROLES),
         # API Priority and Fairness for the agents' group (docs/scale.md, "Agent members").
         ("PriorityLevelConfiguration", None, "cluster-inventory-agents"),
         ("FlowSchema", None, "cluster-inventory-agents"),
@@ -361,7 +358,7 @@ def test_bindings_give_the_roles_to_the_manager_service_account_only(
     assert binding["subjects"] == [subject]
 
 
-def test_the_agent_roles_grant_csrs_only_and_approval_for_one_signer(
+def test_the_approver_reads_and_deletes_csrs_and_approves_for_one_signer_and_no_agent_is_bound(
     rendered: list[dict[str, Any]],
 ) -> None:
     approver = the(rendered, "ClusterRole", AGENT_APPROVER)
@@ -373,16 +370,13 @@ def test_the_agent_roles_grant_csrs_only_and_approval_for_one_signer(
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": MANAGER, "namespace": NAMESPACE}
     ]
-    csr_verbs = ("create", "get", "list", "watch")
-    for role, group in AGENT_ROLES.items():
-        grants = expand(the(rendered, "ClusterRole", role)["rules"])
-        assert grants == {
-            ("certificates.k8s.io", "certificatesigningrequests", verb, None) for verb in csr_verbs
-        }
-        subjects = the(rendered, "ClusterRoleBinding", role)["subjects"]
-        assert subjects == [
-            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}
-        ]
+    bound = {
+        s["name"]
+        for o in rendered
+        if o["kind"] in ("ClusterRoleBinding", "RoleBinding")
+        for s in o.get("subjects") or ()
+    }
+    assert not bound & AGENT_WIDE_GROUPS
 
 
 def test_binding_a_cluster_set_needs_the_virtual_bind_and_the_binder_role_grants_it(

@@ -10,6 +10,7 @@ plugin then reaches the member as that ServiceAccount.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import hashlib
 import uuid
@@ -23,8 +24,6 @@ from cluster_inventory import kube
 from cluster_inventory.agent import ReportingAgent, ReportingConfig
 from cluster_inventory.api.agents import agent_credential_name
 from cluster_inventory.api.constants import (
-    AGENT_GROUP,
-    AGENT_USER_PREFIX,
     ANNOTATION_TOKEN_GRANT,
 )
 from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
@@ -52,10 +51,13 @@ async def test_the_agent_keeps_its_consumers_token_and_the_manager_hands_it_out(
     async with (
         running_manager(fleet, test_namespace) as h,
         await member.client() as on_member,
-        await h.hub.client(AGENT_USER_PREFIX + name, [AGENT_GROUP]) as agent_hub,
+        contextlib.AsyncExitStack() as stack,
     ):
         inventory = await h.inventory("edge", "edge")
-        await accept(h.hub_client, test_namespace, name, ["edge"])
+        acceptance = await accept(h.hub_client, test_namespace, name, ["edge"])
+        agent_hub = await stack.enter_async_context(
+            await h.hub.client(acceptance.agent_user, list(acceptance.agent_groups))
+        )
         await accept(h.hub_client, test_namespace, other, ["elsewhere"])
         # What consumers may do on the member is the member admin's choice: here, view the
         # test's namespace.

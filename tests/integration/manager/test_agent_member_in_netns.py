@@ -20,8 +20,6 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import (
-    AGENT_GROUP,
-    AGENT_USER_PREFIX,
     CONDITION_CONTROL_PLANE_HEALTHY,
     LABEL_INVENTORY_MEMBER_ID,
 )
@@ -85,15 +83,18 @@ async def test_a_member_in_its_own_network_namespace_reports_and_is_reached_thro
     name = "edge-netns"
     prop = f"netns-{uuid.uuid4().hex[:8]}.test.example"
     hub_kubeconfig = tmp_path / "agent-hub.yaml"
-    hub_kubeconfig.write_text(
-        yaml.safe_dump(fleet.hub.kubeconfig(AGENT_USER_PREFIX + name, [AGENT_GROUP]))
-    )
     async with (
         netns_member(fleet.hub) as ns,
         running_manager(fleet, test_namespace, agent_heartbeat_multiple=MULTIPLE) as h,
     ):
         inventory = await h.inventory("edge", "edge")
-        await accept(h.hub_client, test_namespace, name, ["edge"], lease_duration=LEASE)
+        acceptance = await accept(
+            h.hub_client, test_namespace, name, ["edge"], lease_duration=LEASE
+        )
+        groups = list(acceptance.agent_groups)
+        hub_kubeconfig.write_text(
+            yaml.safe_dump(fleet.hub.kubeconfig(acceptance.agent_user, groups))
+        )
 
         def start_agent(scheme: str) -> ManagedProcess:
             return ns.start_agent(

@@ -16,13 +16,11 @@ from typing import Any
 from cluster_inventory import kube
 from cluster_inventory.agent import ReportingAgent, ReportingConfig
 from cluster_inventory.api.constants import (
-    AGENT_GROUP,
-    AGENT_USER_PREFIX,
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_JOINED,
     LABEL_INVENTORY_MEMBER_ID,
 )
-from cluster_inventory.manager.admin.agents import accept
+from cluster_inventory.manager.admin.agents import accept, current_acceptance
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.agents import running
 from tests.faults import watching
@@ -48,7 +46,9 @@ async def _agent(
     h: Harness, name: str, member: ControlPlane, server: str = ADVERTISED
 ) -> AsyncIterator[ReportingAgent]:
     """The member's agent, renewing a 1 s heartbeat, for the length of the block."""
-    async with await h.hub.client(AGENT_USER_PREFIX + name, [AGENT_GROUP]) as hub:
+    acceptance = await current_acceptance(h.hub_client, h.namespace, name)
+    assert acceptance is not None, f"accept {name} first"
+    async with await h.hub.client(acceptance.agent_user, list(acceptance.agent_groups)) as hub:
         config = ReportingConfig(
             name=name,
             namespace=h.namespace,

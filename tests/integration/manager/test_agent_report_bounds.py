@@ -21,8 +21,6 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import (
-    AGENT_GROUP,
-    AGENT_USER_PREFIX,
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_REPORT_VALID,
     LABEL_INVENTORY_MEMBER_ID,
@@ -123,8 +121,11 @@ async def _hostile(
         **config,
     ) as h:
         inventory = await h.inventory("edge", "edge")
-        await accept(h.hub_client, test_namespace, NAME, ["edge"], lease_duration=lease_duration)
-        async with await h.hub.client(AGENT_USER_PREFIX + NAME, [AGENT_GROUP]) as agent:
+        acceptance = await accept(
+            h.hub_client, test_namespace, NAME, ["edge"], lease_duration=lease_duration
+        )
+        groups = list(acceptance.agent_groups)
+        async with await h.hub.client(acceptance.agent_user, groups) as agent:
             # RBAC reaches the authorizer through its informers: wait until it applies.
             await eventually(
                 lambda: kube.get(agent, kube.MEMBER_REPORTS, NAME, test_namespace),

@@ -52,6 +52,9 @@ async def test_ready_profile_is_engaged_and_its_reconciler_runs(
     assert request == Request(key, inventory.namespace, "hello")
     assert cached is not None and cached["data"] == {"from": "member"}
     assert fm.cluster(key).access.server == member.server
+    # The profile cache keeps no managedFields (the hub wrote some: applied, then patched).
+    assert fm.cluster(key).profile["metadata"]["name"] == "c1"
+    assert "managedFields" not in fm.cluster(key).profile["metadata"]
     assert metric(fm.registry, "cluster_inventory_runtime_engaged_clusters", fleet="fleet") == 1
     assert (
         metric(

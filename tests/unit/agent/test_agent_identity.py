@@ -19,14 +19,17 @@ from cluster_inventory.agent import (
     IdentityStore,
     certificate_request_pem,
     certificate_signing_request,
+    join_hint,
     needs_rotation,
     new_private_key,
     renewal_time,
 )
 from cluster_inventory.api.agents import (
     AgentNameError,
+    acceptance_group,
     agent_user,
     csr_shape_problem,
+    new_acceptance_id,
     read_csr_shape,
 )
 from cluster_inventory.api.constants import AGENT_GROUP, LABEL_AGENT
@@ -52,37 +55,46 @@ def _certificate(key_pem: bytes, cn: str, start: dt.datetime, hours: float) -> b
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
-def _csr_object(name: str, key_pem: bytes, **spec: object) -> dict:
-    obj = certificate_signing_request(name, certificate_request_pem(name, key_pem))
-    obj["metadata"]["name"] = f"{obj['metadata']['generateName']}abcde"
-    obj["spec"].update(spec)
-    return obj
+ACC = new_acceptance_id()
 
 
 def test_the_agent_csr_is_exactly_what_the_hub_approves() -> None:
-    obj = _csr_object("member-1", new_private_key())
-    assert obj["metadata"]["generateName"] == "cluster-inventory-agent-member-1-"
+    key = new_private_key()
+    obj = certificate_signing_request(
+        "member-1", ACC, certificate_request_pem("member-1", ACC, key)
+    )
+    assert obj["metadata"]["name"] == f"cluster-inventory-agent-member-1-{ACC}"
     assert obj["metadata"]["labels"] == {LABEL_AGENT: "member-1"}
     assert obj["spec"]["signerName"] == "kubernetes.io/kube-apiserver-client"
     assert obj["spec"]["usages"] == ["digital signature", "client auth"]
     assert obj["spec"]["expirationSeconds"] == 24 * 3600
     shape = read_csr_shape(obj)
     assert shape.common_name == agent_user("member-1")
-    assert shape.organizations == (AGENT_GROUP,)
+    assert shape.organizations == (AGENT_GROUP, acceptance_group("member-1", ACC))
+    assert shape.acceptance == ACC
     assert csr_shape_problem(shape) is None
+
+
+def test_an_acceptance_id_is_16_base32_characters_and_never_repeats() -> None:
+    ids = {new_acceptance_id() for _ in range(1000)}
+    assert len(ids) == 1000
+    assert all(len(i) == 16 and set(i) <= set("abcdefghijklmnopqrstuvwxyz234567") for i in ids)
+    for bad in ("", "A" * 16, "a" * 15, "1" * 16, None):
+        with pytest.raises(AgentNameError, match="acceptance id"):
+            certificate_request_pem("m", bad, new_private_key())  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", ["", "Member", "-a", "a" * 64, "a.b", "a_b"])
 def test_a_bad_member_name_is_refused_naming_the_field(name: str) -> None:
     with pytest.raises(AgentNameError) as caught:
-        certificate_request_pem(name, new_private_key())
+        certificate_request_pem(name, ACC, new_private_key())
     assert caught.value.field == "name"
     assert "DNS-1123" in str(caught.value)
 
 
 def test_expiration_under_the_api_minimum_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 600"):
-        certificate_signing_request("m", b"", expiration_seconds=599)
+        certificate_signing_request("m", ACC, b"", expiration_seconds=599)
 
 
 def test_rotation_is_due_when_20_to_25_percent_of_the_life_remains() -> None:
@@ -147,3 +159,20 @@ def test_the_identity_connection_drops_the_bootstrap_credential() -> None:
     conn = AgentIdentity(name="m", key_pem=key, cert_pem=cert).connection(_connection())
     assert conn.token is None and conn.client_cert_data == cert
     assert conn.server == "https://127.0.0.1:6443"
+
+
+def test_a_401_during_the_join_says_when_the_bootstrap_certificate_expired() -> None:
+    key = new_private_key()
+    start = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=3)).replace(microsecond=0)
+    cert = _certificate(key, "cluster-inventory:agent-bootstrap:m", start, 1)
+    expired = kube.ClusterConnection(
+        server="https://hub", client_cert_data=cert, client_key_data=key
+    )
+    refused = kube.UnauthorizedError(status=401, reason="Unauthorized", message="Unauthorized")
+    hint = join_hint(refused, expired)
+    assert f"expired at {(start + dt.timedelta(hours=1)).isoformat()}" in hint
+    fresh = _certificate(key, "x", dt.datetime.now(dt.UTC), 1)
+    valid = kube.ClusterConnection(
+        server="https://hub", client_cert_data=fresh, client_key_data=key
+    )
+    assert "expired" not in join_hint(refused, valid)

@@ -22,9 +22,9 @@ from cluster_inventory.agent import (
     rotation_time,
     stored_rotation,
 )
-from cluster_inventory.api.agents import AgentNameError, agent_credential_name
+from cluster_inventory.api.agents import AgentNameError, agent_credential_name, new_acceptance_id
 from cluster_inventory.api.constants import AGENT_CREDENTIAL_SECRET_TYPE, LABEL_AGENT
-from cluster_inventory.manager.admin.agents import agent_objects
+from cluster_inventory.manager.admin.agents import Acceptance, agent_objects
 from cluster_inventory.manager.members.agent_credentials import read_agent_token
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -91,7 +91,7 @@ def test_the_manager_reads_the_token_back_and_nothing_from_an_empty_secret() -> 
 
 
 def test_accept_precreates_the_credential_secret_and_grants_it_by_name_only() -> None:
-    objs = agent_objects("hub-ns", "edge-1", ["edge"])
+    objs = agent_objects(Acceptance("hub-ns", "edge-1", new_acceptance_id()), ["edge"])
     [(resource, secret)] = [
         (r, o) for r, o in objs if o["metadata"]["name"] == agent_credential_name("edge-1")
     ]

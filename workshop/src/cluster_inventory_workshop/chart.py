@@ -16,17 +16,12 @@ from importlib.resources import files
 from pathlib import Path
 from types import MappingProxyType
 
-import yaml
-
-from cluster_inventory.api.constants import AGENT_BOOTSTRAP_CLUSTER_ROLE, AGENT_GROUP_ROLE
 from cluster_inventory_workshop.tools import find_tool
 
 __all__ = [
-    "AGENT_RBAC_FILE",
     "CHART_DIR",
     "DEPLOY_TREES",
     "HelmError",
-    "agent_rbac",
     "deploy_files",
     "helm",
     "render_chart",
@@ -65,15 +60,6 @@ _LABELS = (
     "    includeSelectors: false\n"
 )
 _SOURCE = re.compile(r"^# Source: [^/]+/templates/(\S+)$", re.MULTILINE)
-#: The agents' RBAC a hub without Helm gets (``cluster_inventory.api.load_agent_rbac``).
-AGENT_RBAC_FILE = REPO / "src" / "cluster_inventory" / "api" / "rbac" / "agents.yaml"
-_AGENT_RBAC_HEADER = (
-    "# The agents' ClusterRoles and bindings, cut by `make manifests` from\n"
-    "# charts/cluster-inventory (templates/manager/rbac-agents.yaml, examples/manager.yaml)\n"
-    "# for hubs installed without Helm (`cluster-inventory fleet up`); do not edit.\n"
-)
-#: Labels that say who installed an object: true of the chart's release, not of this copy.
-_RELEASE_LABELS = ("app.kubernetes.io/managed-by", "helm.sh/chart")
 
 
 class HelmError(RuntimeError):
@@ -192,34 +178,8 @@ def deploy_files(chart: Path = CHART_DIR) -> dict[str, bytes]:
     return out
 
 
-def agent_rbac(chart: Path = CHART_DIR) -> bytes:
-    """The content of :data:`AGENT_RBAC_FILE` as the chart renders it.
-
-    The ClusterRoles ``cluster-inventory:agent-bootstrap`` and ``cluster-inventory:agent``
-    and their ClusterRoleBindings, in the chart's order, without the labels naming the Helm
-    release (the copy is not installed by Helm).
-
-    Raises:
-        AssetNotFoundError: helm is not built yet.
-        HelmError: The manager example does not render.
-    """
-    rendered = _split(render_chart([chart / "examples" / "manager.yaml"], chart=chart))
-    kept = []
-    for body in rendered["rbac-agents.yaml"]:
-        obj = yaml.safe_load(body)
-        meta = obj["metadata"]
-        if obj["kind"] in ("ClusterRole", "ClusterRoleBinding") and meta["name"] in (
-            AGENT_BOOTSTRAP_CLUSTER_ROLE,
-            AGENT_GROUP_ROLE,
-        ):
-            for label in _RELEASE_LABELS:
-                meta.get("labels", {}).pop(label, None)
-            kept.append(yaml.safe_dump(obj, sort_keys=False))
-    return (_AGENT_RBAC_HEADER + "---\n" + "---\n".join(kept)).encode()
-
-
 def write_deploy(root: Path = REPO / "deploy") -> list[Path]:
-    """Rewrite ``deploy/`` (and :data:`AGENT_RBAC_FILE`) from the chart.
+    """Rewrite ``deploy/`` from the chart.
 
     Manifests the chart no longer renders are removed from ``deploy/``.
 
@@ -232,7 +192,6 @@ def write_deploy(root: Path = REPO / "deploy") -> list[Path]:
             path.unlink()
     written = []
     targets = {root / rel: data for rel, data in wanted.items()}
-    targets[AGENT_RBAC_FILE] = agent_rbac()
     for path, data in sorted(targets.items()):
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.read_bytes() != data:

@@ -1,13 +1,13 @@
 """Step 2b: one member joins in pull mode, by its agent (``docs/agent.md``, "Joining").
 
 What a hub admin and a member admin do for a member the hub cannot reach, on the demo's
-fleet (whose hub signs agent certificates and has the agents' RBAC: ``Fleet(agent_join=
-True)``): the hub admin issues an expiring bootstrap kubeconfig
-(``manager bootstrap-kubeconfig``'s library call); the member admin makes the ServiceAccount
-the agent keeps its consumers' token for, and runs ``cluster-inventory agent run`` as a
-process of its own; the hub admin accepts the member (``manager accept``). The cluster
-manager, started next, approves the agent's CSR, and the member's profile comes from what
-its agent reports: no kubeconfig of it is ever given to the hub.
+fleet (whose hub signs agent certificates: ``Fleet(agent_join=True)``): the hub admin
+accepts the member (``manager accept``) and issues the expiring bootstrap kubeconfig of that
+acceptance (``manager bootstrap-kubeconfig --member``'s library call); the member admin
+makes the ServiceAccount the agent keeps its consumers' token for, and runs
+``cluster-inventory agent run`` as a process of its own. The cluster manager, started next,
+approves the agent's CSR, and the member's profile comes from what its agent reports: no
+kubeconfig of it is ever given to the hub.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def agent_member(members: list[DemoMember]) -> DemoMember | None:
 
 
 async def join_by_agent(demo: DemoRun, hub: kube.ApiClient, member: DemoMember) -> ManagedProcess:
-    """Issue the bootstrap kubeconfig, start the agent, accept the member.
+    """Accept the member, issue its bootstrap kubeconfig, start the agent.
 
     Returns:
         The running agent (adopted by the fleet: stopped with it).
@@ -55,8 +55,9 @@ async def join_by_agent(demo: DemoRun, hub: kube.ApiClient, member: DemoMember) 
     cp = demo.fleet.member(member.name)
     home = demo.fleet.workdir / f"agent-{member.name}"
     home.mkdir(parents=True, exist_ok=True)
+    acceptance = await accept(hub, MANAGER_NAMESPACE, member.name, list(member.clustersets))
     issued = await issue_bootstrap_kubeconfig(
-        hub, demo.fleet.hub.connection(), member.name, expiration_seconds=3600
+        hub, demo.fleet.hub.connection(), acceptance, expiration_seconds=3600
     )
     bootstrap = home / "bootstrap.kubeconfig"
     write_private(bootstrap, json.dumps(issued.kubeconfig, indent=2) + "\n")
@@ -86,7 +87,6 @@ async def join_by_agent(demo: DemoRun, hub: kube.ApiClient, member: DemoMember) 
     )
     agent.start()
     demo.fleet.adopt(agent)
-    await accept(hub, MANAGER_NAMESPACE, member.name, list(member.clustersets))
     return agent
 
 

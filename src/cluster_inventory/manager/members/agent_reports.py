@@ -150,6 +150,18 @@ class AgentReports:
         """The cached MemberReport of ``name``, or None."""
         return self.reports.get(f"{self.namespace}/{name}")
 
+    def joined(self, name: str) -> bool:
+        """True once an agent of ``name`` wrote on the hub: its Lease renewed, or a report.
+
+        ``manager accept`` creates both without either (and ``reject`` deletes them), so
+        this is the current acceptance's agent having joined (the CSR approver takes no
+        bootstrap credential's request after it).
+        """
+        lease = self.leases.get(f"{self.namespace}/{name}")
+        return bool(
+            objects.spec(lease or {}).get("renewTime") or objects.status(self.report(name) or {})
+        )
+
     def heartbeat(self, name: str) -> tuple[str | None, float | None]:
         """(why the heartbeat of ``name`` is stale or None, seconds until it goes stale or None).
 

@@ -26,7 +26,9 @@ import yaml
 
 from cluster_inventory import _yaml, kube
 from cluster_inventory.api import objects
+from cluster_inventory.api.agents import AgentNameError, check_acceptance_id
 from cluster_inventory.api.constants import (
+    ANNOTATION_ACCEPTANCE,
     ANNOTATION_CLUSTERSETS,
     ANNOTATION_CONTEXT,
     ANNOTATION_DISPLAY_NAME,
@@ -40,6 +42,7 @@ from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 __all__ = [
     "Registration",
     "RegistrationError",
+    "acceptance_of",
     "check_tls_material",
     "is_agent_registration",
     "is_dns_label",
@@ -113,6 +116,22 @@ def is_agent_registration(secret: Mapping[str, Any]) -> bool:
     return objects.annotations_of(secret).get(ANNOTATION_REGISTRATION_MODE) == (
         REGISTRATION_MODE_AGENT
     )
+
+
+def acceptance_of(secret: Mapping[str, Any]) -> str | None:
+    """The id of the acceptance an agent-mode registration Secret holds, or None.
+
+    The annotation ``cluster-inventory.dev/acceptance`` (``manager accept``, ``docs/agent.md``);
+    None for a probed member's Secret, or one without a well-formed id (nothing is trusted
+    for it: ``manager accept`` gives it one).
+    """
+    if not is_agent_registration(secret):
+        return None
+    value = objects.annotations_of(secret).get(ANNOTATION_ACCEPTANCE)
+    try:
+        return check_acceptance_id(value, source="registration", field=ANNOTATION_ACCEPTANCE)
+    except AgentNameError:
+        return None
 
 
 def parse_clustersets(value: str | None, source: str, field: str) -> tuple[str, ...]:

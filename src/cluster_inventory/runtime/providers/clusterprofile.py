@@ -31,7 +31,13 @@ from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_DECISION_KEY
 from cluster_inventory.controller import Workers
 from cluster_inventory.credentials import ProviderConfig
-from cluster_inventory.kube.informer import DELETED, EventHandler, Informer, object_key
+from cluster_inventory.kube.informer import (
+    DELETED,
+    EventHandler,
+    Informer,
+    object_key,
+    strip_managed_fields,
+)
 from cluster_inventory.kube.workqueue import WorkQueue, WorkQueueMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory.runtime.decisions import group_decisions
@@ -243,11 +249,14 @@ class ClusterProfileProvider(ProfileEngagement):
         except kube.KubeError as exc:
             resource = kube.CLUSTER_PROFILES  # always served; the informers retry the hub
             _log.warning("cannot discover ClusterProfile versions (%s); reading v1alpha1", exc)
+        # Without managedFields (a third of a profile the manager applies): nothing here
+        # reads them, and the syncs ask the cache for the same informer.
         self._profiles = kube.InformerCache.for_client(self.hub).informer(
             resource,
             namespaces=self._namespaces,
             label_selector=self._label_selector,
             name=f"{self.name} ClusterProfile",
+            transform=strip_managed_fields,
         )
         self._profiles.add_indexer(
             MEMBER_INDEX, lambda p: [m] if (m := self._facts(p).member_id) else []
