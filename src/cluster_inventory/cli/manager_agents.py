@@ -224,7 +224,7 @@ def manager_agents(
     from cluster_inventory import kube
     from cluster_inventory.api.constants import LABEL_AGENT, LABEL_REGISTRATION
     from cluster_inventory.cli._table import age, format_table
-    from cluster_inventory.manager.controllers.agent_status import agent_statuses
+    from cluster_inventory.manager.rules.agent_status import agent_statuses
 
     async def run() -> list[Any]:
         async with await hub_client(hub_kubeconfig, hub_context) as hub:

@@ -26,7 +26,7 @@ from cluster_inventory.api.agents import (
 )
 from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP, AGENT_GROUP
 from cluster_inventory.manager import ManagerConfig, agent_registration_secret
-from cluster_inventory.manager.controllers.agent_approver import (
+from cluster_inventory.manager.rules.agent_approval import (
     MAX_PENDING_PER_REQUESTER,
     STALE_AFTER,
     CsrAction,

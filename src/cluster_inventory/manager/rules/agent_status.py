@@ -19,7 +19,7 @@ from typing import Any
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import LABEL_AGENT, REPORTING_CONTROLLER_MANAGER
 from cluster_inventory.api.views import parse_time
-from cluster_inventory.manager.controllers.agent_approver import (
+from cluster_inventory.manager.rules.agent_approval import (
     is_pending,
     read_refusal_note,
     requester_of,
