@@ -6,7 +6,7 @@ For each N in --sizes and R in --replicas, against the local Fleet's hub
 - **floor**: ``_fleet.namespaces.floor``, N ClusterProfiles created and their status written
   directly (16 in flight), on the same hub just before the run;
 - **setup, not timed against a target**: N members accepted with the real
-  ``cluster_inventory.manager.agents.accept`` (registration Secret, Role, RoleBinding, Lease,
+  ``cluster_inventory.manager.admin.agents.accept`` (registration Secret, Role, RoleBinding, Lease,
   MemberReport; 64 in flight), N agent identities minted from the hub's client CA (a real
   agent joins by a CSR round trip, not measured here), then N simulated agents started in
   ONE child process (``_agent_swarm.py``: each its own client certificate, hub client, Lease
@@ -59,7 +59,7 @@ from _fleet.scrapes import hub_refused, hub_writes
 from _fleet.settings import Settings, commit
 
 from cluster_inventory import kube
-from cluster_inventory.manager.agents import accept
+from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet
 
 SWARM = Path(__file__).resolve().parent / "_agent_swarm.py"

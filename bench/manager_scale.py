@@ -52,7 +52,11 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import registration_secret
-from cluster_inventory.manager.capi import CAPI_SECRET_TYPE, CLUSTERS, LABEL_CAPI_CLUSTER_NAME
+from cluster_inventory.manager.sources.capi import (
+    CAPI_SECRET_TYPE,
+    CLUSTERS,
+    LABEL_CAPI_CLUSTER_NAME,
+)
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop import upstream_crd
 

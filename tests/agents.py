@@ -29,8 +29,8 @@ from cluster_inventory.api.constants import (
     PROJECT_DOMAIN,
 )
 from cluster_inventory.kube.informer import Informer
-from cluster_inventory.manager.agents import Acceptance
-from cluster_inventory.manager.agents import accept as manager_accept
+from cluster_inventory.manager.admin.agents import Acceptance
+from cluster_inventory.manager.admin.agents import accept as manager_accept
 from cluster_inventory.testing import ControlPlane
 
 ACCEPT = "accept-in-test"

@@ -15,7 +15,7 @@ from typing import Any
 from cluster_inventory import kube
 from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_CLUSTER_MANAGER
 from cluster_inventory.kube.informer import Informer, strip_managed_fields
-from cluster_inventory.manager.verdicts import REASON_BEHIND
+from cluster_inventory.manager.rules.verdicts import REASON_BEHIND
 
 
 def conditions(profile: dict[str, Any]) -> dict[str, str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from _prometheus import metric_total
 
-from cluster_inventory.manager.verdicts import REASON_BEHIND
+from cluster_inventory.manager.rules.verdicts import REASON_BEHIND
 
 from .figures import GROUPS, groups, scraped, summary
 from .record import Run

@@ -25,7 +25,7 @@ from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._process import run_until_signal
-from cluster_inventory.manager.names import DEFAULT_NAMESPACE
+from cluster_inventory.manager.rules.names import DEFAULT_NAMESPACE
 
 if TYPE_CHECKING:
     from cluster_inventory import kube

@@ -28,7 +28,7 @@ from cluster_inventory.cli.manager_agents import (
     manager_bootstrap_kubeconfig,
     manager_reject,
 )
-from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
+from cluster_inventory.manager.rules.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
 __all__ = [
     "deregister",
@@ -153,11 +153,8 @@ DefaultMemberRoleOption = Annotated[
 
 def _member_roles(values: list[str] | None, path: Path | None) -> dict[str, tuple[str, ...]]:
     """The allow-list from ``--member-roles`` and ``--member-roles-file`` (a set in one only)."""
-    from cluster_inventory.manager.member_roles import (
-        MemberRolesError,
-        parse_member_roles,
-        read_member_roles_file,
-    )
+    from cluster_inventory.manager.config import read_member_roles_file
+    from cluster_inventory.manager.rules.member_roles import MemberRolesError, parse_member_roles
 
     try:
         listed = read_member_roles_file(str(path)) if path is not None else {}
@@ -361,7 +358,7 @@ def manager_grants(
     from cluster_inventory import kube
     from cluster_inventory.cli._table import format_table
     from cluster_inventory.manager import ManagerConfig
-    from cluster_inventory.manager.grant_report import grant_report
+    from cluster_inventory.manager.admin.grant_report import grant_report
 
     try:
         read_text(member_kubeconfig)

@@ -20,7 +20,7 @@ import typer
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import hub_client
-from cluster_inventory.manager.names import DEFAULT_NAMESPACE
+from cluster_inventory.manager.rules.names import DEFAULT_NAMESPACE
 
 __all__ = ["manager_accept", "manager_agents", "manager_bootstrap_kubeconfig", "manager_reject"]
 
@@ -59,7 +59,7 @@ def manager_accept(
     """
     from cluster_inventory import kube
     from cluster_inventory.manager import RegistrationError
-    from cluster_inventory.manager.agents import Acceptance, accept, agent_objects
+    from cluster_inventory.manager.admin.agents import Acceptance, accept, agent_objects
 
     try:
         agent_objects(
@@ -103,7 +103,7 @@ def manager_reject(
     """
     from cluster_inventory import kube
     from cluster_inventory.manager import RegistrationError
-    from cluster_inventory.manager.agents import reject
+    from cluster_inventory.manager.admin.agents import reject
 
     async def run() -> list[str]:
         async with await hub_client(hub_kubeconfig, hub_context) as hub:
@@ -159,12 +159,12 @@ def manager_bootstrap_kubeconfig(
     from cluster_inventory.cli.agent import DEFAULT_STATE_DIR
     from cluster_inventory.kube.certificates import CertificateRequestError
     from cluster_inventory.manager import RegistrationError
-    from cluster_inventory.manager.agent_bootstrap import (
+    from cluster_inventory.manager.admin.agent_bootstrap import (
         agent_run_command,
         bootstrap_csr,
         issue_bootstrap_kubeconfig,
     )
-    from cluster_inventory.manager.agents import current_acceptance
+    from cluster_inventory.manager.admin.agents import current_acceptance
 
     try:
         bootstrap_csr(member, b"", expiration_seconds=expiration)
@@ -224,7 +224,7 @@ def manager_agents(
     from cluster_inventory import kube
     from cluster_inventory.api.constants import LABEL_AGENT, LABEL_REGISTRATION
     from cluster_inventory.cli._table import age, format_table
-    from cluster_inventory.manager.agent_status import agent_statuses
+    from cluster_inventory.manager.rules.agent_status import agent_statuses
 
     async def run() -> list[Any]:
         async with await hub_client(hub_kubeconfig, hub_context) as hub:

@@ -19,7 +19,7 @@ from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import context_namespace, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli._table import age, format_table
-from cluster_inventory.manager.names import DEFAULT_NAMESPACE
+from cluster_inventory.manager.rules.names import DEFAULT_NAMESPACE
 
 __all__ = ["placement_app"]
 

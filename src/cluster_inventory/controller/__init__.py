@@ -7,7 +7,8 @@ the placement scheduler, delivery):
 
 - :class:`Result`, :class:`TerminalError`, :class:`RequestDropped`: what a reconcile returns.
 - :class:`Workers`: the one place reconcile workers start (backoff, metrics).
-- :class:`Controller`: caches with map functions feeding one typed work queue.
+- :class:`Controller`: caches with map functions feeding one typed work queue;
+  :class:`Channel`: events no cache sees, mapped to keys the same way.
 - :class:`Manager` and :class:`Runnable`: a process (hub client, leader election, probes,
   metrics, signals) running controllers.
 - :class:`ShardConfig` and :class:`ShardMembership`: replicas sharing members (a Lease per
@@ -18,6 +19,7 @@ the placement scheduler, delivery):
 See ``docs/architecture.md`` for the picture.
 """
 
+from cluster_inventory.controller.channel import Channel
 from cluster_inventory.controller.controller import Controller, MapFunc
 from cluster_inventory.controller.manager import LeaderElectedRunnable, Manager, Runnable
 from cluster_inventory.controller.profile_series import ProfileConditionCollector
@@ -34,6 +36,7 @@ from cluster_inventory.controller.sharding import ShardConfig, ShardMembership
 
 __all__ = [
     "DEFAULT_GRACEFUL_SHUTDOWN",
+    "Channel",
     "Controller",
     "LeaderElectedRunnable",
     "Manager",

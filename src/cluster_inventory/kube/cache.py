@@ -88,6 +88,14 @@ class NamespacedInformer:
         for informer in self.informers:
             informer.add_handler(handler)
 
+    def remove_handler(self, handler: EventHandler) -> bool:
+        """Unregister ``handler`` from every namespace (see :meth:`Informer.remove_handler`).
+
+        Returns:
+            True if the handler was registered.
+        """
+        return any([informer.remove_handler(handler) for informer in self.informers])
+
     def add_health_handler(self, handler: Callable[[], None]) -> None:
         """Register ``handler`` for every namespace (see :meth:`Informer.add_health_handler`)."""
         for informer in self.informers:

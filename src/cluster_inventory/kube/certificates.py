@@ -3,7 +3,7 @@
 The one implementation of kubelet's TLS-bootstrap steps (``certificates.k8s.io/v1``
 CertificateSigningRequest for signer ``kubernetes.io/kube-apiserver-client``) that the
 member agent's join (:mod:`cluster_inventory.agent.join`) and the hub admin's expiring
-bootstrap kubeconfig (:mod:`cluster_inventory.manager.agent_bootstrap`) share. The wait is a
+bootstrap kubeconfig (:mod:`cluster_inventory.manager.admin.agent_bootstrap`) share. The wait is a
 watch of the one CSR (a field selector on its name), never a poll; key material stays with
 the caller and is never put in an error or a log line.
 """

@@ -4,19 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+import yaml
+
+from cluster_inventory import _yaml
+from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import label_value_problem
+from cluster_inventory.api.advertised_urls import AddressPolicy
 from cluster_inventory.api.constants import (
     ACCESS_PROVIDER_SECRETREADER,
     LABEL_CAPI_CLUSTERSET,
     PROPERTY_VALUE_MAX_LENGTH,
 )
-from cluster_inventory.api.member_report import REPORTED_PROPERTIES_MAX
 from cluster_inventory.kube.certificates import MIN_EXPIRATION_SECONDS
-from cluster_inventory.manager.member_roles import MemberRoles
-from cluster_inventory.manager.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
+from cluster_inventory.manager.rules.agent_report_fields import ReportBounds
+from cluster_inventory.manager.rules.member_roles import (
+    MemberRoles,
+    MemberRolesError,
+    member_roles_of,
+)
+from cluster_inventory.manager.rules.names import DEFAULT_MANAGER_NAME, DEFAULT_NAMESPACE
 
-__all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source"]
+__all__ = ["SOURCE_KINDS", "ManagerConfig", "parse_source", "read_member_roles_file"]
 
 #: What ``manager run --source`` accepts.
 SOURCE_KINDS = ("secrets", "capi", "file:PATH")
@@ -33,6 +43,24 @@ def parse_source(spec: str) -> tuple[str, str]:
     if spec.startswith("file:") and len(spec) > 5:
         return "file", spec[5:]
     raise ValueError(f"unknown registration source {spec!r}; use one of {', '.join(SOURCE_KINDS)}")
+
+
+def read_member_roles_file(path: str) -> dict[str, tuple[str, ...]]:
+    """The allow-list of member roles in a YAML file (``--member-roles-file``), read once.
+
+    Its shape is :func:`~.rules.member_roles.member_roles_of`'s: ``prod: [view, edit]``.
+
+    Raises:
+        MemberRolesError: The file cannot be read, is not YAML or not such a mapping, or
+            names a bad role; the message names the file and the entry.
+    """
+    try:
+        doc: Any = _yaml.load(read_text(path))
+    except UnreadableFileError as exc:
+        raise MemberRolesError(path, exc.problem) from None
+    except yaml.YAMLError as exc:
+        raise MemberRolesError(path, _yaml.describe(exc)) from None
+    return member_roles_of(doc, path)
 
 
 #: A condition message's limit (``metav1.Condition``, the ClusterProfile CRD).
@@ -132,12 +160,12 @@ class ManagerConfig:
     agent_lease_duration: float = 60.0
     agent_lease_duration_min: float = 10.0
     agent_lease_duration_max: float = 3600.0
-    agent_report_max_ca_bytes: int = 16384
-    agent_report_max_properties: int = REPORTED_PROPERTIES_MAX
-    agent_report_max_property_value: int = PROPERTY_VALUE_MAX_LENGTH
-    agent_report_max_message: int = 4096
-    agent_report_allow_loopback: bool = True
-    agent_report_allow_link_local: bool = False
+    agent_report_max_ca_bytes: int = ReportBounds.ca_max_bytes
+    agent_report_max_properties: int = ReportBounds.properties_max
+    agent_report_max_property_value: int = ReportBounds.property_value_max
+    agent_report_max_message: int = ReportBounds.message_max
+    agent_report_allow_loopback: bool = AddressPolicy.allow_loopback
+    agent_report_allow_link_local: bool = AddressPolicy.allow_link_local
 
     def __post_init__(self) -> None:
         if label_value_problem(self.name, required=True):
@@ -194,6 +222,20 @@ class ManagerConfig:
     def roles(self) -> MemberRoles:
         """The allow-list of member ClusterRoles (``member_roles``, ``default_member_role``)."""
         return MemberRoles(by_set=self.member_roles, default=self.default_member_role)
+
+    @property
+    def report_bounds(self) -> ReportBounds:
+        """What of an agent's report the manager copies (the ``agent_report_*`` settings)."""
+        return ReportBounds(
+            ca_max_bytes=self.agent_report_max_ca_bytes,
+            properties_max=self.agent_report_max_properties,
+            property_value_max=self.agent_report_max_property_value,
+            message_max=self.agent_report_max_message,
+            addresses=AddressPolicy(
+                allow_loopback=self.agent_report_allow_loopback,
+                allow_link_local=self.agent_report_allow_link_local,
+            ),
+        )
 
     @property
     def member_keepalive(self) -> float:

@@ -23,7 +23,7 @@ from cluster_inventory import kube
 from cluster_inventory.agent import new_private_key
 from cluster_inventory.api.agents import new_acceptance_id
 from cluster_inventory.manager import ClusterManagerRunnable
-from cluster_inventory.manager.agents import Acceptance, accept, reject
+from cluster_inventory.manager.admin.agents import Acceptance, accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.agents import JOIN_NS, AgentProcess, agent_csrs
 from tests.cli_run import cli

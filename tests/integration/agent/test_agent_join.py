@@ -30,8 +30,8 @@ from cluster_inventory.agent import (
 from cluster_inventory.api.agents import agent_user, new_acceptance_id
 from cluster_inventory.api.constants import AGENT_GROUP, FIELD_MANAGER_AGENT
 from cluster_inventory.manager import ClusterManagerRunnable
-from cluster_inventory.manager.agent_members import agent_of
-from cluster_inventory.manager.agents import Acceptance, accept, reject
+from cluster_inventory.manager.admin.agents import Acceptance, accept, reject
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 from cluster_inventory.testing import ControlPlane
 from tests.agents import JOIN_NS, bootstrap_identity, event_about, join, self_subject, until
 
@@ -190,7 +190,7 @@ async def test_an_agent_registration_is_an_agent_member_and_no_error(
     await until(informer, lambda s: s["metadata"]["name"] == "eta")  # the manager's own
     good, bad = source.snapshot()
     # A member the pool observes through its agent's report, never dials.
-    assert agent_of(good["eta"].connection) == (NS, "eta")
+    assert good["eta"].connection == AgentMemberKey(NS, "eta")
     assert not [obj for obj, _ in bad if obj["metadata"]["name"] == "eta"]
     events = await kube.list_objects(
         join_admin, kube.EVENTS, NS, field_selector="regarding.name=eta"

@@ -26,7 +26,7 @@ from cluster_inventory import kube
 from cluster_inventory.agent import IdentityStore
 from cluster_inventory.api.agents import agent_user
 from cluster_inventory.manager import ClusterManagerRunnable
-from cluster_inventory.manager.agents import accept, reject
+from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
 from tests.agents import JOIN_NS, AgentProcess, agent_csrs
 from tests.cli_run import cli

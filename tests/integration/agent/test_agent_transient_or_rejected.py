@@ -24,7 +24,7 @@ import yaml
 from cluster_inventory import api, kube
 from cluster_inventory.api.agents import agent_object_name, new_acceptance_id
 from cluster_inventory.api.constants import AGENT_USER_PREFIX
-from cluster_inventory.manager.agents import accept, reject
+from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.testing import CertificateAuthority, ControlPlane, Fleet, free_port
 from tests.agents import AgentProcess, agent_groups
 from tests.agents import accept as accept_in_test

@@ -37,7 +37,7 @@ from cluster_inventory.api.constants import AGENT_GROUP, FIELD_MANAGER_AGENT, LA
 from cluster_inventory.kube import certificates
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import ClusterManagerRunnable
-from cluster_inventory.manager.agents import Acceptance, accept, reject
+from cluster_inventory.manager.admin.agents import Acceptance, accept, reject
 from cluster_inventory.testing import ControlPlane
 from tests.agents import JOIN_NS, bootstrap_identity, event_about, join, may
 from tests.waiting import eventually

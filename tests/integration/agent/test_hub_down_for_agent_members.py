@@ -32,7 +32,7 @@ from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
 )
 from cluster_inventory.api.views import parse_time
-from cluster_inventory.manager.agents import accept
+from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet
 from tests.agents import running
 from tests.faults import watching

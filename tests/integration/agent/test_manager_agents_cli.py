@@ -18,7 +18,7 @@ from cluster_inventory.agent import JoinError, new_private_key, request_certific
 from cluster_inventory.api import format_micro_time
 from cluster_inventory.api.constants import FIELD_MANAGER_AGENT
 from cluster_inventory.manager import ClusterManagerRunnable
-from cluster_inventory.manager.agents import accept, reject
+from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.testing import ControlPlane
 from tests.agents import JOIN_NS, agent_identity, bootstrap_identity, event_about
 from tests.cli_run import cli

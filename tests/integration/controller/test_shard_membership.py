@@ -21,7 +21,6 @@ from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_CLUST
 from cluster_inventory.controller import Manager, ShardConfig, ShardMembership
 from cluster_inventory.controller.sharding import rendezvous_owner
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
-from cluster_inventory.manager.cluster_manager import PLACEMENT
 from tests.waiting import eventually
 
 
@@ -150,9 +149,8 @@ async def test_a_replica_never_writes_a_profile_a_live_replica_holds(fleet, test
             b = replicas["b"]
             assert b.shard is not None
             b.shard.owns = lambda member: True  # type: ignore[method-assign]
-            # As the shard says a change of the live replicas (placement is incremental).
-            b.placement.touch_all()
-            b.placing.queue.add(PLACEMENT)
+            # As the shard says a change of the live replicas (a pass is incremental).
+            b.inventory.touch_all()
             writes_before = b.metrics.status_writes._value.get()
             # A change on the member: a writes it; b, blocked by a live holder, does not.
             async with await member.client() as client:
@@ -171,7 +169,7 @@ async def test_a_replica_never_writes_a_profile_a_live_replica_holds(fleet, test
             await eventually(shows_change, timeout=30)
             assert await held_by("a")
             # b's placement ran and its reconciles saw the profile (it is in its desired set).
-            await eventually(lambda: any(k.name == name for k in b.desired), timeout=10)
+            await eventually(lambda: any(k.name == name for k in b.state.desired), timeout=10)
             assert b.metrics.status_writes._value.get() == writes_before
             # a leaves cleanly: b now owns the member and takes the profile.
             tasks["a"].cancel()

@@ -29,7 +29,7 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.api.agents import agent_credential_name
-from cluster_inventory.manager.agents import accept
+from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet, free_port
 from cluster_inventory_workshop.chart import CHART_DIR, HelmError, render_chart
 from tests.integration.deploy.test_chart import IDENTITY_KINDS, of_kind

@@ -27,7 +27,7 @@ from cluster_inventory.api.constants import (
     ANNOTATION_TOKEN_GRANT,
 )
 from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
-from cluster_inventory.manager.agents import accept
+from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet
 from tests.agents import running, self_subject
 from tests.manager_harness import Clock, running_manager

@@ -23,7 +23,7 @@ from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     LABEL_INVENTORY_MEMBER_ID,
 )
-from cluster_inventory.manager.agents import accept
+from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet, ManagedProcess
 from tests.manager_harness import running_manager
 from tests.netns import NetnsMember, netns_member

@@ -20,7 +20,7 @@ from cluster_inventory.api.constants import (
     CONDITION_JOINED,
     LABEL_INVENTORY_MEMBER_ID,
 )
-from cluster_inventory.manager.agents import accept, current_acceptance
+from cluster_inventory.manager.admin.agents import accept, current_acceptance
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.agents import running
 from tests.faults import watching

@@ -26,7 +26,7 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
     REASON_INVALID_REPORT_FIELD,
 )
-from cluster_inventory.manager.agents import accept
+from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import CertificateAuthority, Fleet
 from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually

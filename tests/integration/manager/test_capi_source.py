@@ -16,8 +16,8 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CAPI_CLUSTERSET, LABEL_INVENTORY_MEMBER_ID
-from cluster_inventory.manager.accounts import list_grants
-from cluster_inventory.manager.capi import (
+from cluster_inventory.manager.members.accounts import list_grants
+from cluster_inventory.manager.sources.capi import (
     CAPI_SECRET_TYPE,
     CLUSTERS,
     LABEL_CAPI_CLUSTER_NAME,

@@ -30,7 +30,7 @@ from cluster_inventory.api.constants import (
     PROJECT_DOMAIN,
     REASON_MEMBER_ROLE_NOT_ALLOWED,
 )
-from cluster_inventory.manager.accounts import list_grants
+from cluster_inventory.manager.members.accounts import list_grants
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually

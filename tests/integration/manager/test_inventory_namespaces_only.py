@@ -41,7 +41,7 @@ async def test_only_the_fixed_inventories_get_profiles_and_tokens(
                 inventory_namespaces={fixed: ("prod",)},
                 inventory_namespaces_only=True,
             ) as h:
-                assert [i.namespace for i in h.manager.token_secrets.informers] == [fixed]
+                assert [i.namespace for i in h.manager.hub.token_secrets.informers] == [fixed]
                 await h.register("alpha", h.member(0), ["prod"])
                 await eventually(
                     lambda: _token_stored(admin, fixed, "alpha"), what="alpha's token Secret"

@@ -20,7 +20,7 @@ import yaml
 from cluster_inventory import kube
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTER_SET
 from cluster_inventory.manager import registration_secret
-from cluster_inventory.manager.accounts import list_grants
+from cluster_inventory.manager.members.accounts import list_grants
 from cluster_inventory.testing import ControlPlane, Fleet
 from tests.cli_run import cli, cli_process
 from tests.manager_harness import Harness, running_manager

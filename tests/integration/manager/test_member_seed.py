@@ -13,9 +13,9 @@ import dataclasses
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.member import MemberConnection
-from cluster_inventory.manager.pool import MemberPool
-from cluster_inventory.manager.status import ConditionState, Observation
+from cluster_inventory.manager.members.connection import MemberConnection
+from cluster_inventory.manager.members.pool import MemberPool
+from cluster_inventory.manager.rules.status import ConditionState, Observation
 from cluster_inventory.testing import Fleet
 from tests.waiting import eventually
 
@@ -91,10 +91,9 @@ async def test_the_pool_starts_a_seeded_member_with_its_list_and_probes_one_that
         # A long interval: the live member's first probe (at a random phase of it) never
         # comes before its list answers.
         ManagerConfig(probe_interval=600.0, probe_timeout=3.0),
-        on_change=lambda conn: None,
-        on_started=started.append,
         registry=CollectorRegistry(),
     )
+    pool.started.subscribe(started.append)
     pool.start()
     try:
         pool.add({live, dead}, {}, seeds={live: seed, dead: seed})

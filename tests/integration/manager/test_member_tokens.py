@@ -79,10 +79,10 @@ async def test_token_rotates_at_eighty_percent_of_its_lifetime(harness: Harness)
     await h.register("alpha", h.member(0), ["prod"])
     first, _ = await eventually(lambda: _token(h, ns, "alpha"), what="first token")
     h.clock.offset = dt.timedelta(minutes=47)  # 78%: not yet
-    await h.manager.reconcile_token(ProfileKey(ns, "alpha"))
+    await h.manager.tokens.reconcile(ProfileKey(ns, "alpha"))
     assert (await _token(h, ns, "alpha"))[0] == first
     h.clock.offset = dt.timedelta(minutes=49)  # 82%: rotate
-    await h.manager.reconcile_token(ProfileKey(ns, "alpha"))
+    await h.manager.tokens.reconcile(ProfileKey(ns, "alpha"))
 
     async def rotated():
         current = await _token(h, ns, "alpha")
@@ -109,18 +109,19 @@ async def test_a_restarted_manager_keeps_the_stored_token_until_its_rotation_is_
         async with running_manager(fleet, test_namespace) as h2:
 
             def joined() -> bool:
-                target = h2.manager.status.target(key)
-                member = target[3] if target else None
+                target = h2.manager.targets.get(key)
+                member = target.member if target else None
                 joined = member is not None and member.observation.joined.status == "True"
                 return joined and not h2.manager.members.starting
 
             await eventually(joined, what="the restarted manager's member connection")
-            due_in = await h2.manager.reconcile_token(key)
-            assert due_in is not None and 40 * 60 < due_in <= 48 * 60
+            due = await h2.manager.tokens.reconcile(key)
+            assert due is not None and due.requeue_after is not None
+            assert 40 * 60 < due.requeue_after <= 48 * 60
             secret = await kube.get(h2.hub_client, kube.SECRETS, "alpha", namespace=ns)
             assert secret["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
             h2.clock.offset = dt.timedelta(minutes=49)  # 82% of the adopted token's life
-            await h2.manager.reconcile_token(key)
+            await h2.manager.tokens.reconcile(key)
             rotated = await _token(h2, ns, "alpha")
             assert rotated is not None
             assert _digest(rotated[0]) != _digest(first)  # never a token in a failure message

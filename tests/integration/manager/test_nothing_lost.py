@@ -20,9 +20,9 @@ import pytest
 import yaml
 
 from cluster_inventory import kube
-from cluster_inventory.manager.registration import RegistrationError
+from cluster_inventory.manager.rules.registration import RegistrationError
 from cluster_inventory.manager.runner import lease_name
-from cluster_inventory.manager.sources import FileRegistrationSource
+from cluster_inventory.manager.sources.file import FileRegistrationSource
 from tests.cli_run import cli
 from tests.manager_harness import Harness, running_manager
 from tests.waiting import eventually
@@ -229,8 +229,8 @@ async def _events_about(hub: kube.ApiClient, ns: str, name: str) -> list[dict[st
 
 
 def test_a_file_entry_with_a_bad_name_holds_every_deletion(tmp_path: Path) -> None:
-    from cluster_inventory.manager.placement import held_members
-    from cluster_inventory.manager.sources import parse_file_registrations
+    from cluster_inventory.manager.rules.inventory import held_members
+    from cluster_inventory.manager.sources.file import parse_file_registrations
 
     kubeconfig = tmp_path / "kc"
     kubeconfig.write_text(

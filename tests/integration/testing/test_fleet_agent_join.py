@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
-from cluster_inventory.manager.agent_bootstrap import issue_bootstrap_kubeconfig
-from cluster_inventory.manager.agents import accept
+from cluster_inventory.manager.admin.agent_bootstrap import issue_bootstrap_kubeconfig
+from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import SIGNER_CONTROLLER, Fleet
 from tests.agents import may, self_subject
 

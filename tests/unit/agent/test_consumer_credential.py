@@ -24,8 +24,8 @@ from cluster_inventory.agent import (
 )
 from cluster_inventory.api.agents import AgentNameError, agent_credential_name, new_acceptance_id
 from cluster_inventory.api.constants import AGENT_CREDENTIAL_SECRET_TYPE, LABEL_AGENT
-from cluster_inventory.manager.agent_credentials import read_agent_token
-from cluster_inventory.manager.agents import Acceptance, agent_objects
+from cluster_inventory.manager.admin.agents import Acceptance, agent_objects
+from cluster_inventory.manager.members.agent_credentials import read_agent_token
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)

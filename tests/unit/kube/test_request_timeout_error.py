@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cluster_inventory import kube
-from cluster_inventory.manager.status import probe_failure
-from cluster_inventory.manager.verdicts import is_busy
+from cluster_inventory.manager.rules.status import probe_failure
+from cluster_inventory.manager.rules.verdicts import is_busy
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from cluster_inventory import kube
 from cluster_inventory.api.agents import new_acceptance_id
 from cluster_inventory.api.constants import AGENT_GROUP, AGENT_USER_PREFIX
 from cluster_inventory.manager import RegistrationError
-from cluster_inventory.manager.agents import Acceptance, agent_objects
+from cluster_inventory.manager.admin.agents import Acceptance, agent_objects
 
 ACCEPTANCE = Acceptance("hub-ns", "edge-1", new_acceptance_id())
 

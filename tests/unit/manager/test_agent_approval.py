@@ -26,7 +26,7 @@ from cluster_inventory.api.agents import (
 )
 from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP, AGENT_GROUP
 from cluster_inventory.manager import ManagerConfig, agent_registration_secret
-from cluster_inventory.manager.agent_approver import (
+from cluster_inventory.manager.rules.agent_approval import (
     MAX_PENDING_PER_REQUESTER,
     STALE_AFTER,
     CsrAction,
@@ -35,13 +35,13 @@ from cluster_inventory.manager.agent_approver import (
     is_pending,
     requester_of,
 )
-from cluster_inventory.manager.agent_members import agent_connection, agent_of
-from cluster_inventory.manager.registration import (
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey
+from cluster_inventory.manager.rules.registration import (
     RegistrationError,
-    SecretRegistrationSource,
     acceptance_of,
     is_agent_registration,
 )
+from cluster_inventory.manager.sources.secrets import SecretRegistrationSource
 
 KEY = ec.generate_private_key(ec.SECP256R1())
 KEY_PEM = KEY.private_bytes(
@@ -346,10 +346,10 @@ def test_the_secret_source_gives_an_agent_registration_its_pool_key_and_no_error
     source = SecretRegistrationSource(object(), "ns")  # type: ignore[arg-type]
     secret = agent_registration_secret("m1", "ns", ["prod"], display_name="Edge 1", acceptance=ACC)
     secret["metadata"].update(uid="u1", resourceVersion="1")
-    source.informer._apply("ADDED", secret)
+    [informer] = source.informer.informers
+    informer._apply("ADDED", secret)
     good, bad = source.snapshot()
     assert bad == []
     reg = good["m1"]
-    assert reg.connection == agent_connection("ns", "m1")
-    assert agent_of(reg.connection) == ("ns", "m1")
+    assert reg.connection == AgentMemberKey("ns", "m1")
     assert (reg.clustersets, reg.display_name) == (("prod",), "Edge 1")

@@ -15,8 +15,8 @@ from cluster_inventory.api.constants import (
     LABEL_AGENT_BOOTSTRAP,
 )
 from cluster_inventory.kube import certificates
-from cluster_inventory.manager.agent_bootstrap import agent_run_command, bootstrap_csr
-from cluster_inventory.manager.agents import Acceptance
+from cluster_inventory.manager.admin.agent_bootstrap import agent_run_command, bootstrap_csr
+from cluster_inventory.manager.admin.agents import Acceptance
 
 
 def test_bootstrap_csr_asks_the_client_signer_for_one_acceptance_of_one_member() -> None:

@@ -9,17 +9,19 @@ from typing import Any
 import pytest
 
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.agent_members import (
+from cluster_inventory.manager.members.agent_member import (
     AgentMember,
     AgentReports,
     advertised_connection,
-    agent_connection,
     agent_observation,
-    agent_of,
 )
-from cluster_inventory.manager.agent_report_fields import CheckedReport, ReportBounds, check_report
-from cluster_inventory.manager.heartbeats import after_gap, counted_duration, silence
-from cluster_inventory.manager.member import connection_key
+from cluster_inventory.manager.rules.agent_report_fields import (
+    CheckedReport,
+    ReportBounds,
+    check_report,
+)
+from cluster_inventory.manager.rules.heartbeat_staleness import after_gap, counted_duration, silence
+from cluster_inventory.manager.rules.member_keys import AgentMemberKey, member_key
 from cluster_inventory.testing import CertificateAuthority
 
 NOW = dt.datetime(2026, 11, 27, 8, 0, tzinfo=dt.UTC)
@@ -101,7 +103,7 @@ def test_a_new_advertised_proxy_alone_changes_the_member() -> None:
     leases._apply("ADDED", _lease("2026-11-27T08:00:00.000000Z"))
     changes: list[None] = []
     member = AgentMember(
-        agent_connection("ns", "edge-1"),
+        AgentMemberKey("ns", "edge-1"),
         config=ManagerConfig(namespace="ns"),
         on_change=lambda: changes.append(None),
         reports=reports,
@@ -169,11 +171,10 @@ def test_the_multiple_must_be_at_least_one() -> None:
         ManagerConfig(agent_heartbeat_multiple=0.5)
 
 
-def test_an_agent_members_key_is_its_own_connection_key() -> None:
-    key = agent_connection("ns", "edge-1")
-    assert connection_key(key) == key
-    assert agent_of(key) == ("ns", "edge-1")
-    assert agent_of(connection_key(key)) == ("ns", "edge-1")
+def test_an_agent_members_key_is_its_own_member_key() -> None:
+    key = AgentMemberKey("ns", "edge-1")
+    assert member_key(key) is key
+    assert str(key) == "agent member ns/edge-1"
 
 
 def _reports(clock: _Clock) -> tuple[AgentReports, Any]:

@@ -21,13 +21,13 @@ from cluster_inventory.api import label_value_problem, v1alpha2
 from cluster_inventory.api.advertised_urls import AddressPolicy
 from cluster_inventory.api.constants import CONDITION_REPORT_VALID, REASON_INVALID_REPORT_FIELD
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.agent_members import advertised_connection, agent_observation
-from cluster_inventory.manager.agent_report_fields import (
+from cluster_inventory.manager.members.agent_member import advertised_connection, agent_observation
+from cluster_inventory.manager.rules.agent_report_fields import (
     CheckedReport,
     ReportBounds,
     check_report,
 )
-from cluster_inventory.manager.status import access_provider, build_status
+from cluster_inventory.manager.rules.status import access_provider, build_status
 from cluster_inventory.testing import CertificateAuthority
 
 NOW = dt.datetime(2026, 11, 27, 8, 0, tzinfo=dt.UTC)
@@ -277,7 +277,7 @@ def test_the_bounds_come_from_the_managers_configuration() -> None:
         agent_report_allow_loopback=False,
         agent_report_allow_link_local=True,
     )
-    assert ReportBounds.of(config) == ReportBounds(
+    assert config.report_bounds == ReportBounds(
         ca_max_bytes=1,
         properties_max=2,
         property_value_max=3,
@@ -397,10 +397,10 @@ async def test_refused_fields_are_one_warning_event_on_the_report_per_change() -
     from prometheus_client import CollectorRegistry
 
     from cluster_inventory.manager._metrics import ManagerMetrics
-    from cluster_inventory.manager.reporting import ManagerReports
+    from cluster_inventory.manager.controllers.findings import ManagerFindings
 
     hub = _Hub()
-    reports = ManagerReports(
+    reports = ManagerFindings(
         hub,  # type: ignore[arg-type]
         ManagerMetrics.for_registry(CollectorRegistry()),
         identity="replica-1",

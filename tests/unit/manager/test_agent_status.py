@@ -9,8 +9,8 @@ from cluster_inventory.api import format_micro_time, format_time
 from cluster_inventory.api.agents import new_acceptance_id
 from cluster_inventory.api.constants import REPORTING_CONTROLLER_MANAGER
 from cluster_inventory.manager import agent_registration_secret
-from cluster_inventory.manager.agent_approver import CsrAction, Decision, refusal_note
-from cluster_inventory.manager.agent_status import agent_statuses
+from cluster_inventory.manager.rules.agent_approval import CsrAction, Decision, refusal_note
+from cluster_inventory.manager.rules.agent_status import agent_statuses
 
 NOW = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
 

@@ -18,9 +18,12 @@ from hypothesis import strategies as st
 
 from cluster_inventory import kube
 from cluster_inventory.manager import Registration, RegistrationError, parse_registration_secret
-from cluster_inventory.manager.capi import cluster_registration, parse_capi_kubeconfig
-from cluster_inventory.manager.registration import is_dns_label
-from cluster_inventory.manager.sources import FileRegistrationSource, parse_file_registrations
+from cluster_inventory.manager.rules.registration import is_dns_label
+from cluster_inventory.manager.sources.capi import cluster_registration, parse_capi_kubeconfig
+from cluster_inventory.manager.sources.file import (
+    FileRegistrationSource,
+    parse_file_registrations,
+)
 from tests.bad_input import (
     broken_kubeconfigs,
     campaign,

@@ -6,7 +6,7 @@ from typing import Any
 
 from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.api.objects import ObjectKey
-from cluster_inventory.manager.fence import ProfileFence, member_id_elsewhere
+from cluster_inventory.manager.rules.fence import ProfileFence, member_id_elsewhere
 
 KEY = ObjectKey("inv", "m1")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cluster_inventory.api.constants import LABEL_INVENTORY, LABEL_MANAGED_BY
-from cluster_inventory.manager.grants import (
+from cluster_inventory.manager.rules.grants import (
     BINDING,
     SERVICE_ACCOUNT,
     Needs,

@@ -6,13 +6,13 @@ import pytest
 
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTER_SET
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.member_roles import (
+from cluster_inventory.manager.config import read_member_roles_file
+from cluster_inventory.manager.rules.inventory import granted_roles, inventories
+from cluster_inventory.manager.rules.member_roles import (
     MemberRoles,
     MemberRolesError,
     parse_member_roles,
-    read_member_roles_file,
 )
-from cluster_inventory.manager.placement import granted_roles, inventories
 
 ROLES = MemberRoles(by_set={"prod": ("view", "edit"), "ops": ("admin",)})
 

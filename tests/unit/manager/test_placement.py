@@ -1,8 +1,8 @@
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTER_SET
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager import ProfileKey, Registration
-from cluster_inventory.manager.member_roles import MemberRoles
-from cluster_inventory.manager.placement import desired_profiles, inventories, plan
+from cluster_inventory.manager.rules.inventory import desired_profiles, inventories, plan
+from cluster_inventory.manager.rules.member_roles import MemberRoles
 
 VIEW_ONLY = MemberRoles()
 
@@ -68,7 +68,7 @@ def test_plan_is_idempotent():
 
 
 def test_two_registrations_of_one_member_get_one_profile_per_inventory():
-    from cluster_inventory.manager.placement import DuplicateMember, duplicate_members
+    from cluster_inventory.manager.rules.inventory import DuplicateMember, duplicate_members
 
     regs = {
         r.name: r

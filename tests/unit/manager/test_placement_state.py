@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager import ProfileKey, Registration
-from cluster_inventory.manager.member import connection_key
-from cluster_inventory.manager.placement import Inventory, members_and_duplicates, plan
-from cluster_inventory.manager.placement_state import PlacementState
+from cluster_inventory.manager.rules.inventory import Inventory, members_and_duplicates, plan
+from cluster_inventory.manager.rules.inventory_state import InventoryState
+from cluster_inventory.manager.rules.member_keys import member_key
 
 NAMES = [f"r{i}" for i in range(5)]
 SETS = ["a", "b", "c"]
@@ -21,7 +21,7 @@ IDS = ["u1", "u2"]
 
 
 def conn(server: str) -> ClusterConnection:
-    return connection_key(ClusterConnection(server=server))
+    return member_key(ClusterConnection(server=server))
 
 
 @dataclass
@@ -44,14 +44,14 @@ class World:
     def member_id(self, name: str) -> str | None:
         if name not in self.owned:
             return self.elsewhere.get(name)
-        c = connection_key(self.regs[name].connection)
+        c = member_key(self.regs[name].connection)
         return self.conn_ids.get(c) if c in self.started else None
 
     def is_pending(self, name: str) -> bool:
         reg = self.regs.get(name)
         if name not in self.owned or reg is None:
             return False
-        c = connection_key(reg.connection)
+        c = member_key(reg.connection)
         return c in self.started and c in self.pending
 
     def mine(self, name: str) -> list[ProfileKey]:
@@ -69,7 +69,7 @@ def full(world: World) -> dict:
     pending = {n for n in owned if world.is_pending(n)}
     by_member: dict[ClusterConnection, set[ProfileKey]] = {}
     for key in desired:
-        by_member.setdefault(connection_key(regs[key.name].connection), set()).add(key)
+        by_member.setdefault(member_key(regs[key.name].connection), set()).add(key)
     sets = [inv.clustersets for inv in invs.values()]
     return {
         "desired": desired,
@@ -79,17 +79,17 @@ def full(world: World) -> dict:
         "delete": [k for k in todo.delete if held is not None and k.name not in held | pending],
         "by_member": by_member,
         "needed": {
-            connection_key(regs[n].connection)
+            member_key(regs[n].connection)
             for n in owned
             if any(s.intersection(regs[n].clustersets) for s in sets)
         },
     }
 
 
-def run_pass(state: PlacementState, world: World, names: set[str]) -> None:
-    """What the controller does around :meth:`PlacementState.place`, the hub writes done."""
+def run_pass(state: InventoryState, world: World, names: set[str]) -> None:
+    """What the controller does around :meth:`InventoryState.place`, the hub writes done."""
     while names:
-        world.started |= {connection_key(r.connection) for r in state.candidates(names).values()}
+        world.started |= {member_key(r.connection) for r in state.candidates(names).values()}
         step = state.place(
             names,
             member_id=world.member_id,
@@ -144,7 +144,7 @@ events = st.one_of(
 )
 
 
-def apply(state: PlacementState, world: World, event: tuple) -> set[str]:
+def apply(state: InventoryState, world: World, event: tuple) -> set[str]:
     """Change the world as ``event`` says; the names the controller would place again."""
     kind, *args = event
     if kind == "register":
@@ -194,7 +194,7 @@ def apply(state: PlacementState, world: World, event: tuple) -> set[str]:
     return {key.name} if world.owns(key.name) and state.affects(key, present) else set()
 
 
-def check(state: PlacementState, world: World) -> None:
+def check(state: InventoryState, world: World) -> None:
     want = full(world)
     assert state.desired == want["desired"]
     assert sorted(d for ds in state.duplicates.values() for d in ds) == want["duplicates"]
@@ -207,7 +207,7 @@ def check(state: PlacementState, world: World) -> None:
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(registration), st.lists(inventory, max_size=2), st.lists(events, min_size=10))
 def test_incremental_placement_equals_the_full_one(registrations, invs, sequence):
-    state, world = PlacementState(), World()
+    state, world = InventoryState(), World()
     world.regs = {reg.name: reg for reg in registrations}
     world.invs = {inv.namespace: inv for inv in invs}
     run_pass(state, world, state.reset(dict(world.regs), world.invs, world.held, world.owns))
@@ -218,7 +218,7 @@ def test_incremental_placement_equals_the_full_one(registrations, invs, sequence
 
 
 def test_a_member_id_moves_the_profile_within_its_dedupe_group():
-    state, world = PlacementState(), World(owned={"east", "east-again"})
+    state, world = InventoryState(), World(owned={"east", "east-again"})
     world.invs = {"n0": Inventory(namespace="n0", clustersets=frozenset("a"), member_role="v")}
     for name, server in (("east", SERVERS[0]), ("east-again", SERVERS[1])):
         world.regs[name] = Registration(
@@ -242,7 +242,7 @@ def test_a_member_id_moves_the_profile_within_its_dedupe_group():
 
 
 def test_a_held_profile_is_deleted_once_its_registration_is_gone_for_real():
-    state, world = PlacementState(), World()
+    state, world = InventoryState(), World()
     world.invs = {"n0": Inventory(namespace="n0", clustersets=frozenset("a"), member_role="v")}
     world.existing = {ProfileKey("n0", "r0"), ProfileKey("n0", "r1")}  # no registration left
     world.held = frozenset({"r0"})  # r0's registration is invalid now
@@ -260,7 +260,7 @@ def test_a_held_profile_is_deleted_once_its_registration_is_gone_for_real():
 
 def test_a_newcomer_claiming_a_member_id_never_takes_the_profile_over():
     """Of registrations reaching one member, the one whose profile carries its id keeps it."""
-    state, world = PlacementState(), World(owned={"a-newcomer", "b-incumbent"})
+    state, world = InventoryState(), World(owned={"a-newcomer", "b-incumbent"})
     world.invs = {"n0": Inventory(namespace="n0", clustersets=frozenset("a"), member_role="v")}
     for name, server in (("a-newcomer", SERVERS[0]), ("b-incumbent", SERVERS[1])):
         world.regs[name] = Registration(

@@ -9,16 +9,11 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.pool import MemberPool
+from cluster_inventory.manager.members.pool import MemberPool
 
 
 async def test_a_failed_start_task_does_not_leave_the_lag_sampler_running() -> None:
-    pool = MemberPool(
-        ManagerConfig(),
-        on_change=lambda conn: None,
-        on_started=lambda conn: None,
-        registry=CollectorRegistry(),
-    )
+    pool = MemberPool(ManagerConfig(), registry=CollectorRegistry())
     pool.start()
     sampler = pool.lag._task
     assert sampler is not None and not sampler.done()

@@ -10,9 +10,13 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.controller.overload import LoopLag
 from cluster_inventory.manager import ManagerConfig
-from cluster_inventory.manager.member import BUSY_VERDICT_AFTER, VERSION_EVERY, MemberConnection
-from cluster_inventory.manager.status import ConditionState, Observation
-from cluster_inventory.manager.verdicts import BEHIND_AFTER, REASON_BEHIND
+from cluster_inventory.manager.members.connection import (
+    BUSY_VERDICT_AFTER,
+    VERSION_EVERY,
+    MemberConnection,
+)
+from cluster_inventory.manager.rules.status import ConditionState, Observation
+from cluster_inventory.manager.rules.verdicts import BEHIND_AFTER, REASON_BEHIND
 
 
 class Recorded(MemberConnection):

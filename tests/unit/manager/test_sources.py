@@ -12,19 +12,20 @@ import yaml
 from cluster_inventory.api.constants import ANNOTATION_CLUSTERSETS, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.kube import ClusterConnection
 from cluster_inventory.manager import ManagerConfig, Registration, RegistrationError
-from cluster_inventory.manager.capi import (
-    PROPERTY_CAPI_VERSION,
-    cluster_registration,
-    parse_capi_kubeconfig,
-    strip_unused_data,
-)
-from cluster_inventory.manager.sources import CombinedSource, parse_file_registrations
-from cluster_inventory.manager.status import (
+from cluster_inventory.manager.rules.status import (
     ConditionState,
     Observation,
     build_status,
     status_matches,
 )
+from cluster_inventory.manager.sources.capi import (
+    PROPERTY_CAPI_VERSION,
+    cluster_registration,
+    parse_capi_kubeconfig,
+    strip_unused_data,
+)
+from cluster_inventory.manager.sources.combined import CombinedSource
+from cluster_inventory.manager.sources.file import parse_file_registrations
 
 KUBECONFIG = {
     "apiVersion": "v1",
@@ -201,8 +202,8 @@ def test_source_properties_are_published_stably_and_a_member_property_wins():
 
 
 def test_invalid_registrations_hold_their_members_profiles():
-    from cluster_inventory.manager.placement import held_members
-    from cluster_inventory.manager.registration import parse_registration_secret
+    from cluster_inventory.manager.rules.inventory import held_members
+    from cluster_inventory.manager.rules.registration import parse_registration_secret
 
     broken = {
         "metadata": {"name": "alpha", "namespace": "ns", "annotations": {}},

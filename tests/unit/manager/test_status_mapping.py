@@ -7,7 +7,7 @@ import pytest
 from cluster_inventory import kube
 from cluster_inventory.api.constants import ANNOTATION_TOKEN_EXPIRES, CONDITION_PROPERTIES_SYNCED
 from cluster_inventory.kube import ClusterConnection
-from cluster_inventory.manager.status import (
+from cluster_inventory.manager.rules.status import (
     ConditionState,
     Observation,
     ObservedProperty,
@@ -19,7 +19,7 @@ from cluster_inventory.manager.status import (
     seed_observation,
     status_matches,
 )
-from cluster_inventory.manager.tokens import adoption_due, token_annotations
+from cluster_inventory.manager.rules.token_secrets import adoption_due, token_annotations
 
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 T1 = T0 + dt.timedelta(minutes=5)
@@ -236,7 +236,7 @@ def test_properties_not_listed_yet_keep_the_stored_condition_and_write_nothing()
 def test_a_trimmed_status_matches_by_its_access_providers_digest():
     # Another replica's profile is cached without its access providers (their CA is most of
     # a profile); a takeover writes its status only if something, those included, changed.
-    from cluster_inventory.manager.status import trim_status
+    from cluster_inventory.manager.rules.status import trim_status
 
     provider = [{"name": "secretreader", "cluster": {"server": "https://m", "x": "CA"}}]
     status = {

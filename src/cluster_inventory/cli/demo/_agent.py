@@ -20,8 +20,8 @@ from cluster_inventory import kube
 from cluster_inventory.api.constants import DEFAULT_CONSUMER_SERVICE_ACCOUNT, FIELD_MANAGER_DEMO
 from cluster_inventory.cli._files import write_private
 from cluster_inventory.cli.demo._plan import MANAGER_NAMESPACE, DemoMember, DemoRun
-from cluster_inventory.manager.agent_bootstrap import issue_bootstrap_kubeconfig
-from cluster_inventory.manager.agents import accept
+from cluster_inventory.manager.admin.agent_bootstrap import issue_bootstrap_kubeconfig
+from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import ManagedProcess
 
 __all__ = ["AGENT_LEASE_SECONDS", "agent_log", "agent_member", "join_by_agent"]

@@ -11,7 +11,7 @@ from typing import Any, Protocol, TypeVar
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import FIELD_MANAGER_DEMO
-from cluster_inventory.manager.names import DEFAULT_NAMESPACE
+from cluster_inventory.manager.rules.names import DEFAULT_NAMESPACE
 from cluster_inventory.testing import Fleet
 
 #: ClusterProperty names published on every member (KEP-2149 objects in ``about.k8s.io``;

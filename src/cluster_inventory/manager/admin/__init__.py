@@ -1,0 +1,1 @@
+"""The cluster manager's admin operations: one-shot steps the CLI runs."""

@@ -1,0 +1,1 @@
+"""The cluster manager's controllers: each reconciles one kind of key."""

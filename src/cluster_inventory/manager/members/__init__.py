@@ -1,0 +1,1 @@
+"""The cluster manager's members: their connections, pool, accounts and agents' reports."""

@@ -1,0 +1,1 @@
+"""The cluster manager's rules: pure decisions over plain data, no I/O."""

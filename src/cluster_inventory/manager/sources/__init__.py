@@ -1,0 +1,1 @@
+"""The cluster manager's registration sources: where it learns which members exist."""
