@@ -38,11 +38,10 @@ import asyncio
 import base64
 import copy
 import datetime as dt
-import functools
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from cluster_inventory.api.constants import (
@@ -57,7 +56,6 @@ from cluster_inventory.kube._crd_plan import storage_version, version_priority
 from cluster_inventory.kube._k8s import ApiClient
 from cluster_inventory.kube._pruning import dropped_fields
 from cluster_inventory.kube._resources import (
-    Resource,
     apply,
     create,
     delete,
@@ -65,8 +63,17 @@ from cluster_inventory.kube._resources import (
     list_pages,
     request,
 )
-from cluster_inventory.kube._tasks import gather_bounded
-from cluster_inventory.kube.errors import ConflictError, KubeAPIError, KubeError, NotFoundError
+from cluster_inventory.kube._storage_rewrite import (
+    Move,
+    RewriteTally,
+    crd_resource,
+    object_key,
+    rewrite_objects,
+    served_versions,
+    stored_versions,
+    version_schema,
+)
+from cluster_inventory.kube.errors import ConflictError, KubeError, NotFoundError
 from cluster_inventory.kube.resources import CUSTOM_RESOURCE_DEFINITIONS, STORAGE_VERSION_MIGRATIONS
 
 __all__ = [
@@ -91,7 +98,6 @@ ENGINE_REWRITE: Engine = "rewrite"
 #: no controller serves (the API enabled, kube-controller-manager's gate not) and replaced by
 #: our own rewrite. The in-tree controllers give it one within a second when they run.
 API_GRACE = 30.0
-_REWRITES_IN_FLIGHT = 8
 _RETRIES = 5
 _OBJECTS_NAMED = 10
 _POLL = 0.1
@@ -151,18 +157,6 @@ class StorageMigration:
     notes: tuple[str, ...] = ()
 
 
-@dataclass
-class _Rewrite:
-    """The running tally of our rewrite."""
-
-    objects: int = 0
-    rewritten: int = 0
-    unchanged: int = 0
-    changed_meanwhile: int = 0
-    dropped: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-
-
 def storage_version_hash(group: str, version: str, kind: str) -> str:
     """Discovery's ``storageVersionHash`` of a resource stored as ``group/version/kind``.
 
@@ -171,38 +165,6 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
     """
     digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
     return base64.b64encode(digest[:8]).decode()
-
-
-def _resource(crd: Mapping[str, Any], version: str) -> Resource:
-    spec = crd["spec"]
-    return Resource(
-        group=str(spec["group"]),
-        version=version,
-        plural=str(spec["names"]["plural"]),
-        kind=str(spec["names"]["kind"]),
-        namespaced=spec.get("scope") == "Namespaced",
-    )
-
-
-def _versions(crd: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {str(v["name"]): v for v in crd["spec"]["versions"]}
-
-
-def _served(crd: Mapping[str, Any]) -> list[str]:
-    return [name for name, v in _versions(crd).items() if v.get("served")]
-
-
-def _schema(crd: Mapping[str, Any], version: str) -> Mapping[str, Any] | None:
-    schema = (_versions(crd)[version].get("schema") or {}).get("openAPIV3Schema")
-    return schema if isinstance(schema, Mapping) else None
-
-
-def _key(meta: Mapping[str, Any]) -> str:
-    return "/".join(str(x) for x in (meta.get("namespace"), meta.get("name")) if x)
-
-
-def _stored_versions(crd: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(str(v) for v in (crd.get("status") or {}).get("storedVersions") or ())
 
 
 def unchanged_since(crd: Mapping[str, Any], generation: int, to: str) -> bool:
@@ -226,8 +188,8 @@ async def _losses(
     stored in shows all of it (a read through another shows only what both versions name).
     """
     found: dict[str, set[str]] = {}
-    served = _served(crd)
-    for version in _stored_versions(crd):
+    served = served_versions(crd)
+    for version in stored_versions(crd):
         if version not in served:
             raise StorageMigrationError(
                 str(crd["metadata"]["name"]),
@@ -235,11 +197,11 @@ async def _losses(
                 f"stores cannot be read to check what the migration would drop; serve "
                 f"{version} again (crds apply), or accept the loss (--drop-fields)",
             )
-        async for page in list_pages(client, _resource(crd, version)):
+        async for page in list_pages(client, crd_resource(crd, version)):
             for item in page.get("items") or ():
                 lost = dropped_fields(item, schema)
                 if lost:
-                    found.setdefault(_key(item.get("metadata") or {}), set()).update(lost)
+                    found.setdefault(object_key(item.get("metadata") or {}), set()).update(lost)
     return {key: sorted(paths) for key, paths in sorted(found.items())}
 
 
@@ -303,9 +265,9 @@ async def _wait_storage_hash(
     client: ApiClient, crd: Mapping[str, Any], to: str, deadline: float
 ) -> None:
     """Wait until every served version's discovery names ``to`` as the storage version."""
-    resource = _resource(crd, to)
+    resource = crd_resource(crd, to)
     want = storage_version_hash(resource.group, to, resource.kind)
-    for version in _served(crd):
+    for version in served_versions(crd):
         path = f"/apis/{resource.group}/{version}"
         while True:
             try:
@@ -354,84 +316,6 @@ async def _write_status(
     return await _write_crd(client, name, status, what="status", subresource="status")
 
 
-async def _rewrite_one(
-    client: ApiClient, resource: Resource, meta: Mapping[str, Any], tally: _Rewrite
-) -> None:
-    body = {
-        "metadata": {
-            "name": meta["name"],
-            **({"namespace": meta["namespace"]} if meta.get("namespace") else {}),
-            "uid": meta["uid"],
-            "resourceVersion": meta["resourceVersion"],
-        }
-    }
-    try:
-        stored = await apply(
-            client, resource, body, field_manager=FIELD_MANAGER_STORAGE_MIGRATION, force=False
-        )
-    except (ConflictError, NotFoundError):
-        tally.changed_meanwhile += 1  # updated or deleted since the list: by its writer
-        return
-    except KubeAPIError as exc:
-        if exc.status == 0:
-            raise
-        tally.failures.append(f"{_key(meta)}: {exc.message} ({exc.status} {exc.reason})")
-        return
-    if stored["metadata"].get("resourceVersion") == meta["resourceVersion"]:
-        tally.unchanged += 1
-    else:
-        tally.rewritten += 1
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Move:
-    """One CRD's move, as the rewrite needs it.
-
-    Attributes:
-        crd: The CRD as read after its storage version was switched.
-        to: The target version.
-        drop_fields: Objects losing fields are rewritten anyway.
-        check: Fields are checked (the None conversion; not with a webhook).
-    """
-
-    crd: Mapping[str, Any]
-    to: str
-    drop_fields: bool
-    check: bool
-
-
-async def _rewrite(client: ApiClient, move: _Move) -> _Rewrite:
-    """Rewrite every object through ``move.to``; objects losing fields only if allowed.
-
-    Objects are listed through every other version in ``status.storedVersions`` (each shows
-    the objects stored in it whole), each object rewritten once.
-    """
-    crd, to, drop_fields, check = move.crd, move.to, move.drop_fields, move.check
-    sources = [v for v in _stored_versions(crd) if v != to]
-    tally = _Rewrite()
-    target = _resource(crd, to)
-    schema = _schema(crd, to)
-    served = _served(crd)
-    seen: set[str] = set()
-    for version in [v for v in sources if v in served] or [to]:
-        async for page in list_pages(client, _resource(crd, version)):
-            calls: list[Callable[[], Awaitable[None]]] = []
-            for item in page.get("items") or ():
-                meta = item.get("metadata") or {}
-                if meta.get("uid") in seen:
-                    continue
-                seen.add(str(meta.get("uid")))
-                tally.objects += 1
-                lost = dropped_fields(item, schema) if check else []
-                if lost and not drop_fields:
-                    tally.failures.append(f"{_key(meta)}: would lose {', '.join(lost)}")
-                    continue
-                tally.dropped += [f"{_key(meta)}: {path}" for path in lost]
-                calls.append(functools.partial(_rewrite_one, client, target, meta, tally))
-            await gather_bounded(calls, _REWRITES_IN_FLIGHT)
-    return tally
-
-
 async def _serves_migrations(client: ApiClient) -> bool:
     path = f"/apis/{STORAGE_VERSION_MIGRATIONS.group}/{STORAGE_VERSION_MIGRATIONS.version}"
     try:
@@ -452,7 +336,7 @@ async def _with_api(
 ) -> str | None:
     """Run a StorageVersionMigration to its end; its name, or None if nothing served it."""
     name = str(crd["metadata"]["name"])
-    resource = _resource(crd, storage_version(crd) or "")
+    resource = crd_resource(crd, storage_version(crd) or "")
     created = await create(
         client,
         STORAGE_VERSION_MIGRATIONS,
@@ -505,10 +389,10 @@ async def _through_api(
     name = str(crd["metadata"]["name"])
     if not await _serves_migrations(client):
         return None
-    preferred = max(_served(crd), key=version_priority)
+    preferred = max(served_versions(crd), key=version_priority)
     if check and preferred != to:
-        through = await _losses(client, crd, _schema(crd, preferred))
-        if through != await _losses(client, crd, _schema(crd, to)):
+        through = await _losses(client, crd, version_schema(crd, preferred))
+        if through != await _losses(client, crd, version_schema(crd, to)):
             notes.append(
                 f"the hub's StorageVersionMigration rewrites through {preferred}, which would "
                 f"drop more than {to} does: rewritten here, through {to}"
@@ -521,7 +405,7 @@ async def _through_api(
             f"a status within {grace:g} s: rewritten here"
         )
         return None
-    after = _stored_versions(await get(client, CUSTOM_RESOURCE_DEFINITIONS, name))
+    after = stored_versions(await get(client, CUSTOM_RESOURCE_DEFINITIONS, name))
     if after != (to,):
         raise StorageMigrationError(
             name,
@@ -532,7 +416,9 @@ async def _through_api(
     return after
 
 
-async def _rewrite_and_record(client: ApiClient, move: _Move) -> tuple[_Rewrite, tuple[str, ...]]:
+async def _rewrite_and_record(
+    client: ApiClient, move: Move
+) -> tuple[RewriteTally, tuple[str, ...]]:
     """Our rewrite between the CRD's ``StorageMigrating`` True and False; storedVersions after.
 
     Raises:
@@ -543,7 +429,7 @@ async def _rewrite_and_record(client: ApiClient, move: _Move) -> tuple[_Rewrite,
     generation = int(move.crd["metadata"]["generation"])
     running = _condition("True", REASON_MIGRATION_RUNNING, "crds migrate is rewriting", generation)
     await _write_status(client, name, lambda _: running, lambda _: None)
-    tally = await _rewrite(client, move)
+    tally = await rewrite_objects(client, move)
 
     def same(now: Mapping[str, Any]) -> bool:
         return unchanged_since(now, generation, to)
@@ -562,7 +448,7 @@ async def _rewrite_and_record(client: ApiClient, move: _Move) -> tuple[_Rewrite,
     written = await _write_status(
         client, name, ended, lambda now: [to] if not tally.failures and same(now) else None
     )
-    after = _stored_versions(written)
+    after = stored_versions(written)
     if tally.failures:
         raise StorageMigrationError(
             name,
@@ -617,7 +503,7 @@ async def migrate_storage(
     """
     deadline = time.monotonic() + timeout
     crd = await get(client, CUSTOM_RESOURCE_DEFINITIONS, crd_name)
-    served = _served(crd)
+    served = served_versions(crd)
     if to_version not in served:
         raise StorageMigrationError(
             crd_name,
@@ -625,7 +511,7 @@ async def migrate_storage(
             "apply this release's CRDs first (crds apply)",
         )
     before = storage_version(crd)
-    stored_before = _stored_versions(crd)
+    stored_before = stored_versions(crd)
     done = StorageMigration(
         crd=crd_name,
         to_version=to_version,
@@ -645,7 +531,7 @@ async def migrate_storage(
             "and the fields check of the None conversion was not made"
         )
     else:
-        losses = await _losses(client, crd, _schema(crd, to_version))
+        losses = await _losses(client, crd, version_schema(crd, to_version))
         if losses and not drop_fields:
             raise StorageMigrationError(
                 crd_name,
@@ -662,7 +548,7 @@ async def migrate_storage(
         )
         if after is not None:
             return replace(done, stored_after=after, engine=ENGINE_API, notes=tuple(notes))
-    move = _Move(crd=crd, to=to_version, drop_fields=drop_fields, check=check)
+    move = Move(crd=crd, to=to_version, drop_fields=drop_fields, check=check)
     tally, after = await _rewrite_and_record(client, move)
     return replace(
         done,
