@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cluster_inventory import __version__, kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.agent.rejection import RejectionCheck, not_accepted
 from cluster_inventory.agent.report import (
     MemberView,
@@ -67,10 +68,6 @@ MAX_BACKOFF = 10.0
 MEMBER_CREDENTIAL = "the agent's credential on its member"
 _FIRST_BACKOFF = 0.5
 _FIRST_REPROBE = 1.0
-
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 class MemberReporter:
@@ -105,7 +102,7 @@ class MemberReporter:
         probe_interval: float = DEFAULT_PROBE_INTERVAL,
         probe_timeout: float = 10.0,
         agent_version: str = __version__,
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         rejection: RejectionCheck | None = None,
     ) -> None:
         for field, value in (("probe_interval", probe_interval), ("probe_timeout", probe_timeout)):

@@ -20,6 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from cluster_inventory import credentials, kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.agent.config import ReportingConfig
 from cluster_inventory.agent.credential import ConsumerCredential
 from cluster_inventory.agent.heartbeat import Heartbeat
@@ -62,7 +63,7 @@ class ReportingAgent:
         now: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.hub = hub
-        self._now = now or (lambda: dt.datetime.now(dt.UTC))
+        self._now = now or utcnow
         self.identity = identity
         self.connection = member
         self.config = config

@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
-import functools
 import logging
 import random
 import time
@@ -31,6 +30,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import objects
 from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
 from cluster_inventory.kube.informer import Informer
@@ -60,9 +60,6 @@ BUSY_VERDICT_AFTER = 3  #: Probes in a row with no answer in time (or 429) that 
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
 
 
-_utcnow = functools.partial(dt.datetime.now, dt.UTC)
-
-
 class MemberConnection:
     """Probes, property watch and token minting for one member connection.
 
@@ -89,7 +86,7 @@ class MemberConnection:
         *,
         config: ManagerConfig,
         on_change: Callable[[], None],
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         lag: LoopLag | None = None,
         probes: AdaptiveLimit | None = None,
         registry: CollectorRegistry = REGISTRY,

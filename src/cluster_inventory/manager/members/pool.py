@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import objects
 from cluster_inventory.controller.channel import Channel
 from cluster_inventory.controller.overload import (
@@ -53,10 +54,6 @@ _START_LAG_FRACTION = 0.5
 _BURST = 32
 #: Longest wait (seconds) between two tries to remove a departed member's grants.
 _RETIRE_BACKOFF_MAX = 60.0
-
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 class MemberPool:
@@ -89,7 +86,7 @@ class MemberPool:
         self,
         config: ManagerConfig,
         *,
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         registry: CollectorRegistry = REGISTRY,
         lag: LoopLag | None = None,
         agents: AgentReports | None = None,
