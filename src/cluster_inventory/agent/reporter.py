@@ -124,7 +124,8 @@ class MemberReporter:
         self._written: dict[str, Any] | None = None
         self._observed: dict[str, ObservedValue] = {}
         self._informer: Informer | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks = kube.TaskSet(f"reporter {self.key}", logger=_log, extra={"object": self.key})
+        self._listed: asyncio.Task[None] | None = None
         self._dirty = asyncio.Event()
         self._wake = asyncio.Event()  # the property watch broke or mended: probe now
         self._since_version = 0
@@ -177,15 +178,15 @@ class MemberReporter:
         self._informer.add_handler(self._on_property)
         self._informer.add_health_handler(self._wake.set)
         self._informer.start()
-        loop = asyncio.get_running_loop()
-        self._tasks.append(loop.create_task(self._properties_synced(), name="properties listed"))
+        # run() gathers them: a rejection raised by the write loop is run()'s to raise.
+        self._listed = listed = self._tasks.spawn(
+            self._properties_synced(), name="properties", awaited=True
+        )
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._tasks[0]), self.probe_timeout)
+            await asyncio.wait_for(asyncio.shield(listed), self.probe_timeout)
         await self.probe()
-        self._tasks += [
-            loop.create_task(self._probe_loop(), name=f"probe member {self.name}"),
-            loop.create_task(self._write_loop(), name=f"report {self.key}"),
-        ]
+        self._tasks.spawn(self._probe_loop(), name="probe", awaited=True)
+        self._tasks.spawn(self._write_loop(), name="write", awaited=True)
         self._dirty.set()
         self._started = True
 
@@ -197,15 +198,16 @@ class MemberReporter:
                 its writes are proven (:class:`~.rejection.RejectionCheck`).
         """
         await self.start()
+        assert self._listed is not None
         try:
-            await asyncio.gather(*self._tasks)
+            # The listing may have finished (and left the task set) already.
+            await asyncio.gather(*{self._listed, *self._tasks})
         finally:
             await self.stop()
 
     async def stop(self) -> None:
         """Stop the loops and the ClusterProperty watch (idempotent; the clients stay open)."""
-        tasks, self._tasks = self._tasks, []
-        await kube.cancel_and_wait(*tasks)
+        await self._tasks.stop()
         if self._informer is not None:
             await self._informer.stop()
         self._started = False

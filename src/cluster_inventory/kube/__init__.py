@@ -63,7 +63,7 @@ from cluster_inventory.kube._storage_migration import (
     StorageMigrationError,
     migrate_storage,
 )
-from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
+from cluster_inventory.kube._tasks import TaskSet, cancel_and_wait, gather_bounded
 from cluster_inventory.kube._timeout import request_timeout
 from cluster_inventory.kube._tls import ReloadableTLSContext, shared_ssl_context, ssl_context_for
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
@@ -98,6 +98,7 @@ __all__ = [
     "ServiceAccountToken",
     "StorageMigration",
     "StorageMigrationError",
+    "TaskSet",
     "Throttle",
     "TokenSource",
     "UnauthorizedHook",

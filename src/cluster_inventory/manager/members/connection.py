@@ -103,7 +103,9 @@ class MemberConnection:
         self.now = now
         self.observation = seed or Observation()
         self._client: kube.ApiClient | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks = kube.TaskSet(
+            f"member {connection.server}", logger=_log, extra={"cluster": connection.server}
+        )
         self._informer: Informer | None = None
         self._observed: dict[str, ObservedProperty] = {}
         #: The consumers' ServiceAccounts and tokens on this member.
@@ -160,16 +162,13 @@ class MemberConnection:
         self._client = await kube.new_client(self.connection, keepalive_timeout=keepalive)
         if probe_first:
             await self.probe_safely()
-        loop = asyncio.get_running_loop()
         self._informer = Informer(
             self._client, kube.CLUSTER_PROPERTIES, name=f"{self.label} ClusterProperty"
         )
         self._informer.add_handler(self._on_property)
         self._informer.start()
-        self._tasks = [
-            loop.create_task(self._probe_loop(), name=f"probe {self.label}"),
-            loop.create_task(self._properties_synced(), name=f"properties {self.label}"),
-        ]
+        self._tasks.spawn(self._probe_loop(), name="probe")
+        self._tasks.spawn(self._properties_synced(), name="properties")
 
     async def properties_listed(self, timeout: float) -> bool:
         """True once the ClusterProperty watch listed; False after ``timeout`` s (never raises)."""
@@ -199,7 +198,7 @@ class MemberConnection:
     async def stop(self) -> None:
         """Stop probes and the watch, close the client."""
         self._closed = True
-        await kube.cancel_and_wait(*self._tasks)
+        await self._tasks.stop()
         if self._informer is not None:
             await self._informer.stop()
         if self._client is not None:
