@@ -5,14 +5,14 @@ OCM's klusterlet status controller in this project's terms (``docs/agent.md``,
 
 - watches the ClusterProperty objects (an :class:`~cluster_inventory.kube.informer.Informer`,
   so a change is an event, not a poll);
-- probes its own API server's ``/readyz?verbose`` every ``probe_interval`` seconds, read as the
-  cluster manager reads a member's (:mod:`cluster_inventory.kube.probes`: one failure, one
-  reason and message wherever it shows);
-- reads the ``kube-system`` UID (the member id) and ``/version`` when it (re)connects (first
-  probe, and the first good probe after a failed one), and the version again every
-  :data:`VERSION_EVERY` probes; an unhealthy member is probed again after 1 s, doubling up
-  to the interval, and the member is probed at once when the property watch breaks or mends
-  (evidence that its API server went away or came back).
+- probes its own API server with the cluster manager's probe
+  (:mod:`cluster_inventory.kube.member_probe`: the same requests, cadence and reading, so one
+  failure has one reason and message wherever it shows): ``/readyz?verbose`` every
+  ``probe_interval`` seconds, the ``kube-system`` UID (the member id) and ``/version`` when it
+  (re)connects (first probe, and the first good probe after a failed one), and the version
+  again every :data:`VERSION_EVERY` probes; an unhealthy member is probed again after 1 s,
+  doubling up to the interval, and the member is probed at once when the property watch
+  breaks or mends (evidence that its API server went away or came back).
 
 On the hub it replaces the report's whole ``status`` (field manager ``cluster-inventory-agent``,
 :func:`~cluster_inventory.kube.replace_status`: the agent owns every field of it, and a field
@@ -50,7 +50,7 @@ from cluster_inventory.agent.report import (
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import FIELD_MANAGER_AGENT
 from cluster_inventory.kube.informer import DELETED, Informer, strip_managed_fields
-from cluster_inventory.kube.probes import probe_failure, readyz_condition
+from cluster_inventory.kube.member_probe import VERSION_EVERY, ProbeCadence, probe_member
 
 __all__ = ["COALESCE", "DEFAULT_PROBE_INTERVAL", "MAX_BACKOFF", "VERSION_EVERY", "MemberReporter"]
 
@@ -58,8 +58,6 @@ _log = logging.getLogger("cluster_inventory.agent")
 
 #: Seconds between two probes of the member's ``/readyz`` by default.
 DEFAULT_PROBE_INTERVAL = 30.0
-#: The version is read again every this many probes (it changes only with an upgrade).
-VERSION_EVERY = 10
 #: Seconds from a change to its write: changes within it (a burst) become one write.
 COALESCE = 0.2
 #: Longest wait (seconds) between two tries to write while the hub does not answer.
@@ -67,7 +65,6 @@ MAX_BACKOFF = 10.0
 #: Whose credential a 401 from the member refused, in ``apiServerHealth.message``.
 MEMBER_CREDENTIAL = "the agent's credential on its member"
 _FIRST_BACKOFF = 0.5
-_FIRST_REPROBE = 1.0
 
 
 class MemberReporter:
@@ -128,7 +125,7 @@ class MemberReporter:
         self._listed: asyncio.Task[None] | None = None
         self._dirty = asyncio.Event()
         self._wake = asyncio.Event()  # the property watch broke or mended: probe now
-        self._since_version = 0
+        self._cadence = ProbeCadence()
         self._started = False
         #: Probes sent, report writes the hub took, writes it did not take.
         self.probes = self.writes = self.write_failures = 0
@@ -263,53 +260,41 @@ class MemberReporter:
         """
         self.probes += 1
         probed = self._now()
-        try:
-            status, body = await kube.get_text(
-                self.member, "/readyz?verbose", timeout=self.probe_timeout
-            )
-        except kube.KubeError as exc:
-            self._update(health=probe_failure(exc, credential=MEMBER_CREDENTIAL), probed=probed)
-            return
-        changes: dict[str, Any] = {"health": readyz_condition(status, body), "probed": probed}
         view = self.view
         reconnect = view.member_id is None or view.version is None or view.health.status != "True"
-        self._since_version += 1
-        if reconnect or self._since_version >= VERSION_EVERY:
-            self._since_version = 0
-            try:
-                version = await kube.request(
-                    self.member, "GET", "/version", timeout=self.probe_timeout, target="/version"
-                )
-            except kube.KubeError as exc:
-                _log.warning(
-                    "cannot read the member's /version: %s", exc, extra={"object": self.key}
-                )
-            else:
-                changes["version"] = version.get("gitVersion") or None
-        if reconnect:
-            try:
-                ns = await kube.get(self.member, kube.NAMESPACES, "kube-system")
-            except kube.KubeError as exc:
-                _log.warning(
-                    "cannot read the member's kube-system namespace (its member id): %s",
-                    exc,
-                    extra={"object": self.key},
-                )
-            else:
-                changes["member_id"] = objects.meta(ns).get("uid") or None
+        reading = await probe_member(
+            self.member,
+            timeout=self.probe_timeout,
+            reconnect=reconnect,
+            cadence=self._cadence,
+            credential=MEMBER_CREDENTIAL,
+        )
+        changes: dict[str, Any] = {"health": reading.health, "probed": probed}
+        if reading.version_error is not None:
+            _log.warning(
+                "cannot read the member's /version: %s",
+                reading.version_error,
+                extra={"object": self.key},
+            )
+        elif reading.version_read:
+            changes["version"] = reading.version
+        if reading.identity_error is not None:
+            _log.warning(
+                "cannot read the member's kube-system namespace (its member id): %s",
+                reading.identity_error,
+                extra={"object": self.key},
+            )
+        elif reading.identity_read:
+            changes["member_id"] = reading.member_id
         self._update(**changes)
 
     async def _probe_loop(self) -> None:
         # A member that is not healthy is probed again sooner (1 s, doubling up to the
         # interval), as the cluster manager does: its recovery shows in seconds, not after
         # a whole interval (30 s by default).
-        retry = _FIRST_REPROBE
         while True:
-            interval = self.probe_interval
-            if self.view.health.status != "True":
-                interval, retry = min(interval, retry), min(retry * 2, interval)
-            else:
-                retry = _FIRST_REPROBE
+            soon = self.view.health.status != "True"
+            interval = self._cadence.next_wait(self.probe_interval, soon=soon)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), interval)
             self._wake.clear()

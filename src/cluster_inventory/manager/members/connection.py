@@ -7,7 +7,9 @@ details (server, CA, credential): a few real clusters cost a few probes and watc
   watch heard from the member since the last probe (an event or a bookmark is evidence of
   life, at most ``MAX_QUIET_SKIPS`` intervals in a row); reads the ``kube-system`` namespace
   (its UID is the member id) and ``/version`` on (re)connect, and the version again every
-  ``VERSION_EVERY`` probes: one request per member per interval at rest (``docs/scale.md``);
+  ``VERSION_EVERY`` probes: one request per member per interval at rest (``docs/scale.md``;
+  the requests and their cadence are :mod:`cluster_inventory.kube.member_probe`'s, shared
+  with the member agent);
 - watches the member's ClusterProperty objects and records when each value was observed;
 - keeps the consumers' accounts and tokens on the member (:mod:`.accounts`).
 
@@ -34,6 +36,7 @@ from cluster_inventory._clock import utcnow
 from cluster_inventory.api import objects
 from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
 from cluster_inventory.kube.informer import Informer
+from cluster_inventory.kube.member_probe import VERSION_EVERY, ProbeCadence, probe_member
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.members.accounts import NOTHING_KNOWN, ConsumerAccounts
@@ -43,16 +46,13 @@ from cluster_inventory.manager.rules.status import (
     Observation,
     ObservedProperty,
     probe_failure,
-    readyz_condition,
 )
 from cluster_inventory.manager.rules.verdicts import behind_condition, is_busy
 
-__all__ = ["MemberConnection"]
+__all__ = ["VERSION_EVERY", "MemberConnection"]
 
 _log = logging.getLogger("cluster_inventory.manager")
 
-_FIRST_RETRY = 1.0  #: Seconds before re-probing a member that is not healthy (doubling).
-VERSION_EVERY = 10  #: A healthy member's version is read again every this many probes.
 MAX_QUIET_SKIPS = 4  #: Probes skipped in a row while the property watch hears the member.
 BUSY_VERDICT_AFTER = 3  #: Probes in a row with no answer in time (or 429) that are a verdict.
 
@@ -118,7 +118,8 @@ class MemberConnection:
         self._probed = asyncio.Event()
         self._attempted = asyncio.Event()
         self._closed = self._deferring = False
-        self._timeouts = self._since_version = 0
+        self._timeouts = 0
+        self._cadence = ProbeCadence()
         #: Monotonic time of the last probe that gave a verdict (None: none yet).
         self._verdict_at: float | None = None
         self.seeded = seed is not None  #: started from the last holder's verdict (a takeover)
@@ -260,11 +261,21 @@ class MemberConnection:
         assert self._client is not None
         self.probes += 1
         started = time.monotonic()
-        client, timeout = self._client, self.config.probe_timeout
         obs = self.observation
-        try:
-            status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
-        except kube.KubeError as exc:
+        reconnect = (
+            obs.member_id is None
+            or obs.joined.status != "True"
+            or obs.healthy.status != "True"
+            or obs.version is None
+        )
+        reading = await probe_member(
+            self._client,
+            timeout=self.config.probe_timeout,
+            reconnect=reconnect,
+            cadence=self._cadence,
+        )
+        if reading.readyz_error is not None:
+            exc = reading.readyz_error
             if self._ours(exc, started):
                 return
             busy = is_busy(exc) and obs.healthy.status == "True"
@@ -273,46 +284,31 @@ class MemberConnection:
                 # busy): probe again in 1, then 2 s first (docs/scale.md).
                 self._timeouts += 1
                 return
-            state = probe_failure(exc)
             self._verdict_at = time.monotonic()
+            state = reading.health
             joined = state if state.reason in _CREDENTIAL_REASONS else None
             self._set(healthy=state, **({"joined": joined} if joined else {}))
             return
         self._timeouts = 0
         self._deferring = False
         self._verdict_at = time.monotonic()
-        healthy = readyz_condition(status, body)
+        healthy = reading.health
         changes: dict[str, Any] = {"healthy": healthy}
-        reconnect = (
-            obs.member_id is None
-            or obs.joined.status != "True"
-            or obs.healthy.status != "True"
-            or obs.version is None
-        )
-        self._since_version += 1
-        if reconnect or self._since_version >= VERSION_EVERY:
-            self._since_version = 0
-            try:
-                version = await kube.request(
-                    client, "GET", "/version", timeout=timeout, target="/version"
-                )
-            except kube.KubeError as exc:
-                if healthy.status == "True" and not (is_busy(exc) and self._behind(started)):
-                    changes["healthy"] = probe_failure(exc)
-            else:
-                changes["version"] = version.get("gitVersion")
-        if reconnect:
-            try:
-                ns = await kube.get(client, kube.NAMESPACES, "kube-system")
-            except kube.KubeError as exc:
-                state = probe_failure(exc)
-                if state.reason in _CREDENTIAL_REASONS:
-                    changes["joined"] = state
-            else:
-                changes["joined"] = ConditionState(
-                    "True", "CredentialAccepted", "the registration credential works"
-                )
-                changes["member_id"] = objects.meta(ns).get("uid")
+        if reading.version_error is not None:
+            exc = reading.version_error
+            if healthy.status == "True" and not (is_busy(exc) and self._behind(started)):
+                changes["healthy"] = probe_failure(exc)
+        elif reading.version_read:
+            changes["version"] = reading.version
+        if reading.identity_error is not None:
+            state = probe_failure(reading.identity_error)
+            if state.reason in _CREDENTIAL_REASONS:
+                changes["joined"] = state
+        elif reading.identity_read:
+            changes["joined"] = ConditionState(
+                "True", "CredentialAccepted", "the registration credential works"
+            )
+            changes["member_id"] = reading.member_id
         self._set(**changes)
 
     def _behind(self, started: float) -> bool:
@@ -364,15 +360,12 @@ class MemberConnection:
             # A random phase: members started together would otherwise probe together at
             # every interval, a burst of N probes, not N / interval per second (scale.md).
             started -= self.config.probe_interval * random.random()  # noqa: S311 - not a secret
-        retry = _FIRST_RETRY
         quiet_skips = 0
         while True:
-            interval = self.config.probe_interval
-            soon = self._timeouts or self._deferring or self.observation.healthy.status != "True"
-            if soon:
-                interval, retry = min(interval, retry), min(retry * 2, interval)
-            else:
-                retry = _FIRST_RETRY
+            soon = bool(
+                self._timeouts or self._deferring or self.observation.healthy.status != "True"
+            )
+            interval = self._cadence.next_wait(self.config.probe_interval, soon=soon)
             await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
             previous, started = started, time.monotonic()
             heard = self._informer.last_heard if self._informer is not None else None
@@ -381,7 +374,7 @@ class MemberConnection:
                 and heard is not None
                 and heard >= previous
                 and quiet_skips < MAX_QUIET_SKIPS
-                and self._since_version + 1 < VERSION_EVERY
+                and not self._cadence.version_due_next
             ):
                 # The property watch answered since the last probe: the member's API server
                 # is serving, so this interval costs no request (docs/scale.md).
