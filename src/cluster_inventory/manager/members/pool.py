@@ -56,6 +56,10 @@ _BURST = 32
 _RETIRE_BACKOFF_MAX = 60.0
 
 
+class _NotRemoved(Exception):
+    """Why a member's consumer accounts cannot be removed yet (in the retry's warning)."""
+
+
 class MemberPool:
     """The cluster manager's member connections, keyed by member (see :func:`member_key`).
 
@@ -313,25 +317,24 @@ class MemberPool:
         while the member does not answer, or while the manager cannot tell what is needed
         (:attr:`.grants.Needs.complete`).
         """
-        delay, warned = 1.0, False
+        throttle = kube.Throttle(
+            "remove the consumer accounts of a member not served",
+            logger=_log,
+            backoff=kube.Backoff(first=1.0, cap=_RETIRE_BACKOFF_MAX),
+            extra={"cluster": connection.server},
+        )
         while True:
             try:
                 removed = await self._remove_unneeded(conn, connection, member_id)
             except kube.KubeError as exc:
-                removed, problem = None, f"it does not answer: {exc}"
-            else:
-                problem = "what it still needs is not known (an invalid registration)"
+                await throttle.pause(_NotRemoved(f"it does not answer: {exc}"))
+                continue
             if removed is not None:
                 break
-            if not warned:
-                warned = True
-                _log.warning(
-                    "member not served; its consumer accounts cannot be removed yet (retrying): %s",
-                    problem,
-                    extra={"cluster": connection.server},
-                )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, _RETIRE_BACKOFF_MAX)
+            await throttle.pause(
+                _NotRemoved("what it still needs is not known (an invalid registration)")
+            )
+        throttle.succeeded()
         if removed:
             _log.info(
                 "member not served; removed its %d consumer account objects",
