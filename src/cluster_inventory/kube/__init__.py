@@ -41,7 +41,9 @@ from cluster_inventory.kube._metrics import (
     LeaseMetrics,
     PerRegistry,
     ReconcileMetrics,
+    collectors,
     collectors_for,
+    metric,
 )
 from cluster_inventory.kube._proxy import PROXY_SCHEMES
 from cluster_inventory.kube._pruning import dropped_fields
@@ -108,6 +110,7 @@ __all__ = [
     "clone_client",
     "gather_bounded",
     "cluster_profiles_resource",
+    "collectors",
     "collectors_for",
     "connection_from_in_cluster",
     "connection_from_kubeconfig",
@@ -123,6 +126,7 @@ __all__ = [
     "list_objects",
     "list_pages",
     "load_connection",
+    "metric",
     "migrate_storage",
     "new_client",
     "parse_kind",
