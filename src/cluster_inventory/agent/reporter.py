@@ -270,21 +270,18 @@ class MemberReporter:
             credential=MEMBER_CREDENTIAL,
         )
         changes: dict[str, Any] = {"health": reading.health, "probed": probed}
-        if reading.version_error is not None:
-            _log.warning(
-                "cannot read the member's /version: %s",
-                reading.version_error,
-                extra={"object": self.key},
-            )
-        elif reading.version_read:
+        # What was not read keeps its last value; the health stays /readyz's.
+        for what, error in (
+            ("/version", reading.version_error),
+            ("kube-system namespace (its member id)", reading.identity_error),
+        ):
+            if error is not None:
+                _log.warning(
+                    "cannot read the member's %s: %s", what, error, extra={"object": self.key}
+                )
+        if reading.version_read and reading.version_error is None:
             changes["version"] = reading.version
-        if reading.identity_error is not None:
-            _log.warning(
-                "cannot read the member's kube-system namespace (its member id): %s",
-                reading.identity_error,
-                extra={"object": self.key},
-            )
-        elif reading.identity_read:
+        if reading.identity_read and reading.identity_error is None:
             changes["member_id"] = reading.member_id
         self._update(**changes)
 
