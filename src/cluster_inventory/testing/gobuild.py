@@ -232,6 +232,29 @@ def is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
+def _install_once(
+    make: Callable[[], Path],
+    target: Path,
+    *,
+    name: str,
+    lock: Path,
+    work: Path,
+    progress: Progress | None,
+) -> Path:
+    # Under the file lock: a binary another process finished is taken as it is; else ``make``
+    # builds in ``work`` and the result is renamed into place, so ``target`` is never partial.
+    with build_lock(lock):
+        if is_executable(target):
+            return target
+        staging = make()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging, target)
+        shutil.rmtree(work, ignore_errors=True)
+        if progress:
+            progress(f"{name} built into {target}")
+        return target
+
+
 def build_once(
     build: GoModuleBuild,
     binary: str,
@@ -261,17 +284,12 @@ def build_once(
         GoNotFoundError: ``go`` is absent or too old.
         GoBuildError: The build failed.
     """
-    with build_lock(lock):
-        if is_executable(target):
-            return target
-        staging = work / "bin"
-        build.build(staging, work / "module", progress)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / binary, target)
-        shutil.rmtree(work, ignore_errors=True)
-        if progress:
-            progress(f"{binary} built into {target}")
-        return target
+
+    def make() -> Path:
+        build.build(work / "bin", work / "module", progress)
+        return work / "bin" / binary
+
+    return _install_once(make, target, name=binary, lock=lock, work=work, progress=progress)
 
 
 def build_source(
@@ -295,22 +313,21 @@ def build_source(
 
     Args:
         source: Directory holding the main package's ``.go`` files.
-        target: Where the binary goes.
-        lock: The lock file.
-        work: Scratch directory (removed afterwards).
+        target: Where the program goes, named after it.
+        lock: The file lock builds of ``target`` take turns on.
+        work: Where the sources, ``go.mod`` and the binary are put together (then removed).
         requires: Module path to exact version, for programs that import modules.
-        progress: Called with short status lines while building.
+        progress: Called with short status lines while resolving and building.
 
     Returns:
-        ``target``.
+        ``target``, built now or by a concurrent caller.
 
     Raises:
         GoNotFoundError: ``go`` is absent or too old.
-        GoBuildError: The build failed.
+        GoBuildError: ``go mod tidy`` or ``go build`` failed.
     """
-    with build_lock(lock):
-        if is_executable(target):
-            return target
+
+    def make() -> Path:
         env = go_env()
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
@@ -334,9 +351,6 @@ def build_source(
             env,
             progress,
         )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging, target)
-        shutil.rmtree(work, ignore_errors=True)
-        if progress:
-            progress(f"{target.name} built into {target}")
-        return target
+        return staging
+
+    return _install_once(make, target, name=target.name, lock=lock, work=work, progress=progress)
