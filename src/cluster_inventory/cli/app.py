@@ -17,7 +17,7 @@ import typer
 
 from cluster_inventory import __version__
 from cluster_inventory.api.constants import REQUEST_TIMEOUT, REQUEST_TIMEOUT_ENV
-from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._errors import fail, run_or_fail
 from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._help import DESCRIPTION
 from cluster_inventory.cli._hub import (
@@ -277,7 +277,6 @@ def conformance_cmd(
     """
     import yaml
 
-    from cluster_inventory import kube
     from cluster_inventory.integrations import conformance as conf
 
     if output not in ("text", "yaml", "json", "html"):
@@ -288,10 +287,7 @@ def conformance_cmd(
         async with await hub_client(path, context) as client:
             return await conf.run(client, namespace, cluster_manager)
 
-    try:
-        doc = asyncio.run(check())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    doc = run_or_fail(check())
     texts = {
         "text": lambda: conf.render_text(doc),
         "yaml": lambda: yaml.safe_dump(doc, sort_keys=False),
@@ -338,10 +334,7 @@ def describe_cmd(
                 events = []
             return profile, events
 
-    try:
-        profile, events = asyncio.run(fetch())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    profile, events = run_or_fail(fetch())
     typer.echo(describe_profile(profile, events), nl=False)
 
 
