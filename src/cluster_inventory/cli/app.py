@@ -26,7 +26,7 @@ from cluster_inventory.cli._hub import (
     hub_kubeconfig_pin,
     profile_reference,
 )
-from cluster_inventory.cli._options import HubContext, HubKubeconfig
+from cluster_inventory.cli._options import HubContext, HubKubeconfig, InventoryNamespace
 from cluster_inventory.cli.agent import agent_app
 from cluster_inventory.cli.apply import apply_cmd
 from cluster_inventory.cli.availability import availability_cmd
@@ -132,19 +132,16 @@ def version() -> None:
     )
 
 
-#: ``-n`` of the commands that read profiles; None means the kubeconfig context's namespace.
-_InventoryNamespace = Annotated[
-    str | None,
-    typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
+#: The profile a command reads, as the user names it.
+_ProfileName = Annotated[
+    str, typer.Argument(help="ClusterProfile name, or NAMESPACE/NAME as tables print it.")
 ]
 
 
 @app.command("kubeconfig")
 def kubeconfig_cmd(
-    profile: Annotated[
-        str, typer.Argument(help="ClusterProfile name, or NAMESPACE/NAME as tables print it.")
-    ],
-    namespace: _InventoryNamespace = None,
+    profile: _ProfileName,
+    namespace: InventoryNamespace = None,
     kubeconfig: HubKubeconfig = None,
     context: HubContext = None,
     provider: Annotated[str, typer.Option(help="Access provider to use.")] = "secretreader",
@@ -206,7 +203,7 @@ def get_cmd(
         ),
     ] = None,
     name: Annotated[str | None, typer.Argument(help="Name (default: every object).")] = None,
-    namespace: _InventoryNamespace = None,
+    namespace: InventoryNamespace = None,
     all_namespaces: Annotated[
         bool, typer.Option("--all-namespaces", "-A", help="List profiles of every inventory.")
     ] = False,
@@ -308,10 +305,8 @@ def conformance_cmd(
 
 @app.command("describe")
 def describe_cmd(
-    name: Annotated[
-        str, typer.Argument(help="ClusterProfile name, or NAMESPACE/NAME as tables print it.")
-    ],
-    namespace: _InventoryNamespace = None,
+    name: _ProfileName,
+    namespace: InventoryNamespace = None,
     kubeconfig: HubKubeconfig = None,
     context: HubContext = None,
 ) -> None:

@@ -145,10 +145,7 @@ def argocd_sync(
 def argocd_render(
     profile: Annotated[str, typer.Argument(help="ClusterProfile name.")],
     provider_file: _ProviderFile,
-    namespace: Annotated[
-        str | None,
-        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
-    ] = None,
+    namespace: opt.InventoryNamespace = None,
     argocd_namespace: Annotated[str, typer.Option(help="Argo CD's namespace.")] = "argocd",
     output: _Output = "yaml",
     decoded: Annotated[
