@@ -30,6 +30,7 @@ __all__ = [
     "build_source",
     "cache_root",
     "go_env",
+    "install_once",
     "is_executable",
 ]
 
@@ -232,17 +233,36 @@ def is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def _install_once(
+def install_once(
     make: Callable[[], Path],
     target: Path,
     *,
     name: str,
     lock: Path,
     work: Path,
-    progress: Progress | None,
+    progress: Progress | None = None,
 ) -> Path:
-    # Under the file lock: a binary another process finished is taken as it is; else ``make``
-    # builds in ``work`` and the result is renamed into place, so ``target`` is never partial.
+    """Put what ``make`` builds at ``target``, once, however many processes ask at a time.
+
+    Under the file ``lock``: a ``target`` another caller finished meanwhile is taken as it
+    is; else ``make`` builds in ``work`` and returns the binary, which is renamed into place
+    (so ``target`` is never partial) before ``work`` is removed.
+
+    Args:
+        make: Builds the binary inside ``work`` and returns its path.
+        target: Where the binary goes.
+        name: The program's name in the progress line.
+        lock: The lock file.
+        work: The scratch directory ``make`` builds in.
+        progress: Called with a short status line once installed.
+
+    Returns:
+        ``target``.
+
+    Raises:
+        GoNotFoundError: ``go`` is absent or too old (from ``make``).
+        GoBuildError: The build failed (from ``make``).
+    """
     with build_lock(lock):
         if is_executable(target):
             return target
@@ -289,7 +309,7 @@ def build_once(
         build.build(work / "bin", work / "module", progress)
         return work / "bin" / binary
 
-    return _install_once(make, target, name=binary, lock=lock, work=work, progress=progress)
+    return install_once(make, target, name=binary, lock=lock, work=work, progress=progress)
 
 
 def build_source(
@@ -353,4 +373,4 @@ def build_source(
         )
         return staging
 
-    return _install_once(make, target, name=target.name, lock=lock, work=work, progress=progress)
+    return install_once(make, target, name=target.name, lock=lock, work=work, progress=progress)
