@@ -44,6 +44,21 @@ __all__ = ["agent_registration_secret", "registration_secret"]
 _CN_MAX = 64
 
 
+def _secret(name: str, namespace: str, annotations: dict[str, str]) -> dict[str, Any]:
+    # What both modes share: the type and label one watch finds them by.
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": REGISTRATION_SECRET_TYPE,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {LABEL_REGISTRATION: "true"},
+            "annotations": annotations,
+        },
+    }
+
+
 def registration_secret(
     name: str,
     namespace: str,
@@ -126,18 +141,3 @@ def agent_registration_secret(
         except AgentNameError as exc:
             raise RegistrationError(source, field, exc.problem, member=name) from None
     return _secret(name, namespace, annotations)
-
-
-def _secret(name: str, namespace: str, annotations: dict[str, str]) -> dict[str, Any]:
-    """A registration Secret's skeleton: type, the registration label, ``annotations``."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": REGISTRATION_SECRET_TYPE,
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {LABEL_REGISTRATION: "true"},
-            "annotations": annotations,
-        },
-    }
