@@ -115,6 +115,8 @@ class MemberPool:
         #: behind), so a busy replica sends fewer probes instead of more re-probes.
         self.probes = AdaptiveLimit(initial=64, minimum=8, maximum=1024)
         self._members: dict[MemberKey, Member] = {}
+        # Its starts and retirements: a crash is logged when it happens (and raised by close).
+        self._tasks = kube.TaskSet("member pool", logger=_log)
         self._starting: dict[MemberKey, asyncio.Task[None]] = {}
         #: Members that left the manager, whose grants are being removed (retried until the
         #: member answers; cancelled if the member comes back).
@@ -177,7 +179,6 @@ class MemberPool:
         for conn, (reason, message) in not_ready.items():
             if conn in self._members:
                 self._members[conn].fail(reason, message)
-        loop = asyncio.get_running_loop()
         for conn in conns:
             self._swept.discard(conn)
             retiring = self._retiring.pop(conn, None)
@@ -188,7 +189,7 @@ class MemberPool:
             if conn in not_ready:
                 member.fail(*not_ready[conn])
                 continue
-            self._starting[conn] = loop.create_task(
+            self._starting[conn] = self._tasks.spawn(
                 self._start_one(conn, member), name=f"start {member.label}"
             )
 
@@ -274,7 +275,7 @@ class MemberPool:
         if member is not None:
             await member.stop()
             if left and isinstance(member, MemberConnection):  # an agent's: nothing of ours
-                self._retiring[conn] = asyncio.get_running_loop().create_task(
+                self._retiring[conn] = self._tasks.spawn(
                     self._remove_grants(conn, member.connection, member.observation.member_id),
                     name=f"retire {member.label}",
                 )
@@ -294,14 +295,13 @@ class MemberPool:
             registered: Connection key -> the registration's connection (with its
                 credential), of the registrations this replica owns that no inventory selects.
         """
-        loop = asyncio.get_running_loop()
         for conn, connection in registered.items():
             if conn in self._members or conn in self._retiring or conn in self._swept:
                 continue
             if isinstance(connection, AgentMemberKey):
                 continue
             self._swept.add(conn)
-            self._retiring[conn] = loop.create_task(
+            self._retiring[conn] = self._tasks.spawn(
                 self._remove_grants(conn, connection, None), name=f"sweep {connection.server}"
             )
 
