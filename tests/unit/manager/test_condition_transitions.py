@@ -25,6 +25,10 @@ DOWN = ConditionState("False", "APIServerUnreachable", "connection refused")
 PROPS = (ObservedProperty("a.example", "1", T0),)
 
 
+def cond_status(status, kind):
+    return next(c["status"] for c in status["conditions"] if c["type"] == kind)
+
+
 def status_of(obs, previous=None, when=T0):
     return build_status(obs, PROVIDER, previous, when)
 
@@ -83,6 +87,10 @@ def test_a_new_reason_while_down_is_news_but_not_while_up():
 def test_a_first_status_reports_only_what_is_wrong():
     healthy = status_of(Observation(healthy=HEALTHY, joined=HEALTHY, properties=PROPS))
     assert condition_transitions(None, healthy) == []
+    # Properties not listed yet are Unknown: not known is no news.
+    unlisted = status_of(Observation(healthy=HEALTHY, joined=HEALTHY))
+    assert cond_status(unlisted, CONDITION_PROPERTIES_SYNCED) == "Unknown"
+    assert condition_transitions(None, unlisted) == []
     refused = ConditionState(
         "False", "Unauthorized", "the registration credential is refused (401)"
     )

@@ -6,8 +6,8 @@ writes (``docs/observability.md``): ``ControlPlaneHealthy`` (an agent member goi
 its ``Unknown``/``AgentHeartbeatStale``), ``Joined`` and the properties' ``PropertiesSynced``
 (properties not mirrored). A transition is a change of a condition's status, or of its reason
 while it is not ``True`` (why a member is down changed); a profile's first status reports only
-what is wrong (a healthy member's new profile is no news, and a fleet's first start would
-otherwise write an Event per profile and condition). ``ReportValid`` has its own Event on the
+what is wrong, ``False`` (a healthy member's new profile is no news, nor is ``Unknown``, not
+known yet; a fleet's first start would otherwise write an Event per profile and condition). ``ReportValid`` has its own Event on the
 agent's MemberReport (:mod:`~cluster_inventory.manager.controllers.findings`).
 """
 
@@ -113,13 +113,12 @@ def condition_transitions(
 
     Returns:
         One transition per condition of :data:`REPORTED_CONDITIONS` whose status changed,
-        or whose reason changed while it is not ``True``; of a first status, those not
-        ``True`` and not ``Unknown`` for want of a probe (``NotYetProbed``). In
-        :data:`REPORTED_CONDITIONS` order.
+        or whose reason changed while it is not ``True``; of a condition the profile did
+        not have (its first status), only a ``False`` one. In :data:`REPORTED_CONDITIONS`
+        order.
     """
     before = _by_type((previous or {}).get("conditions"))
     after = _by_type(status.get("conditions"))
-    first = not before
     out = []
     for kind in REPORTED_CONDITIONS:
         new = after.get(kind)
@@ -127,10 +126,9 @@ def condition_transitions(
             continue
         old = before.get(kind)
         state, reason = str(new.get("status", "")), str(new.get("reason", ""))
-        if first:
-            news = state != "True" and reason != "NotYetProbed"
-        elif old is None:
-            news = state != "True"
+        if old is None:
+            # Not known yet (Unknown: the properties not listed yet) is no news either.
+            news = state == "False"
         else:
             was, why = str(old.get("status", "")), str(old.get("reason", ""))
             news = was != state or (state != "True" and why != reason)
