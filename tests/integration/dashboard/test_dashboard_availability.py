@@ -58,4 +58,6 @@ async def test_a_member_page_shows_its_availability_and_outage_from_prometheus(
     assert len(png) > 10_000, "the screenshot is blank"
     shot = tmp_path / "member-availability.png"
     await asyncio.to_thread(shot.write_bytes, png)
-    print(f"member page with availability: {shot}; windows {dict(zip(windows, figures))}")
+    print(
+        f"member page with availability: {shot}; windows {dict(zip(windows, figures, strict=True))}"
+    )
