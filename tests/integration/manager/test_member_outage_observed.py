@@ -60,15 +60,28 @@ async def test_a_stopped_member_gives_its_events_and_prometheus_its_outage(
     assert (outage.status, outage.reason) == ("False", "APIServerUnreachable")
 
     events = [e for e in listed["items"] if e["regarding"]["name"] == seen.name]
-    by_reason = {(e["type"], e["reason"]): e for e in events}
-    warning = by_reason[("Warning", "ControlPlaneUnhealthy")]
-    normal = by_reason[("Normal", "ControlPlaneHealthy")]
-    for event in (warning, normal):
+    for event in events:
         assert event["regarding"]["kind"] == "ClusterProfile"
         assert event["regarding"]["namespace"] == seen.namespace
         assert event["reportingController"] == "cluster-inventory.dev/manager"
-        assert event["note"].startswith(f"member {seen.name}: ControlPlaneHealthy ")
-    assert "True -> False (APIServerUnreachable)" in warning["note"]
-    assert "False -> True" in normal["note"]
-    print("events:", sorted(f"{e['type']} {e['reason']}: {e['note'][:90]}" for e in events))
+        assert event["note"].startswith(f"member {seen.name}: ")
+    notes = {(e["type"], e["reason"], e["note"].split(":")[1].strip()) for e in events}
+    # Down: the probe found nothing listening. Back: healthy again (between them, maybe
+    # a restarting kube-apiserver's failing readyz checks, another reason while False).
+    assert (
+        "Warning",
+        "ControlPlaneUnhealthy",
+        "ControlPlaneHealthy True -> False (APIServerUnreachable)",
+    ) in notes, notes
+    assert any(
+        t == "Normal"
+        and r == "ControlPlaneHealthy"
+        and n.startswith("ControlPlaneHealthy False -> True")
+        for t, r, n in notes
+    ), notes
+    print(
+        "events:",
+        *sorted(f"{e['type']} {e['reason']}: {e['note'][:100]}" for e in events),
+        sep="\n  ",
+    )
     assert transitions is not None and transitions >= 1

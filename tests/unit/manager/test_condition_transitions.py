@@ -73,6 +73,9 @@ def test_a_new_reason_while_down_is_news_but_not_while_up():
         "False",
         "APIServerUnavailable",
     )
+    assert change.note("c1") == (
+        "member c1: ControlPlaneHealthy False (APIServerUnreachable -> APIServerUnavailable): 503"
+    )
 
     up = status_of(Observation(healthy=HEALTHY, joined=HEALTHY, properties=PROPS))
     reworded = ConditionState("True", "SomeOtherReady", "fine")

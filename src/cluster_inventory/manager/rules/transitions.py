@@ -52,6 +52,7 @@ class ConditionTransition:
         reason: Its new reason (``APIServerUnreachable``).
         message: Its new message.
         previous: Its status before ("" when the profile had none).
+        previous_reason: Its reason before ("" when the profile had none).
     """
 
     condition: str
@@ -59,6 +60,7 @@ class ConditionTransition:
     reason: str
     message: str
     previous: str
+    previous_reason: str = ""
 
     @property
     def event_type(self) -> str:
@@ -83,12 +85,18 @@ class ConditionTransition:
     def note(self, member: str) -> str:
         """The Event's note, naming the member (a few hundred characters at most).
 
-        ``member c1: ControlPlaneHealthy True -> False (APIServerUnreachable): <message>``.
-        A condition's message names checks and errors, never a credential
-        (:mod:`~cluster_inventory.kube.probes`).
+        ``member c1: ControlPlaneHealthy True -> False (APIServerUnreachable): <message>``;
+        a new reason while the status stays: ``... False (APIServerUnreachable ->
+        ReadyzCheckFailed): ...``. A condition's message names checks and errors, never a
+        credential (:mod:`~cluster_inventory.kube.probes`).
         """
-        was = f"{self.previous} -> " if self.previous else ""
-        text = f"member {member}: {self.condition} {was}{self.status} ({self.reason})"
+        if self.previous == self.status:
+            change = f"{self.status} ({self.previous_reason} -> {self.reason})"
+        elif self.previous:
+            change = f"{self.previous} -> {self.status} ({self.reason})"
+        else:
+            change = f"{self.status} ({self.reason})"
+        text = f"member {member}: {self.condition} {change}"
         message = self.message.strip()
         if message:
             cut = message if len(message) <= _MESSAGE_LIMIT else message[:_MESSAGE_LIMIT] + "..."
@@ -140,6 +148,7 @@ def condition_transitions(
                     reason=reason,
                     message=str(new.get("message", "")),
                     previous="" if old is None else str(old.get("status", "")),
+                    previous_reason="" if old is None else str(old.get("reason", "")),
                 )
             )
     return out
