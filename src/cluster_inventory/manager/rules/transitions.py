@@ -7,8 +7,9 @@ its ``Unknown``/``AgentHeartbeatStale``), ``Joined`` and the properties' ``Prope
 (properties not mirrored). A transition is a change of a condition's status, or of its reason
 while it is not ``True`` (why a member is down changed); a profile's first status reports only
 what is wrong, ``False`` (a healthy member's new profile is no news, nor is ``Unknown``, not
-known yet; a fleet's first start would otherwise write an Event per profile and condition). ``ReportValid`` has its own Event on the
-agent's MemberReport (:mod:`~cluster_inventory.manager.controllers.findings`).
+known yet; a fleet's first start would otherwise write an Event per profile and condition).
+``ReportValid`` has its own Event on the agent's MemberReport
+(:mod:`~cluster_inventory.manager.controllers.findings`).
 """
 
 from __future__ import annotations
