@@ -7,8 +7,10 @@ the ``ControlPlaneHealthy`` series the cluster manager's replicas export, ``max 
 over every replica), narrowed to the member's first profile (every profile of one member
 tells the same), once per window: 1 h, 1 d, 7 d and 30 d, each at the step that keeps it
 within 10,000 points (1 s, 9 s, 61 s, 260 s: the precision of its figure), and the outages of
-the 7-day window, newest first. The raw series rather than the chart's recording rules, so
-the figures are the command's and a Prometheus without the rules answers too.
+the last 7 days, newest first, each from the shortest window that holds its start (an outage
+of the last hour to the second; a 10-second one a week ago may fall between 61-second steps).
+The raw series rather than the chart's recording rules, so the figures are the command's and
+a Prometheus without the rules answers too.
 
 A page refreshes every few seconds: an answer is kept for ``ttl`` seconds per member, so an
 open page costs Prometheus eight small range queries a minute, not a refresh. Prometheus
@@ -18,6 +20,7 @@ never an empty history.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Callable, Sequence
 
@@ -44,7 +47,7 @@ class PrometheusAvailability:
         url: Prometheus's base URL (``http://prometheus:9090``; a ``user:password@`` is sent
             as basic authentication and never shown).
         windows: Prometheus durations to show, shortest first.
-        outages_window: The window whose outages the page lists (one of ``windows``).
+        outages_window: The longest window whose outages the page lists (one of ``windows``).
         ttl: Seconds an answer is kept per member.
         timeout: Seconds per query.
         clock: Monotonic seconds (the ``ttl``).
@@ -95,7 +98,9 @@ class PrometheusAvailability:
     async def _ask(self, ref: str) -> Availability:
         namespace, _, name = ref.partition("/")
         figures: list[tuple[str, float | None]] = []
-        outages: tuple[Outage, ...] = ()
+        outages: list[Outage] = []
+        listing = True
+        shorter_from: dt.datetime | None = None  # where the last (shorter) window began
         try:
             for label, seconds in self.windows:
                 report = await read_availability(
@@ -106,8 +111,14 @@ class PrometheusAvailability:
                     None,
                 )
                 figures.append((label, None if found is None else found.availability))
-                if label == self.outages_window and found is not None:
-                    outages = tuple(reversed(found.outages))
+                if listing and found is not None:
+                    # What a shorter window saw, it saw at a finer step: only older ones here.
+                    outages.extend(
+                        o for o in found.outages if shorter_from is None or o.start < shorter_from
+                    )
+                shorter_from = report.start
+                listing = listing and label != self.outages_window
         except PrometheusError as exc:
             return Availability(source=self.source, error=str(exc))
-        return Availability(windows=tuple(figures), outages=outages, source=self.source)
+        newest_first = tuple(sorted(outages, key=lambda o: o.start, reverse=True))
+        return Availability(windows=tuple(figures), outages=newest_first, source=self.source)

@@ -86,8 +86,14 @@ async def test_each_window_and_the_outage_of_the_member_newest_first_kept_for_it
         assert [label for label, _ in answer.windows] == ["1h", "1d", "7d", "30d"]
         for _, fraction in answer.windows:
             assert fraction is not None and 0.75 < fraction < 0.85
-        (outage,) = answer.outages
-        assert outage.reason == "APIServerUnreachable" and outage.end is not None
+        # The stand-in has each window down for its middle fifth: the hour's outage (to the
+        # second), the day's before the hour began, the week's before the day; not the 30 d's.
+        hour, day, week = answer.outages
+        assert hour.start > day.start > week.start
+        assert all(
+            o.reason == "APIServerUnreachable" and o.end is not None for o in (hour, day, week)
+        )
+        assert 700 <= hour.seconds <= 740
         # Eight queries, each narrowed to the member's first profile.
         assert len(queries) == 8
         assert all('namespace="team-a",name="east"' in q for q in queries)
