@@ -79,6 +79,10 @@ def dashboard_cmd(
     from cluster_inventory.dashboard.availability import PrometheusAvailability
     from cluster_inventory.integrations.availability import PrometheusError
 
+    try:  # a bad flag is said before the hub is read
+        store = PrometheusAvailability(prometheus) if prometheus else None
+    except PrometheusError as exc:
+        fail(str(exc))
     process = hub_process(
         kubeconfig,
         context,
@@ -88,8 +92,7 @@ def dashboard_cmd(
     )
     try:
         listen = parse_address(address)
-        store = PrometheusAvailability(prometheus) if prometheus else None
-    except (ValueError, PrometheusError) as exc:
+    except ValueError as exc:
         fail(str(exc))
 
     def announce(url: str) -> None:
