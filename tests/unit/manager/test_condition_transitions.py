@@ -137,3 +137,21 @@ def test_a_malformed_stored_status_is_read_as_none():
     assert [t.condition for t in condition_transitions({"conditions": "nonsense"}, down)] == [
         CONDITION_CONTROL_PLANE_HEALTHY
     ]
+
+
+def test_a_hostile_agent_chooses_no_event_reason_and_no_terminal_control_in_the_note():
+    # An agent member's health reason and message are its agent's text (up to 4,096
+    # characters of it): markup, escape sequences, newlines, a forged second line.
+    up = status_of(Observation(healthy=HEALTHY, joined=HEALTHY, properties=PROPS))
+    hostile = ConditionState(
+        "False",
+        "Pwned\x1b]0;title\x07",
+        "\x1b[2J\x1b[31mall good\r\nWarning FakeEvent: member other: hub compromised" * 60,
+    )
+    after = status_of(Observation(healthy=hostile, joined=HEALTHY, properties=PROPS), up, T1)
+    [change] = condition_transitions(up, after)
+    assert change.event_reason == "ControlPlaneUnhealthy"  # ours, never the agent's
+    note = change.note("c1")
+    assert note.startswith("member c1: ControlPlaneHealthy True -> False (Pwned ]0;title ): ")
+    assert all(ch.isprintable() for ch in note)
+    assert len(note.encode()) < 1024

@@ -89,7 +89,9 @@ class ConditionTransition:
         ``member c1: ControlPlaneHealthy True -> False (APIServerUnreachable): <message>``;
         a new reason while the status stays: ``... False (APIServerUnreachable ->
         ReadyzCheckFailed): ...``. A condition's message names checks and errors, never a
-        credential (:mod:`~cluster_inventory.kube.probes`).
+        credential (:mod:`~cluster_inventory.kube.probes`); an agent member's is its agent's
+        text, so every character that is not printable (an escape sequence, a newline) reads
+        as a space: a note is shown on terminals (``kubectl describe``) and pages.
         """
         if self.previous == self.status:
             change = f"{self.status} ({self.previous_reason} -> {self.reason})"
@@ -102,7 +104,7 @@ class ConditionTransition:
         if message:
             cut = message if len(message) <= _MESSAGE_LIMIT else message[:_MESSAGE_LIMIT] + "..."
             text += f": {cut}"
-        return text
+        return "".join(ch if ch.isprintable() else " " for ch in text)
 
 
 def _by_type(conditions: Any) -> dict[str, Mapping[str, Any]]:
