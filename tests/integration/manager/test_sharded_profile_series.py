@@ -10,68 +10,23 @@ so Prometheus never sees a profile twice.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import subprocess
-import sys
-from pathlib import Path
-
 import aiohttp
-import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import (
     ANNOTATION_SHARD_HOLDER,
     LABEL_CLUSTER_MANAGER,
-    LABEL_CLUSTER_SET,
     METRIC_PROFILE_CONDITION,
     METRIC_PROFILE_INFO,
 )
 from cluster_inventory.controller.sharding import rendezvous_owner
-from cluster_inventory.manager import registration_secret
 from cluster_inventory.testing import Fleet, free_port
+from tests.sharded_replicas import own_inventories, replica, stopped
 from tests.waiting import eventually
 
-CLI = Path(sys.executable).parent / "cluster-inventory"
 MEMBERS = [f"s{i}" for i in range(6)]
 REPLICAS = ("pa", "pb")
-
-
-def _replica(
-    name: str, manager: str, namespace: str, kubeconfig: str, port: int
-) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            str(CLI),
-            "manager",
-            "run",
-            "--kubeconfig",
-            kubeconfig,
-            "--name",
-            manager,
-            "--namespace",
-            namespace,
-            "--member-namespace",
-            namespace,
-            "--sharding",
-            "--shard-lease-duration",
-            "3",
-            "--shard-renew-interval",
-            "1",
-            "--probe-interval",
-            "1",
-            "--health-probe-bind-address",
-            "0",
-            "--metrics-bind-address",
-            f"127.0.0.1:{port}",
-        ],
-        env={**os.environ, "POD_NAME": name},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 async def _exported(port: int) -> dict[str, set[tuple[str, str]]]:
@@ -96,24 +51,14 @@ async def test_two_sharded_replicas_export_disjoint_profile_series(
     fleet: Fleet, test_namespace: str
 ) -> None:
     manager = "ps-" + test_namespace[-8:]
-    members = list(fleet.members.values())
     ports = {r: free_port() for r in REPLICAS}
     async with await fleet.hub.client() as hub:
-        inventories: dict[str, str] = {}
-        for i, name in enumerate(MEMBERS):
-            ns = f"{test_namespace}-{name}"[:63]
-            inventories[name] = ns
-            await kube.apply(
-                hub,
-                kube.NAMESPACES,
-                {"metadata": {"name": ns, "labels": {LABEL_CLUSTER_SET: f"{manager}-{name}"}}},
-                field_manager="test",
-            )
-            text = yaml.safe_dump(members[i % len(members)].kubeconfig())
-            secret = registration_secret(name, test_namespace, text, [f"{manager}-{name}"])
-            await kube.apply(hub, kube.SECRETS, secret, field_manager="test")
+        inventories = await own_inventories(hub, fleet, test_namespace, manager, MEMBERS)
         kubeconfig = str(fleet.hub.kubeconfig_path)
-        replicas = {r: _replica(r, manager, test_namespace, kubeconfig, ports[r]) for r in REPLICAS}
+        replicas = {
+            r: replica(r, manager, test_namespace, kubeconfig, metrics=f"127.0.0.1:{ports[r]}")
+            for r in REPLICAS
+        }
         owner = {m: rendezvous_owner(m, list(REPLICAS)) for m in MEMBERS}
         expected = {r: {(inventories[m], m) for m in MEMBERS if owner[m] == r} for r in REPLICAS}
         try:
@@ -145,12 +90,7 @@ async def test_two_sharded_replicas_export_disjoint_profile_series(
                 each_exports_its_own, timeout=30, what="each replica's own profile series"
             )
         finally:
-            for proc in replicas.values():
-                if proc.poll() is None:
-                    proc.send_signal(signal.SIGTERM)
-            outputs = {
-                n: await asyncio.to_thread(p.communicate, timeout=30) for n, p in replicas.items()
-            }
+            outputs = await stopped(replicas)
             for ns in inventories.values():
                 await kube.delete(hub, kube.NAMESPACES, ns)
     pa, pb = (found[r][METRIC_PROFILE_INFO] for r in REPLICAS)
