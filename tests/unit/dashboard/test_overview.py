@@ -5,10 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import ANNOTATION_PROFILE, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.dashboard import Query, build, select
-from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE
 
 NOW = dt.datetime(2026, 11, 25, tzinfo=dt.UTC)
 
