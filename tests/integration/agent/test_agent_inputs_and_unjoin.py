@@ -25,8 +25,8 @@ from cluster_inventory.api.agents import new_acceptance_id
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.admin.agents import Acceptance, accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.agents import JOIN_NS, AgentProcess, agent_csrs
-from tests.cli_run import cli
+from tests.support.hub.agents import JOIN_NS, AgentProcess, agent_csrs
+from tests.support.processes.cli import cli
 from tests.unit.agent.test_agent_identity import _certificate
 
 

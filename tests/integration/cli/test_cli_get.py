@@ -28,7 +28,7 @@ import yaml
 from cluster_inventory import kube
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.testing import ControlPlane, find_binary
-from tests.cli_run import cli, scripts_dir
+from tests.support.processes.cli import cli, scripts_dir
 
 GOLDEN = Path(__file__).parent / "golden"
 NAMESPACE = "golden-inventory"

@@ -28,10 +28,10 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.cli._kubectl import KUBECTL_ENV
 from cluster_inventory.integrations.placement import SCHEDULER_NAME, PlacementScheduler
 from cluster_inventory.testing import Fleet, find_binary
-from tests.cli_run import cli, scripts_dir
 from tests.integration.cli.test_cli_get import _kubectl
 from tests.integration.integrations.test_placement_scheduler import bounded, placement, profile
-from tests.waiting import eventually
+from tests.support.processes.cli import cli, scripts_dir
+from tests.support.waiting import eventually
 
 _AGE = re.compile(r"^(\d+[smhdy])+$")
 _OTHER_SCHEDULER = "open-cluster-management.io/mirror"

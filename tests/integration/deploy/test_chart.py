@@ -47,7 +47,7 @@ from tests.integration.deploy.test_deploy_manifests import (
     expand,
     kubectl,
 )
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 EXAMPLES = sorted(p.name for p in (CHART_DIR / "examples").glob("*.yaml"))
 #: Namespaces the examples install into or grant in (they must exist for a server dry run).

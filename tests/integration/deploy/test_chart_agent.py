@@ -34,7 +34,7 @@ from cluster_inventory.testing import Fleet, free_port
 from cluster_inventory_workshop.chart import CHART_DIR, HelmError, render_chart
 from tests.integration.deploy.test_chart import IDENTITY_KINDS, of_kind
 from tests.integration.deploy.test_deploy_manifests import kubectl
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 AGENT = "cluster-inventory-agent"
 EXAMPLE = CHART_DIR / "examples" / "agent.yaml"

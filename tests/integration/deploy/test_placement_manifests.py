@@ -39,7 +39,7 @@ from tests.integration.deploy.test_deploy_manifests import (
     the,
 )
 from tests.integration.integrations.test_placement_scheduler import placement, profile
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 TREE = DEPLOY / "placement"
 SCHEDULER = "cluster-inventory-placement"

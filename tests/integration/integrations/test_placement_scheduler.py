@@ -27,8 +27,8 @@ from cluster_inventory.integrations.placement import (
     read_decisions,
 )
 from cluster_inventory.testing import Fleet
-from tests.cli_run import cli
-from tests.waiting import eventually
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 
 def healthy(ok: bool) -> dict[str, str]:

@@ -8,8 +8,8 @@ from typing import Any
 import aiohttp
 
 from cluster_inventory.dashboard import Dashboard, build
+from tests.support.waiting import eventually
 from tests.unit.dashboard.test_overview import NOW, profile
-from tests.waiting import eventually
 
 
 class FakeState:
