@@ -318,7 +318,6 @@ async def test_server_side_dry_run_of_every_example(
     manifest.write_text(render_chart([CHART_DIR / "examples" / example]))
     result = await asyncio.to_thread(
         kubectl,
-        of_kind,
         "apply",
         "--server-side",
         "--dry-run=server",
@@ -435,7 +434,6 @@ async def test_each_deployment_runs_with_its_service_account_token(
     identity.write_text(yaml.safe_dump_all([o for o in objs if o["kind"] in IDENTITY_KINDS]))
     applied = await asyncio.to_thread(
         kubectl,
-        of_kind,
         "apply",
         "--server-side",
         "--force-conflicts",
@@ -567,7 +565,6 @@ async def test_the_dashboard_reads_with_its_service_account_token_and_writes_not
     identity.write_text(yaml.safe_dump_all([o for o in objs if o["kind"] in IDENTITY_KINDS]))
     applied = await asyncio.to_thread(
         kubectl,
-        of_kind,
         "apply",
         "--server-side",
         "--force-conflicts",

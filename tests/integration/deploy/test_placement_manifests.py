@@ -212,7 +212,6 @@ async def test_the_scheduler_runs_with_only_these_grants(
     manifest.write_text(yaml.safe_dump_all(identity))
     applied = await asyncio.to_thread(
         kubectl,
-        render,
         "apply",
         "--server-side",
         "-f",
