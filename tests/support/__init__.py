@@ -1,9 +1,10 @@
 """What the tests share, by role (``tests/support/README.md`` lists every module).
 
 - :mod:`tests.support.hub`: harnesses on the session fleet's hub: a cluster manager in the
-  test's event loop, published profiles, accepted agent members, CRDs as other tools leave them;
-- :mod:`tests.support.processes`: our console scripts, the wheel and other binaries run as
-  processes, and the checks of what a process left running;
+  test's event loop, published profiles, accepted agent members, CRDs as other tools leave them,
+  placements, deploy/'s manifests;
+- :mod:`tests.support.processes`: our console scripts, the wheel, kubectl, promtool and
+  Prometheus run as processes, and the checks of what a process left running;
 - :mod:`tests.support.network`: network faults and paths: Toxiproxy, a tarpit, forward
   proxies, a member in a network namespace, and the fault matrix built on them;
 - :mod:`tests.support.data`: documents and fakes: Hypothesis strategies, the bad-input

@@ -28,6 +28,7 @@ import yaml
 from cluster_inventory import kube
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.testing import ControlPlane, find_binary
+from tests.support.processes.binaries import kubectl
 from tests.support.processes.cli import cli, scripts_dir
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -208,15 +209,7 @@ def _ok(*args: str, hub: ControlPlane) -> str:
 def _kubectl(
     *args: str, hub: ControlPlane, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(find_binary("kubectl")), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "KUBECONFIG": str(hub.kubeconfig_path), **(env or {})},
-    )
+    return kubectl(*args, env={"KUBECONFIG": str(hub.kubeconfig_path), **(env or {})})
 
 
 @pytest.mark.parametrize(

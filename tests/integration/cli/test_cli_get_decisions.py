@@ -29,7 +29,7 @@ from cluster_inventory.cli._kubectl import KUBECTL_ENV
 from cluster_inventory.integrations.placement import SCHEDULER_NAME, PlacementScheduler
 from cluster_inventory.testing import Fleet, find_binary
 from tests.integration.cli.test_cli_get import _kubectl
-from tests.integration.integrations.test_placement_scheduler import bounded, placement, profile
+from tests.support.hub.placements import bounded, placement, profile
 from tests.support.processes.cli import cli, scripts_dir
 from tests.support.waiting import eventually
 

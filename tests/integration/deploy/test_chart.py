@@ -46,9 +46,9 @@ from tests.support.hub.manifests import (
     NAMESPACE,
     WRITE_VERBS,
     expand,
-    kubectl,
     of_kind,
 )
+from tests.support.processes.binaries import kubectl
 from tests.support.waiting import eventually
 
 EXAMPLES = sorted(p.name for p in (CHART_DIR / "examples").glob("*.yaml"))

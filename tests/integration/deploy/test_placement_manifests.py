@@ -26,7 +26,6 @@ from cluster_inventory import api, kube
 from cluster_inventory.cli.placement import placement_app
 from cluster_inventory.integrations.placement import SCHEDULER_NAME
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
-from tests.integration.integrations.test_placement_scheduler import placement, profile
 from tests.support.hub.manifests import (
     APP_LABEL,
     DEPLOY,
@@ -36,11 +35,12 @@ from tests.support.hub.manifests import (
     dry_run_applied,
     ensure_namespace,
     expand,
-    kubectl,
     render,
     server_dry_run,
     the,
 )
+from tests.support.hub.placements import placement, profile
+from tests.support.processes.binaries import kubectl
 from tests.support.waiting import eventually
 
 TREE = DEPLOY / "placement"

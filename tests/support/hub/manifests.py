@@ -18,8 +18,8 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
-from cluster_inventory.testing.assets import find_binary
 from tests.support import REPO
+from tests.support.processes.binaries import kubectl
 
 DEPLOY = REPO / "deploy"
 NAMESPACE = "cluster-inventory-system"
@@ -51,18 +51,6 @@ APPLY_PREFIX = {
         "validatingadmissionpolicybinding.admissionregistration.k8s.io"
     ),
 }
-
-
-def kubectl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """The pinned ``kubectl`` with ``args``, no standard input, output captured as text."""
-    return subprocess.run(
-        [str(find_binary("kubectl")), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def render(tree: Path = DEPLOY) -> list[dict[str, Any]]:
