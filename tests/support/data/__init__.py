@@ -3,5 +3,5 @@
 - :mod:`.strategies`: Hypothesis strategies for valid ClusterProfile documents;
 - :mod:`.bad_input`: hostile input for the bad-input campaign (issue 22), and its tally;
 - :mod:`.provider_files`: provider files (KEP-5339) whose plugin is our secretreader;
-- :mod:`.certificates`: a self-signed client certificate and key.
+- :mod:`.certificates`: a self-signed client pair, and agent certificates of a chosen life.
 """
