@@ -8,7 +8,7 @@
 - :mod:`tests.support.network`: network faults and paths: Toxiproxy, a tarpit, forward
   proxies, a member in a network namespace, and the fault matrix built on them;
 - :mod:`tests.support.data`: documents and fakes: Hypothesis strategies, the bad-input
-  campaign's hostile input, provider files, a throwaway certificate;
+  campaign's hostile input, provider files, certificates, profiles, the dashboard's fake state;
 - :mod:`tests.support.waiting`: waiting for a condition on real servers, never a fixed sleep;
 - :mod:`tests.support.consumers`: upstream consumers (Kueue, the Knative Operator) run
   off-cluster against the fleet.

@@ -1,6 +1,6 @@
 """The pinned binaries of the test assets and tools, run as a user runs them.
 
-``kubectl`` is the test assets' (the control planes' own version, its built-in kustomize);
+``kubectl`` (and ``hub_kubectl``, on a hub) is the test assets' (the control planes' own version, its built-in kustomize);
 ``promtool`` is built from the Prometheus module by ``cluster-inventory-workshop
 install-assets``. Each runs with no standard input and its output captured as text; a
 missing binary fails with the message saying how to build it.
@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from cluster_inventory.testing import ControlPlane
 from cluster_inventory.testing.assets import find_binary
 from cluster_inventory_workshop.chart import CHART_DIR
 from cluster_inventory_workshop.tools import find_tool
@@ -34,6 +35,14 @@ def kubectl(
         stdin=subprocess.DEVNULL,
         env=None if env is None else {**os.environ, **env},
     )
+
+
+def hub_kubectl(
+    *args: str, hub: ControlPlane, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """:func:`kubectl` with ``KUBECONFIG`` the ``hub``'s admin kubeconfig (a kubectl plugin it
+    runs reads the same variable), ``env`` added over it."""
+    return kubectl(*args, env={"KUBECONFIG": str(hub.kubeconfig_path), **(env or {})})
 
 
 def promtool(*args: str, cwd: Path = RULE_FILES_DIR) -> subprocess.CompletedProcess[str]:
