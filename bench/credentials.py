@@ -113,8 +113,7 @@ async def main(runs: int) -> None:
                 },
                 field_manager="bench",
             )
-        config = hub.kubeconfig()
-        config["contexts"][0]["context"]["namespace"] = NAMESPACE
+        config = hub.kubeconfig(namespace=NAMESPACE)
         kubeconfig = hub.workdir / "bench.kubeconfig"
         kubeconfig.write_text(yaml.safe_dump(config))
         ours_access = access(ours, (), kubeconfig, hub.server)

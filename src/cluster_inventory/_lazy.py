@@ -2,8 +2,9 @@
 
 ``import cluster_inventory.api`` must not import pydantic (the CLI's fast paths read only
 constants), and ``cluster_inventory.credentials`` must not import pydantic or
-kubernetes_asyncio (its exec plugins pay every import on each cold start). Both packages
-export their names through the one ``__getattr__`` and ``__dir__`` made here.
+kubernetes_asyncio (its exec plugins pay every import on each cold start), and enabling the
+pytest plugin of ``cluster_inventory.testing`` must not import aiohttp. These packages export
+their names through the one ``__getattr__`` and ``__dir__`` made here.
 """
 
 from __future__ import annotations

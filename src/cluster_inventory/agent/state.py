@@ -18,7 +18,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cryptography import x509
 from cryptography.x509.oid import NameOID
@@ -27,6 +27,10 @@ from cluster_inventory import kube
 from cluster_inventory.agent.identity import AgentIdentity
 from cluster_inventory.api.agents import agent_user
 from cluster_inventory.api.constants import AGENT_USER_PREFIX
+from cluster_inventory.kubeconfig import one_cluster_document
+
+if TYPE_CHECKING:
+    from cluster_inventory.shapes import RawKubeconfig
 
 __all__ = ["IdentityStore", "StateDirError", "stored_member"]
 
@@ -263,19 +267,10 @@ def _write_atomic(path: Path, data: bytes, mode: int) -> None:
 
 def _kubeconfig(
     name: str, bootstrap: kube.ClusterConnection, cert_path: Path, key_path: Path
-) -> dict[str, Any]:
-    cluster = bootstrap.kubeconfig_cluster()
-    user = agent_user(name)
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "hub", "cluster": cluster}],
-        "users": [
-            {
-                "name": user,
-                "user": {"client-certificate": str(cert_path), "client-key": str(key_path)},
-            }
-        ],
-        "contexts": [{"name": "hub", "context": {"cluster": "hub", "user": user}}],
-        "current-context": "hub",
-    }
+) -> RawKubeconfig:
+    return one_cluster_document(
+        name="hub",
+        cluster=bootstrap.kubeconfig_cluster(),
+        user={"client-certificate": str(cert_path), "client-key": str(key_path)},
+        user_name=agent_user(name),
+    )

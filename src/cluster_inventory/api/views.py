@@ -313,6 +313,19 @@ class ProfileView:
                 return provider
         return None
 
+    @property
+    def server(self) -> str:
+        """The member's API server as the first access provider that names one gives it.
+
+        "" when none does. What a row about the member shows before (or without) resolving
+        which provider a consumer uses (:func:`cluster_inventory.credentials.resolve_access`).
+        """
+        for provider in self.access_providers:
+            server = _mapping(provider.get("cluster")).get("server")
+            if server:
+                return _text(server)
+        return ""
+
 
 def _count(value: Any) -> int:
     return value if type(value) is int and value > 0 else 0

@@ -1,4 +1,4 @@
-"""The options every hub command shares, written once (typer ``Annotated`` aliases).
+"""The options hub commands share, written once (typer ``Annotated`` aliases).
 
 A parameter's name gives the flag (``kubeconfig`` -> ``--kubeconfig``); its default stays in
 the command's signature, since defaults differ (the manager serves ``:8080`` by default, the
@@ -18,6 +18,7 @@ __all__ = [
     "HealthAddress",
     "HubContext",
     "HubKubeconfig",
+    "InventoryNamespace",
     "LeaderElect",
     "LogFormat",
     "MetricsAddress",
@@ -30,6 +31,11 @@ __all__ = [
 HubKubeconfig = Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)]
 #: ``--context``: a context of the hub's kubeconfig.
 HubContext = Annotated[str | None, typer.Option(help="Hub kubeconfig context.")]
+#: ``-n``/``--namespace`` of the commands that read profiles; None: the context's namespace.
+InventoryNamespace = Annotated[
+    str | None,
+    typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
+]
 #: ``--leader-elect/--no-leader-elect``.
 LeaderElect = Annotated[bool, typer.Option(help="Use Lease leader election.")]
 #: ``--sharding``: replicas share the member clusters (docs/scale.md).

@@ -17,7 +17,7 @@ import typer
 
 from cluster_inventory import __version__
 from cluster_inventory.api.constants import REQUEST_TIMEOUT, REQUEST_TIMEOUT_ENV
-from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._errors import fail, run_or_fail
 from cluster_inventory.cli._files import console_script, write_private
 from cluster_inventory.cli._help import DESCRIPTION
 from cluster_inventory.cli._hub import (
@@ -26,7 +26,7 @@ from cluster_inventory.cli._hub import (
     hub_kubeconfig_pin,
     profile_reference,
 )
-from cluster_inventory.cli._options import HubContext, HubKubeconfig
+from cluster_inventory.cli._options import HubContext, HubKubeconfig, InventoryNamespace
 from cluster_inventory.cli.agent import agent_app
 from cluster_inventory.cli.apply import apply_cmd
 from cluster_inventory.cli.availability import availability_cmd
@@ -132,19 +132,16 @@ def version() -> None:
     )
 
 
-#: ``-n`` of the commands that read profiles; None means the kubeconfig context's namespace.
-_InventoryNamespace = Annotated[
-    str | None,
-    typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
+#: The profile a command reads, as the user names it.
+_ProfileName = Annotated[
+    str, typer.Argument(help="ClusterProfile name, or NAMESPACE/NAME as tables print it.")
 ]
 
 
 @app.command("kubeconfig")
 def kubeconfig_cmd(
-    profile: Annotated[
-        str, typer.Argument(help="ClusterProfile name, or NAMESPACE/NAME as tables print it.")
-    ],
-    namespace: _InventoryNamespace = None,
+    profile: _ProfileName,
+    namespace: InventoryNamespace = None,
     kubeconfig: HubKubeconfig = None,
     context: HubContext = None,
     provider: Annotated[str, typer.Option(help="Access provider to use.")] = "secretreader",
@@ -206,7 +203,7 @@ def get_cmd(
         ),
     ] = None,
     name: Annotated[str | None, typer.Argument(help="Name (default: every object).")] = None,
-    namespace: _InventoryNamespace = None,
+    namespace: InventoryNamespace = None,
     all_namespaces: Annotated[
         bool, typer.Option("--all-namespaces", "-A", help="List profiles of every inventory.")
     ] = False,
@@ -277,7 +274,6 @@ def conformance_cmd(
     """
     import yaml
 
-    from cluster_inventory import kube
     from cluster_inventory.integrations import conformance as conf
 
     if output not in ("text", "yaml", "json", "html"):
@@ -288,10 +284,7 @@ def conformance_cmd(
         async with await hub_client(path, context) as client:
             return await conf.run(client, namespace, cluster_manager)
 
-    try:
-        doc = asyncio.run(check())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    doc = run_or_fail(check())
     texts = {
         "text": lambda: conf.render_text(doc),
         "yaml": lambda: yaml.safe_dump(doc, sort_keys=False),
@@ -312,10 +305,8 @@ def conformance_cmd(
 
 @app.command("describe")
 def describe_cmd(
-    name: Annotated[
-        str, typer.Argument(help="ClusterProfile name, or NAMESPACE/NAME as tables print it.")
-    ],
-    namespace: _InventoryNamespace = None,
+    name: _ProfileName,
+    namespace: InventoryNamespace = None,
     kubeconfig: HubKubeconfig = None,
     context: HubContext = None,
 ) -> None:
@@ -338,10 +329,7 @@ def describe_cmd(
                 events = []
             return profile, events
 
-    try:
-        profile, events = asyncio.run(fetch())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    profile, events = run_or_fail(fetch())
     typer.echo(describe_profile(profile, events), nl=False)
 
 

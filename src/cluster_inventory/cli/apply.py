@@ -16,7 +16,7 @@ import typer
 from cluster_inventory.api.constants import FIELD_MANAGER_APPLY
 from cluster_inventory.cli._errors import fail
 from cluster_inventory.cli._hub import context_namespace, hub_client
-from cluster_inventory.cli._options import HubContext, HubKubeconfig
+from cluster_inventory.cli._options import HubContext, HubKubeconfig, InventoryNamespace
 from cluster_inventory.cli._table import format_table
 
 __all__ = ["PROVIDER_FILE_ENV", "apply_cmd", "render_results"]
@@ -133,10 +133,7 @@ def apply_cmd(
         list[str],
         typer.Option("--filename", "-f", help="File, directory or - (stdin); repeatable."),
     ],
-    namespace: Annotated[
-        str | None,
-        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
-    ] = None,
+    namespace: InventoryNamespace = None,
     profile: Annotated[
         str | None, typer.Option("--profile", help="Apply to this ClusterProfile's member.")
     ] = None,

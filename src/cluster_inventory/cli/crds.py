@@ -12,14 +12,13 @@ inside the commands.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cluster_inventory.api.constants import GROUP, V1ALPHA2
-from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._errors import fail, run_or_fail
 from cluster_inventory.cli._get import RESOURCE_TYPES
 from cluster_inventory.cli._hub import hub_client
 from cluster_inventory.cli._options import HubContext, HubKubeconfig
@@ -104,10 +103,7 @@ def crds_apply(
                 dry_run=dry_run == "server",
             )
 
-    try:
-        results = asyncio.run(run())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    results = run_or_fail(run())
     for result in results:
         if result.error is None:
             typer.echo("\n".join(_applied_lines(result)))
@@ -209,10 +205,7 @@ def crds_migrate(
                     failed.append(str(exc))
         return done, failed
 
-    try:
-        done, failed = asyncio.run(run())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    done, failed = run_or_fail(run())
     for result in done:
         typer.echo("\n".join(_migrated_lines(result)))
     _errors(failed)

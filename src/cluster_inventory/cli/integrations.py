@@ -9,7 +9,6 @@ integrations are imported inside the commands.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +17,7 @@ import typer
 
 from cluster_inventory.api.constants import DEFAULT_SYNC_INSTANCE
 from cluster_inventory.cli import _options as opt
-from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._errors import fail, run_or_fail
 from cluster_inventory.cli._hub import context_namespace, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 
@@ -146,10 +145,7 @@ def argocd_sync(
 def argocd_render(
     profile: Annotated[str, typer.Argument(help="ClusterProfile name.")],
     provider_file: _ProviderFile,
-    namespace: Annotated[
-        str | None,
-        typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
-    ] = None,
+    namespace: opt.InventoryNamespace = None,
     argocd_namespace: Annotated[str, typer.Option(help="Argo CD's namespace.")] = "argocd",
     output: _Output = "yaml",
     decoded: Annotated[
@@ -175,10 +171,7 @@ def argocd_render(
             found: dict[str, Any] = await kube.get(hub, kube.CLUSTER_PROFILES, profile, ns)
             return found
 
-    try:
-        found = asyncio.run(fetch())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    found = run_or_fail(fetch())
     try:
         secret = render_cluster_secret(found, providers, namespace=argocd_namespace)
     except RenderError as exc:

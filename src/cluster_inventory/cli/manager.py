@@ -19,7 +19,7 @@ from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import FIELD_MANAGER_CLI, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.cli import _options as opt
-from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._errors import fail, run_or_fail
 from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli.manager_agents import (
@@ -387,10 +387,7 @@ def manager_grants(
             for g, state in rows
         ]
 
-    try:
-        rows = asyncio.run(run())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    rows = run_or_fail(run())
     if not rows:
         typer.echo(f"cluster manager {name!r} holds nothing on this member, and needs nothing")
         return

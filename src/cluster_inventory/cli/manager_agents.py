@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from cluster_inventory.cli import _options as opt
-from cluster_inventory.cli._errors import fail
+from cluster_inventory.cli._errors import fail, run_or_fail
 from cluster_inventory.cli._hub import hub_client
 from cluster_inventory.manager.rules.names import DEFAULT_NAMESPACE
 
@@ -246,10 +246,7 @@ def manager_agents(
             dt.datetime.now(dt.UTC),
         )
 
-    try:
-        statuses = asyncio.run(run())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    statuses = run_or_fail(run())
     if not statuses:
         typer.echo(f"no agent member in {namespace}")
         return

@@ -28,10 +28,6 @@ placement_app = typer.Typer(
     no_args_is_help=True,
 )
 
-_Namespace = Annotated[
-    str | None,
-    typer.Option("--namespace", "-n", help="Inventory namespace (default: the context's)."),
-]
 _Output = Annotated[str | None, typer.Option("--output", "-o", help="wide, json or yaml.")]
 
 
@@ -83,7 +79,7 @@ def create(
     placement_key: Annotated[
         str | None, typer.Option(help="placement-key label value (default: the name).")
     ] = None,
-    namespace: _Namespace = None,
+    namespace: opt.InventoryNamespace = None,
     kubeconfig: opt.HubKubeconfig = None,
     context: opt.HubContext = None,
 ) -> None:
@@ -129,7 +125,7 @@ def create(
 @placement_app.command("get")
 def get(
     name: Annotated[str | None, typer.Argument(help="Placement name (default: all).")] = None,
-    namespace: _Namespace = None,
+    namespace: opt.InventoryNamespace = None,
     output: _Output = None,
     kubeconfig: opt.HubKubeconfig = None,
     context: opt.HubContext = None,
@@ -192,7 +188,7 @@ def decisions(
     decision_key: Annotated[
         str, typer.Argument(help="The decision-key (a Placement's name for ours).")
     ],
-    namespace: _Namespace = None,
+    namespace: opt.InventoryNamespace = None,
     output: _Output = None,
     kubeconfig: opt.HubKubeconfig = None,
     context: opt.HubContext = None,
@@ -264,7 +260,7 @@ def decisions(
 @placement_app.command("delete")
 def delete(
     name: Annotated[str, typer.Argument(help="Placement name.")],
-    namespace: _Namespace = None,
+    namespace: opt.InventoryNamespace = None,
     kubeconfig: opt.HubKubeconfig = None,
     context: opt.HubContext = None,
 ) -> None:

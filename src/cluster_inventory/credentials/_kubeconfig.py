@@ -15,6 +15,7 @@ from cluster_inventory.api import v1alpha1
 from cluster_inventory.api.constants import ACCESS_PROVIDER_SECRETREADER, EXTENSION_EXEC
 from cluster_inventory.credentials._access import profile_id
 from cluster_inventory.credentials.errors import AccessProviderNotFound
+from cluster_inventory.kubeconfig import one_cluster_document
 
 if TYPE_CHECKING:
     from cluster_inventory.shapes import RawCluster, RawExec, RawKubeconfig
@@ -80,11 +81,4 @@ def kubeconfig_for_profile(
     }
     if install_hint:
         user_exec["installHint"] = install_hint
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": name, "cluster": cluster}],
-        "users": [{"name": name, "user": {"exec": user_exec}}],
-        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-        "current-context": name,
-    }
+    return one_cluster_document(name=name, cluster=cluster, user={"exec": user_exec})

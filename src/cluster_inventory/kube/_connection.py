@@ -9,7 +9,10 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cluster_inventory.shapes import RawCluster
 
 __all__ = ["ClusterConnection"]
 
@@ -49,14 +52,14 @@ class ClusterConnection:
     exec_user: Mapping[str, Any] | None = field(default=None, repr=False, hash=False)
     exec_cluster_config: Any = field(default=None, repr=False, hash=False)
 
-    def kubeconfig_cluster(self) -> dict[str, Any]:
+    def kubeconfig_cluster(self) -> RawCluster:
         """The kubeconfig ``clusters[].cluster`` entry that reaches this server (no user).
 
         ``server``, ``certificate-authority-data`` (base64 of :attr:`ca_data`),
         ``tls-server-name``, ``insecure-skip-tls-verify`` and ``proxy-url``, each only when
         set: what a kubeconfig written for another identity on the same cluster carries.
         """
-        cluster: dict[str, Any] = {"server": self.server}
+        cluster: RawCluster = {"server": self.server}
         if self.ca_data:
             cluster["certificate-authority-data"] = base64.b64encode(self.ca_data).decode()
         if self.tls_server_name:

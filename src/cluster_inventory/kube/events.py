@@ -24,7 +24,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter
 
@@ -46,6 +46,7 @@ __all__ = [
     "AGGREGATED_NOTE_PREFIX",
     "EVENT_RESULTS",
     "CorrelatorOptions",
+    "EventFields",
     "EventMetrics",
     "EventRecorder",
     "object_reference",
@@ -268,39 +269,32 @@ def recorder_for(client: ApiClient) -> EventRecorder:
     return recorder
 
 
+class EventFields(TypedDict):
+    """The keywords of :meth:`EventRecorder.record` (and :func:`record_event`), as one type."""
+
+    reason: str
+    note: str
+    action: str
+    controller: str
+    instance: str
+    dedupe: NotRequired[str | None]
+    event_type: NotRequired[str]
+    now: NotRequired[dt.datetime | None]
+
+
 async def record_event(
-    client: ApiClient,
-    regarding: Mapping[str, Any],
-    *,
-    reason: str,
-    note: str,
-    action: str,
-    controller: str,
-    instance: str,
-    dedupe: str | None = None,
-    event_type: str = "Warning",
-    now: dt.datetime | None = None,
+    client: ApiClient, regarding: Mapping[str, Any], **fields: Unpack[EventFields]
 ) -> bool:
     """Report about ``regarding`` through ``client``'s :class:`EventRecorder`.
 
-    The arguments are :meth:`EventRecorder.record`'s; the recorder is the one
-    :func:`recorder_for` keeps for ``client``, so every caller sharing a client shares its
-    aggregation and spam filter.
+    The arguments are :meth:`EventRecorder.record`'s (:class:`EventFields`); the recorder is
+    the one :func:`recorder_for` keeps for ``client``, so every caller sharing a client
+    shares its aggregation and spam filter.
 
     Returns:
         True if an Event was created or its count written.
     """
-    return await recorder_for(client).record(
-        regarding,
-        reason=reason,
-        note=note,
-        action=action,
-        controller=controller,
-        instance=instance,
-        dedupe=dedupe,
-        event_type=event_type,
-        now=now,
-    )
+    return await recorder_for(client).record(regarding, **fields)
 
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The one kubeconfig loader, with kubectl's rules, on the standard library only.
+"""The one kubeconfig loader and one-cluster writer, with kubectl's rules, on the stdlib only.
 
 Every command, the runtime, the cluster manager and the exec plugin find their hub here, so
 that they agree with each other and with kubectl, client-go and controller-runtime
@@ -20,6 +20,9 @@ client certificate, or an exec user (``users[].user.exec``, run by
 :mod:`cluster_inventory.credentials`). ``auth-provider`` users are refused: client-go
 removed the in-tree providers in 1.26.
 
+The other way round, :func:`one_cluster_document` writes every kubeconfig this project hands
+out: one cluster, one user, one context.
+
 This package imports nothing but the standard library (the exec plugin pays a cold start on
 every credential fetch): JSON, then kubectl's YAML subset by a small parser, PyYAML only for
 anything else.
@@ -32,6 +35,7 @@ import os
 from cluster_inventory.kubeconfig._document import from_document
 from cluster_inventory.kubeconfig._files import _read, load_merged, search_paths
 from cluster_inventory.kubeconfig._model import Kubeconfig, KubeconfigError
+from cluster_inventory.kubeconfig._writer import one_cluster_document
 
 TYPE_CHECKING = False  # the typing module would slow the plugin's cold start
 if TYPE_CHECKING:
@@ -45,6 +49,7 @@ __all__ = [
     "in_cluster",
     "load",
     "load_merged",
+    "one_cluster_document",
     "search_paths",
 ]
 

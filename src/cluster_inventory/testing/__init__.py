@@ -22,8 +22,9 @@ of the wheel.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cluster_inventory._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cluster_inventory.testing._certs import CertificateAuthority, KeyPair
@@ -83,43 +84,31 @@ __all__ = [
 # Where each public name lives. Resolved on first use (PEP 562): enabling the pytest plugin, or
 # reading the asset paths, must not import aiohttp and the Kubernetes client before a test asks
 # for a control plane.
-_HOMES = {
-    **dict.fromkeys(("ManagedProcess", "free_port"), "_process"),
-    **dict.fromkeys(("CertificateAuthority", "KeyPair"), "_certs"),
+_WHERE = {
+    "ManagedProcess": "_process",
+    "free_port": "_process",
+    "CertificateAuthority": "_certs",
+    "KeyPair": "_certs",
     "StartStop": "_lifecycle",
-    **dict.fromkeys(
-        (
-            "BINARIES",
-            "AssetNotFoundError",
-            "assets_dir",
-            "find_binary",
-            "install_assets",
-            "missing_binaries",
-        ),
-        "assets",
-    ),
-    **dict.fromkeys(
-        ("DEFAULT_CONTROLLERS", "SIGNER_CONTROLLER", "ControlPlane", "ControlPlaneError", "Etcd"),
-        "controlplane",
-    ),
-    **dict.fromkeys(
-        (
-            "Fleet",
-            "KeptFleetError",
-            "start_detached_member",
-            "stop_detached",
-            "stop_detached_member",
-        ),
-        "fleet",
-    ),
-    **dict.fromkeys(("GoBuildError", "GoNotFoundError", "cache_root"), "gobuild"),
+    "BINARIES": "assets",
+    "AssetNotFoundError": "assets",
+    "assets_dir": "assets",
+    "find_binary": "assets",
+    "install_assets": "assets",
+    "missing_binaries": "assets",
+    "DEFAULT_CONTROLLERS": "controlplane",
+    "SIGNER_CONTROLLER": "controlplane",
+    "ControlPlane": "controlplane",
+    "ControlPlaneError": "controlplane",
+    "Etcd": "controlplane",
+    "Fleet": "fleet",
+    "KeptFleetError": "fleet",
+    "start_detached_member": "fleet",
+    "stop_detached": "fleet",
+    "stop_detached_member": "fleet",
+    "GoBuildError": "gobuild",
+    "GoNotFoundError": "gobuild",
+    "cache_root": "gobuild",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

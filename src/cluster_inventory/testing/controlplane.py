@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from cluster_inventory import kube
+from cluster_inventory.kubeconfig import one_cluster_document
 from cluster_inventory.shapes import RawKubeconfig, RawUser
 from cluster_inventory.testing._certs import CertificateAuthority, KeyPair
 from cluster_inventory.testing._lifecycle import StartStop
@@ -180,9 +181,17 @@ class ControlPlane(StartStop):
         )
 
     def kubeconfig(
-        self, user: str = "admin", groups: Sequence[str] = (), *, token: str | None = None
+        self,
+        user: str = "admin",
+        groups: Sequence[str] = (),
+        *,
+        token: str | None = None,
+        namespace: str | None = None,
     ) -> RawKubeconfig:
-        """A kubeconfig dict for ``user`` (client certificate), or for a bearer ``token``."""
+        """A kubeconfig dict for ``user`` (client certificate), or for a bearer ``token``.
+
+        Its context's namespace is ``namespace`` when given.
+        """
         if token is not None:
             user_entry: RawUser = {"token": token}
         else:
@@ -191,22 +200,13 @@ class ControlPlane(StartStop):
                 "client-certificate-data": _b64(pair.cert_pem),
                 "client-key-data": _b64(pair.key_pem),
             }
-        return {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": self.name,
-                    "cluster": {
-                        "server": self.server,
-                        "certificate-authority-data": _b64(self.ca_pem),
-                    },
-                }
-            ],
-            "users": [{"name": user, "user": user_entry}],
-            "contexts": [{"name": self.name, "context": {"cluster": self.name, "user": user}}],
-            "current-context": self.name,
-        }
+        return one_cluster_document(
+            name=self.name,
+            cluster={"server": self.server, "certificate-authority-data": _b64(self.ca_pem)},
+            user=user_entry,
+            user_name=user,
+            namespace=namespace,
+        )
 
     async def client(self, user: str = "admin", groups: Sequence[str] = ()) -> kube.ApiClient:
         """A new ``ApiClient`` for ``user``; the caller closes it."""

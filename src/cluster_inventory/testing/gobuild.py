@@ -30,6 +30,7 @@ __all__ = [
     "build_source",
     "cache_root",
     "go_env",
+    "install_once",
     "is_executable",
 ]
 
@@ -232,6 +233,48 @@ def is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
+def install_once(
+    make: Callable[[], Path],
+    target: Path,
+    *,
+    name: str,
+    lock: Path,
+    work: Path,
+    progress: Progress | None = None,
+) -> Path:
+    """Put what ``make`` builds at ``target``, once, however many processes ask at a time.
+
+    Under the file ``lock``: a ``target`` another caller finished meanwhile is taken as it
+    is; else ``make`` builds in ``work`` and returns the binary, which is renamed into place
+    (so ``target`` is never partial) before ``work`` is removed.
+
+    Args:
+        make: Builds the binary inside ``work`` and returns its path.
+        target: Where the binary goes.
+        name: The program's name in the progress line.
+        lock: The lock file.
+        work: The scratch directory ``make`` builds in.
+        progress: Called with a short status line once installed.
+
+    Returns:
+        ``target``.
+
+    Raises:
+        GoNotFoundError: ``go`` is absent or too old (from ``make``).
+        GoBuildError: The build failed (from ``make``).
+    """
+    with build_lock(lock):
+        if is_executable(target):
+            return target
+        staging = make()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging, target)
+        shutil.rmtree(work, ignore_errors=True)
+        if progress:
+            progress(f"{name} built into {target}")
+        return target
+
+
 def build_once(
     build: GoModuleBuild,
     binary: str,
@@ -261,17 +304,12 @@ def build_once(
         GoNotFoundError: ``go`` is absent or too old.
         GoBuildError: The build failed.
     """
-    with build_lock(lock):
-        if is_executable(target):
-            return target
-        staging = work / "bin"
-        build.build(staging, work / "module", progress)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / binary, target)
-        shutil.rmtree(work, ignore_errors=True)
-        if progress:
-            progress(f"{binary} built into {target}")
-        return target
+
+    def make() -> Path:
+        build.build(work / "bin", work / "module", progress)
+        return work / "bin" / binary
+
+    return install_once(make, target, name=binary, lock=lock, work=work, progress=progress)
 
 
 def build_source(
@@ -295,22 +333,21 @@ def build_source(
 
     Args:
         source: Directory holding the main package's ``.go`` files.
-        target: Where the binary goes.
-        lock: The lock file.
-        work: Scratch directory (removed afterwards).
+        target: Where the program goes, named after it.
+        lock: The file lock builds of ``target`` take turns on.
+        work: Where the sources, ``go.mod`` and the binary are put together (then removed).
         requires: Module path to exact version, for programs that import modules.
-        progress: Called with short status lines while building.
+        progress: Called with short status lines while resolving and building.
 
     Returns:
-        ``target``.
+        ``target``, built now or by a concurrent caller.
 
     Raises:
         GoNotFoundError: ``go`` is absent or too old.
-        GoBuildError: The build failed.
+        GoBuildError: ``go mod tidy`` or ``go build`` failed.
     """
-    with build_lock(lock):
-        if is_executable(target):
-            return target
+
+    def make() -> Path:
         env = go_env()
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
@@ -334,9 +371,6 @@ def build_source(
             env,
             progress,
         )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging, target)
-        shutil.rmtree(work, ignore_errors=True)
-        if progress:
-            progress(f"{target.name} built into {target}")
-        return target
+        return staging
+
+    return install_once(make, target, name=target.name, lock=lock, work=work, progress=progress)

@@ -15,10 +15,13 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import LABEL_DECISION_INDEX, LABEL_DECISION_KEY
+from cluster_inventory.api.constants import (
+    ANNOTATION_PROFILE,
+    LABEL_DECISION_INDEX,
+    LABEL_DECISION_KEY,
+)
 from cluster_inventory.integrations.placement import PLACEMENTS
 from cluster_inventory.integrations.sync import argocd
-from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE
 from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
 from cluster_inventory_workshop.browser import Browser, Page
 from tests.support.hub.inventory import Inventory

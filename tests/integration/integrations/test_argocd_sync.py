@@ -20,7 +20,7 @@ from cluster_inventory.credentials import (
     connect_access,
     load_provider_file,
 )
-from cluster_inventory.integrations.sync._mirror import ANNOTATION_FINGERPRINT, LABEL_MANAGED_BY
+from cluster_inventory.integrations.sync._ownership import ANNOTATION_FINGERPRINT, LABEL_MANAGED_BY
 from cluster_inventory.integrations.sync.argocd import FIELD_MANAGER, ArgoCDSync
 from tests.support.data.provider_files import PLUGIN
 from tests.support.hub.inventory import Inventory

@@ -10,7 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.integrations.sync._mirror import LABEL_MANAGED_BY
+from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
 from cluster_inventory.integrations.sync.multikueue import (
     FIELD_MANAGER,
     MULTIKUEUE_CLUSTERS,

@@ -23,7 +23,7 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_SYNC_INSTANCE
 from cluster_inventory.credentials import load_provider_file
-from cluster_inventory.integrations.sync._mirror import LABEL_MANAGED_BY
+from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
 from cluster_inventory.integrations.sync.argocd import ArgoCDSync
 from cluster_inventory.integrations.sync.multikueue import (
     FIELD_MANAGER,

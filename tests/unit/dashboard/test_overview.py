@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from cluster_inventory.api.constants import ANNOTATION_PROFILE
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.dashboard import Query, build, select
-from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE
 from tests.support.data.dashboard import NOW, profile
 
 

@@ -8,7 +8,7 @@ from base64 import b64decode
 import pytest
 
 from cluster_inventory.credentials import AccessNotPublished, AccessProviderNotFound, resolve_access
-from cluster_inventory.integrations.sync._mirror import RenderError, RenderPending
+from cluster_inventory.integrations.sync._assignment import RenderError, RenderPending
 from cluster_inventory.integrations.sync.argocd import render_cluster_secret
 from tests.support.data.access_profiles import profile, providers
 

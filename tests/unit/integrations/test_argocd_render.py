@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
-from cluster_inventory.integrations.sync._mirror import ANNOTATION_PROFILE, RenderError, fingerprint
+from cluster_inventory.api.constants import ANNOTATION_PROFILE, LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.integrations.sync._assignment import RenderError
+from cluster_inventory.integrations.sync._ownership import fingerprint
 from cluster_inventory.integrations.sync.argocd import (
     ANNOTATION_ACCESS_PROVIDER,
     LABEL_PROFILE_NAMESPACE,

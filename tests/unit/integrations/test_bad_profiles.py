@@ -22,7 +22,7 @@ from cluster_inventory.credentials import (
     resolve_access,
 )
 from cluster_inventory.integrations.placement.choice import Candidate, PlacementSpec, choose
-from cluster_inventory.integrations.sync._mirror import RenderError
+from cluster_inventory.integrations.sync._assignment import RenderError
 from cluster_inventory.integrations.sync.argocd import assign_cluster_secrets, render_cluster_secret
 from cluster_inventory.integrations.sync.multikueue import MultiKueueSync, render_multikueue_cluster
 from tests.support.data.bad_input import CAMPAIGN, MARKER, campaign, check_outcome, hostile_profiles

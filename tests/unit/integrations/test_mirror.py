@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from cluster_inventory.integrations.sync._mirror import _matches, fingerprint
+from cluster_inventory.integrations.sync._ownership import fingerprint
+from cluster_inventory.integrations.sync._ownership import matches as _matches
 
 BODY = {
     "apiVersion": "v1",

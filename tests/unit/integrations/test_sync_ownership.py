@@ -6,7 +6,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory.api.constants import LABEL_SYNC_INSTANCE
-from cluster_inventory.integrations.sync._mirror import (
+from cluster_inventory.integrations.sync._ownership import (
     LABEL_MANAGED_BY,
     instance_lease_name,
     owner_of,

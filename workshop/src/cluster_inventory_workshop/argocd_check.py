@@ -34,9 +34,9 @@ from pathlib import Path
 from cluster_inventory.testing.gobuild import (
     GoBuildError,
     _run,
-    build_lock,
     cache_root,
     go_env,
+    install_once,
 )
 from cluster_inventory_workshop.upstream_crds import go_module_dir
 from cluster_inventory_workshop.versions import ARGOCD_VERSION, GITOPS_ENGINE_VERSION
@@ -199,11 +199,10 @@ def argocd_check(*, progress: Callable[[str], None] | None = None) -> Path:
     target = cache_root() / "plugins" / f"argocd-{ARGOCD_VERSION}" / _BINARY
     if _executable(target):
         return target
-    with build_lock(cache_root() / "plugins" / ".build.lock"):
-        if _executable(target):
-            return target
+    work = cache_root() / "build" / f"argocd-check-{ARGOCD_VERSION}"
+
+    def make() -> Path:
         env = go_env()
-        work = cache_root() / "build" / f"argocd-check-{ARGOCD_VERSION}"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         if progress:
@@ -236,9 +235,7 @@ def argocd_check(*, progress: Callable[[str], None] | None = None) -> Path:
             env,
             progress,
         )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging, target)
-        shutil.rmtree(work, ignore_errors=True)
-        if progress:
-            progress(f"{_BINARY} built into {target}")
-        return target
+        return staging
+
+    lock = cache_root() / "plugins" / ".build.lock"
+    return install_once(make, target, name=_BINARY, lock=lock, work=work, progress=progress)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory.kubeconfig import one_cluster_document
 from cluster_inventory.testing import CertificateAuthority, ManagedProcess, StartStop, free_port
 from cluster_inventory.testing.controlplane import ControlPlane, start_timeout, wait_http_ok
 from cluster_inventory.testing.fleet import Fleet
@@ -190,23 +191,13 @@ class VirtualMembers(StartStop):
             IndexError: ``n`` is out of range.
             RuntimeError: Not started.
         """
-        name = self.name(n)
-        return {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": name,
-                    "cluster": {
-                        "server": self.server(n),
-                        "certificate-authority-data": _b64(self.ca_pem),
-                    },
-                }
-            ],
-            "users": [{"name": name, "user": {"token": self.token(n)}}],
-            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-            "current-context": name,
-        }
+        return dict(
+            one_cluster_document(
+                name=self.name(n),
+                cluster={"server": self.server(n), "certificate-authority-data": _b64(self.ca_pem)},
+                user={"token": self.token(n)},
+            )
+        )
 
     async def client(self, n: int) -> kube.ApiClient:
         """A new ``ApiClient`` for virtual member ``n``; the caller closes it."""

@@ -49,8 +49,7 @@ async def make_consumer(demo: DemoRun, hub: kube.ApiClient, namespace: str) -> t
     token = await kube.request_service_account_token(hub, namespace, CONSUMER)
     home = demo.fleet.workdir / "consumer"
     home.mkdir(parents=True, exist_ok=True)
-    config = demo.fleet.hub.kubeconfig(CONSUMER, token=token.token)
-    config["contexts"][0]["context"]["namespace"] = namespace
+    config = demo.fleet.hub.kubeconfig(CONSUMER, token=token.token, namespace=namespace)
     kubeconfig = home / "kubeconfig"
     write_private(kubeconfig, yaml.safe_dump(config, sort_keys=False))
     providers = home / "providers.json"

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cluster_inventory import kube
-from cluster_inventory.api import objects
+from cluster_inventory.api.views import ProfileView
 from cluster_inventory.credentials import (
     CredentialCache,
     CredentialsError,
     ProviderConfig,
-    connect_access,
     load_provider_file,
     resolve_access,
 )
@@ -34,36 +32,34 @@ from cluster_inventory.integrations.delivery._results import (
     api_message,
 )
 from cluster_inventory.kube.informer import object_key
+from cluster_inventory.runtime.cluster import ConnectionPool, SharedConnection
 from cluster_inventory.runtime.decisions import read_decisions
 
 _IN_FLIGHT = 64
 
 
 def _server(profile: Mapping[str, Any]) -> str:
-    for provider in objects.status(profile).get("accessProviders") or ():
-        server = (provider.get("cluster") or {}).get("server")
-        if server:
-            return str(server)
-    return ""
+    return ProfileView.of(profile).server
 
 
 class _SharedClients:
-    """One API client per distinct way of reaching a member, for one :func:`deliver` run.
+    """The member connections of one :func:`deliver` run, from the runtime's pool.
 
     Profiles whose resolved access is equal -- same server, CA, TLS server name, proxy and
     exec plugin with the same cluster config (:attr:`ClusterAccess.cache_key
     <cluster_inventory.credentials.ClusterAccess>`, the key that already shares one
     credential, KEP-5339) -- reach the same API server as the same identity. They share one
-    client: its keep-alive connections (instead of new TLS handshakes per profile), the
-    credential and the kinds resolved on that server. Each profile still gets its own apply
-    pass and result rows. A failure to connect is shared as well (the same plugin would fail
-    the same way), and a profile's deadline never cancels a connect another profile awaits.
+    client of the :class:`~cluster_inventory.runtime.cluster.ConnectionPool` (the one a
+    fleet manager engages clusters through): its keep-alive connections (instead of new TLS
+    handshakes per profile), the credential and the kinds resolved on that server. Each
+    profile still gets its own apply pass and result rows; a profile's deadline cancels only
+    its own wait.
     """
 
     def __init__(self, providers: ProviderConfig, cache: CredentialCache) -> None:
         self._providers = providers
-        self._cache = cache
-        self._clients: dict[str, asyncio.Future[kube.ApiClient]] = {}
+        self._pool = ConnectionPool(cache)
+        self._held: list[SharedConnection] = []
         self._kinds: dict[str, dict[str, kube.Resource]] = {}
 
     async def get(
@@ -76,19 +72,15 @@ class _SharedClients:
             KubeConfigError: The CA or client certificate does not load.
         """
         access = resolve_access(profile, self._providers)
-        key = access.cache_key
-        pending = self._clients.get(key)
-        if pending is None:
-            pending = asyncio.ensure_future(connect_access(access, cache=self._cache))
-            self._clients[key] = pending
-        client = await asyncio.shield(pending)
-        return client, self._kinds.setdefault(key, {})
+        connection = await self._pool.acquire(access)
+        self._held.append(connection)
+        return connection.client, self._kinds.setdefault(connection.key, {})
 
     async def close(self) -> None:
-        """Close every client that was made (waiting for connects still under way)."""
-        for pending in self._clients.values():
-            with contextlib.suppress(Exception):
-                await (await pending).close()
+        """Let go of every connection; the pool closes each client with its last user."""
+        for connection in self._held:
+            await self._pool.release(connection)
+        self._held.clear()
 
 
 async def _deliver_one(

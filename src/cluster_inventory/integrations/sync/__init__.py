@@ -15,13 +15,8 @@ import ArgoCDSync``), so importing one sync does not load the other.
 
 from __future__ import annotations
 
-from cluster_inventory.integrations.sync._mirror import (
-    Assignment,
-    MirrorOptions,
-    ProfileMirror,
-    RenderError,
-    RenderPending,
-)
+from cluster_inventory.integrations.sync._assignment import Assignment, RenderError, RenderPending
+from cluster_inventory.integrations.sync._mirror import MirrorOptions, ProfileMirror
 from cluster_inventory.integrations.sync._ownership import (
     fingerprint,
     instance_lease_name,

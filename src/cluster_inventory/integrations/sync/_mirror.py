@@ -39,10 +39,8 @@ from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import (
-    ANNOTATION_PROFILE,
     DEFAULT_SYNC_INSTANCE,
     FIELD_MANAGER_MIRROR,
-    LABEL_SYNC_INSTANCE,
     REPORTING_CONTROLLER_MIRROR,
 )
 from cluster_inventory.api.objects import meta as _meta
@@ -50,10 +48,7 @@ from cluster_inventory.controller import Controller, Result
 from cluster_inventory.integrations.sync._assignment import Assignment, RenderError, RenderPending
 from cluster_inventory.integrations.sync._ownership import (
     ANNOTATION_FINGERPRINT,
-    LABEL_MANAGED_BY,
     fingerprint,
-    instance_lease_name,
-    owner_of,
     validate_instance,
 )
 from cluster_inventory.integrations.sync._ownership import matches as _matches
@@ -66,21 +61,7 @@ from cluster_inventory.kube.informer import (
     strip_managed_fields,
 )
 
-__all__ = [
-    "ANNOTATION_FINGERPRINT",
-    "ANNOTATION_PROFILE",
-    "LABEL_MANAGED_BY",
-    "LABEL_SYNC_INSTANCE",
-    "Assignment",
-    "MirrorOptions",
-    "ProfileMirror",
-    "RenderError",
-    "RenderPending",
-    "fingerprint",
-    "instance_lease_name",
-    "owner_of",
-    "validate_instance",
-]
+__all__ = ["MirrorOptions", "ProfileMirror"]
 
 #: Queue key that recomputes the plan (no target is named with a NUL byte).
 _PLAN = "\x00plan"

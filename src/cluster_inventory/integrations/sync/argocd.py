@@ -30,6 +30,7 @@ from cryptography import x509
 from cluster_inventory import kube
 from cluster_inventory.api.constants import (
     ANNOTATION_ACCESS_PROVIDER,
+    ANNOTATION_PROFILE,
     LABEL_PROFILE_NAMESPACE,
     REPORTING_CONTROLLER_ARGOCD,
 )
@@ -48,14 +49,8 @@ from cluster_inventory.credentials import (
     ProviderConfig,
     resolve_access,
 )
-from cluster_inventory.integrations.sync._mirror import (
-    ANNOTATION_PROFILE,
-    Assignment,
-    MirrorOptions,
-    ProfileMirror,
-    RenderError,
-    RenderPending,
-)
+from cluster_inventory.integrations.sync._assignment import Assignment, RenderError, RenderPending
+from cluster_inventory.integrations.sync._mirror import MirrorOptions, ProfileMirror
 
 __all__ = [
     "ANNOTATION_ACCESS_PROVIDER",

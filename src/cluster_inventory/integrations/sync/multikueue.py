@@ -22,6 +22,7 @@ from typing import Any, Unpack
 from cluster_inventory import kube
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
+    ANNOTATION_PROFILE,
     DEFAULT_SYNC_INSTANCE,
     LABEL_CLUSTER_SET,
     LABEL_SYNC_INSTANCE,
@@ -33,13 +34,11 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.controller import Result
 from cluster_inventory.credentials import ProviderConfig
-from cluster_inventory.integrations.sync._mirror import (
+from cluster_inventory.integrations.sync._assignment import Assignment
+from cluster_inventory.integrations.sync._mirror import MirrorOptions, ProfileMirror
+from cluster_inventory.integrations.sync._ownership import (
     ANNOTATION_FINGERPRINT,
-    ANNOTATION_PROFILE,
     LABEL_MANAGED_BY,
-    Assignment,
-    MirrorOptions,
-    ProfileMirror,
     fingerprint,
 )
 from cluster_inventory.kube.events import record_event

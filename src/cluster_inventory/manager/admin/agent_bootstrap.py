@@ -26,7 +26,7 @@ import base64
 import datetime as dt
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 
@@ -34,7 +34,11 @@ from cluster_inventory import kube
 from cluster_inventory.api.agents import check_member_name
 from cluster_inventory.api.constants import AGENT_CSR_USAGES, LABEL_AGENT_BOOTSTRAP
 from cluster_inventory.kube import certificates
+from cluster_inventory.kubeconfig import one_cluster_document
 from cluster_inventory.manager.admin.agents import Acceptance
+
+if TYPE_CHECKING:
+    from cluster_inventory.shapes import RawKubeconfig
 
 __all__ = [
     "DEFAULT_BOOTSTRAP_EXPIRATION_SECONDS",
@@ -62,7 +66,7 @@ class BootstrapCredential:
         csr: Name of the CertificateSigningRequest that issued it.
     """
 
-    kubeconfig: dict[str, Any] = field(repr=False)
+    kubeconfig: RawKubeconfig = field(repr=False)
     acceptance: Acceptance
     user: str
     groups: tuple[str, ...]
@@ -163,22 +167,15 @@ async def issue_bootstrap_kubeconfig(
     finally:
         waiting.cancel()
     cert = x509.load_pem_x509_certificate(cert_pem)
-    kubeconfig = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "hub", "cluster": hub.kubeconfig_cluster()}],
-        "users": [
-            {
-                "name": user,
-                "user": {
-                    "client-certificate-data": base64.b64encode(cert_pem).decode(),
-                    "client-key-data": base64.b64encode(key_pem).decode(),
-                },
-            }
-        ],
-        "contexts": [{"name": "hub", "context": {"cluster": "hub", "user": user}}],
-        "current-context": "hub",
-    }
+    kubeconfig = one_cluster_document(
+        name="hub",
+        cluster=hub.kubeconfig_cluster(),
+        user={
+            "client-certificate-data": base64.b64encode(cert_pem).decode(),
+            "client-key-data": base64.b64encode(key_pem).decode(),
+        },
+        user_name=user,
+    )
     return BootstrapCredential(
         kubeconfig=kubeconfig,
         acceptance=acceptance,

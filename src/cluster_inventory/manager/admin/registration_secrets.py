@@ -44,6 +44,21 @@ __all__ = ["agent_registration_secret", "registration_secret"]
 _CN_MAX = 64
 
 
+def _secret(name: str, namespace: str, annotations: dict[str, str]) -> dict[str, Any]:
+    # What both modes share: the type and label one watch finds them by.
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": REGISTRATION_SECRET_TYPE,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {LABEL_REGISTRATION: "true"},
+            "annotations": annotations,
+        },
+    }
+
+
 def registration_secret(
     name: str,
     namespace: str,
@@ -63,18 +78,8 @@ def registration_secret(
         annotations[ANNOTATION_CONTEXT] = context
     if display_name:
         annotations[ANNOTATION_DISPLAY_NAME] = display_name
-    secret = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": REGISTRATION_SECRET_TYPE,
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {LABEL_REGISTRATION: "true"},
-            "annotations": annotations,
-        },
-        "data": {REGISTRATION_KUBECONFIG_KEY: base64.b64encode(kubeconfig.encode()).decode()},
-    }
+    secret = _secret(name, namespace, annotations)
+    secret["data"] = {REGISTRATION_KUBECONFIG_KEY: base64.b64encode(kubeconfig.encode()).decode()}
     parse_registration_secret(secret)
     return secret
 
@@ -135,14 +140,4 @@ def agent_registration_secret(
             )
         except AgentNameError as exc:
             raise RegistrationError(source, field, exc.problem, member=name) from None
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": REGISTRATION_SECRET_TYPE,
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {LABEL_REGISTRATION: "true"},
-            "annotations": annotations,
-        },
-    }
+    return _secret(name, namespace, annotations)
