@@ -31,7 +31,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.controller.sharding import LABEL_SHARD_GROUP, rendezvous_owner
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import registration_secret
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 MEMBERS = [f"r{i}" for i in range(9)]
