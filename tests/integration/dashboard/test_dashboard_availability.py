@@ -1,6 +1,6 @@
 """A member's page with its availability from a real Prometheus, in Debian's headless Chromium.
 
-The member goes through ``tests/member_outage.py``'s outage (its kube-apiserver killed and
+The member goes through ``tests/support/hub/member_outage.py``'s outage (its kube-apiserver killed and
 started again under a cluster manager that Prometheus scrapes); the dashboard is given that
 Prometheus (:class:`~cluster_inventory.dashboard.availability.PrometheusAvailability`, what
 ``dashboard --prometheus URL`` wires). The member's page shows each window's figure, the
@@ -18,7 +18,7 @@ from cluster_inventory.dashboard import Dashboard, HubState
 from cluster_inventory.dashboard.availability import PrometheusAvailability
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.browser import Browser
-from tests.member_outage import observed_outage
+from tests.support.hub.member_outage import observed_outage
 
 
 def _all_text(selector: str) -> str:

@@ -1,6 +1,6 @@
 """A real member stopped and started: its Events on the profile and its outage in Prometheus.
 
-The outage is ``tests/member_outage.py``'s: a member of the test's own behind a cluster
+The outage is ``tests/support/hub/member_outage.py``'s: a member of the test's own behind a cluster
 manager on the session hub, whose ``/metrics`` a real Prometheus scrapes every second; its
 kube-apiserver killed, then started again. Checked:
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from cluster_inventory import kube
 from cluster_inventory.integrations.availability import read_availability
 from cluster_inventory.testing import Fleet
-from tests.member_outage import SCRAPE, observed_outage
+from tests.support.hub.member_outage import SCRAPE, observed_outage
 
 STEP = 1.0
 

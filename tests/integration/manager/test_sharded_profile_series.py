@@ -22,8 +22,8 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.controller.sharding import rendezvous_owner
 from cluster_inventory.testing import Fleet, free_port
-from tests.sharded_replicas import own_inventories, replica, stopped
-from tests.waiting import eventually
+from tests.support.hub.sharded_replicas import own_inventories, replica, stopped
+from tests.support.waiting import eventually
 
 MEMBERS = [f"s{i}" for i in range(6)]
 REPLICAS = ("pa", "pb")

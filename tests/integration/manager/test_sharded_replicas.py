@@ -23,8 +23,8 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.controller.sharding import LABEL_SHARD_GROUP, rendezvous_owner
 from cluster_inventory.kube.informer import Informer
-from tests.sharded_replicas import own_inventories, replica, stopped
-from tests.waiting import eventually
+from tests.support.hub.sharded_replicas import own_inventories, replica, stopped
+from tests.support.waiting import eventually
 
 MEMBERS = [f"r{i}" for i in range(9)]
 STAMP = "stamp.shard-test.cluster-inventory.dev"

@@ -2,8 +2,8 @@
 
 :func:`observed_outage` starts a member of the test's own (a kube-apiserver on the session
 fleet's etcd, not a session member other tests use), registers it with a cluster manager on
-the session hub (``tests/manager_harness.py``), serves the manager's own registry on the
-product's ``/metrics`` endpoint and has Prometheus (``tests/prometheus.py``) scrape it every
+the session hub (:mod:`.manager`), serves the manager's own registry on the
+product's ``/metrics`` endpoint and has Prometheus (:mod:`tests.support.processes.prometheus`) scrape it every
 second. It kills the member's kube-apiserver, starts it again, and yields once the hub and
 Prometheus both saw it back, with the times measured on the way: every wait is on the hub's
 or Prometheus's own answers, never a fixed time. The manager and Prometheus run until the
@@ -25,9 +25,9 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.kube.endpoints import serve_endpoints
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
-from tests.manager_harness import Harness, running_manager
-from tests.prometheus import Prometheus, prometheus
-from tests.waiting import eventually
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.processes.prometheus import Prometheus, prometheus
+from tests.support.waiting import eventually
 
 #: Prometheus's scrape interval, seconds.
 SCRAPE = 1.0
