@@ -67,8 +67,9 @@ class ManagerMetrics(kube.PerRegistry):
             ),
             health_transitions=Counter(
                 "cluster_inventory_member_health_transitions",
-                "Changes of a member connection's ControlPlaneHealthy, by the new status",
-                ["status"],
+                "Changes of the manager's verdict on a member's ControlPlaneHealthy, by the new "
+                "status and the member (its registration's name)",
+                ["status", "member"],
                 registry=registry,
             ),
             # CPU, not wall time: the reconcile histogram also counts the hub writes awaited.

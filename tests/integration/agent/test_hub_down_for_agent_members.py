@@ -68,11 +68,15 @@ def _renewed_since(lease: dict[str, Any] | None, since: dt.datetime) -> bool:
 
 
 def _turned_unknown(registry: CollectorRegistry) -> float:
-    """How often the manager's own verdict on a member turned Unknown (its counter)."""
-    found = registry.get_sample_value(
-        "cluster_inventory_member_health_transitions_total", {"status": "Unknown"}
+    """How often the manager's own verdict on a member turned Unknown (its counter, every
+    member's)."""
+    return sum(
+        sample.value
+        for family in registry.collect()
+        for sample in family.samples
+        if sample.name == "cluster_inventory_member_health_transitions_total"
+        and sample.labels.get("status") == "Unknown"
     )
-    return found or 0.0
 
 
 @contextlib.asynccontextmanager
