@@ -1,6 +1,6 @@
 """The bad-input campaign (issue 22) on its own, with its table: what was tried, what came of it.
 
-Runs the campaign's property tests (tests/bad_input.py and the ``test_bad_*`` modules) with
+Runs the campaign's property tests (tests/support/data/bad_input.py and the ``test_bad_*`` modules) with
 ``$CAMPAIGN_SCALE`` times their usual example counts and ``pytest --campaign-report``, and
 prints the table: inputs tried per target (registration Secrets, file-source entries,
 Cluster API objects, provider files, ClusterProfiles read by every consumer, apply

@@ -1,6 +1,6 @@
 """The network fault matrix (issue 32): each pair x each Toxiproxy fault, and what came of it.
 
-Runs tests/integration/faults/test_fault_matrix.py (tests/faults.py holds the cells) with
+Runs tests/integration/faults/test_fault_matrix.py (tests/support/network/faults.py holds the cells) with
 ``pytest --fault-report`` and prints the matrix: for every pair (manager-member,
 manager-hub, runtime-member, apply-member) and fault (latency, bandwidth, reset-peer,
 half-open, slow-close, disabled) whether the process stayed up, seconds from the heal until

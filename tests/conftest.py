@@ -27,25 +27,25 @@ def pytest_addoption(parser: Any) -> None:
     parser.addoption(
         "--campaign-report",
         action="store_true",
-        help="print what the bad-input campaign tried and what came of it (tests/bad_input.py)",
+        help="print what the bad-input campaign tried and what came of it (tests/support/data/bad_input.py)",
     )
     parser.addoption(
         "--fault-report",
         action="store_true",
-        help="print the network fault matrix of the cells run (tests/faults.py)",
+        help="print the network fault matrix of the cells run (tests/support/network/faults.py)",
     )
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
     """Print the campaigns' tables when ``--campaign-report``/``--fault-report`` is given."""
     if config.getoption("--fault-report"):
-        from tests.faults import TALLY
+        from tests.support.network.faults import TALLY
 
         terminalreporter.section("fault matrix")
         terminalreporter.write_line(TALLY.table())
     if not config.getoption("--campaign-report"):
         return
-    from tests.bad_input import CAMPAIGN
+    from tests.support.data.bad_input import CAMPAIGN
 
     terminalreporter.section("bad-input campaign")
     terminalreporter.write_line(CAMPAIGN.table())

@@ -6,11 +6,11 @@ processes, and ``pytest -m "not integration"`` exactly ``tests/unit``
 (``tests/unit/test_markers.py`` checks both).
 
 ``inventory`` publishes ClusterProfiles on the real hub as a cluster manager would
-(:class:`tests.inventory.Inventory`); ``fleet_manager`` builds FleetManagers over it and
+(:class:`tests.support.hub.inventory.Inventory`); ``fleet_manager`` builds FleetManagers over it and
 stops them after the test. The runtime and integrations tests use both. ``virtual_members``
 serves six virtual members over the session fleet's real members (session-wide).
 ``wheel_dist`` and ``wheel_venv`` are this checkout's wheel, built once per session, and a
-fresh venv outside the checkout with only that wheel (``tests/wheel.py``).
+fresh venv outside the checkout with only that wheel (``tests/support/processes/wheel.py``).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from cluster_inventory import kube
 from cluster_inventory.runtime import EngagementPolicy, FleetManager
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop import VirtualMembers
-from tests.inventory import Inventory
-from tests.provider_files import PLUGIN, provider_file
-from tests.wheel import build_dist, make_venv
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.inventory import Inventory
+from tests.support.processes.wheel import build_dist, make_venv
 
 HERE = Path(__file__).parent
 

@@ -104,6 +104,7 @@ __all__ = [
     "MEMBER_REPORT_PLURAL",
     "METRIC_PROFILE_CONDITION",
     "METRIC_PROFILE_CONDITION_REASON",
+    "METRIC_PROFILE_INFO",
     "PLACEMENT_DECISION_CRD",
     "PLACEMENT_DECISION_KIND",
     "PLACEMENT_DECISION_MAX_DECISIONS",
@@ -446,3 +447,6 @@ PROFILE_CONDITION_STATUSES = ("true", "false", "unknown")
 #: Companion series: 1 for a condition's current ``reason`` (labels ``namespace``, ``name``,
 #: ``condition``, ``reason``), as ``kube_pod_status_reason``; what an outage is blamed on.
 METRIC_PROFILE_CONDITION_REASON = "cluster_inventory_cluster_profile_condition_reason"
+#: 1 per profile, its facts as labels (``kube_node_info``'s shape): ``namespace``, ``name``,
+#: ``member_id``, ``version``, ``manager``, ``access_mode`` (``probe``, ``pull`` or "").
+METRIC_PROFILE_INFO = "cluster_inventory_cluster_profile_info"

@@ -24,8 +24,12 @@ from typing import Any, TypeVar
 from cluster_inventory.api.constants import (
     CONDITION_CONTROL_PLANE_HEALTHY,
     CONDITION_JOINED,
+    CONDITION_REPORT_VALID,
     LABEL_CLUSTER_MANAGER,
     LABEL_INVENTORY_MEMBER_ID,
+    REASON_AGENT_HEARTBEAT_STALE,
+    REASON_AGENT_NOT_REPORTED,
+    REASON_AGENT_REPORTING,
 )
 from cluster_inventory.shapes import RawAccessProvider, RawClusterProfile
 
@@ -40,6 +44,9 @@ __all__ = [
 
 
 _V = TypeVar("_V")
+_AGENT_REASONS = frozenset(
+    {REASON_AGENT_REPORTING, REASON_AGENT_NOT_REPORTED, REASON_AGENT_HEARTBEAT_STALE}
+)
 
 
 def parse_time(value: Any) -> dt.datetime | None:
@@ -300,6 +307,27 @@ class ProfileView:
     def joined(self) -> bool:
         """``Joined`` is ``True``."""
         return self.condition_status(CONDITION_JOINED) == "True"
+
+    @property
+    def access_mode(self) -> str:
+        """``pull`` for a member whose agent reports, ``probe`` for one the manager reaches.
+
+        An agent member's profiles carry ``ReportValid`` once it reported, and its ``Joined``
+        or ``ControlPlaneHealthy`` reasons are the agent's (``AgentReporting``,
+        ``AgentNotReported``, ``AgentHeartbeatStale``: docs/agent.md, "The hub side"); any
+        other ``Joined`` is the cluster manager's own probe. "" for a profile that says
+        neither.
+        """
+        if CONDITION_REPORT_VALID in self.conditions:
+            return "pull"
+        reasons = {
+            c.reason
+            for kind, c in self.conditions.items()
+            if kind in (CONDITION_JOINED, CONDITION_CONTROL_PLANE_HEALTHY)
+        }
+        if reasons & _AGENT_REASONS:
+            return "pull"
+        return "probe" if CONDITION_JOINED in self.conditions else ""
 
     @property
     def access_provider_names(self) -> list[str]:

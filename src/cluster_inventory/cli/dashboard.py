@@ -48,6 +48,16 @@ def dashboard_cmd(
     argocd_namespace: Annotated[
         str, typer.Option(help="Where the Argo CD sync writes cluster Secrets.")
     ] = "argocd",
+    prometheus: Annotated[
+        str | None,
+        typer.Option(
+            "--prometheus",
+            metavar="URL",
+            help="Prometheus's base URL: each member's page shows its availability over 1h, "
+            "1d, 7d and 30d and its outages, from the series the cluster manager exports "
+            "(a user:password@ in it is sent as basic authentication, never shown).",
+        ),
+    ] = None,
     kubeconfig: opt.HubKubeconfig = None,
     context: opt.HubContext = None,
     metrics_bind_address: opt.MetricsAddress = "0",
@@ -59,13 +69,20 @@ def dashboard_cmd(
     Inventories with counts, health, Kubernetes versions and conformance; every member
     cluster once (with its conditions, properties and labels, filterable and sortable);
     placements with the clusters they chose and why the others were left out; Argo CD and
-    MultiKueue delivery. Changes on the hub show without a reload. Reads only (get, list,
+    MultiKueue delivery; with --prometheus, each member's availability over time.
+    Changes on the hub show without a reload. Reads only (get, list,
     watch); never a token, key or Secret value. The page itself also answers /healthz and
     /readyz; the separate probe and metrics endpoints are off unless given (the chart's
     Deployment gives both).
     """
     from cluster_inventory.dashboard import Dashboard, HubState, parse_address
+    from cluster_inventory.dashboard.availability import PrometheusAvailability
+    from cluster_inventory.integrations.availability import PrometheusError
 
+    try:  # a bad flag is said before the hub is read
+        store = PrometheusAvailability(prometheus) if prometheus else None
+    except PrometheusError as exc:
+        fail(str(exc))
     process = hub_process(
         kubeconfig,
         context,
@@ -88,6 +105,7 @@ def dashboard_cmd(
             address=listen,
             announce=announce,
             allowed_hosts=allowed_host or (),
+            availability=store,
         )
     )
     run_until_signal(manager)

@@ -24,14 +24,6 @@ from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
 from cluster_inventory._durations import human_duration
-from cluster_inventory.api.constants import (
-    CONDITION_CONTROL_PLANE_HEALTHY,
-    CONDITION_JOINED,
-    CONDITION_REPORT_VALID,
-    REASON_AGENT_HEARTBEAT_STALE,
-    REASON_AGENT_NOT_REPORTED,
-    REASON_AGENT_REPORTING,
-)
 from cluster_inventory.api.views import ConditionView, EventView, ProfileView
 from cluster_inventory.dashboard.rows import MemberRow, Overview
 from cluster_inventory.integrations.availability.history import Outage
@@ -54,9 +46,6 @@ __all__ = [
 
 #: Events the timeline shows at most (the newest).
 TIMELINE_LENGTH = 100
-_AGENT_REASONS = frozenset(
-    {REASON_AGENT_REPORTING, REASON_AGENT_NOT_REPORTED, REASON_AGENT_HEARTBEAT_STALE}
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,23 +196,8 @@ def find_member(overview: Overview, namespace: str, name: str) -> MemberRow | No
 
 
 def mode_of(view: ProfileView) -> str:
-    """``pull`` for a member whose agent reports, ``probe`` for one the manager reaches.
-
-    An agent member's profiles carry ``ReportValid`` once it reported, and its ``Joined`` or
-    ``ControlPlaneHealthy`` reasons are the agent's (``AgentReporting``,
-    ``AgentNotReported``, ``AgentHeartbeatStale``: docs/agent.md, "The hub side"); any other
-    ``Joined`` is the cluster manager's own probe. "" for a profile that says neither.
-    """
-    if CONDITION_REPORT_VALID in view.conditions:
-        return "pull"
-    reasons = {
-        c.reason
-        for kind, c in view.conditions.items()
-        if kind in (CONDITION_JOINED, CONDITION_CONTROL_PLANE_HEALTHY)
-    }
-    if reasons & _AGENT_REASONS:
-        return "pull"
-    return "probe" if CONDITION_JOINED in view.conditions else ""
+    """``pull`` or ``probe``: :attr:`ProfileView.access_mode` (the one rule, also the metrics')."""
+    return view.access_mode
 
 
 def shown_url(value: Any) -> str:

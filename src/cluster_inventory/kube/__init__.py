@@ -8,7 +8,11 @@ dicts, pydantic models and these types, so a move to another client library stay
 
 from __future__ import annotations
 
-from cluster_inventory.kube import errors, resources
+from cluster_inventory.kube import (
+    _aiohttp,  # noqa: F401 - first: aiohttp without the TLS contexts it builds at import
+    errors,
+    resources,
+)
 from cluster_inventory.kube._client import (
     clone_client,
     connection_from_in_cluster,

@@ -3,7 +3,8 @@
 A client key has to pass through a file for ``ssl.load_cert_chain``: it is written 0600 into
 a private directory and unlinked at once. Contexts are shared among connections with the same
 TLS material, since building one per member dominated a large fleet's start-up. A client
-whose certificate rotates (the member agent's) holds a :class:`ReloadableTLSContext` instead.
+whose certificate rotates (the member agent's) holds a :class:`ReloadableTLSContext` instead;
+a context nobody may ever use is a :class:`DeferredTLSContext`, built on its first handshake.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from __future__ import annotations
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from cluster_inventory.kube._connection import ClusterConnection
 from cluster_inventory.kube.errors import KubeConfigError
 
-__all__ = ["ReloadableTLSContext", "shared_ssl_context", "ssl_context_for"]
+__all__ = ["DeferredTLSContext", "ReloadableTLSContext", "shared_ssl_context", "ssl_context_for"]
 
 
 def ssl_context_for(conn: ClusterConnection) -> ssl.SSLContext:
@@ -90,7 +92,49 @@ def shared_ssl_context(conn: ClusterConnection) -> ssl.SSLContext:
     return ctx
 
 
-class ReloadableTLSContext(ssl.SSLContext):
+class _DelegatingTLSContext(ssl.SSLContext):
+    """A TLS context that hands every session it starts to another context, its target.
+
+    Every connection asyncio (and uvloop) opens starts with :meth:`wrap_bio`, a blocking
+    socket with :meth:`wrap_socket`; both go to the target, so its material (CA, client
+    certificate, ALPN) is what a handshake uses, whatever this object's own settings are.
+    The target is ``_current``, built by ``_build`` on first use when there is none yet.
+    """
+
+    _current: ssl.SSLContext | None = None
+    _build: Callable[[], ssl.SSLContext] | None = None
+
+    def _target(self) -> ssl.SSLContext:
+        current = self._current
+        if current is None:
+            if self._build is None:
+                raise RuntimeError("a delegating TLS context has neither a context nor a builder")
+            current = self._current = self._build()
+        return current
+
+    def wrap_bio(
+        self,
+        incoming: ssl.MemoryBIO,
+        outgoing: ssl.MemoryBIO,
+        server_side: bool = False,
+        server_hostname: str | bytes | None = None,
+        session: ssl.SSLSession | None = None,
+    ) -> ssl.SSLObject:
+        """Start a TLS session with the target's material (asyncio's and uvloop's way)."""
+        return self._target().wrap_bio(
+            incoming,
+            outgoing,
+            server_side=server_side,
+            server_hostname=server_hostname,
+            session=session,
+        )
+
+    def wrap_socket(self, sock: Any, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        """Wrap a blocking socket with the target's material."""
+        return self._target().wrap_socket(sock, *args, **kwargs)
+
+
+class ReloadableTLSContext(_DelegatingTLSContext):
     """A TLS client context whose material can be replaced while clients use it.
 
     client-go's answer to a rotating client certificate is ``GetClientCertificate``: the
@@ -111,8 +155,6 @@ class ReloadableTLSContext(ssl.SSLContext):
         KubeConfigError: The CA or client certificate cannot be loaded.
     """
 
-    _current: ssl.SSLContext
-
     def __new__(cls, conn: ClusterConnection) -> ReloadableTLSContext:
         return super().__new__(cls, ssl.PROTOCOL_TLS_CLIENT)
 
@@ -129,23 +171,35 @@ class ReloadableTLSContext(ssl.SSLContext):
         """
         self._current = ssl_context_for(conn)
 
-    def wrap_bio(
-        self,
-        incoming: ssl.MemoryBIO,
-        outgoing: ssl.MemoryBIO,
-        server_side: bool = False,
-        server_hostname: str | bytes | None = None,
-        session: ssl.SSLSession | None = None,
-    ) -> ssl.SSLObject:
-        """Start a TLS session with the current material (asyncio's and uvloop's way)."""
-        return self._current.wrap_bio(
-            incoming,
-            outgoing,
-            server_side=server_side,
-            server_hostname=server_hostname,
-            session=session,
-        )
 
-    def wrap_socket(self, sock: Any, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
-        """Wrap a blocking socket with the current material."""
-        return self._current.wrap_socket(sock, *args, **kwargs)
+class DeferredTLSContext(_DelegatingTLSContext):
+    """A TLS client context built by ``build`` on its first handshake, then kept.
+
+    For contexts a library makes ready in case they are wanted: aiohttp builds its two
+    defaults at import, each loading the system CA bundle (33 ms of CPU and 1 MiB each on
+    the project machine, OpenSSL 3), and no client of ours uses them (``kube/_aiohttp.py``).
+    The first handshake through one pays that instead, once; two at once may both build it,
+    and one of the two contexts is kept.
+
+    Args:
+        build: Makes the real context (no arguments; called at most once per first use).
+        verified: False for a context that verifies nothing (``CERT_NONE``, no host
+            check), so that one reading this object's settings sees the real context's.
+    """
+
+    def __new__(
+        cls, build: Callable[[], ssl.SSLContext], *, verified: bool = True
+    ) -> DeferredTLSContext:
+        return super().__new__(cls, ssl.PROTOCOL_TLS_CLIENT)
+
+    def __init__(self, build: Callable[[], ssl.SSLContext], *, verified: bool = True) -> None:
+        super().__init__()
+        if not verified:
+            self.check_hostname = False
+            self.verify_mode = ssl.CERT_NONE
+        self._build = build
+
+    @property
+    def built(self) -> bool:
+        """Whether the real context was built (by a first handshake)."""
+        return self._current is not None

@@ -51,8 +51,9 @@ class ManagerMetrics(kube.PerRegistry):
     health_transitions: Counter = kube.metric(
         Counter,
         "cluster_inventory_member_health_transitions",
-        "Changes of a member connection's ControlPlaneHealthy, by the new status",
-        ["status"],
+        "Changes of the manager's verdict on a member's ControlPlaneHealthy, by the new "
+        "status and the member (its registration's name)",
+        ["status", "member"],
     )
     # CPU, not wall time: the reconcile histogram also counts the hub writes awaited.
     placement_seconds: Summary = kube.metric(

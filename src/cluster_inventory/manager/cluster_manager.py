@@ -11,7 +11,10 @@ client and cache; ``docs/architecture.md``):
   agent members, and the CSR approver;
 - the events between them, as channels (controller-runtime's ``source.Channel``): what the
   member pool, the inventory controller and the status controller send, the others map to
-  keys of their own queues. No controller calls into another.
+  keys of their own queues. No controller calls into another;
+- while it runs (leading, or sharded), the kube-state-metrics-style series of the profiles
+  this replica holds in its registry (:class:`~cluster_inventory.controller.ProfileSeries`,
+  ``docs/observability.md``).
 
 Level-based: every event only queues a key, and each reconcile reads the caches' current
 state and converges (``docs/manager.md``). One bad registration or member never stops the
@@ -31,7 +34,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory._clock import utcnow
-from cluster_inventory.controller import Controller, ShardMembership, gc_pauses
+from cluster_inventory.controller import Controller, ProfileSeries, ShardMembership, gc_pauses
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.controllers.agent_approver import AgentApprover
 from cluster_inventory.manager.controllers.agent_member_controller import AgentMemberController
@@ -116,6 +119,7 @@ class ClusterManagerRunnable:
         self.synced = asyncio.Event()
         self._prepared = False
         self._started_since_settle = 0
+        self._unexport: Callable[[], None] | None = None
         #: Agent members' reports and heartbeats (docs/agent.md), read by their pool members.
         self.agents = AgentReports(hub, config)
         self.state = InventoryState()
@@ -214,6 +218,8 @@ class ClusterManagerRunnable:
             self.inventory.controller.queue.add(PLACEMENT)
             for controller in self._controllers():
                 await controller.start()
+            # Exported only while this replica writes them: a standby holds none.
+            self._unexport = ProfileSeries.for_registry(self.registry).add(self.hub.held_profiles)
             self.synced.set()
             await asyncio.gather(*(controller.run() for controller in self._controllers()))
         finally:
@@ -235,6 +241,9 @@ class ClusterManagerRunnable:
         ``graceful_shutdown``: they are ours, level-based and write conditionally, so the next
         leader redoes whatever one left half done, and the Lease goes sooner.
         """
+        if self._unexport is not None:
+            self._unexport()
+            self._unexport = None
         self.tokens.close()
         await asyncio.gather(
             *(controller.stop(grace=0.0) for controller in self._controllers()),

@@ -1,14 +1,14 @@
 """Fixtures of the agent tests: an accepted member and its agent identity, a join hub.
 
 ``accepted`` leaves the session fleet's first member accepted in the test's hub namespace
-(:func:`tests.agents.accept`); ``accepted.hub`` is a hub client with the agent's identity
+(:func:`tests.support.hub.agents.accept`); ``accepted.hub`` is a hub client with the agent's identity
 only. ``toxiproxy`` is a Toxiproxy server for the hub-outage test.
 
 The join tests need a hub that signs CSRs (the session fleet's runs no signer): ``join_hub``
 runs kube-controller-manager's ``csrsigning`` with the client CA the apiserver trusts (what
 ``fleet up`` runs; each acceptance's RBAC is ``manager accept``'s);
 ``join_manager`` is the cluster manager on it (its CSR approver among its controllers, its
-registrations in :data:`tests.agents.JOIN_NS`); ``join_admin`` is the join hub's admin.
+registrations in :data:`tests.support.hub.agents.JOIN_NS`); ``join_admin`` is the join hub's admin.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import api, kube
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig
 from cluster_inventory.testing import SIGNER_CONTROLLER, ControlPlane, Fleet
-from tests.agents import JOIN_NS, Accepted, accept, agent_groups
-from tests.toxiproxy import Toxiproxy, running_toxiproxy
-from tests.waiting import eventually
+from tests.support.hub.agents import JOIN_NS, Accepted, accept, agent_groups
+from tests.support.network.toxiproxy import Toxiproxy, running_toxiproxy
+from tests.support.waiting import eventually
 
 
 @pytest.fixture

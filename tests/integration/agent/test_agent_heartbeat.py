@@ -7,8 +7,8 @@ import pytest
 from cluster_inventory import kube
 from cluster_inventory.agent import Heartbeat, MemberNotAcceptedError
 from cluster_inventory.api.constants import AGENT_USER_PREFIX
-from tests.agents import Accepted, running
-from tests.waiting import eventually
+from tests.support.hub.agents import Accepted, running
+from tests.support.waiting import eventually
 
 
 async def test_heartbeat_renews_the_lease_with_the_configured_duration(

@@ -1,6 +1,6 @@
 """The hub out of reach for a while: the reporter keeps the latest state and writes it after.
 
-The agent reaches the hub through a Toxiproxy (``tests/toxiproxy.py``); the proxy is
+The agent reaches the hub through a Toxiproxy (``tests/support/network/toxiproxy.py``); the proxy is
 disabled (connections refused) while a property changes twice on the member, then enabled.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.agent import MemberReporter
-from tests.agents import Accepted, running
-from tests.toxiproxy import FAULTS, Toxiproxy
-from tests.waiting import eventually
+from tests.support.hub.agents import Accepted, running
+from tests.support.network.toxiproxy import FAULTS, Toxiproxy
+from tests.support.waiting import eventually
 
 
 def _value(report: dict[str, Any], prop: str) -> str | None:

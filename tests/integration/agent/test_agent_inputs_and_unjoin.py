@@ -25,9 +25,9 @@ from cluster_inventory.api.agents import new_acceptance_id
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.admin.agents import Acceptance, accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.agents import JOIN_NS, AgentProcess, agent_csrs
-from tests.cli_run import cli
-from tests.unit.agent.test_agent_identity import _certificate
+from tests.support.data.certificates import certificate
+from tests.support.hub.agents import JOIN_NS, AgentProcess, agent_csrs
+from tests.support.processes.cli import cli
 
 
 def _files(
@@ -65,7 +65,7 @@ def _files(
 def _expired_user() -> dict[str, str]:
     """A client certificate whose notAfter has passed (what a bootstrap kubeconfig becomes)."""
     key = new_private_key()
-    cert = _certificate(key, "bootstrap-old", dt.datetime.now(dt.UTC) - dt.timedelta(hours=2), 1)
+    cert = certificate(key, "bootstrap-old", dt.datetime.now(dt.UTC) - dt.timedelta(hours=2), 1)
     return {
         "client-certificate-data": base64.b64encode(cert).decode(),
         "client-key-data": base64.b64encode(key).decode(),

@@ -4,7 +4,7 @@ The join hub (``join_hub``, ``join_manager`` and ``join_admin`` of this director
 runs kube-controller-manager's ``csrsigning`` and the cluster manager (its CSR approver among
 its controllers). A member is accepted first (``manager.agents.accept``: its acceptance id
 and RBAC); its bootstrap identity is the certificate ``manager bootstrap-kubeconfig --member``
-issues for that acceptance (made by the test CA here, ``tests.agents.bootstrap_identity``).
+issues for that acceptance (made by the test CA here, ``tests.support.hub.agents.bootstrap_identity``).
 Waits are watches (an informer and an asyncio.Event), except where the API offers nothing
 to watch. The attacks on the join are ``test_agent_trust.py``'s.
 """
@@ -33,7 +33,14 @@ from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.admin.agents import Acceptance, accept, reject
 from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 from cluster_inventory.testing import ControlPlane
-from tests.agents import JOIN_NS, bootstrap_identity, event_about, join, self_subject, until
+from tests.support.hub.agents import (
+    JOIN_NS,
+    bootstrap_identity,
+    event_about,
+    join,
+    self_subject,
+    until,
+)
 
 NS = JOIN_NS
 

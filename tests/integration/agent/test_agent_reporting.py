@@ -20,8 +20,8 @@ from cluster_inventory.agent import MemberNotAcceptedError, MemberReporter
 from cluster_inventory.agent.report import advertised
 from cluster_inventory.api.constants import FIELD_MANAGER_AGENT
 from cluster_inventory.api.member_report import MemberReport
-from tests.agents import Accepted, running
-from tests.waiting import eventually
+from tests.support.hub.agents import Accepted, running
+from tests.support.waiting import eventually
 
 PROXY = "socks5://127.0.0.1:1080"
 

@@ -13,8 +13,8 @@ import aiohttp
 import yaml
 
 from cluster_inventory.testing import free_port
-from tests.agents import Accepted
-from tests.waiting import eventually
+from tests.support.hub.agents import Accepted
+from tests.support.waiting import eventually
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 

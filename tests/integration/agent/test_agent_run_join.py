@@ -28,9 +28,9 @@ from cluster_inventory.api.agents import agent_user
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
-from tests.agents import JOIN_NS, AgentProcess, agent_csrs
-from tests.cli_run import cli
-from tests.waiting import eventually
+from tests.support.hub.agents import JOIN_NS, AgentProcess, agent_csrs
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 
 async def _ready(http: aiohttp.ClientSession, port: int) -> bool:

@@ -26,9 +26,9 @@ from cluster_inventory.api.agents import agent_object_name, new_acceptance_id
 from cluster_inventory.api.constants import AGENT_USER_PREFIX
 from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.testing import CertificateAuthority, ControlPlane, Fleet, free_port
-from tests.agents import AgentProcess, agent_groups
-from tests.agents import accept as accept_in_test
-from tests.waiting import eventually
+from tests.support.hub.agents import AgentProcess, agent_groups
+from tests.support.hub.agents import accept as accept_in_test
+from tests.support.waiting import eventually
 
 _NS = "agents"
 _NAME = "edge-restart"

@@ -5,7 +5,7 @@ approver), each test is an attacker holding a credential the hub issued: a boots
 credential of one member (``manager bootstrap-kubeconfig --member``), an agent's own
 certificate, or one of either from an acceptance that was rejected. What each may do is
 docs/agent.md's table "Who can obtain which certificate"; ``kubectl auth can-i`` is a
-SelfSubjectAccessReview here (``tests.agents.may``). Each attack succeeded before the
+SelfSubjectAccessReview here (``tests.support.hub.agents.may``). Each attack succeeded before the
 identity per acceptance: a bootstrap holder got another joined member's certificate, a
 copied bootstrap credential a second one, a rejected agent kept CSR create/list/watch and,
 accepted again, wrote again; ten junk CSRs labelled with a member's name stopped its join;
@@ -39,8 +39,8 @@ from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.admin.agents import Acceptance, accept, reject
 from cluster_inventory.testing import ControlPlane
-from tests.agents import JOIN_NS, bootstrap_identity, event_about, join, may
-from tests.waiting import eventually
+from tests.support.hub.agents import JOIN_NS, bootstrap_identity, event_about, join, may
+from tests.support.waiting import eventually
 
 NS = JOIN_NS
 CSRS = {"resource": "certificatesigningrequests", "group": "certificates.k8s.io"}

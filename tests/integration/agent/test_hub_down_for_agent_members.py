@@ -1,7 +1,7 @@
 """The hub down for 30 s loses nothing, and no agent member turns Unknown for it (issue 33).
 
 The cluster manager and the member's agent each reach the hub through a Toxiproxy
-(``tests/toxiproxy.py``); both are disabled for 30 s: neither can read nor write, and the
+(``tests/support/network/toxiproxy.py``); both are disabled for 30 s: neither can read nor write, and the
 agent's 2 s heartbeat (stale after 2 s x 3 on the manager's clock) goes unrenewed far longer
 than that. The hub comes back to the manager first and to the agent once the manager reads
 the Leases again: the order in which a manager that counted its own blindness against the
@@ -34,11 +34,11 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.api.views import parse_time
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet
-from tests.agents import running
-from tests.faults import watching
-from tests.manager_harness import running_manager
-from tests.toxiproxy import FAULTS, Front, Toxiproxy
-from tests.waiting import eventually
+from tests.support.hub.agents import running
+from tests.support.hub.manager import running_manager
+from tests.support.network.faults import watching
+from tests.support.network.toxiproxy import FAULTS, Front, Toxiproxy
+from tests.support.waiting import eventually
 
 #: The outage the issue names: the one wait of this test that is not for an event.
 OUTAGE = 30.0
@@ -68,11 +68,15 @@ def _renewed_since(lease: dict[str, Any] | None, since: dt.datetime) -> bool:
 
 
 def _turned_unknown(registry: CollectorRegistry) -> float:
-    """How often the manager's own verdict on a member turned Unknown (its counter)."""
-    found = registry.get_sample_value(
-        "cluster_inventory_member_health_transitions_total", {"status": "Unknown"}
+    """How often the manager's own verdict on a member turned Unknown (its counter, every
+    member's)."""
+    return sum(
+        sample.value
+        for family in registry.collect()
+        for sample in family.samples
+        if sample.name == "cluster_inventory_member_health_transitions_total"
+        and sample.labels.get("status") == "Unknown"
     )
-    return found or 0.0
 
 
 @contextlib.asynccontextmanager

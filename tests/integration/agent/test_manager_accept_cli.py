@@ -14,7 +14,7 @@ import pytest
 from cluster_inventory import kube
 from cluster_inventory.api.constants import ANNOTATION_REGISTRATION_MODE
 from cluster_inventory.testing import ControlPlane
-from tests.cli_run import cli
+from tests.support.processes.cli import cli
 
 
 async def _names(hub: ControlPlane, ns: str) -> dict[str, set[str]]:

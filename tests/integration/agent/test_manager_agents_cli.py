@@ -20,8 +20,8 @@ from cluster_inventory.api.constants import FIELD_MANAGER_AGENT
 from cluster_inventory.manager import ClusterManagerRunnable
 from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.testing import ControlPlane
-from tests.agents import JOIN_NS, agent_identity, bootstrap_identity, event_about
-from tests.cli_run import cli
+from tests.support.hub.agents import JOIN_NS, agent_identity, bootstrap_identity, event_about
+from tests.support.processes.cli import cli
 
 
 async def test_manager_agents_shows_joined_available_and_why_a_csr_was_refused(

@@ -14,8 +14,7 @@ from typing import Any
 
 from cluster_inventory import api, kube
 from cluster_inventory.testing import ControlPlane
-from tests.cli_run import cli
-from tests.crd_versions import (
+from tests.support.hub.crd_versions import (
     DECISIONS_CRD,
     PROFILES_CRD,
     kubectl_apply,
@@ -23,6 +22,7 @@ from tests.crd_versions import (
     storage_of,
     v1alpha1_only,
 )
+from tests.support.processes.cli import cli
 
 KIND = "customresourcedefinition.apiextensions.k8s.io"
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from cluster_inventory import api, kube
 from cluster_inventory.testing import ControlPlane
-from tests.strategies import cluster_profiles
+from tests.support.data.strategies import cluster_profiles
 
 FIELD_MANAGER = "round-trip-test"
 

@@ -22,9 +22,9 @@ from typing import Any
 from cluster_inventory import api, kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_MANAGER
 from cluster_inventory.testing import ControlPlane, Etcd
-from tests.cli_run import cli
-from tests.crd_versions import DECISIONS_CRD, PROFILES_CRD, storage_of
-from tests.waiting import eventually
+from tests.support.hub.crd_versions import DECISIONS_CRD, PROFILES_CRD, storage_of
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 PROFILES_V2 = dataclasses.replace(kube.CLUSTER_PROFILES, version="v1alpha2")
 KIND = "customresourcedefinition.apiextensions.k8s.io"

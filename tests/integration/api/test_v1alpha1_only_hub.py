@@ -18,10 +18,10 @@ from cluster_inventory import credentials, kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
 from cluster_inventory.testing import ControlPlane
-from tests.cli_run import cli
-from tests.crd_versions import runtime_syncs, v1alpha1_only
-from tests.provider_files import PLUGIN, provider_file
-from tests.waiting import eventually
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.crd_versions import runtime_syncs, v1alpha1_only
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 
 async def test_readers_fall_back_to_v1alpha1_and_conformance_says_why() -> None:

@@ -30,6 +30,7 @@ def test_every_benchmark_is_found() -> None:
         "http_stack.py",
         "integrations.py",
         "manager_scale.py",
+        "profile_series.py",
         "runtime_engage.py",
     }
 

@@ -22,9 +22,9 @@ from cluster_inventory.api.views import ProfileView
 from cluster_inventory.controller import ProfileConditionCollector
 from cluster_inventory.kube.endpoints import serve_endpoints
 from cluster_inventory.testing import free_port
-from tests.cli_run import cli
-from tests.prometheus import Prometheus, prometheus
-from tests.waiting import eventually
+from tests.support.processes.cli import cli
+from tests.support.processes.prometheus import Prometheus, prometheus
+from tests.support.waiting import eventually
 
 SCRAPE = 1.0
 STEP = 1.0

@@ -15,7 +15,7 @@ import re
 
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
-from tests.cli_run import cli
+from tests.support.processes.cli import cli
 
 NAME = "edge-escapes"
 CLEAR = "\x1b[2J\x1b[H"

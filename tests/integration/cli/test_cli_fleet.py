@@ -13,8 +13,8 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane, find_binary
-from tests.cli_run import cli
-from tests.procs import alive, wait_dead
+from tests.support.processes.cli import cli
+from tests.support.processes.pids import alive, wait_dead
 
 
 async def test_crds_apply_installs_every_crd_on_a_bare_cluster() -> None:

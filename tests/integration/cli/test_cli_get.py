@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,8 @@ import yaml
 from cluster_inventory import kube
 from cluster_inventory.cli._table import format_table
 from cluster_inventory.testing import ControlPlane, find_binary
-from tests.cli_run import cli, scripts_dir
+from tests.support.processes.binaries import hub_kubectl
+from tests.support.processes.cli import cli, scripts_dir
 
 GOLDEN = Path(__file__).parent / "golden"
 NAMESPACE = "golden-inventory"
@@ -205,20 +205,6 @@ def _ok(*args: str, hub: ControlPlane) -> str:
     return result.stdout
 
 
-def _kubectl(
-    *args: str, hub: ControlPlane, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(find_binary("kubectl")), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "KUBECONFIG": str(hub.kubeconfig_path), **(env or {})},
-    )
-
-
 @pytest.mark.parametrize(
     ("golden", "args"),
     [
@@ -268,7 +254,7 @@ async def test_machine_formats_print_what_kubectl_prints(
     golden_hub: ControlPlane, output: str
 ) -> None:
     ours = _ok("get", "-n", NAMESPACE, "-o", output, hub=golden_hub)
-    theirs = _kubectl("get", "clusterprofiles", "-n", NAMESPACE, "-o", output, hub=golden_hub)
+    theirs = hub_kubectl("get", "clusterprofiles", "-n", NAMESPACE, "-o", output, hub=golden_hub)
     assert theirs.returncode == 0, theirs.stderr
     assert ours == theirs.stdout
 
@@ -280,7 +266,7 @@ async def test_yaml_holds_what_kubectl_yaml_holds(
     golden_hub: ControlPlane, args: tuple[str, ...]
 ) -> None:
     ours = yaml.safe_load(_ok("get", *args, "-o", "yaml", hub=golden_hub))
-    theirs = _kubectl("get", "clusterprofiles", *args, "-o", "yaml", hub=golden_hub)
+    theirs = hub_kubectl("get", "clusterprofiles", *args, "-o", "yaml", hub=golden_hub)
     assert theirs.returncode == 0, theirs.stderr
     assert ours == yaml.safe_load(theirs.stdout)
     assert "managedFields" not in json.dumps(ours)
@@ -328,7 +314,7 @@ async def test_without_kubectl_json_and_yaml_still_print_the_same_data(
     monkeypatch.delenv(KUBECTL_ENV)
     # not os.defpath's parent: that is "/bin:/usr", and /bin may hold a kubectl
     monkeypatch.setenv("PATH", "/nonexistent-bin")
-    theirs = _kubectl("get", "clusterprofiles", *args, "-o", "json", hub=golden_hub)
+    theirs = hub_kubectl("get", "clusterprofiles", *args, "-o", "json", hub=golden_hub)
     assert theirs.returncode == 0, theirs.stderr
     for output, load in (("json", json.loads), ("yaml", yaml.safe_load)):
         ours = _ok("get", *args, "-o", output, hub=golden_hub)
@@ -355,14 +341,14 @@ async def test_without_kubectl_template_formats_say_they_need_it(
 
 async def test_kubectl_discovers_the_plugin_and_runs_it(golden_hub: ControlPlane) -> None:
     path = f"{scripts_dir()}{os.pathsep}{os.environ.get('PATH', '')}"
-    listed = _kubectl("plugin", "list", hub=golden_hub, env={"PATH": path})
+    listed = hub_kubectl("plugin", "list", hub=golden_hub, env={"PATH": path})
     assert str(scripts_dir() / "kubectl-inventory") in listed.stdout, listed.stdout + listed.stderr
-    through_kubectl = _kubectl(
+    through_kubectl = hub_kubectl(
         "inventory", "get", "-n", NAMESPACE, "-o", "wide", hub=golden_hub, env={"PATH": path}
     )
     assert through_kubectl.returncode == 0, through_kubectl.stderr
     _golden("get-wide.txt", _table(through_kubectl.stdout))
-    missing = _kubectl(
+    missing = hub_kubectl(
         "inventory", "describe", "nosuch", "-n", NAMESPACE, hub=golden_hub, env={"PATH": path}
     )
     assert missing.returncode == 1

@@ -28,10 +28,10 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.cli._kubectl import KUBECTL_ENV
 from cluster_inventory.integrations.placement import SCHEDULER_NAME, PlacementScheduler
 from cluster_inventory.testing import Fleet, find_binary
-from tests.cli_run import cli, scripts_dir
-from tests.integration.cli.test_cli_get import _kubectl
-from tests.integration.integrations.test_placement_scheduler import bounded, placement, profile
-from tests.waiting import eventually
+from tests.support.hub.placements import bounded, placement, profile
+from tests.support.processes.binaries import hub_kubectl
+from tests.support.processes.cli import cli, scripts_dir
+from tests.support.waiting import eventually
 
 _AGE = re.compile(r"^(\d+[smhdy])+$")
 _OTHER_SCHEDULER = "open-cluster-management.io/mirror"
@@ -126,7 +126,7 @@ async def test_the_table_shows_each_slice_with_its_keys_scheduler_and_count(
     # the plugin, as kubectl runs it, prints the same table
     path = f"{scripts_dir()}{os.pathsep}{os.environ.get('PATH', '')}"
     plugin = await asyncio.to_thread(
-        _kubectl,
+        hub_kubectl,
         "inventory",
         "get",
         "placementdecisions",
@@ -181,7 +181,7 @@ async def test_other_formats_are_kubectls_own(fleet: Fleet, decisions: str, outp
         _run, "get", "placementdecisions", "-n", decisions, "-o", output, fleet=fleet
     )
     theirs = await asyncio.to_thread(
-        _kubectl, "get", "placementdecisions", "-n", decisions, "-o", output, hub=fleet.hub
+        hub_kubectl, "get", "placementdecisions", "-n", decisions, "-o", output, hub=fleet.hub
     )
     assert theirs.returncode == 0, theirs.stderr
     assert ours == theirs.stdout
@@ -199,7 +199,7 @@ async def test_without_kubectl_json_holds_the_same_slices(
     )
     # Both read the version discovery prefers for PlacementDecision: v1alpha2 on this hub.
     theirs = await asyncio.to_thread(
-        _kubectl, "get", "placementdecisions.multicluster.x-k8s.io", "-n", decisions,
+        hub_kubectl, "get", "placementdecisions.multicluster.x-k8s.io", "-n", decisions,
         "-o", "json", hub=fleet.hub,
     )  # fmt: skip
     assert theirs.returncode == 0, theirs.stderr

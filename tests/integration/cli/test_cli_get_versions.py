@@ -17,8 +17,8 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
-from tests.cli_run import cli
-from tests.crd_versions import PROFILES_CRD, runtime_syncs, v1alpha1_only
+from tests.support.hub.crd_versions import PROFILES_CRD, runtime_syncs, v1alpha1_only
+from tests.support.processes.cli import cli
 
 #: No kubectl: ``-o json`` is printed by the CLI itself, from what it read.
 NO_KUBECTL = {"CLUSTER_INVENTORY_KUBECTL": "", "PATH": "/nonexistent-bin"}

@@ -24,9 +24,15 @@ from cluster_inventory.cli.demo import (
     demo_members,
 )
 from cluster_inventory.testing.versions import KUBERNETES_VERSION
-from tests.cli_run import cli
-from tests.procs import RUN_MARK, control_plane_pids, pids_with_args, started_by, wait_dead
-from tests.wheel import outside
+from tests.support.processes.cli import cli
+from tests.support.processes.pids import (
+    RUN_MARK,
+    control_plane_pids,
+    pids_with_args,
+    started_by,
+    wait_dead,
+)
+from tests.support.processes.wheel import outside
 
 _MANAGER_ARGS = ("cluster_inventory.cli", "manager", "run")
 _AGENT_ARGS = ("cluster_inventory.cli", "agent", "run")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from cluster_inventory.testing import assets_dir
-from tests.procs import alive, wait_dead
+from tests.support.processes.pids import alive, wait_dead
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "agent.md"
 SECTION = "## Join a member on a local fleet, step by step"

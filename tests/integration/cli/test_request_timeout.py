@@ -17,8 +17,8 @@ import yaml
 
 from cluster_inventory.api.constants import REQUEST_TIMEOUT, REQUEST_TIMEOUT_ENV
 from cluster_inventory.testing import Fleet
-from tests.cli_run import cli
-from tests.tarpit import serve_tarpit
+from tests.support.network.tarpit import serve_tarpit
+from tests.support.processes.cli import cli
 
 #: Seconds the commands below wait (a tarpit never answers, so any wait shows the same).
 SHORT = 2.5

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from cluster_inventory.testing import Fleet
-from tests.cli_run import cli
-from tests.provider_files import PLUGIN, provider_file
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.processes.cli import cli
 
 #: Bytes no UTF-8 decoder accepts (a PNG header, then a Latin-1 "é").
 BINARY = b"\x89PNG\r\n\x1a\n\x00\xff\xfe" + "clusters: [café]".encode("latin-1")

@@ -18,7 +18,7 @@ from cluster_inventory.controller import Controller, Manager, Result
 from cluster_inventory.kube.informer import Informer, object_key
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 from cluster_inventory.testing import free_port
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 NO_SUCH_KIND = kube.Resource(
     group="example.com", version="v1", plural="nosuchthings", kind="NoSuchThing"

@@ -21,7 +21,7 @@ from cluster_inventory.api.constants import ANNOTATION_SHARD_HOLDER, LABEL_CLUST
 from cluster_inventory.controller import Manager, ShardConfig, ShardMembership
 from cluster_inventory.controller.sharding import rendezvous_owner
 from cluster_inventory.manager import ClusterManagerRunnable, ManagerConfig, registration_secret
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 
 def _config(namespace: str, identity: str, **timings: float) -> ShardConfig:

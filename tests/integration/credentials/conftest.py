@@ -1,4 +1,4 @@
-"""The ``published`` fixture: a profile a consumer reaches its member through (``tests/published.py``)."""
+"""The ``published`` fixture: a profile a consumer reaches its member through (``tests/support/hub/published.py``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from cluster_inventory.api.constants import (
     EXTENSION_EXEC,
 )
 from cluster_inventory.testing import Fleet
-from tests.provider_files import PLUGIN, provider_file
-from tests.published import PROFILE, Published
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.published import PROFILE, Published
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from cluster_inventory.credentials import (
     load_provider_file,
     resolve_access,
 )
-from tests.provider_files import PLUGIN, provider_file
-from tests.published import PROFILE, Published
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.published import PROFILE, Published
 
 
 def new_cache(**kwargs) -> CredentialCache:

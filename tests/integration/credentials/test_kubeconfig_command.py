@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from cluster_inventory.testing import find_binary
-from tests.published import PROFILE, Published
+from tests.support.hub.published import PROFILE, Published
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 

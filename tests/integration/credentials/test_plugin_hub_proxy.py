@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from tests.provider_files import PLUGIN
-from tests.proxies import serve_proxy
-from tests.published import PROFILE, Published
+from tests.support.data.provider_files import PLUGIN
+from tests.support.hub.published import PROFILE, Published
+from tests.support.network.proxies import serve_proxy
 
 
 @pytest.mark.parametrize("scheme", ["http", "socks5"])

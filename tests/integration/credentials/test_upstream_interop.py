@@ -14,8 +14,8 @@ from cluster_inventory.credentials import (
     resolve_access,
 )
 from cluster_inventory_workshop import upstream_plugin
-from tests.provider_files import provider_file
-from tests.published import Published
+from tests.support.data.provider_files import provider_file
+from tests.support.hub.published import Published
 
 
 async def test_upstream_secretreader_reads_our_secret_format(

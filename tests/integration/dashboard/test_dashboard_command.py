@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from cluster_inventory.testing import Fleet
-from tests.inventory import Inventory
+from tests.support.hub.inventory import Inventory
 
 
 async def _start(env: dict[str, str], *args: str) -> tuple[asyncio.subprocess.Process, str]:

@@ -19,7 +19,7 @@ import pytest
 from cluster_inventory.dashboard import Dashboard, HubState
 from cluster_inventory.dashboard.server import MESSAGE_CUT
 from cluster_inventory.testing import Fleet
-from tests.inventory import Inventory
+from tests.support.hub.inventory import Inventory
 
 
 async def _status(url: str, host: str) -> int:

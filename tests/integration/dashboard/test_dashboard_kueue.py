@@ -3,7 +3,7 @@
 Our manager publishes a member in Kueue's inventory, our MultiKueue sync writes its
 MultiKueueCluster (no status yet: the page shows the name alone), then Kueue v0.19.2's own
 manager starts on the hub (as in ``tests/integration/integrations/test_kueue_multikueue.py``,
-run as in :mod:`tests.kueue`), connects through our plugin and writes ``Active=True``, which
+run as in :mod:`tests.support.consumers.kueue`), connects through our plugin and writes ``Active=True``, which
 the page in Debian's headless Chromium shows without a reload.
 """
 
@@ -25,15 +25,15 @@ from cluster_inventory.integrations.sync.multikueue import (
 )
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.browser import Browser
-from tests.kueue import (
+from tests.support.consumers.kueue import (
     condition,
     install_kueue_crds,
     remove_kueue_crds,
     running_kueue,
     worker_role,
 )
-from tests.manager_harness import running_manager
-from tests.provider_files import PLUGIN, provider_file
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.manager import running_manager
 
 _MEMBERS = "document.querySelector('#members')?.textContent || ''"
 

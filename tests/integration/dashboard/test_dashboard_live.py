@@ -13,8 +13,8 @@ import json
 
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.browser import Browser
-from tests.manager_harness import running_manager
-from tests.waiting import eventually
+from tests.support.hub.manager import running_manager
+from tests.support.waiting import eventually
 
 
 async def test_a_stopped_member_turns_red_without_a_reload(

@@ -25,9 +25,9 @@ from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.kube.events import object_reference, record_event
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.browser import Browser, Page
-from tests.inventory import Inventory
-from tests.manager_harness import running_manager
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.hub.manager import running_manager
+from tests.support.waiting import eventually
 
 #: What a hostile writer puts in a credential's place: it must reach no response.
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.member-page-must-not-show-this"

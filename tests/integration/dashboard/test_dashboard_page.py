@@ -24,7 +24,7 @@ from cluster_inventory.integrations.placement import PLACEMENTS
 from cluster_inventory.integrations.sync import argocd
 from cluster_inventory.integrations.sync._ownership import LABEL_MANAGED_BY
 from cluster_inventory_workshop.browser import Browser, Page
-from tests.inventory import Inventory
+from tests.support.hub.inventory import Inventory
 
 #: A Secret value that must never reach the page (the Argo CD Secret's data).
 SECRET_MARKER = "do-not-show-this-secret-value-7f3a9c"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import yaml
 from prometheus_client import CollectorRegistry
@@ -23,7 +22,7 @@ from cluster_inventory.kube.workqueue import WorkQueueMetrics
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
 from cluster_inventory_workshop.chart import CHART_DIR
-from cluster_inventory_workshop.tools import find_tool
+from tests.support.processes.binaries import promtool
 
 FILES = CHART_DIR / "files"
 #: Words in PromQL that are not metric names.
@@ -31,18 +30,6 @@ PROMQL_WORDS = {
     "sum", "max", "min", "avg", "count", "rate", "by", "without", "histogram_quantile",
     "le", "on", "ignoring", "and", "or", "unless", "bool",
 }  # fmt: skip
-
-
-def promtool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(find_tool("promtool")), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=FILES,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def exported_metric_names() -> set[str]:

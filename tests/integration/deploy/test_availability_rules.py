@@ -14,7 +14,7 @@ import yaml
 
 from cluster_inventory.api.constants import METRIC_PROFILE_CONDITION
 from cluster_inventory_workshop.chart import CHART_DIR
-from tests.integration.deploy.test_alerts import promtool
+from tests.support.processes.binaries import promtool
 
 FILES = CHART_DIR / "files"
 WINDOWS = ("1h", "1d", "7d", "30d")

@@ -11,15 +11,16 @@ import asyncio
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
 from cluster_inventory_workshop import upstream_crd
-from tests.integration.deploy.test_deploy_manifests import (
+from tests.support.hub.manifests import (
     APP_LABEL,
     DEPLOY,
     MANAGER,
     NAMESPACE,
-    _ensure_namespace,
+    dry_run_applied,
+    ensure_namespace,
     expand,
-    kubectl,
     render,
+    server_dry_run,
     the,
 )
 
@@ -55,20 +56,6 @@ async def _install_cluster_crd(hub: ControlPlane) -> None:
 def test_overlay_server_side_dry_run(hub: ControlPlane) -> None:
     objects = render(OVERLAY)
     asyncio.run(_install_cluster_crd(hub))
-    asyncio.run(_ensure_namespace(hub, the(objects, "Namespace", NAMESPACE)))
-    result = kubectl(
-        "apply",
-        "--server-side",
-        "--dry-run=server",
-        "--validate=strict",
-        "--warnings-as-errors",
-        "-k",
-        str(OVERLAY),
-        "--kubeconfig",
-        str(hub.kubeconfig_path),
-    )
-    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
-    assert (
-        f"clusterrole.rbac.authorization.k8s.io/{CAPI_ROLE} serverside-applied (server dry run)"
-        in result.stdout.splitlines()
-    )
+    asyncio.run(ensure_namespace(hub, the(objects, "Namespace", NAMESPACE)))
+    result = server_dry_run(hub, OVERLAY)
+    assert dry_run_applied("ClusterRole", CAPI_ROLE) in result.stdout.splitlines()

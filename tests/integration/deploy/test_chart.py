@@ -39,20 +39,21 @@ from cluster_inventory_workshop.chart import (
     render_chart,
 )
 from cluster_inventory_workshop.upstream_crds import kueue_crds
-from tests.integration.deploy.test_deploy_manifests import (
+from tests.support.hub.manifests import (
     APP_LABEL,
     DEPLOY,
+    IDENTITY_KINDS,
     NAMESPACE,
     WRITE_VERBS,
     expand,
-    kubectl,
+    of_kind,
 )
-from tests.waiting import eventually
+from tests.support.processes.binaries import kubectl
+from tests.support.waiting import eventually
 
 EXAMPLES = sorted(p.name for p in (CHART_DIR / "examples").glob("*.yaml"))
 #: Namespaces the examples install into or grant in (they must exist for a server dry run).
 NAMESPACES = (NAMESPACE, "argocd", "kueue-system", "team-a", "team-b")
-IDENTITY_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 #: The rule files the chart's PrometheusRule carries, in order.
 RULE_FILES = ("alerts.yaml", "availability.yaml")
 
@@ -60,10 +61,6 @@ RULE_FILES = ("alerts.yaml", "availability.yaml")
 def objects(example: str, *set_values: str) -> list[dict[str, Any]]:
     text = render_chart([CHART_DIR / "examples" / example], set_values=set_values)
     return [doc for doc in yaml.safe_load_all(text) if doc]
-
-
-def of_kind(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [o for o in objs if o["kind"] == kind]
 
 
 # -- the chart itself -------------------------------------------------------------------------

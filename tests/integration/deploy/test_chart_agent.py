@@ -32,9 +32,9 @@ from cluster_inventory.api.agents import agent_credential_name
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet, free_port
 from cluster_inventory_workshop.chart import CHART_DIR, HelmError, render_chart
-from tests.integration.deploy.test_chart import IDENTITY_KINDS, of_kind
-from tests.integration.deploy.test_deploy_manifests import kubectl
-from tests.waiting import eventually
+from tests.support.hub.manifests import IDENTITY_KINDS, of_kind
+from tests.support.processes.binaries import kubectl
+from tests.support.waiting import eventually
 
 AGENT = "cluster-inventory-agent"
 EXAMPLE = CHART_DIR / "examples" / "agent.yaml"

@@ -9,10 +9,7 @@ checked with the same client version as the control planes.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-from collections.abc import Iterable
 from importlib.resources import files
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,18 +17,23 @@ import yaml
 
 from cluster_inventory import api, kube
 from cluster_inventory.testing import ControlPlane
-from cluster_inventory.testing.assets import find_binary
+from tests.support.hub.manifests import (
+    APP_LABEL,
+    DEPLOY,
+    IMAGE,
+    MANAGER,
+    NAMESPACE,
+    READ_VERBS,
+    WRITE_VERBS,
+    dry_run_applied,
+    ensure_namespace,
+    expand,
+    render,
+    server_dry_run,
+    the,
+)
 
-REPO = Path(__file__).resolve().parents[3]
-DEPLOY = REPO / "deploy"
-NAMESPACE = "cluster-inventory-system"
-MANAGER = "cluster-inventory-manager"
 LEADER_ELECTION = "cluster-inventory-manager-leader-election"
-APP_LABEL = ("app.kubernetes.io/name", "cluster-inventory")
-IMAGE = "ghcr.io/cluster-inventory/cluster-inventory:0.1.0"
-
-WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection"}
-READ_VERBS = {"get", "list", "watch"}
 
 #: Every (apiGroup, resource, verb) the manager may use cluster-wide, and nothing else.
 CLUSTER_GRANTS = {
@@ -70,25 +72,6 @@ AGENT_REPORTS_GRANTS = {
 #: (a right there outlives a rejection; `manager accept` grants each acceptance its own).
 AGENT_WIDE_GROUPS = {"cluster-inventory:agents", "cluster-inventory:agent-bootstrappers"}
 
-#: kind -> how ``kubectl apply`` names its resource in its output.
-APPLY_PREFIX = {
-    "CustomResourceDefinition": "customresourcedefinition.apiextensions.k8s.io",
-    "Namespace": "namespace",
-    "ServiceAccount": "serviceaccount",
-    "ClusterRole": "clusterrole.rbac.authorization.k8s.io",
-    "ClusterRoleBinding": "clusterrolebinding.rbac.authorization.k8s.io",
-    "Role": "role.rbac.authorization.k8s.io",
-    "RoleBinding": "rolebinding.rbac.authorization.k8s.io",
-    "Deployment": "deployment.apps",
-    "PodDisruptionBudget": "poddisruptionbudget.policy",
-    "ConfigMap": "configmap",
-    "FlowSchema": "flowschema.flowcontrol.apiserver.k8s.io",
-    "PriorityLevelConfiguration": "prioritylevelconfiguration.flowcontrol.apiserver.k8s.io",
-    "ValidatingAdmissionPolicy": "validatingadmissionpolicy.admissionregistration.k8s.io",
-    "ValidatingAdmissionPolicyBinding": (
-        "validatingadmissionpolicybinding.admissionregistration.k8s.io"
-    ),
-}
 #: Who may bind a namespace to a cluster set (docs/manager.md): the policy and a binder role.
 BIND_POLICY = "cluster-inventory-clusterset-bind"
 BINDER_ROLE = "cluster-inventory-clusterset-binder"
@@ -121,44 +104,6 @@ def expected_objects() -> set[tuple[str, str | None, str]]:
         ("ValidatingAdmissionPolicyBinding", None, BIND_POLICY),
         ("ClusterRole", None, BINDER_ROLE),
     }
-
-
-def kubectl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(find_binary("kubectl")), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def the(objects: Iterable[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
-    found = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
-    assert len(found) == 1, f"expected one {kind} {name}, found {len(found)}"
-    return found[0]
-
-
-def expand(rules: list[dict[str, Any]]) -> set[tuple[str, str, str, str | None]]:
-    """Flatten RBAC rules into (apiGroup, resource, verb, resourceName or None) tuples."""
-    grants = set()
-    for rule in rules:
-        assert not rule.get("nonResourceURLs"), rule
-        names = rule.get("resourceNames") or [None]
-        for group in rule["apiGroups"]:
-            for resource in rule["resources"]:
-                for verb in rule["verbs"]:
-                    for name in names:
-                        grants.add((group, resource, verb, name))
-    return grants
-
-
-def render(tree: Path = DEPLOY) -> list[dict[str, Any]]:
-    """The objects ``kubectl kustomize tree`` renders."""
-    result = kubectl("kustomize", str(tree))
-    assert result.returncode == 0, result.stderr
-    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 
 
 @pytest.fixture(scope="module")
@@ -259,18 +204,6 @@ def test_deployment_runs_the_hardened_manager(rendered: list[dict[str, Any]]) ->
 # -- (c) a server-side dry run against the hub ------------------------------------------------
 
 
-async def _ensure_namespace(hub: ControlPlane, namespace: dict[str, Any]) -> None:
-    """Create the manager namespace for real if absent; it is left in place afterwards."""
-    async with await hub.client() as client:
-        try:
-            await kube.get(client, kube.NAMESPACES, namespace["metadata"]["name"])
-        except kube.NotFoundError:
-            try:
-                await kube.create(client, kube.NAMESPACES, namespace)
-            except kube.AlreadyExistsError:
-                pass
-
-
 async def _namespace_phase(hub: ControlPlane) -> str:
     async with await hub.client() as client:
         found = await kube.get(client, kube.NAMESPACES, NAMESPACE)
@@ -281,25 +214,11 @@ def test_server_side_dry_run_succeeds_on_the_hub(
     hub: ControlPlane, rendered: list[dict[str, Any]]
 ) -> None:
     # A server dry run of namespaced objects needs their namespace to exist.
-    asyncio.run(_ensure_namespace(hub, the(rendered, "Namespace", NAMESPACE)))
+    asyncio.run(ensure_namespace(hub, the(rendered, "Namespace", NAMESPACE)))
     assert asyncio.run(_namespace_phase(hub)) == "Active"
-    result = kubectl(
-        "apply",
-        "--server-side",
-        "--dry-run=server",
-        "--validate=strict",
-        "--warnings-as-errors",
-        "-k",
-        str(DEPLOY),
-        "--kubeconfig",
-        str(hub.kubeconfig_path),
-    )
-    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    result = server_dry_run(hub, DEPLOY)
     lines = set(result.stdout.splitlines())
-    expected = {
-        f"{APPLY_PREFIX[kind]}/{name} serverside-applied (server dry run)"
-        for kind, _, name in expected_objects()
-    }
+    expected = {dry_run_applied(kind, name) for kind, _, name in expected_objects()}
     assert expected <= lines, f"missing {sorted(expected - lines)} in:\n{result.stdout}"
 
 

@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from cluster_inventory import __version__
-from tests.integration.deploy.test_deploy_manifests import REPO
+from tests.support import REPO
 
 
 def test_the_image_root_filesystem_runs_the_entrypoint_as_non_root() -> None:

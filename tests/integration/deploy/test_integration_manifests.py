@@ -9,17 +9,17 @@ import asyncio
 from typing import Any
 
 import pytest
-import yaml
 
-from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
-from tests.integration.deploy.test_deploy_manifests import (
-    APPLY_PREFIX,
+from tests.support.hub.manifests import (
     DEPLOY,
     IMAGE,
     READ_VERBS,
+    dry_run_applied,
+    ensure_namespace,
     expand,
-    kubectl,
+    render,
+    server_dry_run,
     the,
 )
 
@@ -63,19 +63,13 @@ TREES: dict[str, tuple[str, list[str], set[tuple[str, str, str, str | None]], se
 }
 
 
-def render(tree: str) -> list[dict[str, Any]]:
-    result = kubectl("kustomize", str(DEPLOY / "integrations" / tree))
-    assert result.returncode == 0, result.stderr
-    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
-
-
 @pytest.mark.parametrize("tree", sorted(TREES))
 def test_rbac_grants_exactly_what_the_sync_needs_and_nothing_on_profiles_but_reads(
     tree: str,
 ) -> None:
     namespace, _, cluster_grants, role_grants = TREES[tree]
     name = f"cluster-inventory-{tree}"
-    objects = render(tree)
+    objects = render(DEPLOY / "integrations" / tree)
     found = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}
     expected = {
         ("ServiceAccount", namespace, name),
@@ -113,32 +107,11 @@ def test_rbac_grants_exactly_what_the_sync_needs_and_nothing_on_profiles_but_rea
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
 
 
-async def _ensure_namespace(hub: ControlPlane, name: str) -> None:
-    async with await hub.client() as client:
-        try:
-            await kube.create(client, kube.NAMESPACES, {"metadata": {"name": name}})
-        except kube.AlreadyExistsError:
-            pass
-
-
 @pytest.mark.parametrize("tree", sorted(TREES))
 def test_server_side_dry_run_succeeds_on_the_hub(hub: ControlPlane, tree: str) -> None:
     namespace = TREES[tree][0]
-    asyncio.run(_ensure_namespace(hub, namespace))
-    result = kubectl(
-        "apply",
-        "--server-side",
-        "--dry-run=server",
-        "--validate=strict",
-        "--warnings-as-errors",
-        "-k",
-        str(DEPLOY / "integrations" / tree),
-        "--kubeconfig",
-        str(hub.kubeconfig_path),
-    )
-    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    asyncio.run(ensure_namespace(hub, {"metadata": {"name": namespace}}))
+    result = server_dry_run(hub, DEPLOY / "integrations" / tree)
     name = f"cluster-inventory-{tree}"
     for kind in ("ServiceAccount", "ClusterRole", "Role", "Deployment"):
-        assert f"{APPLY_PREFIX[kind]}/{name} serverside-applied (server dry run)" in (
-            result.stdout
-        ), result.stdout
+        assert dry_run_applied(kind, name) in result.stdout, result.stdout

@@ -26,20 +26,22 @@ from cluster_inventory import api, kube
 from cluster_inventory.cli.placement import placement_app
 from cluster_inventory.integrations.placement import SCHEDULER_NAME
 from cluster_inventory.testing import ControlPlane, Fleet, free_port
-from tests.integration.deploy.test_deploy_manifests import (
+from tests.support.hub.manifests import (
     APP_LABEL,
-    APPLY_PREFIX,
     DEPLOY,
     IMAGE,
     NAMESPACE,
     READ_VERBS,
-    _ensure_namespace,
+    dry_run_applied,
+    ensure_namespace,
     expand,
-    kubectl,
+    render,
+    server_dry_run,
     the,
 )
-from tests.integration.integrations.test_placement_scheduler import placement, profile
-from tests.waiting import eventually
+from tests.support.hub.placements import placement, profile
+from tests.support.processes.binaries import kubectl
+from tests.support.waiting import eventually
 
 TREE = DEPLOY / "placement"
 SCHEDULER = "cluster-inventory-placement"
@@ -79,9 +81,7 @@ def expected_objects() -> set[tuple[str, str | None, str]]:
 
 @pytest.fixture(scope="module")
 def rendered() -> list[dict[str, Any]]:
-    result = kubectl("kustomize", str(TREE))
-    assert result.returncode == 0, result.stderr
-    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    return render(TREE)
 
 
 def test_the_namespace_is_the_managers_own() -> None:
@@ -173,24 +173,10 @@ def test_leases_and_bindings_are_the_schedulers_only(rendered: list[dict[str, An
 def test_server_side_dry_run_succeeds_on_the_hub(
     hub: ControlPlane, rendered: list[dict[str, Any]]
 ) -> None:
-    asyncio.run(_ensure_namespace(hub, the(rendered, "Namespace", NAMESPACE)))
-    result = kubectl(
-        "apply",
-        "--server-side",
-        "--dry-run=server",
-        "--validate=strict",
-        "--warnings-as-errors",
-        "-k",
-        str(TREE),
-        "--kubeconfig",
-        str(hub.kubeconfig_path),
-    )
-    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    asyncio.run(ensure_namespace(hub, the(rendered, "Namespace", NAMESPACE)))
+    result = server_dry_run(hub, TREE)
     lines = set(result.stdout.splitlines())
-    expected = {
-        f"{APPLY_PREFIX[kind]}/{name} serverside-applied (server dry run)"
-        for kind, _, name in expected_objects()
-    }
+    expected = {dry_run_applied(kind, name) for kind, _, name in expected_objects()}
     assert expected <= lines, f"missing {sorted(expected - lines)} in:\n{result.stdout}"
 
 
@@ -215,7 +201,7 @@ async def test_the_scheduler_runs_with_only_these_grants(
     fleet: Fleet, test_namespace: str, rendered: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     hub = fleet.hub
-    await _ensure_namespace(hub, the(rendered, "Namespace", NAMESPACE))
+    await ensure_namespace(hub, the(rendered, "Namespace", NAMESPACE))
     identity = [
         o
         for o in rendered

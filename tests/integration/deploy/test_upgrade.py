@@ -45,8 +45,7 @@ from cluster_inventory.kube.informer import Informer
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.testing import ControlPlane
 from cluster_inventory_workshop.chart import CHART_DIR, NAMESPACE, helm, render_chart
-from tests.cli_run import cli
-from tests.crd_versions import (
+from tests.support.hub.crd_versions import (
     DECISIONS_CRD,
     PROFILES_CRD,
     kubectl_apply,
@@ -54,7 +53,8 @@ from tests.crd_versions import (
     storage_of,
     v1alpha1_only,
 )
-from tests.waiting import eventually
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 RELEASE = "ci"
 MANAGER = "cluster-inventory"

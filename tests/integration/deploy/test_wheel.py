@@ -24,7 +24,7 @@ import pytest
 
 from cluster_inventory import api, kube
 from cluster_inventory.testing import ControlPlane
-from tests.wheel import make_venv, outside, run
+from tests.support.processes.wheel import make_venv, outside, run
 
 TOKEN = "wheel-test-token"
 

@@ -1,4 +1,4 @@
-"""A Toxiproxy for the fault tests (tests/toxiproxy.py), shared by the session."""
+"""A Toxiproxy for the fault tests (tests/support/network/toxiproxy.py), shared by the session."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.toxiproxy import Toxiproxy, running_toxiproxy
+from tests.support.network.toxiproxy import Toxiproxy, running_toxiproxy
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Network faults between our processes and the fleet's servers (issue 32; tests/faults.py).
+"""Network faults between our processes and the fleet's servers (issue 32; tests/support/network/faults.py).
 
 For each pair (a process and the server it reaches) and each fault (Toxiproxy's latency,
 bandwidth limit, reset_peer, timeout as a half-open connection, slow_close, and the proxy
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from cluster_inventory.testing import Fleet
-from tests import faults
-from tests.inventory import Inventory
-from tests.toxiproxy import FAULTS, Toxiproxy
+from tests.support.hub.inventory import Inventory
+from tests.support.network import faults
+from tests.support.network.toxiproxy import FAULTS, Toxiproxy
 
 NAMES = list(FAULTS)
 

@@ -24,9 +24,9 @@ from cluster_inventory.manager import service_account_name
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop import upstream_plugin
 from cluster_inventory_workshop.access_check import access_check
-from tests.manager_harness import running_manager
-from tests.provider_files import PLUGIN, provider_file
-from tests.waiting import eventually
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.manager import running_manager
+from tests.support.waiting import eventually
 
 
 async def _run(binary: Path, hub_kubeconfig: Path, ns: str, providers: Path) -> list[Any]:

@@ -20,8 +20,8 @@ from cluster_inventory import kube
 from cluster_inventory.api.constants import EXTENSION_EXEC
 from cluster_inventory.credentials import load_provider_file
 from cluster_inventory.integrations.sync.argocd import ArgoCDSync
-from tests.inventory import Inventory
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.waiting import eventually
 
 
 async def events(hub: kube.ApiClient, namespace: str) -> list[dict[str, Any]]:

@@ -18,9 +18,9 @@ from cluster_inventory import kube
 from cluster_inventory.credentials import load_provider_file
 from cluster_inventory.integrations.sync.argocd import ArgoCDSync
 from cluster_inventory_workshop.argocd_check import argocd_check
-from tests.inventory import Inventory
-from tests.provider_files import PLUGIN
-from tests.waiting import eventually
+from tests.support.data.provider_files import PLUGIN
+from tests.support.hub.inventory import Inventory
+from tests.support.waiting import eventually
 
 
 async def test_argo_cd_loads_our_secrets_and_lists_configmaps_on_each_member(

@@ -22,9 +22,9 @@ from cluster_inventory.credentials import (
 )
 from cluster_inventory.integrations.sync._ownership import ANNOTATION_FINGERPRINT, LABEL_MANAGED_BY
 from cluster_inventory.integrations.sync.argocd import FIELD_MANAGER, ArgoCDSync
-from tests.inventory import Inventory
-from tests.provider_files import PLUGIN
-from tests.waiting import eventually
+from tests.support.data.provider_files import PLUGIN
+from tests.support.hub.inventory import Inventory
+from tests.support.waiting import eventually
 
 
 def decoded(secret: dict[str, Any]) -> dict[str, str]:

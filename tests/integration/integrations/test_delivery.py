@@ -30,9 +30,9 @@ from cluster_inventory.integrations.delivery import (
     select_profiles,
 )
 from cluster_inventory.testing import find_binary
-from tests.cli_run import cli
-from tests.inventory import ACCOUNT, Inventory
-from tests.waiting import eventually
+from tests.support.hub.inventory import ACCOUNT, Inventory
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 
 def manifests(ns: str, **data: dict[str, str]) -> list[Manifest]:

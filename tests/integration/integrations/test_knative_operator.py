@@ -1,7 +1,7 @@
 """The Knative Operator installs Knative Serving on the member a ClusterProfile of ours names.
 
 The operator (``knative.dev/operator`` v0.50.0, Knative v1.22; built from its module, run
-as in :mod:`tests.knative`) watches KnativeServings on the hub. One with
+as in :mod:`tests.support.consumers.knative`) watches KnativeServings on the hub. One with
 ``spec.clusterProfileRef`` makes it read that ClusterProfile (written by our cluster
 manager), build the member's config with ``pkg/access`` and our provider file, run our
 ``cluster-inventory-secretreader`` and apply Serving's release manifests there. The member
@@ -23,11 +23,11 @@ from cluster_inventory import api, kube
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.testing import DEFAULT_CONTROLLERS, ControlPlane, Fleet
 from cluster_inventory_workshop.upstream_crds import KNATIVE_OPERATOR_CRDS, upstream_crd
-from tests.knative import running_operator
-from tests.kueue import condition
-from tests.manager_harness import running_manager
-from tests.provider_files import PLUGIN, provider_file
-from tests.waiting import eventually
+from tests.support.consumers.knative import running_operator
+from tests.support.consumers.kueue import condition
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.manager import running_manager
+from tests.support.waiting import eventually
 
 KNATIVE_SERVINGS = kube.Resource(
     group="operator.knative.dev",
@@ -113,7 +113,9 @@ async def test_knative_operator_installs_serving_on_the_member_our_profile_names
             try:
 
                 async def resolved() -> dict[str, Any] | None:
-                    if not operator.running:  # e.g. port 8080 taken (tests/knative.py)
+                    if (
+                        not operator.running
+                    ):  # e.g. port 8080 taken (tests/support/consumers/knative.py)
                         raise RuntimeError(f"the operator exited:\n{operator.log_tail(20)}")
                     ks = await kube.get(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
                     cond = condition(ks, "TargetClusterResolved")

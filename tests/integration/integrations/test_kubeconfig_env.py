@@ -24,9 +24,9 @@ from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.testing import free_port
 from cluster_inventory_workshop.upstream_crds import kueue_crds
-from tests.inventory import Inventory
-from tests.tarpit import serve_tarpit
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.network.tarpit import serve_tarpit
+from tests.support.waiting import eventually
 
 #: Well under Kubernetes' 30 s grace period, generous for a loaded 2-core machine: the
 #: process is expected to be gone within about 5 s of SIGTERM.

@@ -11,7 +11,7 @@ MultiKueueClusters ``Active``, admits a Job on the hub and creates its Workload 
 on the worker. Taking the worker out of the inventory removes its MultiKueueCluster, and
 the next Job's Workload goes to the other member only. The members have no kubelet (and
 no Job controller), so the Job's pods never exist: what is shown is admission and
-dispatch, not execution. How Kueue is run off-cluster is in :mod:`tests.kueue`.
+dispatch, not execution. How Kueue is run off-cluster is in :mod:`tests.support.consumers.kueue`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from cluster_inventory.integrations.sync.multikueue import (
     kueue_configuration,
 )
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.kueue import (
+from tests.support.consumers.kueue import (
     ADMISSION_CHECKS,
     CLUSTER_QUEUES,
     JOBS,
@@ -48,9 +48,9 @@ from tests.kueue import (
     running_kueue,
     worker_role,
 )
-from tests.manager_harness import running_manager
-from tests.provider_files import PLUGIN, provider_file
-from tests.waiting import eventually
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.manager import running_manager
+from tests.support.waiting import eventually
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 

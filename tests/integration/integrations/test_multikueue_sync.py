@@ -20,7 +20,7 @@ from cluster_inventory.integrations.sync.multikueue import (
 )
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.upstream_crds import kueue_crds
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.testing import free_port
-from tests.cli_run import cli
-from tests.inventory import Inventory
-from tests.provider_files import PLUGIN
-from tests.waiting import eventually
+from tests.support.data.provider_files import PLUGIN
+from tests.support.hub.inventory import Inventory
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 
 async def _get(url: str) -> tuple[int, str]:

@@ -34,8 +34,8 @@ from cluster_inventory.integrations.sync.multikueue import (
 from cluster_inventory.kube.informer import DELETED, Informer
 from cluster_inventory.testing import Fleet
 from cluster_inventory_workshop.upstream_crds import kueue_crds
-from tests.inventory import Inventory
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.waiting import eventually
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cluster_inventory import kube
 from cluster_inventory.kube.informer import ADDED, DELETED, MODIFIED, Informer
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 
 def configmap(ns: str, name: str, team: str = "a") -> dict:

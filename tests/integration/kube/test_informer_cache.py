@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cluster_inventory import kube
 from cluster_inventory.kube.informer import strip_managed_fields
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 
 async def test_components_of_one_client_share_one_informer_until_the_last_stops(

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane
-from tests.agents import self_subject
+from tests.support.hub.agents import self_subject
 
 
 async def test_a_reloaded_certificate_is_presented_by_new_connections(hub: ControlPlane) -> None:

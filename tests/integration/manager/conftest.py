@@ -1,4 +1,4 @@
-"""The ``harness`` fixture: a cluster manager on the session fleet (``tests/manager_harness.py``)."""
+"""The ``harness`` fixture: a cluster manager on the session fleet (``tests/support/hub/manager.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cluster_inventory.testing import Fleet
-from tests.manager_harness import Harness, running_manager
+from tests.support.hub.manager import Harness, running_manager
 
 
 @pytest.fixture

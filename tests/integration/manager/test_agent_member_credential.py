@@ -29,10 +29,10 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet
-from tests.agents import running, self_subject
-from tests.manager_harness import Clock, running_manager
-from tests.provider_files import PLUGIN, provider_file
-from tests.waiting import eventually
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.agents import running, self_subject
+from tests.support.hub.manager import Clock, running_manager
+from tests.support.waiting import eventually
 
 
 def _digest(secret: dict[str, Any]) -> str | None:

@@ -1,7 +1,7 @@
 """An agent member the manager truly cannot reach, and its consumers through a tunnel.
 
 The member's etcd, kube-apiserver and agent run in a network namespace of the test's own
-(``tests/netns.py``): its ``127.0.0.1`` is not the host's, so neither the cluster manager nor
+(``tests/support/network/netns.py``): its ``127.0.0.1`` is not the host's, so neither the cluster manager nor
 the test process can open a connection to it. The agent reaches the hub through a Unix-socket
 bridge; consumers reach the member only through the forward proxy its agent advertises
 (``--proxy-url``), as they would through a tunnel the user runs (``docs/agent.md``).
@@ -25,10 +25,10 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet, ManagedProcess
-from tests.manager_harness import running_manager
-from tests.netns import NetnsMember, netns_member
-from tests.proxies import hostport
-from tests.waiting import eventually
+from tests.support.hub.manager import running_manager
+from tests.support.network.netns import NetnsMember, netns_member
+from tests.support.network.proxies import hostport
+from tests.support.waiting import eventually
 
 LEASE = 1  # s, the agent's --lease-duration
 MULTIPLE = 2.0  # the manager's agent_heartbeat_multiple

@@ -22,10 +22,10 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.manager.admin.agents import accept, current_acceptance
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.agents import running
-from tests.faults import watching
-from tests.manager_harness import Harness, running_manager
-from tests.waiting import eventually
+from tests.support.hub.agents import running
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.network.faults import watching
+from tests.support.waiting import eventually
 
 ADVERTISED = "https://edge-1.example.test:6443"
 

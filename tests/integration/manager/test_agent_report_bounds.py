@@ -28,8 +28,8 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import CertificateAuthority, Fleet
-from tests.manager_harness import Harness, running_manager
-from tests.waiting import eventually
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.waiting import eventually
 
 NAME = "edge-bounds"
 MEMBER_ID = "m" * 63  # a label value at its limit

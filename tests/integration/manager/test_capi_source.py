@@ -25,8 +25,8 @@ from cluster_inventory.manager.sources.capi import (
 )
 from cluster_inventory.testing import ControlPlane, Fleet
 from cluster_inventory_workshop import upstream_crd
-from tests.manager_harness import Harness, running_manager
-from tests.waiting import eventually
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.waiting import eventually
 
 
 @pytest.fixture

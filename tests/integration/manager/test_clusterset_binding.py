@@ -32,8 +32,8 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.manager.members.accounts import list_grants
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.manager_harness import Harness, running_manager
-from tests.waiting import eventually
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.waiting import eventually
 
 #: The chart's bind policy as deploy/ holds it (rendered from the chart: make manifests).
 POLICY_FILE = Path(__file__).resolve().parents[3] / "deploy" / "manager" / "clusterset-bind.yaml"

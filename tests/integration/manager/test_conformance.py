@@ -8,9 +8,9 @@ from pathlib import Path
 import yaml
 
 from cluster_inventory import kube
-from tests.cli_run import cli
-from tests.manager_harness import Harness
-from tests.waiting import eventually
+from tests.support.hub.manager import Harness
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 
 async def _all_reported(h: Harness, ns: str, names: set[str]) -> bool:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
 from cluster_inventory.testing import Fleet
-from tests.manager_harness import running_manager
-from tests.waiting import eventually
+from tests.support.hub.manager import running_manager
+from tests.support.waiting import eventually
 
 
 async def _token_stored(hub: kube.ApiClient, ns: str, name: str) -> bool:

@@ -11,8 +11,8 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
 )
 from cluster_inventory.kube.informer import Informer
-from tests.manager_harness import Harness
-from tests.waiting import eventually
+from tests.support.hub.manager import Harness
+from tests.support.waiting import eventually
 
 
 async def _healthy(h: Harness, ns: str, name: str) -> bool:

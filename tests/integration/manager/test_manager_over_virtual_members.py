@@ -10,8 +10,8 @@ import yaml
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory_workshop import VirtualMembers
-from tests.manager_harness import Harness
-from tests.waiting import eventually
+from tests.support.hub.manager import Harness
+from tests.support.waiting import eventually
 
 
 @pytest.fixture

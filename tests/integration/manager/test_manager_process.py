@@ -19,7 +19,7 @@ from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 from cluster_inventory.manager import ManagerConfig, registration_secret, run_manager
 from cluster_inventory.manager.runner import lease_name
 from cluster_inventory.testing import free_port
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 CLI = Path(sys.executable).parent / "cluster-inventory"
 

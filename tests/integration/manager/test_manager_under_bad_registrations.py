@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from cluster_inventory import kube
 from cluster_inventory.kube.informer import DELETED, Informer
 from cluster_inventory.manager import RegistrationError, parse_registration_secret
-from tests.bad_input import CAMPAIGN, MARKER, leaked, registration_secrets
-from tests.manager_harness import Harness
-from tests.waiting import eventually
+from tests.support.data.bad_input import CAMPAIGN, MARKER, leaked, registration_secrets
+from tests.support.hub.manager import Harness
+from tests.support.waiting import eventually
 
 #: Bad Secrets created, and hostile edits of a good one (each edit waits for its Event).
 BATCH, EDITS = 12, 4

@@ -22,9 +22,9 @@ from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, LABEL_CLUSTE
 from cluster_inventory.manager import registration_secret
 from cluster_inventory.manager.members.accounts import list_grants
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.cli_run import cli, cli_process
-from tests.manager_harness import Harness, running_manager
-from tests.waiting import eventually
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.processes.cli import cli, cli_process
+from tests.support.waiting import eventually
 
 
 async def _grants(h: Harness) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from cluster_inventory.manager.members.connection import MemberConnection
 from cluster_inventory.manager.members.pool import MemberPool
 from cluster_inventory.manager.rules.status import ConditionState, Observation
 from cluster_inventory.testing import Fleet
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 HEALTHY = ConditionState("True", "APIServerReady", "from the last holder")
 

@@ -14,9 +14,9 @@ from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE, ANNOTATION_T
 from cluster_inventory.credentials import CredentialCache, CredentialMetrics, connect
 from cluster_inventory.manager import ProfileKey, service_account_name
 from cluster_inventory.testing import Fleet
-from tests.manager_harness import Harness, running_manager
-from tests.provider_files import PLUGIN, provider_file
-from tests.waiting import eventually
+from tests.support.data.provider_files import PLUGIN, provider_file
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.waiting import eventually
 
 
 async def _token(h: Harness, ns: str, name: str) -> tuple[str, str] | None:

@@ -23,9 +23,9 @@ from cluster_inventory import kube
 from cluster_inventory.manager.rules.registration import RegistrationError
 from cluster_inventory.manager.runner import lease_name
 from cluster_inventory.manager.sources.file import FileRegistrationSource
-from tests.cli_run import cli
-from tests.manager_harness import Harness, running_manager
-from tests.waiting import eventually
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 
 @contextlib.asynccontextmanager

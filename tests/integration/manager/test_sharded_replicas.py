@@ -12,63 +12,22 @@ a replica stopped with SIGTERM removes its Lease.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import (
     ANNOTATION_SHARD_HOLDER,
     LABEL_CLUSTER_MANAGER,
-    LABEL_CLUSTER_SET,
 )
 from cluster_inventory.controller.sharding import LABEL_SHARD_GROUP, rendezvous_owner
 from cluster_inventory.kube.informer import Informer
-from cluster_inventory.manager import registration_secret
-from tests.waiting import eventually
+from tests.support.hub.sharded_replicas import own_inventories, replica, stopped
+from tests.support.waiting import eventually
 
-CLI = Path(sys.executable).parent / "cluster-inventory"
 MEMBERS = [f"r{i}" for i in range(9)]
 STAMP = "stamp.shard-test.cluster-inventory.dev"
-
-
-def _replica(name: str, manager: str, namespace: str, kubeconfig: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            str(CLI),
-            "manager",
-            "run",
-            "--kubeconfig",
-            kubeconfig,
-            "--name",
-            manager,
-            "--namespace",
-            namespace,
-            "--member-namespace",
-            namespace,
-            "--sharding",
-            "--shard-lease-duration",
-            "3",
-            "--shard-renew-interval",
-            "1",
-            "--probe-interval",
-            "1",
-            "--health-probe-bind-address",
-            "0",
-            "--metrics-bind-address",
-            "0",
-        ],
-        env={**os.environ, "POD_NAME": name},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def _stamp(profile: dict[str, Any]) -> str | None:
@@ -87,19 +46,7 @@ async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_nam
     kc = str(fleet.hub.kubeconfig_path)
     members = list(fleet.members.values())
     async with await fleet.hub.client() as hub:
-        inventories = {}
-        for i, name in enumerate(MEMBERS):
-            ns = f"{test_namespace}-{name}"[:63]
-            inventories[name] = ns
-            await kube.apply(
-                hub,
-                kube.NAMESPACES,
-                {"metadata": {"name": ns, "labels": {LABEL_CLUSTER_SET: f"{manager}-{name}"}}},
-                field_manager="test",
-            )
-            text = yaml.safe_dump(members[i % len(members)].kubeconfig())
-            secret = registration_secret(name, test_namespace, text, [f"{manager}-{name}"])
-            await kube.apply(hub, kube.SECRETS, secret, field_manager="test")
+        inventories = await own_inventories(hub, fleet, test_namespace, manager, MEMBERS)
         deleted: list[str] = []
         profiles = Informer(
             hub,
@@ -112,7 +59,7 @@ async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_nam
                 deleted.append(obj["metadata"]["name"]) if event == "DELETED" else None
             )
         )
-        replicas = {n: _replica(n, manager, test_namespace, kc) for n in ("ra", "rb", "rc")}
+        replicas = {n: replica(n, manager, test_namespace, kc) for n in ("ra", "rb", "rc")}
         try:
             async with profiles:
                 await profiles.wait_synced()
@@ -168,7 +115,7 @@ async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_nam
                     assert after_kill[m] == before_kill[m], (m, before_kill[m], after_kill[m])
 
                 # One replica more: it takes its own share only.
-                replicas["rd"] = _replica("rd", manager, test_namespace, kc)
+                replicas["rd"] = replica("rd", manager, test_namespace, kc)
                 before = {m: rendezvous_owner(m, live) for m in MEMBERS}
                 live.append("rd")
                 await eventually(lambda: held_by(live), timeout=60, what="rd took its share")
@@ -176,12 +123,7 @@ async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_nam
                 assert all(rendezvous_owner(m, live) == "rd" for m in moved)
                 assert deleted == []
         finally:
-            for proc in replicas.values():
-                if proc.poll() is None:
-                    proc.send_signal(signal.SIGTERM)
-            outputs = {
-                n: await asyncio.to_thread(p.communicate, timeout=30) for n, p in replicas.items()
-            }
+            outputs = await stopped(replicas)
         for name, proc in replicas.items():
             if name != victim:
                 assert proc.returncode == 0, outputs[name][1][-2000:]

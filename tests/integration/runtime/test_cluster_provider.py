@@ -15,8 +15,8 @@ from cluster_inventory.runtime import (
     FleetManager,
     Request,
 )
-from tests.inventory import Inventory, metric
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory, metric
+from tests.support.waiting import eventually
 
 
 class StaticProvider:

@@ -15,8 +15,8 @@ import pytest
 
 from cluster_inventory import kube
 from cluster_inventory.controller.sharding import lease_name
-from tests.inventory import Inventory
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.waiting import eventually
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "fleet_configmap_sync.py"
 

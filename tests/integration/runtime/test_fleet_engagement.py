@@ -14,8 +14,8 @@ from cluster_inventory.runtime import (
     Request,
     Result,
 )
-from tests.inventory import Inventory, metric, write_provider_file
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory, metric, write_provider_file
+from tests.support.waiting import eventually
 
 
 async def _configmap(member, namespace: str, name: str, data: dict[str, str]) -> dict:

@@ -8,8 +8,8 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory.kube.leaderelection import LeaderElectionConfig
 from cluster_inventory.runtime import EngagedCluster, Request
-from tests.inventory import Inventory
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.waiting import eventually
 
 
 async def test_hub_apiserver_restart_loses_no_profile_event(

@@ -21,8 +21,8 @@ from cluster_inventory.credentials import (
 )
 from cluster_inventory.runtime import EngagedCluster, Request
 from cluster_inventory_workshop import VirtualMembers
-from tests.inventory import Inventory
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.waiting import eventually
 
 
 @dataclass

@@ -16,10 +16,15 @@ import yaml
 
 from cluster_inventory import credentials, kube
 from cluster_inventory.runtime import EngagedCluster, Request
-from tests.cli_run import cli
-from tests.inventory import Inventory
-from tests.proxies import hostport, hub_kubeconfig_behind, publish_behind, serve_proxy
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.network.proxies import (
+    hostport,
+    hub_kubeconfig_behind,
+    publish_behind,
+    serve_proxy,
+)
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 SCHEMES = ["socks5", "http"]
 

@@ -20,8 +20,8 @@ from cluster_inventory import kube
 from cluster_inventory.controller import Manager, ShardConfig
 from cluster_inventory.controller.sharding import lease_name, rendezvous_owner
 from cluster_inventory.runtime import EngagedCluster, FleetManager
-from tests.inventory import Inventory, metric
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory, metric
+from tests.support.waiting import eventually
 
 REPLICAS = ("ra", "rb", "rc")
 #: Profile name -> inventory member id (None: owned by the profile key).

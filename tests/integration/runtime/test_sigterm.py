@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 from cluster_inventory import kube
-from tests.inventory import Inventory
-from tests.tarpit import serve_tarpit
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.network.tarpit import serve_tarpit
+from tests.support.waiting import eventually
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "fleet_configmap_sync.py"
 #: Well under the 30 s grace period and the runtime's 30 s cache sync timeout, and generous

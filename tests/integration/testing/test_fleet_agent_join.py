@@ -14,7 +14,7 @@ from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP
 from cluster_inventory.manager.admin.agent_bootstrap import issue_bootstrap_kubeconfig
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import SIGNER_CONTROLLER, Fleet
-from tests.agents import may, self_subject
+from tests.support.hub.agents import may, self_subject
 
 
 async def test_a_joinable_fleets_hub_signs_and_lets_bootstrappers_ask_only() -> None:

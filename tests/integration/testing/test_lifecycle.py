@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cluster_inventory.testing import AssetNotFoundError, ControlPlane, Fleet
-from tests.procs import alive, wait_dead
+from tests.support.processes.pids import alive, wait_dead
 
 
 async def test_stopped_fleet_leaves_no_process_and_no_directory() -> None:

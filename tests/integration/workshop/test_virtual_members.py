@@ -16,9 +16,9 @@ from cluster_inventory import kube
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.testing import Fleet, find_binary
 from cluster_inventory_workshop import LABEL_VIRTUAL_MEMBER, VirtualMembers, member_id
-from tests.cli_run import cli
-from tests.provider_files import PLUGIN
-from tests.waiting import eventually
+from tests.support.data.provider_files import PLUGIN
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 
 async def test_each_virtual_member_reports_its_own_member_id(

@@ -8,10 +8,6 @@ import stat
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from cluster_inventory import kube
 from cluster_inventory.agent import (
@@ -33,27 +29,7 @@ from cluster_inventory.api.agents import (
     read_csr_shape,
 )
 from cluster_inventory.api.constants import AGENT_GROUP, LABEL_AGENT
-
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-
-
-def _certificate(key_pem: bytes, cn: str, start: dt.datetime, hours: float) -> bytes:
-    """A certificate for ``key_pem``'s public key, self-signed by a throwaway issuer key."""
-    key = serialization.load_pem_private_key(key_pem, password=None)
-    issuer = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ca")]))
-        .public_key(key.public_key())  # type: ignore[arg-type]
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(start + dt.timedelta(hours=hours))
-        .sign(issuer, hashes.SHA256())
-    )
-    return cert.public_bytes(serialization.Encoding.PEM)
-
+from tests.support.data.certificates import CA, T0, bootstrap_connection, certificate
 
 ACC = new_acceptance_id()
 
@@ -98,7 +74,7 @@ def test_expiration_under_the_api_minimum_is_refused() -> None:
 
 
 def test_rotation_is_due_when_20_to_25_percent_of_the_life_remains() -> None:
-    cert = _certificate(new_private_key(), agent_user("m"), T0, 100)
+    cert = certificate(new_private_key(), agent_user("m"), T0, 100)
     due = renewal_time(cert)
     assert T0 + dt.timedelta(hours=75) <= due <= T0 + dt.timedelta(hours=80)
     assert renewal_time(cert) == due  # chosen once per certificate, not per call
@@ -111,28 +87,19 @@ def test_rotation_is_due_when_20_to_25_percent_of_the_life_remains() -> None:
 def test_the_jitter_spreads_certificates_over_the_window() -> None:
     shares = set()
     for _ in range(20):
-        cert = _certificate(new_private_key(), agent_user("m"), T0, 100)
+        cert = certificate(new_private_key(), agent_user("m"), T0, 100)
         shares.add(round((renewal_time(cert) - T0) / dt.timedelta(hours=1), 3))
     assert len(shares) > 10
     assert all(75 <= s <= 80 for s in shares)
 
 
-CA = _certificate(new_private_key(), "ca", T0, 1)
-
-
-def _connection() -> kube.ClusterConnection:
-    return kube.ClusterConnection(
-        server="https://127.0.0.1:6443", ca_data=CA, token="bootstrap-token"
-    )
-
-
 def test_the_store_keeps_the_key_private_and_loads_it_back(tmp_path: Path) -> None:
     key = new_private_key()
-    cert = _certificate(key, agent_user("m"), dt.datetime.now(dt.UTC), 24)
+    cert = certificate(key, agent_user("m"), dt.datetime.now(dt.UTC), 24)
     store = IdentityStore(tmp_path / "state")
     identity = AgentIdentity(name="m", key_pem=key, cert_pem=cert)
     assert "PRIVATE" not in repr(identity)
-    store.save(identity, _connection())
+    store.save(identity, bootstrap_connection())
     assert stat.S_IMODE(store.key_path.stat().st_mode) == 0o600
     assert stat.S_IMODE(store.directory.stat().st_mode) == 0o700
     assert store.load("m") == identity
@@ -148,15 +115,15 @@ def test_an_expired_or_missing_identity_is_not_loaded(tmp_path: Path) -> None:
     store = IdentityStore(tmp_path)
     assert store.load("m") is None
     key = new_private_key()
-    old = _certificate(key, agent_user("m"), T0, 1)
-    store.save(AgentIdentity(name="m", key_pem=key, cert_pem=old), _connection())
+    old = certificate(key, agent_user("m"), T0, 1)
+    store.save(AgentIdentity(name="m", key_pem=key, cert_pem=old), bootstrap_connection())
     assert store.load("m") is None
 
 
 def test_the_identity_connection_drops_the_bootstrap_credential() -> None:
     key = new_private_key()
-    cert = _certificate(key, agent_user("m"), T0, 1)
-    conn = AgentIdentity(name="m", key_pem=key, cert_pem=cert).connection(_connection())
+    cert = certificate(key, agent_user("m"), T0, 1)
+    conn = AgentIdentity(name="m", key_pem=key, cert_pem=cert).connection(bootstrap_connection())
     assert conn.token is None and conn.client_cert_data == cert
     assert conn.server == "https://127.0.0.1:6443"
 
@@ -164,14 +131,14 @@ def test_the_identity_connection_drops_the_bootstrap_credential() -> None:
 def test_a_401_during_the_join_says_when_the_bootstrap_certificate_expired() -> None:
     key = new_private_key()
     start = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=3)).replace(microsecond=0)
-    cert = _certificate(key, "cluster-inventory:agent-bootstrap:m", start, 1)
+    cert = certificate(key, "cluster-inventory:agent-bootstrap:m", start, 1)
     expired = kube.ClusterConnection(
         server="https://hub", client_cert_data=cert, client_key_data=key
     )
     refused = kube.UnauthorizedError(status=401, reason="Unauthorized", message="Unauthorized")
     hint = join_hint(refused, expired)
     assert f"expired at {(start + dt.timedelta(hours=1)).isoformat()}" in hint
-    fresh = _certificate(key, "x", dt.datetime.now(dt.UTC), 1)
+    fresh = certificate(key, "x", dt.datetime.now(dt.UTC), 1)
     valid = kube.ClusterConnection(
         server="https://hub", client_cert_data=fresh, client_key_data=key
     )

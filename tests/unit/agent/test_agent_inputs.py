@@ -17,7 +17,7 @@ from cluster_inventory.agent import (
 from cluster_inventory.agent.identity import AgentIdentity, new_private_key
 from cluster_inventory.api.agents import agent_user
 from cluster_inventory.testing import CertificateAuthority
-from tests.unit.agent.test_agent_identity import T0, _certificate, _connection
+from tests.support.data.certificates import T0, bootstrap_connection, certificate
 
 _BASE = {"name": "edge-1", "namespace": "cluster-inventory-system"}
 
@@ -97,9 +97,9 @@ def test_remove_takes_exactly_what_the_agent_wrote(tmp_path: Path) -> None:
     store = IdentityStore(tmp_path / "state")
     key = new_private_key()
     identity = AgentIdentity(
-        name="edge-1", key_pem=key, cert_pem=_certificate(key, agent_user("edge-1"), T0, 24)
+        name="edge-1", key_pem=key, cert_pem=certificate(key, agent_user("edge-1"), T0, 24)
     )
-    store.save(identity, _connection())
+    store.save(identity, bootstrap_connection())
     assert stored_member(store.directory) == "edge-1"
     mine = store.directory / "notes.txt"
     mine.write_text("the admin's")
@@ -107,7 +107,7 @@ def test_remove_takes_exactly_what_the_agent_wrote(tmp_path: Path) -> None:
     assert removed == [store.key_path, store.cert_path, store.kubeconfig_path]
     assert sorted(store.directory.iterdir()) == [mine]  # someone else's file stays, so does the dir
     mine.unlink()
-    store.save(identity, _connection())
+    store.save(identity, bootstrap_connection())
     store.lock_path.write_text("4242\n")  # an agent killed with SIGKILL leaves its lock
     assert store.remove()[-2:] == [store.lock_path, store.directory]
     assert not store.directory.exists()
@@ -121,8 +121,8 @@ def test_a_relative_state_dir_gives_a_kubeconfig_that_loads_from_anywhere(
     monkeypatch.chdir(tmp_path)
     store = IdentityStore(Path("agent-state"))
     key = new_private_key()
-    cert = _certificate(key, agent_user("edge-1"), T0, 24)
-    store.save(AgentIdentity(name="edge-1", key_pem=key, cert_pem=cert), _connection())
+    cert = certificate(key, agent_user("edge-1"), T0, 24)
+    store.save(AgentIdentity(name="edge-1", key_pem=key, cert_pem=cert), bootstrap_connection())
     monkeypatch.chdir(tmp_path.parent)
     from cluster_inventory import kube
 

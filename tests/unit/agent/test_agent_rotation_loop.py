@@ -18,13 +18,13 @@ from cluster_inventory.agent import (
 )
 from cluster_inventory.agent import join as join_module
 from cluster_inventory.api.agents import agent_user
-from tests.unit.agent.test_agent_identity import T0, _certificate, _connection
+from tests.support.data.certificates import T0, bootstrap_connection, certificate
 
 
 def _identity(start: dt.datetime) -> AgentIdentity:
     key = new_private_key()
     return AgentIdentity(
-        name="m", key_pem=key, cert_pem=_certificate(key, agent_user("m"), start, 10)
+        name="m", key_pem=key, cert_pem=certificate(key, agent_user("m"), start, 10)
     )
 
 
@@ -58,7 +58,7 @@ async def test_it_rotates_at_the_renewal_time_and_retries_a_failure(
     rotated: list[AgentIdentity] = []
     with pytest.raises(asyncio.CancelledError):
         await join_module.keep_identity_fresh(
-            _connection(), "m", store, rotated.append, sleep=fake_sleep
+            bootstrap_connection(), "m", store, rotated.append, sleep=fake_sleep
         )
     assert rotated == [first, second]
     assert waits[0] == (renewal_time(first.cert_pem) - T0).total_seconds()
@@ -74,4 +74,6 @@ async def test_without_an_identity_a_failed_first_join_is_raised(
 
     monkeypatch.setattr(join_module, "ensure_identity", refused)
     with pytest.raises(kube.ForbiddenError):
-        await join_module.keep_identity_fresh(_connection(), "m", IdentityStore(tmp_path), print)
+        await join_module.keep_identity_fresh(
+            bootstrap_connection(), "m", IdentityStore(tmp_path), print
+        )

@@ -8,7 +8,7 @@ from hypothesis import given
 
 from cluster_inventory import api
 from cluster_inventory.api import v1alpha2
-from tests.strategies import cluster_profiles
+from tests.support.data.strategies import cluster_profiles
 
 
 @given(cluster_profiles())

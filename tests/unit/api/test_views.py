@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cluster_inventory.api import v1alpha1
 from cluster_inventory.api.views import EventView, ProfileView, format_time, parse_time
-from tests.strategies import cluster_profiles
+from tests.support.data.strategies import cluster_profiles
 
 PROFILE: dict[str, Any] = {
     "metadata": {

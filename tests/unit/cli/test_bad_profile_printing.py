@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.cli.profiles import describe_profile, profile_row
-from tests.bad_input import campaign, check_outcome, hostile_profiles
+from tests.support.data.bad_input import campaign, check_outcome, hostile_profiles
 
 NOW = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 

@@ -45,3 +45,12 @@ def test_tables_look_like_kubectl() -> None:
     assert format_table(("name", "version"), [("hub", "v1.36.3"), ("member-long", "")]) == (
         "NAME          VERSION\nhub           v1.36.3\nmember-long   <none>\n"
     )
+
+
+def test_dashboard_refuses_a_prometheus_url_that_is_not_http_before_reading_the_hub() -> None:
+    result = runner.invoke(
+        app, ["dashboard", "--prometheus", "ftp://u:s3cret@x", "--kubeconfig", "/nonexistent"]
+    )
+    assert result.exit_code == 1
+    assert "the URL must be http:// or https://" in result.output
+    assert "s3cret" not in result.output and "/nonexistent" not in result.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, generate_latest
 
 from cluster_inventory.api.views import ProfileView
-from cluster_inventory.controller import ProfileConditionCollector
+from cluster_inventory.controller import ProfileConditionCollector, ProfileSeries
 
 
 def profile(name: str, status: str, reason: str = "") -> ProfileView:
@@ -46,7 +46,8 @@ def test_three_series_per_condition_one_of_them_1_and_the_reason() -> None:
     # A profile that goes leaves no series behind: they are built at each scrape.
     profiles.pop()
     assert value(metric, name="member2", status="false", **h) is None
-    assert generate_latest(registry).count(b'name="member1"') == 3 + 1 + 1 + 3 + 1
+    # Per condition three statuses, a reason and a transition time (Joined has none); an info.
+    assert generate_latest(registry).count(b'name="member1"') == 3 + 1 + 1 + 3 + 1 + 1
 
 
 def test_a_malformed_status_counts_as_unknown_and_conditions_can_be_chosen() -> None:
@@ -60,3 +61,64 @@ def test_a_malformed_status_counts_as_unknown_and_conditions_can_be_chosen() -> 
         registry.get_sample_value(metric, {**labels, "condition": "Joined", "status": "true"})
         is None
     )
+
+
+def test_the_info_series_names_member_id_version_manager_and_access_mode() -> None:
+    probed = ProfileView.of(
+        {
+            "metadata": {
+                "namespace": "team-a",
+                "name": "member1",
+                "labels": {"multicluster.x-k8s.io/inventory-member-id": "uid-1"},
+            },
+            "spec": {"clusterManager": {"name": "cluster-inventory"}},
+            "status": {
+                "version": {"kubernetes": "v1.34.1"},
+                "conditions": [{"type": "Joined", "status": "True", "reason": "Joined"}],
+            },
+        }
+    )
+    agent = ProfileView.of(
+        {
+            "metadata": {"namespace": "team-a", "name": "member2"},
+            "status": {
+                "conditions": [
+                    {"type": "Joined", "status": "True", "reason": "AgentReporting"},
+                ]
+            },
+        }
+    )
+    registry = CollectorRegistry()
+    registry.register(ProfileConditionCollector(lambda: [probed, agent]))
+    info = "cluster_inventory_cluster_profile_info"
+    assert (
+        registry.get_sample_value(
+            info,
+            {
+                "namespace": "team-a",
+                "name": "member1",
+                "member_id": "uid-1",
+                "version": "v1.34.1",
+                "manager": "cluster-inventory",
+                "access_mode": "probe",
+            },
+        )
+        == 1
+    )
+    pulled = {"namespace": "team-a", "name": "member2", "member_id": "", "version": ""}
+    assert registry.get_sample_value(info, {**pulled, "manager": "", "access_mode": "pull"}) == 1
+
+
+def test_one_registry_exports_each_family_once_over_every_view_added() -> None:
+    registry = CollectorRegistry()
+    series = ProfileSeries.for_registry(registry)
+    assert ProfileSeries.for_registry(registry) is series
+    first = series.add(lambda: [profile("member1", "True")])
+    series.add(lambda: [profile("member2", "False")])
+    text = generate_latest(registry).decode()
+    assert text.count("# TYPE cluster_inventory_cluster_profile_condition gauge") == 1
+    assert 'name="member1"' in text and 'name="member2"' in text
+    first()
+    first()  # twice is harmless
+    text = generate_latest(registry).decode()
+    assert 'name="member1"' not in text and 'name="member2"' in text

@@ -10,8 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.credentials import ExecConfig, ExecCredentialInvalid, parse_exec_output
-from tests.bad_input import campaign, check_outcome, credential, garbage_texts, paths_in, set_at
-from tests.bad_input import hostile_values as values
+from tests.support.data.bad_input import (
+    campaign,
+    check_outcome,
+    credential,
+    garbage_texts,
+    paths_in,
+    set_at,
+)
+from tests.support.data.bad_input import hostile_values as values
 
 CONFIG = ExecConfig(command="/bin/plugin", api_version="client.authentication.k8s.io/v1")
 

@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.credentials import ProviderConfig, ProviderConfigError, load_provider_file
-from tests.bad_input import campaign, check_outcome, leaked, provider_file_texts, provider_files
+from tests.support.data.bad_input import (
+    campaign,
+    check_outcome,
+    leaked,
+    provider_file_texts,
+    provider_files,
+)
 
 CAMPAIGN = campaign(80)
 

@@ -15,7 +15,7 @@ from cluster_inventory.credentials import (
     ExecPluginTimeout,
     run_exec_plugin,
 )
-from tests.credentials_helpers import TEST_CERT, TEST_KEY
+from tests.support.data.certificates import TEST_CERT, TEST_KEY
 
 SECRET = "s3cr3t-token-value"
 V1 = "client.authentication.k8s.io/v1"

@@ -21,7 +21,7 @@ from cluster_inventory.dashboard.member import (
 from cluster_inventory.dashboard.rows import MemberRow
 from cluster_inventory.dashboard.selection import Query
 from cluster_inventory.integrations.availability.history import Outage
-from tests.unit.dashboard.test_server import FakeState
+from tests.support.data.dashboard import FakeState
 
 NOW = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
 UID = "0e0a6dd4-bf74-45d0-ab5d-e4a0fd5784a8"

@@ -2,56 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
-from cluster_inventory.api.constants import ANNOTATION_PROFILE, LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import ANNOTATION_PROFILE
 from cluster_inventory.api.views import ProfileView
 from cluster_inventory.dashboard import Query, build, select
-
-NOW = dt.datetime(2026, 11, 25, tzinfo=dt.UTC)
-
-
-def profile(
-    ns: str,
-    name: str,
-    *,
-    healthy: str | None = "True",
-    member: str | None = None,
-    version: str = "v1.36.3",
-    properties: dict[str, str] | None = None,
-    labels: dict[str, str] | None = None,
-    manager: str = "m",
-) -> ProfileView:
-    conditions = []
-    if healthy is not None:
-        conditions.append(
-            {
-                "type": "ControlPlaneHealthy",
-                "status": healthy,
-                "reason": "Healthy" if healthy == "True" else "APIServerUnreachable",
-                "message": "probe",
-            }
-        )
-    all_labels = {"x-k8s.io/cluster-manager": manager, **(labels or {})}
-    if member:
-        all_labels[LABEL_INVENTORY_MEMBER_ID] = member
-    return ProfileView.of(
-        {
-            "metadata": {
-                "namespace": ns,
-                "name": name,
-                "labels": all_labels,
-                "resourceVersion": "1",
-            },
-            "spec": {"clusterManager": {"name": manager}},
-            "status": {
-                "conditions": conditions,
-                "version": {"kubernetes": version},
-                "properties": [{"name": k, "value": v} for k, v in (properties or {}).items()],
-            },
-        }
-    )
+from tests.support.data.dashboard import NOW, profile
 
 
 def placement(ns: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:

@@ -3,45 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import aiohttp
 
-from cluster_inventory.dashboard import Dashboard, build
-from tests.unit.dashboard.test_overview import NOW, profile
-from tests.waiting import eventually
-
-
-class FakeState:
-    """What :class:`Dashboard` reads of a HubState, without a hub."""
-
-    namespaces = ("inv",)
-    sources: dict[str, Any] = {}
-    synced = True
-
-    def __init__(self) -> None:
-        self.generation = 0
-        self._wake = asyncio.Event()
-        self._overview = build([profile("inv", "a")], now=NOW)
-
-    def overview(self):
-        return self._overview
-
-    def bump(self) -> None:
-        self.generation += 1
-        wake, self._wake = self._wake, asyncio.Event()
-        wake.set()
-
-    async def changed(self, since: int) -> int:
-        while self.generation <= since:
-            await self._wake.wait()
-        return self.generation
-
-    async def start(self) -> None:
-        pass
-
-    async def stop(self) -> None:
-        pass
+from cluster_inventory.dashboard import Dashboard
+from tests.support.data.dashboard import FakeState
+from tests.support.waiting import eventually
 
 
 async def test_pages_carry_the_policy_and_answer_only_loopback_names() -> None:

@@ -10,7 +10,7 @@ import pytest
 from cluster_inventory.credentials import AccessNotPublished, AccessProviderNotFound, resolve_access
 from cluster_inventory.integrations.sync._assignment import RenderError, RenderPending
 from cluster_inventory.integrations.sync.argocd import render_cluster_secret
-from tests.unit.integrations.test_argocd_render import profile, providers
+from tests.support.data.access_profiles import profile, providers
 
 
 def not_joined() -> dict:

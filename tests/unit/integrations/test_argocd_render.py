@@ -8,12 +8,7 @@ from typing import Any
 
 import pytest
 
-from cluster_inventory.api.constants import (
-    ANNOTATION_PROFILE,
-    EXTENSION_EXEC,
-    LABEL_INVENTORY_MEMBER_ID,
-)
-from cluster_inventory.credentials import ProviderConfig
+from cluster_inventory.api.constants import ANNOTATION_PROFILE, LABEL_INVENTORY_MEMBER_ID
 from cluster_inventory.integrations.sync._assignment import RenderError
 from cluster_inventory.integrations.sync._ownership import fingerprint
 from cluster_inventory.integrations.sync.argocd import (
@@ -24,64 +19,7 @@ from cluster_inventory.integrations.sync.argocd import (
     render_cluster_secret,
     secret_name,
 )
-from cluster_inventory.testing import CertificateAuthority
-
-CA = CertificateAuthority().cert_pem
-
-
-def providers(**exec_extra: Any) -> ProviderConfig:
-    return ProviderConfig.from_dict(
-        {
-            "providers": [
-                {
-                    "name": "secretreader",
-                    "execConfig": {
-                        "apiVersion": "client.authentication.k8s.io/v1",
-                        "command": "/usr/local/bin/cluster-inventory-secretreader",
-                        "args": ["--namespace", "team-a"],
-                        "env": [{"name": "KUBECONFIG", "value": "/etc/hub/kubeconfig"}],
-                        "provideClusterInfo": True,
-                        **exec_extra,
-                    },
-                }
-            ]
-        }
-    )
-
-
-def profile(
-    name: str = "c1",
-    namespace: str = "team-a",
-    *,
-    labels: dict[str, str] | None = None,
-    ca: str | None = None,
-    provider: str = "secretreader",
-    server: str = "https://10.0.0.1:6443",
-    **cluster: Any,
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "multicluster.x-k8s.io/v1alpha1",
-        "kind": "ClusterProfile",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
-        "spec": {"clusterManager": {"name": "cluster-inventory"}},
-        "status": {
-            "accessProviders": [
-                {
-                    "name": provider,
-                    "cluster": {
-                        "server": server,
-                        "certificate-authority-data": ca
-                        if ca is not None
-                        else base64.b64encode(CA).decode(),
-                        "extensions": [
-                            {"name": EXTENSION_EXEC, "extension": {"clusterName": name}}
-                        ],
-                        **cluster,
-                    },
-                }
-            ]
-        },
-    }
+from tests.support.data.access_profiles import CA, profile, providers
 
 
 def decoded(secret: dict[str, Any]) -> dict[str, str]:

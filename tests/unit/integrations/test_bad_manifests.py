@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 
 from cluster_inventory.integrations.delivery import Manifest, ManifestError, load_manifests
-from tests.bad_input import campaign, check_outcome, manifest_texts
+from tests.support.data.bad_input import campaign, check_outcome, manifest_texts
 
 
 @campaign(80)

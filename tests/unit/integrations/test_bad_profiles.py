@@ -25,7 +25,7 @@ from cluster_inventory.integrations.placement.choice import Candidate, Placement
 from cluster_inventory.integrations.sync._assignment import RenderError
 from cluster_inventory.integrations.sync.argocd import assign_cluster_secrets, render_cluster_secret
 from cluster_inventory.integrations.sync.multikueue import MultiKueueSync, render_multikueue_cluster
-from tests.bad_input import CAMPAIGN, MARKER, campaign, check_outcome, hostile_profiles
+from tests.support.data.bad_input import CAMPAIGN, MARKER, campaign, check_outcome, hostile_profiles
 
 SETTINGS = campaign(60)
 TOKEN = f"{MARKER}env"

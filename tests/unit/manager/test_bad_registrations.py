@@ -24,7 +24,7 @@ from cluster_inventory.manager.sources.file import (
     FileRegistrationSource,
     parse_file_registrations,
 )
-from tests.bad_input import (
+from tests.support.data.bad_input import (
     broken_kubeconfigs,
     campaign,
     check_outcome,
@@ -36,7 +36,7 @@ from tests.bad_input import (
     printable,
     registration_secrets,
 )
-from tests.strategies import dns_label
+from tests.support.data.strategies import dns_label
 
 CAMPAIGN = campaign(80)
 

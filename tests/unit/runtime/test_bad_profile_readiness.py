@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cluster_inventory.runtime import control_plane_healthy, member_id
-from tests.bad_input import campaign, check_outcome, hostile_profiles
+from tests.support.data.bad_input import campaign, check_outcome, hostile_profiles
 
 
 @campaign(40)

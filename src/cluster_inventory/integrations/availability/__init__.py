@@ -67,16 +67,20 @@ def _quoted(value: str) -> str:
 
 
 def condition_queries(
-    condition: str = CONDITION_CONTROL_PLANE_HEALTHY, namespace: str | None = None
+    condition: str = CONDITION_CONTROL_PLANE_HEALTHY,
+    namespace: str | None = None,
+    name: str | None = None,
 ) -> tuple[str, str]:
     """The PromQL of one condition's statuses and of its reasons, one series per profile.
 
     ``max by`` merges what several replicas export (a failover, a sharded manager), as the
-    recording rules do.
+    recording rules do. ``namespace`` and ``name`` narrow it to an inventory, a profile.
     """
     matchers = f"condition={_quoted(condition)}"
     if namespace:
         matchers += f",namespace={_quoted(namespace)}"
+    if name:
+        matchers += f",name={_quoted(name)}"
     return (
         f"max by (namespace, name, status) ({METRIC_PROFILE_CONDITION}{{{matchers}}})",
         f"max by (namespace, name, reason) ({METRIC_PROFILE_CONDITION_REASON}{{{matchers}}})",
@@ -92,6 +96,7 @@ async def read_availability(
     namespace: str | None = None,
     condition: str = CONDITION_CONTROL_PLANE_HEALTHY,
     timeout: float = 30.0,
+    name: str | None = None,
 ) -> AvailabilityReport:
     """Each member's availability and outages over the last ``since`` seconds.
 
@@ -104,6 +109,7 @@ async def read_availability(
         namespace: Only this inventory namespace.
         condition: The condition that means available (``ControlPlaneHealthy``).
         timeout: Seconds per query.
+        name: Only profiles of this name (with ``namespace``: one profile).
 
     Returns:
         The report (no members when no profile was exported in the window).
@@ -123,7 +129,7 @@ async def read_availability(
             f"(Prometheus's limit): use a step of at least {default_step(since):g}s"
         )
     start = end - since
-    statuses, reasons = condition_queries(condition, namespace)
+    statuses, reasons = condition_queries(condition, namespace, name)
     conditions = await query_range(url, statuses, start=start, end=end, step=step, timeout=timeout)
     why = await query_range(url, reasons, start=start, end=end, step=step, timeout=timeout)
     return summarize(conditions, why, start=start, end=end, step=step)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry
@@ -27,6 +27,7 @@ from cluster_inventory.api.constants import (
     LABEL_INVENTORY_MEMBER_ID,
     LABEL_TOKEN_FOR,
 )
+from cluster_inventory.api.views import ProfileView
 from cluster_inventory.controller import Controller, Result, ShardMembership
 from cluster_inventory.kube.informer import strip_managed_fields
 from cluster_inventory.manager._metrics import ManagerMetrics
@@ -152,6 +153,22 @@ class HubView:
     def owns(self, member: str) -> bool:
         """True if this replica serves registration ``member`` (always, unsharded)."""
         return self.shard is None or self.shard.owns(member)
+
+    def held_profiles(self) -> Iterator[ProfileView]:
+        """The profiles this replica holds now, from the cache (nothing is fetched).
+
+        Unsharded, every profile of this manager (one replica runs at a time: the leader);
+        sharded, those whose holder annotation names this replica, so two replicas never
+        hold one (a profile being handed over is briefly held by none). The profile series
+        of ``docs/observability.md`` are built from them at each scrape.
+        """
+        fence = self.fence
+        for obj in self.profiles.items():
+            if fence is not None and (
+                objects.annotations_of(obj).get(ANNOTATION_SHARD_HOLDER) != fence.identity
+            ):
+                continue
+            yield ProfileView.of(obj)
 
     def _trim_profile(self, obj: dict[str, Any]) -> dict[str, Any]:
         """What the cache keeps of a profile: no managedFields; sharded, another's trimmed.

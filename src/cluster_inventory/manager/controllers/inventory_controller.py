@@ -276,11 +276,14 @@ class InventoryController:
         }
         new = {conn for conn in needed if conn not in self.members}
         seeds: dict[MemberKey, Observation] = {}
+        named: dict[MemberKey, str] = {}
         for key, reg in candidates.items():
             conn = member_key(reg.connection)
+            if conn in new:
+                named.setdefault(conn, reg.name)
             if conn in new and conn not in seeds and (seed := self._seed_for(key)) is not None:
                 seeds[conn] = seed
-        self.members.add(new, not_ready, seeds)
+        self.members.add(new, not_ready, seeds, named)
         step = state.place(
             names,
             member_id=self._member_id_of,

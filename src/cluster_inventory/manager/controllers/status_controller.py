@@ -5,8 +5,12 @@ profile in the hub cache, its member's observation in the member pool), builds t
 (:func:`~cluster_inventory.manager.rules.status.build_status`, pure) and writes labels and
 status through the one profile writer (:mod:`.profile_writer`) when they differ from what is
 stored (KEP-4322: fewer than one write per 30 s per profile; at rest, none). Sharded, every
-write is fenced (``docs/scale.md``). A reconcile of a joined member's profile is sent on
-:attr:`StatusController.joined` (the token controller keeps its Secret next).
+write is fenced (``docs/scale.md``). Each transition of a condition a write makes
+(:mod:`~cluster_inventory.manager.rules.transitions`) is an Event on the profile naming the
+member, through the hub client's one recorder (``kube.events``: client-go's aggregation and
+spam filter), written only by the replica whose write made it. A reconcile of a joined
+member's profile is sent on :attr:`StatusController.joined` (the token controller keeps its
+Secret next).
 """
 
 from __future__ import annotations
@@ -15,8 +19,12 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
-from cluster_inventory.api.constants import LABEL_INVENTORY_MEMBER_ID
+from cluster_inventory.api.constants import (
+    LABEL_INVENTORY_MEMBER_ID,
+    REPORTING_CONTROLLER_MANAGER,
+)
 from cluster_inventory.controller import Channel, Controller, Result
+from cluster_inventory.kube.events import record_event
 from cluster_inventory.kube.informer import DELETED
 from cluster_inventory.manager.controllers.hub import PROFILES_BY_MEMBER_ID, HubView
 from cluster_inventory.manager.controllers.profile_writer import FencedWrite, ProfileWriter
@@ -27,6 +35,7 @@ from cluster_inventory.manager.rules.inventory import ProfileKey, fallback_membe
 from cluster_inventory.manager.rules.member_keys import MemberKey
 from cluster_inventory.manager.rules.registration import Registration
 from cluster_inventory.manager.rules.status import access_provider, build_status
+from cluster_inventory.manager.rules.transitions import condition_transitions
 
 __all__ = ["NAME", "StatusController"]
 
@@ -165,7 +174,37 @@ class StatusController:
         status = build_status(
             obs, provider, current.get("status"), self.hub.now(), source_properties=reg.properties
         )
-        await self.writer.apply_status(key, current, status, version)
+        if await self.writer.apply_status(key, current, status, version):
+            await self._report_transitions(key, reg, current, status)
         self.writer.count_health(key, obs.healthy.status)
         if obs.joined.status == "True":
             self.joined.send(key)
+
+    async def _report_transitions(
+        self, key: ProfileKey, reg: Registration, current: dict[str, Any], status: dict[str, Any]
+    ) -> None:
+        """An Event on profile ``key`` for each transition our write of ``status`` made.
+
+        Best effort (``record_event`` never raises): the write is done, the Event tells it.
+        """
+        regarding = {
+            "apiVersion": kube.CLUSTER_PROFILES.api_version,
+            "kind": kube.CLUSTER_PROFILES.kind,
+            "namespace": key.namespace,
+            "name": key.name,
+        }
+        uid = objects.meta(current).get("uid")
+        if uid:
+            regarding["uid"] = str(uid)
+        for change in condition_transitions(current.get("status"), status):
+            await record_event(
+                self.hub.client,
+                regarding,
+                reason=change.event_reason,
+                note=change.note(reg.name),
+                action="Observe",
+                controller=REPORTING_CONTROLLER_MANAGER,
+                instance=self.hub.identity,
+                event_type=change.event_type,
+                now=self.hub.now(),
+            )

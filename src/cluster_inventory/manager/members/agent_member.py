@@ -242,15 +242,16 @@ class AgentMember:
             return
         before, self.observation = self.observation, updated
         if before.healthy.status != updated.healthy.status:
-            self._metrics.health_transitions.labels(updated.healthy.status).inc()
+            self._metrics.health_transitions.labels(updated.healthy.status, self.name).inc()
         if (before.healthy.status, before.healthy.reason) != (
             updated.healthy.status,
             updated.healthy.reason,
         ):
             _log.info(
-                "member healthy is %s: %s",
+                "member %s healthy is %s: %s",
+                self.name,
                 updated.healthy.status,
                 updated.healthy.reason,
-                extra={"cluster": self.label, "detail": updated.healthy.message[:200]},
+                extra={"cluster": self.name, "detail": updated.healthy.message[:200]},
             )
         self.on_change()

@@ -78,6 +78,9 @@ class MemberConnection:
         seed: What the member's last holder observed (:func:`.status.seed_observation`).
         needs: What the member needs of the manager, given its member id (None until
             known): the grants its consumers' accounts keep (:class:`.grants.Needs`).
+        name: The member's name (its registration's) for logs and the health-transition
+            counter's ``member`` label; registrations sharing a connection share the first
+            one's. "" (a connection made without one): its server.
     """
 
     def __init__(
@@ -92,8 +95,10 @@ class MemberConnection:
         registry: CollectorRegistry = REGISTRY,
         seed: Observation | None = None,
         needs: Callable[[str | None], Needs] = lambda member_id: NOTHING_KNOWN,
+        name: str = "",
     ) -> None:
         self.connection = connection
+        self.name = name or connection.name or connection.server
         self.lag = lag
         self._probe_limit = probes
         self._metrics = ManagerMetrics.for_registry(registry)
@@ -212,16 +217,17 @@ class MemberConnection:
         before = self.observation
         self.observation = updated
         if before.healthy.status != updated.healthy.status:
-            self._metrics.health_transitions.labels(updated.healthy.status).inc()
+            self._metrics.health_transitions.labels(updated.healthy.status, self.name).inc()
         for name in ("healthy", "joined"):
             old, new = getattr(before, name), getattr(updated, name)
             if (old.status, old.reason) != (new.status, new.reason):
                 _log.info(
-                    "member %s is %s: %s",
+                    "member %s %s is %s: %s",
+                    self.name,
                     name,
                     new.status,
                     new.reason,
-                    extra={"cluster": self.label, "detail": new.message[:200]},
+                    extra={"cluster": self.name, "detail": new.message[:200]},
                 )
         self.on_change()
 

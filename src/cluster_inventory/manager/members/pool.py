@@ -163,6 +163,7 @@ class MemberPool:
         conns: set[MemberKey],
         not_ready: Mapping[MemberKey, tuple[str, str]],
         seeds: Mapping[MemberKey, Observation] | None = None,
+        names: Mapping[MemberKey, str] | None = None,
     ) -> None:
         """Add a connection for each of ``conns`` and start it in the background (paced).
 
@@ -171,8 +172,9 @@ class MemberPool:
         known). ``seeds`` (connection key -> observation) are what a profile's last holder
         observed: such a member starts with its ClusterProperty list, not a probe
         (:meth:`_start_member`, :func:`~cluster_inventory.manager.rules.status.seed_observation`).
+        ``names`` (connection key -> registration name) name the members in logs and metrics.
         """
-        seeds = seeds or {}
+        seeds, names = seeds or {}, names or {}
         if not self._starting and len(conns) >= _BURST:
             # A takeover, a restart of the sources: start as fast as it answers again.
             self.limit.restart()
@@ -184,7 +186,7 @@ class MemberPool:
             retiring = self._retiring.pop(conn, None)
             if retiring is not None:
                 retiring.cancel()  # it is back before its grants were removed: keep them
-            member = self._new_member(conn, seeds.get(conn))
+            member = self._new_member(conn, seeds.get(conn), names.get(conn, ""))
             self._members[conn] = member
             if conn in not_ready:
                 member.fail(*not_ready[conn])
@@ -193,7 +195,7 @@ class MemberPool:
                 self._start_one(conn, member), name=f"start {member.label}"
             )
 
-    def _new_member(self, conn: MemberKey, seed: Observation | None) -> Member:
+    def _new_member(self, conn: MemberKey, seed: Observation | None, name: str) -> Member:
         on_change = functools.partial(self.changed.send, conn)
         if isinstance(conn, AgentMemberKey):
             if self.agents is None:
@@ -216,6 +218,7 @@ class MemberPool:
             registry=self.registry,
             seed=seed,
             needs=functools.partial(self._needs, conn),
+            name=name,
         )
 
     async def _start_one(self, conn: MemberKey, member: Member) -> None:

@@ -27,7 +27,7 @@ import yaml
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from tests.strategies import cluster_profiles, dns_label
+from tests.support.data.strategies import cluster_profiles, dns_label
 
 #: In every generated credential; must never appear in a message, an Event or a log record.
 MARKER = "Cr3dM4rker"

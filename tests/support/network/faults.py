@@ -1,6 +1,6 @@
 """The network fault matrix (issue 32): each pair of our process and a server, each fault.
 
-A cell puts a Toxiproxy (:mod:`tests.toxiproxy`) between one of our processes and one
+A cell puts a Toxiproxy (:mod:`tests.support.network.toxiproxy`) between one of our processes and one
 server of the session fleet, brings the pair to a steady state, breaks the path with a fault
 while something changes on the far side, heals the path, and measures:
 
@@ -39,11 +39,11 @@ from cluster_inventory import kube
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.runtime import EngagedCluster, Request
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.cli_run import cli
-from tests.inventory import Inventory
-from tests.manager_harness import Harness, running_manager
-from tests.toxiproxy import Fault, Front, Toxiproxy
-from tests.waiting import eventually
+from tests.support.hub.inventory import Inventory
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.network.toxiproxy import Fault, Front, Toxiproxy
+from tests.support.processes.cli import cli
+from tests.support.waiting import eventually
 
 #: How long a change made during a fault may take to show after the heal before it counts
 #: as lost (a bound on a wait, not an assertion on time).
@@ -627,7 +627,7 @@ async def plugin_hub(
     import subprocess
 
     from cluster_inventory.api.constants import REQUEST_TIMEOUT_ENV
-    from tests.provider_files import PLUGIN
+    from tests.support.data.provider_files import PLUGIN
 
     cell = Cell("plugin-hub", fault.name)
     ns = inventory.namespace

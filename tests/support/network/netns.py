@@ -8,11 +8,11 @@ what a user would run crosses, through Unix sockets (the filesystem is shared):
 - the hub, **into** the namespace: outside, a Unix socket forwarded to the hub's TCP port;
   inside, ``127.0.0.1:HUB_PORT`` forwarded to that socket, so the agent reaches the hub at
   the address in the hub's kubeconfig (its serving certificate covers 127.0.0.1);
-- the consumers' tunnel, **out**: a forward proxy per scheme (``tests/proxies.py``, SOCKS5
+- the consumers' tunnel, **out**: a forward proxy per scheme (``tests/support/network/proxies.py``, SOCKS5
   and HTTP CONNECT) runs inside on a Unix socket, and an outside TCP port forwards to it,
   as a proxy at the member's edge with a port published to the consumers.
 
-``python -m tests.netns WORKDIR --hub-port P --parent PID`` is the process inside: it starts
+``python -m tests.support.network.netns WORKDIR --hub-port P --parent PID`` is the process inside: it starts
 etcd and kube-apiserver (:class:`cluster_inventory.testing.ControlPlane`, the fleet's
 binaries), the hub bridge and the proxies, writes ``member.json`` and runs until SIGTERM. The
 agent runs in the namespace as a process of the test's own (``nsenter``), so the test can
@@ -50,11 +50,11 @@ import pytest
 from cluster_inventory import api, kube
 from cluster_inventory.api import objects
 from cluster_inventory.testing import ControlPlane, ManagedProcess, free_port
-from tests.procs import alive
-from tests.proxies import serve_forward, serve_proxy
+from tests.support import REPO
+from tests.support.network.proxies import serve_forward, serve_proxy
+from tests.support.processes.pids import alive
 
 SCHEMES = ("http", "socks5")
-_REPO = Path(__file__).resolve().parent.parent
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP_LOOPBACK_RUNNING = 0x1 | 0x8 | 0x40
 
@@ -125,7 +125,7 @@ async def _inside(workdir: Path, hub_port: int) -> None:
 
 
 def main() -> None:
-    """``python -m tests.netns WORKDIR --hub-port P --parent PID`` (run under ``unshare``)."""
+    """``python -m tests.support.network.netns WORKDIR --hub-port P --parent PID`` (run under ``unshare``)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("workdir", type=Path)
     parser.add_argument("--hub-port", type=int, required=True)
@@ -145,7 +145,7 @@ class NetnsMember:
 
     Attributes:
         workdir: The directory shared with the namespace (its Unix sockets, ``member.json``).
-        entry: The process inside (``python -m tests.netns``); ``nsenter`` joins its namespace.
+        entry: The process inside (``python -m tests.support.network.netns``); ``nsenter`` joins its namespace.
         server: The member's apiserver URL **inside** (``https://127.0.0.1:PORT``).
         kubeconfig_path: The member's admin kubeconfig (its server is the inside address).
         ca_path: PEM of the member's serving CA.
@@ -191,7 +191,7 @@ class NetnsMember:
 
 
 def _env() -> dict[str, str]:
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(_REPO), os.environ.get("PYTHONPATH")]))}
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
 
 
 def _refused() -> str | None:
@@ -245,7 +245,14 @@ async def netns_member(hub: ControlPlane, *, timeout: float = 60.0) -> AsyncIter
             pytrace=False,
         )
     workdir = Path(tempfile.mkdtemp(prefix="ci-ns-"))  # short: a Unix socket path is <108 bytes
-    argv = ["unshare", "-rn", *_DIE_WITH_PARENT, sys.executable, "-m", "tests.netns"]
+    argv = [
+        "unshare",
+        "-rn",
+        *_DIE_WITH_PARENT,
+        sys.executable,
+        "-m",
+        "tests.support.network.netns",
+    ]
     argv += [str(workdir), "--hub-port", str(hub.port), "--parent", str(os.getpid())]
     entry = ManagedProcess("netns-member", argv, workdir / "entry.log", env=_env())
     ns = NetnsMember(workdir, entry)

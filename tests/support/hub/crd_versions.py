@@ -19,7 +19,8 @@ from prometheus_client import CollectorRegistry
 from cluster_inventory import api, kube
 from cluster_inventory.credentials import ProviderConfig
 from cluster_inventory.runtime import FleetManager
-from cluster_inventory.testing import ControlPlane, find_binary
+from cluster_inventory.testing import ControlPlane
+from tests.support.processes.binaries import kubectl
 
 PROFILES_CRD = "clusterprofiles.multicluster.x-k8s.io"
 DECISIONS_CRD = "placementdecisions.multicluster.x-k8s.io"
@@ -42,15 +43,7 @@ def kubectl_apply(
     """``kubectl apply -f`` (client-side) of ``docs`` on ``hub``; asserts success if ``check``."""
     manifest = folder / "crds.yaml"
     manifest.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    kubectl = [str(find_binary("kubectl")), "--kubeconfig", str(hub.kubeconfig_path)]
-    done = subprocess.run(
-        [*kubectl, "apply", "-f", str(manifest)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
+    done = kubectl("--kubeconfig", str(hub.kubeconfig_path), "apply", "-f", str(manifest))
     assert done.returncode == 0 or not check, done.stderr
     return done
 

@@ -32,7 +32,7 @@ from cluster_inventory import kube
 from cluster_inventory.testing import CertificateAuthority, ControlPlane, ManagedProcess, free_port
 from cluster_inventory_workshop.consumers import find_consumer
 from cluster_inventory_workshop.upstream_crds import kueue_manager_crds
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 #: Where Kueue v0.19.2 reads its metrics certificate (``cmd/kueue/main.go``), fixed.
 METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")

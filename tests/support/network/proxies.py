@@ -26,7 +26,7 @@ from cluster_inventory.api.constants import EXTENSION_EXEC
 
 if TYPE_CHECKING:
     from cluster_inventory.testing import ControlPlane
-    from tests.inventory import Inventory
+    from tests.support.hub.inventory import Inventory
 
 
 @dataclass
@@ -96,7 +96,7 @@ async def serve_proxy(
 
     ``port`` 0 picks a free one; a given port brings back a proxy that was down there.
     ``path``: listen on that Unix socket instead (``port`` stays 0), e.g. inside a network
-    namespace whose loopback the test cannot reach (``tests/netns.py``). ``on_tunnel`` is
+    namespace whose loopback the test cannot reach (``tests/support/network/netns.py``). ``on_tunnel`` is
     called with each tunnel's ``host:port`` as it opens, besides ``targets``.
     """
     proxy = Proxy(scheme)

@@ -18,7 +18,7 @@ import yaml
 
 from cluster_inventory.testing import ManagedProcess, free_port
 from cluster_inventory_workshop.tools import find_tool
-from tests.waiting import eventually
+from tests.support.waiting import eventually
 
 
 class Prometheus:

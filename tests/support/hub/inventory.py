@@ -23,7 +23,7 @@ from cluster_inventory.api.constants import (
     SECRET_TOKEN_KEY,
 )
 from cluster_inventory.testing import ControlPlane, Fleet
-from tests.provider_files import PLUGIN, provider_file
+from tests.support.data.provider_files import PLUGIN, provider_file
 
 ACCOUNT = "fleet-consumer"
 

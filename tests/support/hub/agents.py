@@ -21,16 +21,16 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.agent import AgentIdentity, new_private_key, request_certificate
-from cluster_inventory.api.agents import acceptance_group, agent_credential_name, new_acceptance_id
+from cluster_inventory.api.agents import acceptance_group, new_acceptance_id
 from cluster_inventory.api.constants import (
     AGENT_GROUP,
     AGENT_USER_PREFIX,
     LABEL_AGENT,
-    PROJECT_DOMAIN,
 )
 from cluster_inventory.kube.informer import Informer
-from cluster_inventory.manager.admin.agents import Acceptance
+from cluster_inventory.manager.admin.agents import Acceptance, agent_objects
 from cluster_inventory.manager.admin.agents import accept as manager_accept
+from cluster_inventory.manager.rules.registration import is_agent_registration
 from cluster_inventory.testing import ControlPlane
 
 ACCEPT = "accept-in-test"
@@ -72,64 +72,20 @@ def agent_groups(name: str, acceptance: str) -> list[str]:
     return [AGENT_GROUP, acceptance_group(name, acceptance)]
 
 
-def _role(name: str, namespace: str) -> dict[str, Any]:
-    verbs = ["get", "update", "patch"]
-    return {
-        "metadata": {"name": f"cluster-inventory-agent-{name}", "namespace": namespace},
-        "rules": [
-            {
-                "apiGroups": ["coordination.k8s.io"],
-                "resources": ["leases"],
-                "resourceNames": [name],
-                "verbs": verbs,
-            },
-            {
-                "apiGroups": [PROJECT_DOMAIN],
-                "resources": ["memberreports", "memberreports/status"],
-                "resourceNames": [name],
-                "verbs": verbs,
-            },
-            {
-                "apiGroups": [""],
-                "resources": ["secrets"],
-                "resourceNames": [agent_credential_name(name)],
-                "verbs": verbs,
-            },
-        ],
-    }
-
-
-def _binding(name: str, namespace: str, acceptance: str) -> dict[str, Any]:
-    role = f"cluster-inventory-agent-{name}"
-    return {
-        "metadata": {"name": role, "namespace": namespace},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-        "subjects": [
-            {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "Group",
-                "name": acceptance_group(name, acceptance),
-            }
-        ],
-    }
-
-
 async def accept(admin: kube.ApiClient, name: str, namespace: str) -> str:
-    """What ``manager accept NAME`` leaves on the hub for the agent's own objects (plain
-    applies, as the test's admin); its acceptance id."""
-    acceptance = new_acceptance_id()
-    meta = {"name": name, "namespace": namespace}
-    await kube.apply(
-        admin, kube.MEMBER_REPORTS, {"metadata": meta, "spec": {}}, field_manager=ACCEPT
-    )
-    lease = {"holderIdentity": AGENT_USER_PREFIX + name, "leaseDurationSeconds": 60}
-    await kube.apply(admin, kube.LEASES, {"metadata": meta, "spec": lease}, field_manager=ACCEPT)
-    credential = {"metadata": {**meta, "name": agent_credential_name(name)}}
-    await kube.apply(admin, kube.SECRETS, credential, field_manager=ACCEPT)
-    await kube.apply(admin, kube.ROLES, _role(name, namespace), field_manager=ACCEPT)
-    binding = _binding(name, namespace, acceptance)
-    await kube.apply(admin, kube.ROLE_BINDINGS, binding, field_manager=ACCEPT)
-    return acceptance
+    """What ``manager accept NAME`` leaves on the hub for the agent's own objects; its
+    acceptance id.
+
+    The namespaced objects of :func:`~cluster_inventory.manager.admin.agents.agent_objects`
+    (the Lease, MemberReport, credential Secret, Role and RoleBinding), applied as the test's
+    admin; not the registration Secret (no cluster manager takes the member up) nor the
+    cluster-scoped CSR rules (they would outlive the test's namespace).
+    """
+    acceptance = Acceptance(namespace, name, new_acceptance_id())
+    for resource, obj in agent_objects(acceptance, ["prod"]):
+        if resource.namespaced and not is_agent_registration(obj):
+            await kube.apply(admin, resource, obj, field_manager=ACCEPT)
+    return acceptance.id
 
 
 def bootstrap_identity(hub: ControlPlane, acceptance: Acceptance) -> kube.ClusterConnection:
