@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.agent.identity import rotation_time
 from cluster_inventory.api import format_time, objects
 from cluster_inventory.api.agents import agent_credential_name, check_member_name
@@ -144,10 +145,6 @@ def stored_rotation(
     return rotation_time(issued, expires, token)
 
 
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 class ConsumerCredential:
     """Keeps member ``name``'s consumer token fresh in its hub credential Secret.
 
@@ -173,7 +170,7 @@ class ConsumerCredential:
         namespace: str,
         service_account: tuple[str, str],
         lifetime: int = DEFAULT_CONSUMER_TOKEN_LIFETIME,
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.hub = hub

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.agent.rejection import RejectionCheck, not_accepted
 from cluster_inventory.api import format_micro_time
 from cluster_inventory.api.constants import AGENT_USER_PREFIX
@@ -109,7 +110,7 @@ class Heartbeat:
         jitter: float = JITTER,
         background: kube.BackgroundLoop | None = None,
         rnd: Callable[[], float] = random.random,
-        now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        now: Callable[[], dt.datetime] = utcnow,
         registry: CollectorRegistry = REGISTRY,
         rejection: RejectionCheck | None = None,
     ) -> None:

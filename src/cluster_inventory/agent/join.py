@@ -25,6 +25,7 @@ from typing import Any
 from cryptography import x509
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.agent.heartbeat import HUB_KEEPALIVE_SECONDS
 from cluster_inventory.agent.identity import (
     AgentIdentity,
@@ -83,9 +84,7 @@ def join_hint(
         now: The current time (default: now).
     """
     if isinstance(error, kube.UnauthorizedError):
-        expired = (
-            bootstrap_expired(bootstrap, now or dt.datetime.now(dt.UTC)) if bootstrap else None
-        )
+        expired = bootstrap_expired(bootstrap, now or utcnow()) if bootstrap else None
         if expired is not None:
             return (
                 f"the bootstrap certificate expired at {expired.isoformat()}: "

@@ -5,14 +5,14 @@ OCM's klusterlet status controller in this project's terms (``docs/agent.md``,
 
 - watches the ClusterProperty objects (an :class:`~cluster_inventory.kube.informer.Informer`,
   so a change is an event, not a poll);
-- probes its own API server's ``/readyz?verbose`` every ``probe_interval`` seconds, read as the
-  cluster manager reads a member's (:mod:`cluster_inventory.kube.probes`: one failure, one
-  reason and message wherever it shows);
-- reads the ``kube-system`` UID (the member id) and ``/version`` when it (re)connects (first
-  probe, and the first good probe after a failed one), and the version again every
-  :data:`VERSION_EVERY` probes; an unhealthy member is probed again after 1 s, doubling up
-  to the interval, and the member is probed at once when the property watch breaks or mends
-  (evidence that its API server went away or came back).
+- probes its own API server with the cluster manager's probe
+  (:mod:`cluster_inventory.kube.member_probe`: the same requests, cadence and reading, so one
+  failure has one reason and message wherever it shows): ``/readyz?verbose`` every
+  ``probe_interval`` seconds, the ``kube-system`` UID (the member id) and ``/version`` when it
+  (re)connects (first probe, and the first good probe after a failed one), and the version
+  again every :data:`VERSION_EVERY` probes; an unhealthy member is probed again after 1 s,
+  doubling up to the interval, and the member is probed at once when the property watch
+  breaks or mends (evidence that its API server went away or came back).
 
 On the hub it replaces the report's whole ``status`` (field manager ``cluster-inventory-agent``,
 :func:`~cluster_inventory.kube.replace_status`: the agent owns every field of it, and a field
@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cluster_inventory import __version__, kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.agent.rejection import RejectionCheck, not_accepted
 from cluster_inventory.agent.report import (
     MemberView,
@@ -49,7 +50,7 @@ from cluster_inventory.agent.report import (
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import FIELD_MANAGER_AGENT
 from cluster_inventory.kube.informer import DELETED, Informer, strip_managed_fields
-from cluster_inventory.kube.probes import probe_failure, readyz_condition
+from cluster_inventory.kube.member_probe import VERSION_EVERY, ProbeCadence, probe_member
 
 __all__ = ["COALESCE", "DEFAULT_PROBE_INTERVAL", "MAX_BACKOFF", "VERSION_EVERY", "MemberReporter"]
 
@@ -57,8 +58,6 @@ _log = logging.getLogger("cluster_inventory.agent")
 
 #: Seconds between two probes of the member's ``/readyz`` by default.
 DEFAULT_PROBE_INTERVAL = 30.0
-#: The version is read again every this many probes (it changes only with an upgrade).
-VERSION_EVERY = 10
 #: Seconds from a change to its write: changes within it (a burst) become one write.
 COALESCE = 0.2
 #: Longest wait (seconds) between two tries to write while the hub does not answer.
@@ -66,11 +65,6 @@ MAX_BACKOFF = 10.0
 #: Whose credential a 401 from the member refused, in ``apiServerHealth.message``.
 MEMBER_CREDENTIAL = "the agent's credential on its member"
 _FIRST_BACKOFF = 0.5
-_FIRST_REPROBE = 1.0
-
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 class MemberReporter:
@@ -105,7 +99,7 @@ class MemberReporter:
         probe_interval: float = DEFAULT_PROBE_INTERVAL,
         probe_timeout: float = 10.0,
         agent_version: str = __version__,
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         rejection: RejectionCheck | None = None,
     ) -> None:
         for field, value in (("probe_interval", probe_interval), ("probe_timeout", probe_timeout)):
@@ -127,10 +121,11 @@ class MemberReporter:
         self._written: dict[str, Any] | None = None
         self._observed: dict[str, ObservedValue] = {}
         self._informer: Informer | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks = kube.TaskSet(f"reporter {self.key}", logger=_log, extra={"object": self.key})
+        self._listed: asyncio.Task[None] | None = None
         self._dirty = asyncio.Event()
         self._wake = asyncio.Event()  # the property watch broke or mended: probe now
-        self._since_version = 0
+        self._cadence = ProbeCadence()
         self._started = False
         #: Probes sent, report writes the hub took, writes it did not take.
         self.probes = self.writes = self.write_failures = 0
@@ -180,15 +175,15 @@ class MemberReporter:
         self._informer.add_handler(self._on_property)
         self._informer.add_health_handler(self._wake.set)
         self._informer.start()
-        loop = asyncio.get_running_loop()
-        self._tasks.append(loop.create_task(self._properties_synced(), name="properties listed"))
+        # run() gathers them: a rejection raised by the write loop is run()'s to raise.
+        self._listed = listed = self._tasks.spawn(
+            self._properties_synced(), name="properties", awaited=True
+        )
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._tasks[0]), self.probe_timeout)
+            await asyncio.wait_for(asyncio.shield(listed), self.probe_timeout)
         await self.probe()
-        self._tasks += [
-            loop.create_task(self._probe_loop(), name=f"probe member {self.name}"),
-            loop.create_task(self._write_loop(), name=f"report {self.key}"),
-        ]
+        self._tasks.spawn(self._probe_loop(), name="probe", awaited=True)
+        self._tasks.spawn(self._write_loop(), name="write", awaited=True)
         self._dirty.set()
         self._started = True
 
@@ -200,15 +195,16 @@ class MemberReporter:
                 its writes are proven (:class:`~.rejection.RejectionCheck`).
         """
         await self.start()
+        assert self._listed is not None
         try:
-            await asyncio.gather(*self._tasks)
+            # The listing may have finished (and left the task set) already.
+            await asyncio.gather(*{self._listed, *self._tasks})
         finally:
             await self.stop()
 
     async def stop(self) -> None:
         """Stop the loops and the ClusterProperty watch (idempotent; the clients stay open)."""
-        tasks, self._tasks = self._tasks, []
-        await kube.cancel_and_wait(*tasks)
+        await self._tasks.stop()
         if self._informer is not None:
             await self._informer.stop()
         self._started = False
@@ -264,53 +260,38 @@ class MemberReporter:
         """
         self.probes += 1
         probed = self._now()
-        try:
-            status, body = await kube.get_text(
-                self.member, "/readyz?verbose", timeout=self.probe_timeout
-            )
-        except kube.KubeError as exc:
-            self._update(health=probe_failure(exc, credential=MEMBER_CREDENTIAL), probed=probed)
-            return
-        changes: dict[str, Any] = {"health": readyz_condition(status, body), "probed": probed}
         view = self.view
         reconnect = view.member_id is None or view.version is None or view.health.status != "True"
-        self._since_version += 1
-        if reconnect or self._since_version >= VERSION_EVERY:
-            self._since_version = 0
-            try:
-                version = await kube.request(
-                    self.member, "GET", "/version", timeout=self.probe_timeout, target="/version"
-                )
-            except kube.KubeError as exc:
+        reading = await probe_member(
+            self.member,
+            timeout=self.probe_timeout,
+            reconnect=reconnect,
+            cadence=self._cadence,
+            credential=MEMBER_CREDENTIAL,
+        )
+        changes: dict[str, Any] = {"health": reading.health, "probed": probed}
+        # What was not read keeps its last value; the health stays /readyz's.
+        for what, error in (
+            ("/version", reading.version_error),
+            ("kube-system namespace (its member id)", reading.identity_error),
+        ):
+            if error is not None:
                 _log.warning(
-                    "cannot read the member's /version: %s", exc, extra={"object": self.key}
+                    "cannot read the member's %s: %s", what, error, extra={"object": self.key}
                 )
-            else:
-                changes["version"] = version.get("gitVersion") or None
-        if reconnect:
-            try:
-                ns = await kube.get(self.member, kube.NAMESPACES, "kube-system")
-            except kube.KubeError as exc:
-                _log.warning(
-                    "cannot read the member's kube-system namespace (its member id): %s",
-                    exc,
-                    extra={"object": self.key},
-                )
-            else:
-                changes["member_id"] = objects.meta(ns).get("uid") or None
+        if reading.version_read and reading.version_error is None:
+            changes["version"] = reading.version
+        if reading.identity_read and reading.identity_error is None:
+            changes["member_id"] = reading.member_id
         self._update(**changes)
 
     async def _probe_loop(self) -> None:
         # A member that is not healthy is probed again sooner (1 s, doubling up to the
         # interval), as the cluster manager does: its recovery shows in seconds, not after
         # a whole interval (30 s by default).
-        retry = _FIRST_REPROBE
         while True:
-            interval = self.probe_interval
-            if self.view.health.status != "True":
-                interval, retry = min(interval, retry), min(retry * 2, interval)
-            else:
-                retry = _FIRST_REPROBE
+            soon = self.view.health.status != "True"
+            interval = self._cadence.next_wait(self.probe_interval, soon=soon)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), interval)
             self._wake.clear()

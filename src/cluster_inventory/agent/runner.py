@@ -20,6 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from cluster_inventory import credentials, kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.agent.config import ReportingConfig
 from cluster_inventory.agent.credential import ConsumerCredential
 from cluster_inventory.agent.heartbeat import Heartbeat
@@ -62,7 +63,7 @@ class ReportingAgent:
         now: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.hub = hub
-        self._now = now or (lambda: dt.datetime.now(dt.UTC))
+        self._now = now or utcnow
         self.identity = identity
         self.connection = member
         self.config = config
@@ -161,18 +162,20 @@ class ReportingAgent:
         """
         await self.prepare()
         assert self.reporter is not None
+        running = kube.TaskSet(f"agent {self.reporter.key}", logger=_log)
+        # Awaited here: the first to end (a rejection) ends them all and is raised below.
         tasks = [
-            asyncio.ensure_future(self.reporter.run()),
-            asyncio.ensure_future(self.heartbeat.run()),
+            running.spawn(self.reporter.run(), name="report", awaited=True),
+            running.spawn(self.heartbeat.run(), name="heartbeat", awaited=True),
         ]
         if self.identity is not None:
-            tasks.append(asyncio.ensure_future(self.identity.keep_fresh()))
+            tasks.append(running.spawn(self.identity.keep_fresh(), name="identity", awaited=True))
         if self.credential is not None:
-            tasks.append(asyncio.ensure_future(self.credential.run()))
+            tasks.append(running.spawn(self.credential.run(), name="credential", awaited=True))
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            await kube.cancel_and_wait(*tasks)
+            await running.stop()
         for task in done:
             task.result()
 

@@ -24,6 +24,7 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.agent.identity import AgentIdentity
 from cluster_inventory.api.agents import agent_user
 from cluster_inventory.api.constants import AGENT_USER_PREFIX
@@ -84,9 +85,7 @@ class IdentityStore:
         now: Wall clock.
     """
 
-    def __init__(
-        self, directory: Path, *, now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
-    ) -> None:
+    def __init__(self, directory: Path, *, now: Callable[[], dt.datetime] = utcnow) -> None:
         self.directory = directory
         self.now = now
 

@@ -15,12 +15,12 @@ so; the hub's objects are ``manager reject``'s.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from cluster_inventory._clock import utcnow
 from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail
@@ -237,7 +237,7 @@ def agent_run(
         run_until_signal(run_given)
         return
     store = IdentityStore(state_dir)
-    expired = bootstrap_expired(hub, dt.datetime.now(dt.UTC))
+    expired = bootstrap_expired(hub, utcnow())
     stored = store.load(name)
     if expired is not None and stored is None:
         _fail_flag(

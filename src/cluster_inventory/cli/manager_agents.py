@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
+from cluster_inventory._clock import utcnow
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail, run_or_fail
 from cluster_inventory.cli._hub import hub_client
@@ -219,8 +220,6 @@ def manager_agents(
     identities' CSRs (its Warning Events, kept about an hour). AVAILABLE is the report's
     apiServerHealth while the Lease is fresh (5 lease durations, the manager's default).
     """
-    import datetime as dt
-
     from cluster_inventory import kube
     from cluster_inventory.api.constants import LABEL_AGENT, LABEL_REGISTRATION
     from cluster_inventory.cli._table import age, format_table
@@ -243,7 +242,7 @@ def manager_agents(
             reports["items"],
             csrs["items"],
             events["items"],
-            dt.datetime.now(dt.UTC),
+            utcnow(),
         )
 
     statuses = run_or_fail(run())

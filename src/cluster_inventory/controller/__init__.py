@@ -30,7 +30,6 @@ from cluster_inventory.controller.reconcile import (
     TerminalError,
     Workers,
     reconcile_loop,
-    stop_workers,
 )
 from cluster_inventory.controller.sharding import ShardConfig, ShardMembership
 
@@ -51,5 +50,4 @@ __all__ = [
     "TerminalError",
     "Workers",
     "reconcile_loop",
-    "stop_workers",
 ]

@@ -48,27 +48,19 @@ class GcMetrics(kube.PerRegistry):
     - ``cluster_inventory_gc_cpu_seconds_total``: CPU seconds the collector used.
     """
 
-    pause: Histogram
-    cpu: Counter
-
-    @classmethod
-    def create(cls, registry: CollectorRegistry) -> GcMetrics:
-        """Create and register the collectors in ``registry`` (use :meth:`for_registry`)."""
-        return cls(
-            Histogram(
-                "cluster_inventory_gc_pause_seconds",
-                "Wall seconds one garbage collection held the GIL",
-                ["generation"],
-                buckets=_PAUSE_BUCKETS,
-                registry=registry,
-            ),
-            Counter(
-                "cluster_inventory_gc_cpu_seconds",
-                "CPU seconds the garbage collector used",
-                ["generation"],
-                registry=registry,
-            ),
-        )
+    pause: Histogram = kube.metric(
+        Histogram,
+        "cluster_inventory_gc_pause_seconds",
+        "Wall seconds one garbage collection held the GIL",
+        ["generation"],
+        buckets=_PAUSE_BUCKETS,
+    )
+    cpu: Counter = kube.metric(
+        Counter,
+        "cluster_inventory_gc_cpu_seconds",
+        "CPU seconds the garbage collector used",
+        ["generation"],
+    )
 
 
 class GcPauses:

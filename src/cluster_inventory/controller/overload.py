@@ -59,38 +59,28 @@ class OverloadMetrics(kube.PerRegistry):
     - ``cluster_inventory_member_start_limit``: members started at once (the adaptive limit).
     """
 
-    lag: Histogram
-    probes_deferred: Counter
-    start_limit: Gauge
-    cpu_pressure: Gauge
-
-    @classmethod
-    def create(cls, registry: CollectorRegistry) -> OverloadMetrics:
-        """Create and register the collectors in ``registry`` (use :meth:`for_registry`)."""
-        return cls(
-            Histogram(
-                "cluster_inventory_event_loop_lag_seconds",
-                "Seconds the event loop woke a sleeper late",
-                buckets=_LAG_BUCKETS,
-                registry=registry,
-            ),
-            Counter(
-                "cluster_inventory_probes_deferred",
-                "Member probes that timed out while this process was behind (no verdict)",
-                registry=registry,
-            ),
-            Gauge(
-                "cluster_inventory_member_start_limit",
-                "Member connections started at once (adaptive)",
-                registry=registry,
-            ),
-            Gauge(
-                "cluster_inventory_cpu_pressure_ratio",
-                "Share of the last second in which a runnable task of this process's cgroup "
-                "(or machine) waited for a CPU (Linux PSI 'some')",
-                registry=registry,
-            ),
-        )
+    lag: Histogram = kube.metric(
+        Histogram,
+        "cluster_inventory_event_loop_lag_seconds",
+        "Seconds the event loop woke a sleeper late",
+        buckets=_LAG_BUCKETS,
+    )
+    probes_deferred: Counter = kube.metric(
+        Counter,
+        "cluster_inventory_probes_deferred",
+        "Member probes that timed out while this process was behind (no verdict)",
+    )
+    start_limit: Gauge = kube.metric(
+        Gauge,
+        "cluster_inventory_member_start_limit",
+        "Member connections started at once (adaptive)",
+    )
+    cpu_pressure: Gauge = kube.metric(
+        Gauge,
+        "cluster_inventory_cpu_pressure_ratio",
+        "Share of the last second in which a runnable task of this process's cgroup "
+        "(or machine) waited for a CPU (Linux PSI 'some')",
+    )
 
 
 class CpuPressure:

@@ -24,7 +24,7 @@ from typing import Generic, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
-from cluster_inventory.kube import ReconcileMetrics
+from cluster_inventory.kube import ReconcileMetrics, TaskSet
 from cluster_inventory.kube.errors import KubeError
 from cluster_inventory.kube.workqueue import QueueShutDown, WorkQueue
 
@@ -35,7 +35,6 @@ __all__ = [
     "TerminalError",
     "Workers",
     "reconcile_loop",
-    "stop_workers",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -160,16 +159,6 @@ async def reconcile_loop(
             metrics.time.labels(controller).observe(time.perf_counter() - started)
 
 
-async def stop_workers(workers: list[asyncio.Task[None]], grace: float) -> None:
-    """Wait up to ``grace`` seconds for ``workers`` to finish, then cancel the rest."""
-    if not workers:
-        return
-    _, pending = await asyncio.wait(workers, timeout=grace)
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*workers, return_exceptions=True)
-
-
 class Workers(Generic[K]):
     """``count`` reconcile workers draining one queue.
 
@@ -216,21 +205,21 @@ class Workers(Generic[K]):
         self._describe = describe or (lambda key: {"key": str(key)})
         self._log = log
         self._before = before
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks = TaskSet(controller, logger=log)
+        self._workers: list[asyncio.Task[None]] = []  # wait() raises the first one's failure
 
     @property
     def running(self) -> bool:
         """True between :meth:`start` and :meth:`stop`."""
-        return bool(self._tasks)
+        return bool(self._workers)
 
     def start(self) -> None:
         """Start the workers (idempotent); sets ``controller_runtime_max_concurrent_reconciles``."""
-        if self._tasks:
+        if self._workers:
             return
         self._metrics.start(self.controller, self.count)
-        loop = asyncio.get_running_loop()
-        self._tasks = [
-            loop.create_task(self._work(), name=f"{self.controller} worker {i}")
+        self._workers = [
+            self._tasks.spawn(self._work(), name=f"worker {i}", awaited=True)
             for i in range(self.count)
         ]
 
@@ -248,11 +237,14 @@ class Workers(Generic[K]):
 
     async def wait(self) -> None:
         """Wait until every worker has ended; the first worker's failure is raised."""
-        if self._tasks:
-            await asyncio.gather(*self._tasks)
+        if self._workers:
+            await asyncio.gather(*self._workers)
 
     async def stop(self, grace: float = 0.0) -> None:
-        """Shut the queue down, give running reconciles ``grace`` seconds, cancel the rest."""
-        tasks, self._tasks = self._tasks, []
+        """Shut the queue down, give running reconciles ``grace`` seconds, cancel the rest.
+
+        A worker's failure is :meth:`wait`'s to raise, not this method's.
+        """
+        self._workers = []
         self.queue.shut_down()
-        await stop_workers(tasks, grace)
+        await self._tasks.stop(grace)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import Counter, Gauge
 
 from cluster_inventory import kube
 
@@ -18,30 +18,21 @@ class ShardMetrics(kube.PerRegistry):
     A change of the live set after joining: a replica joining, leaving or counted gone.
     """
 
-    replicas: Gauge
-    owned_members: Gauge
-    membership_changes: Counter
-
-    @classmethod
-    def create(cls, registry: CollectorRegistry) -> ShardMetrics:
-        """Create and register the collectors in ``registry``."""
-        return cls(
-            Gauge(
-                "cluster_inventory_shard_replicas",
-                "Live replicas this replica sees in its shard group",
-                ["group"],
-                registry=registry,
-            ),
-            Gauge(
-                "cluster_inventory_shard_owned_members",
-                "Member clusters this replica owns",
-                ["group"],
-                registry=registry,
-            ),
-            Counter(
-                "cluster_inventory_shard_membership_changes",
-                "Changes of the live replicas of the shard group seen by this replica",
-                ["group"],
-                registry=registry,
-            ),
-        )
+    replicas: Gauge = kube.metric(
+        Gauge,
+        "cluster_inventory_shard_replicas",
+        "Live replicas this replica sees in its shard group",
+        ["group"],
+    )
+    owned_members: Gauge = kube.metric(
+        Gauge,
+        "cluster_inventory_shard_owned_members",
+        "Member clusters this replica owns",
+        ["group"],
+    )
+    membership_changes: Counter = kube.metric(
+        Counter,
+        "cluster_inventory_shard_membership_changes",
+        "Changes of the live replicas of the shard group seen by this replica",
+        ["group"],
+    )

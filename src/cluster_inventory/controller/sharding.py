@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import datetime as dt
 import logging
 import time
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import format_micro_time, objects
 from cluster_inventory.api.constants import (
     FIELD_MANAGER_SHARD,
@@ -240,7 +240,7 @@ class ShardMembership:
             "spec": {
                 "holderIdentity": cfg.identity,
                 "leaseDurationSeconds": max(1, round(cfg.lease_duration)),
-                "renewTime": format_micro_time(dt.datetime.now(dt.UTC)),
+                "renewTime": format_micro_time(utcnow()),
             },
         }
 

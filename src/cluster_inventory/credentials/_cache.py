@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.credentials._access import ClusterAccess
 from cluster_inventory.credentials._exec import (
     DEFAULT_EXEC_TIMEOUT,
@@ -32,10 +33,6 @@ __all__ = ["CredentialCache", "CredentialMetrics", "Fetcher"]
 
 #: ``async (access) -> ExecCredential``: how a missing credential is obtained.
 Fetcher = Callable[[ClusterAccess], Awaitable[ExecCredential]]
-
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -97,7 +94,7 @@ class CredentialCache:
         max_entries: int = 1024,
         expiry_skew: float = 10.0,
         timeout: float = DEFAULT_EXEC_TIMEOUT,
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         fetch: Fetcher | None = None,
         metrics: CredentialMetrics | None = None,
     ) -> None:

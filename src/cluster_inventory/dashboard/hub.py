@@ -102,7 +102,7 @@ class HubState:
         self._wake = asyncio.Event()
         self._views: dict[str, tuple[str, ProfileView]] = {}
         self._overview: tuple[int, Overview] | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks = kube.TaskSet("dashboard hub", logger=_log)
         #: Sources started and not stopped yet (each informer's users are counted).
         self._running: list[Source] = []
         self.events_ttl = events_ttl
@@ -189,7 +189,7 @@ class HubState:
             raise
         for key, source in self.sources.items():
             if key != "profiles":
-                self._tasks.append(asyncio.get_running_loop().create_task(self._optional(source)))
+                self._tasks.spawn(self._optional(source), name=f"list {source.name}")
 
     async def _synced(self, source: Source) -> None:
         await source.informer.wait_synced()
@@ -207,8 +207,7 @@ class HubState:
 
     async def stop(self) -> None:
         """Stop every informer and task."""
-        tasks, self._tasks = self._tasks, []
-        await kube.cancel_and_wait(*tasks)
+        await self._tasks.stop()
         running, self._running = self._running, []
         for source in running:
             if source.state != "unavailable":  # an unavailable one was stopped already

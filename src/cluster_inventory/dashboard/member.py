@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
+from cluster_inventory._clock import utcnow
 from cluster_inventory._durations import human_duration
 from cluster_inventory.api.views import ConditionView, EventView, ProfileView
 from cluster_inventory.dashboard.rows import MemberRow, Overview
@@ -290,7 +291,7 @@ def member_page(
     Returns:
         The page's content.
     """
-    now = now or dt.datetime.now(dt.UTC)
+    now = now or utcnow()
     entries = [
         TimelineEntry(profile=key, event=e, ago=_ago(e.last, now))
         for key, listed in events.items()

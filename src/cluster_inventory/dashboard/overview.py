@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     ANNOTATION_PROFILE,
@@ -278,5 +279,5 @@ def build(
         placements=tuple(sorted(rows, key=lambda r: (r.namespace, r.name))),
         property_names=tuple(sorted({k for r in members for k in r.properties})),
         label_keys=tuple(sorted({k for r in members for k in r.labels})),
-        built=now or dt.datetime.now(dt.UTC),
+        built=now or utcnow(),
     )

@@ -45,7 +45,9 @@ from cluster_inventory.kube._metrics import (
     LeaseMetrics,
     PerRegistry,
     ReconcileMetrics,
+    collectors,
     collectors_for,
+    metric,
 )
 from cluster_inventory.kube._proxy import PROXY_SCHEMES
 from cluster_inventory.kube._pruning import dropped_fields
@@ -67,7 +69,7 @@ from cluster_inventory.kube._storage_migration import (
     StorageMigrationError,
     migrate_storage,
 )
-from cluster_inventory.kube._tasks import cancel_and_wait, gather_bounded
+from cluster_inventory.kube._tasks import TaskSet, cancel_and_wait, gather_bounded
 from cluster_inventory.kube._timeout import request_timeout
 from cluster_inventory.kube._tls import ReloadableTLSContext, shared_ssl_context, ssl_context_for
 from cluster_inventory.kube._tokens import ServiceAccountToken, request_service_account_token
@@ -102,6 +104,7 @@ __all__ = [
     "ServiceAccountToken",
     "StorageMigration",
     "StorageMigrationError",
+    "TaskSet",
     "Throttle",
     "TokenSource",
     "UnauthorizedHook",
@@ -111,6 +114,7 @@ __all__ = [
     "clone_client",
     "gather_bounded",
     "cluster_profiles_resource",
+    "collectors",
     "collectors_for",
     "connection_from_in_cluster",
     "connection_from_kubeconfig",
@@ -126,6 +130,7 @@ __all__ = [
     "list_objects",
     "list_pages",
     "load_connection",
+    "metric",
     "migrate_storage",
     "new_client",
     "parse_kind",

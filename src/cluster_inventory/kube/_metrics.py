@@ -4,17 +4,22 @@ prometheus-client refuses to register a metric name twice in one registry, yet a
 may build many work queues, credential caches or managers. Each kind builds its collectors
 once per registry through :func:`collectors_for` and shares them (telling instances apart
 with labels such as the queue name).
+
+A set is declared, not built by hand: a frozen dataclass deriving from :class:`PerRegistry`
+whose fields are :func:`metric` (one collector: kind, name, help, labels, buckets) or
+:func:`collectors` (another set, shared), so a collector is written once, in one line of
+declaration, and :meth:`PerRegistry.create` builds them all in field order.
 """
 
 from __future__ import annotations
 
-import abc
+import dataclasses
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, Summary
 
 __all__ = [
     "NO_RESPONSE_CODE",
@@ -22,7 +27,9 @@ __all__ = [
     "PerRegistry",
     "ReconcileMetrics",
     "RestClientMetrics",
+    "collectors",
     "collectors_for",
+    "metric",
 ]
 
 T = TypeVar("T")
@@ -41,13 +48,74 @@ def collectors_for(
     return found
 
 
-class PerRegistry(abc.ABC):
-    """Base of a set of collectors built once per registry (see :func:`collectors_for`)."""
+_METRIC = "cluster_inventory.metric"
+_SET = "cluster_inventory.collectors"
+Collector = Counter | Gauge | Histogram | Summary
+
+
+@dataclass(frozen=True)
+class _MetricSpec:
+    kind: type[Collector]
+    name: str
+    documentation: str
+    labels: tuple[str, ...]
+    buckets: tuple[float, ...] | None
+
+    def build(self, registry: CollectorRegistry) -> Collector:
+        extra: dict[str, Any] = {} if self.buckets is None else {"buckets": self.buckets}
+        return self.kind(self.name, self.documentation, self.labels, registry=registry, **extra)
+
+
+def metric(
+    kind: type[Collector],
+    name: str,
+    documentation: str,
+    labels: Sequence[str] = (),
+    *,
+    buckets: Sequence[float] | None = None,
+) -> Any:
+    """A field of a :class:`PerRegistry` set: one collector, built by :meth:`~PerRegistry.create`.
+
+    Args:
+        kind: ``Counter``, ``Gauge``, ``Histogram`` or ``Summary`` (prometheus-client).
+        name: The metric's name (a counter's ``_total`` is prometheus-client's to add).
+        documentation: Its help text.
+        labels: Its label names.
+        buckets: A histogram's buckets (seconds, bytes, ...); None: the kind's default.
+    """
+    spec = _MetricSpec(
+        kind, name, documentation, tuple(labels), None if buckets is None else tuple(buckets)
+    )
+    return dataclasses.field(metadata={_METRIC: spec})
+
+
+def collectors(kind: type[PerRegistry]) -> Any:
+    """A field of a :class:`PerRegistry` set holding another set (shared, ``for_registry``)."""
+    return dataclasses.field(metadata={_SET: kind})
+
+
+class PerRegistry:
+    """Base of a set of collectors built once per registry (see :func:`collectors_for`).
+
+    Subclasses are frozen dataclasses whose fields are :func:`metric` or :func:`collectors`.
+    """
 
     @classmethod
-    @abc.abstractmethod
     def create(cls, registry: CollectorRegistry) -> Self:
-        """Register the collectors in ``registry`` (call :meth:`for_registry` instead)."""
+        """Register the collectors in ``registry`` (call :meth:`for_registry` instead).
+
+        Raises:
+            TypeError: A field is neither a :func:`metric` nor a :func:`collectors`.
+        """
+        built: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if _METRIC in f.metadata:
+                built[f.name] = f.metadata[_METRIC].build(registry)
+            elif _SET in f.metadata:
+                built[f.name] = f.metadata[_SET].for_registry(registry)
+            else:
+                raise TypeError(f"{cls.__name__}.{f.name} is neither metric() nor collectors()")
+        return cls(**built)
 
     @classmethod
     def for_registry(cls, registry: CollectorRegistry = REGISTRY) -> Self:
@@ -151,20 +219,13 @@ class LeaseMetrics(PerRegistry):
     rest of the process is busy.
     """
 
-    lateness: Histogram
-
-    @classmethod
-    def create(cls, registry: CollectorRegistry) -> LeaseMetrics:
-        """Create and register the collectors in ``registry`` (use :meth:`for_registry`)."""
-        return cls(
-            Histogram(
-                "cluster_inventory_lease_renewal_lateness_seconds",
-                "Seconds between when a Lease renewal was due and when it started",
-                ["lease"],
-                buckets=_LATENESS_BUCKETS,
-                registry=registry,
-            )
-        )
+    lateness: Histogram = metric(
+        Histogram,
+        "cluster_inventory_lease_renewal_lateness_seconds",
+        "Seconds between when a Lease renewal was due and when it started",
+        ["lease"],
+        buckets=_LATENESS_BUCKETS,
+    )
 
 
 #: client-go's ``rest_client_request_duration_seconds`` buckets (k8s.io/component-base
@@ -185,27 +246,19 @@ class RestClientMetrics(PerRegistry):
     manager has series per member it reaches; each 401 retry is a request of its own.
     """
 
-    requests: Counter
-    duration: Histogram
-
-    @classmethod
-    def create(cls, registry: CollectorRegistry) -> RestClientMetrics:
-        """Create and register the collectors in ``registry`` (use :meth:`for_registry`)."""
-        return cls(
-            requests=Counter(
-                "rest_client_requests",
-                "Number of HTTP requests, partitioned by status code, method, and host.",
-                ["code", "method", "host"],
-                registry=registry,
-            ),
-            duration=Histogram(
-                "rest_client_request_duration_seconds",
-                "Request latency in seconds. Broken down by verb, and host.",
-                ["verb", "host"],
-                buckets=_REQUEST_BUCKETS,
-                registry=registry,
-            ),
-        )
+    requests: Counter = metric(
+        Counter,
+        "rest_client_requests",
+        "Number of HTTP requests, partitioned by status code, method, and host.",
+        ["code", "method", "host"],
+    )
+    duration: Histogram = metric(
+        Histogram,
+        "rest_client_request_duration_seconds",
+        "Request latency in seconds. Broken down by verb, and host.",
+        ["verb", "host"],
+        buckets=_REQUEST_BUCKETS,
+    )
 
     def observe(self, method: str, host: str, code: int | None, seconds: float) -> None:
         """Count one request: ``code`` None (or 0) when no response came."""

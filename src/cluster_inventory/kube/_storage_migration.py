@@ -37,13 +37,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
-import datetime as dt
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api.constants import (
     CONDITION_STORAGE_MIGRATING,
     FIELD_MANAGER_STORAGE_MIGRATION,
@@ -287,7 +287,7 @@ async def _wait_storage_hash(
 
 
 def _condition(status: str, reason: str, message: str, generation: int) -> dict[str, Any]:
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "type": CONDITION_STORAGE_MIGRATING,
         "status": status,

@@ -28,6 +28,7 @@ from typing import Any, NotRequired, TypedDict, Unpack
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter
 
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import format_micro_time, objects
 from cluster_inventory.kube._event_correlation import (
     AGGREGATED_NOTE_PREFIX,
@@ -91,10 +92,6 @@ def _cut(text: str, limit: int) -> str:
     return text.encode()[:limit].decode(errors="ignore")
 
 
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 class EventRecorder:
     """client-go's ``EventRecorder`` for one API client, writing events.k8s.io/v1 Events.
 
@@ -114,7 +111,7 @@ class EventRecorder:
         *,
         options: CorrelatorOptions | None = None,
         clock: Callable[[], float] = time.monotonic,
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         registry: CollectorRegistry = REGISTRY,
     ) -> None:
         self.client = client

@@ -37,6 +37,7 @@ from cluster_inventory.kube._store import (
     object_key,
 )
 from cluster_inventory.kube._tasks import cancel_and_wait
+from cluster_inventory.kube.backoff import Backoff
 from cluster_inventory.kube.errors import GoneError, KubeAPIError, KubeError, error_from_status
 
 __all__ = [
@@ -55,6 +56,8 @@ __all__ = [
 _METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 _METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 _log = logging.getLogger(__name__)
+#: Seconds before the next list or watch after failures in a row: 0.2 s doubling to 10 s.
+_RETRY = Backoff(first=0.2, cap=10.0)
 
 
 def strip_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
@@ -307,7 +310,7 @@ class Informer(Store):
                 self._emit(MODIFIED, obj, obj)
 
     async def _run(self) -> None:
-        backoff = 0.2
+        failures = 0  # in a row, for the delay before the next try (_RETRY)
         resync: asyncio.Task[None] | None = None
         need_list = True
         try:
@@ -323,17 +326,18 @@ class Informer(Store):
                             if self._resync_period:
                                 resync = asyncio.get_running_loop().create_task(self._resync_loop())
                     await self._watch()
-                    backoff = 0.2  # the server closed a healthy watch: resume at once
+                    failures = 0  # the server closed a healthy watch: resume at once
                 except GoneError:
                     need_list = True  # 410: our resourceVersion is too old
                 except KubeAPIError as exc:
                     if not self._synced.is_set() and exc.status in (401, 403, 404):
                         self._first_error = exc
                         self._synced.set()
+                    failures += 1
+                    backoff = _RETRY.delay(failures)
                     _log.warning("%s informer: %s; retrying in %.1fs", self.name, exc, backoff)
                     self._set_failure(str(exc))
                     await self._sleep(backoff)
-                    backoff = min(backoff * 2, 10.0)
                     need_list = need_list or exc.status >= 500
                 except (KubeError, aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
                     # A watch that breaks is routine (a server restarts, a proxy recycles
@@ -351,8 +355,8 @@ class Informer(Store):
                     else:
                         _log.info("%s informer: watch ended (%s); reconnecting", self.name, exc)
                     self._set_failure(f"{type(exc).__name__}: {exc}")
-                    await self._sleep(backoff)
-                    backoff = min(backoff * 2, 10.0)
+                    failures += 1
+                    await self._sleep(_RETRY.delay(failures))
         finally:
             if resync is not None:
                 resync.cancel()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -27,6 +26,7 @@ from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import format_micro_time
 from cluster_inventory.kube._client import clone_client
 from cluster_inventory.kube._k8s import ApiClient
@@ -141,7 +141,7 @@ class LeaderElector:
         return LEASES.describe(self.config.namespace, self.config.name)
 
     def _spec(self, previous: dict[str, Any] | None) -> dict[str, Any]:
-        now = format_micro_time(dt.datetime.now(dt.UTC))
+        now = format_micro_time(utcnow())
         old = (previous or {}).get("spec") or {}
         transitions = int(old.get("leaseTransitions") or 0)
         mine = old.get("holderIdentity") == self.config.identity
@@ -279,7 +279,7 @@ class LeaderElector:
             return
         self._set_leader(False)
         spec = dict(self._lease.get("spec") or {})
-        now = format_micro_time(dt.datetime.now(dt.UTC))
+        now = format_micro_time(utcnow())
         spec.update(
             {
                 "holderIdentity": None,

@@ -33,6 +33,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.controller import Controller, ProfileSeries, ShardMembership, gc_pauses
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.controllers.agent_approver import AgentApprover
@@ -64,10 +65,6 @@ __all__ = ["PLACEMENT", "ClusterManagerRunnable"]
 #: heap: a takeover that lands in batches settles once or twice, not once per batch).
 _SETTLE_AFTER = 64
 _SETTLE_SHARE = 0.25
-
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 class ClusterManagerRunnable:
@@ -107,7 +104,7 @@ class ClusterManagerRunnable:
         config: ManagerConfig,
         *,
         source: RegistrationSource | None = None,
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         registry: CollectorRegistry = REGISTRY,
         identity: str = "cluster-inventory-manager",
     ) -> None:

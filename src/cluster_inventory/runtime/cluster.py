@@ -183,9 +183,12 @@ class EngagedCluster:
     pool: ConnectionPool
     _informers: dict[WatchSpec, Informer] = field(default_factory=dict, init=False)
     _handlers: list[tuple[Informer, EventHandler]] = field(default_factory=list, init=False)
-    _tasks: set[asyncio.Task[Any]] = field(default_factory=set, init=False)
+    _tasks: kube.TaskSet = field(init=False)
     _closing: bool = field(default=False, init=False)
     _closed: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self._tasks = kube.TaskSet(f"cluster {self.name}", logger=_log)
 
     @property
     def client(self) -> kube.ApiClient:
@@ -297,10 +300,8 @@ class EngagedCluster:
         if self._closing:
             coro.close()
             raise RuntimeError(f"cluster {self.name} is disengaged")
-        task = asyncio.get_running_loop().create_task(coro, name=f"{self.name}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        # The caller (the reconcile's worker) awaits it and reports its failure.
+        return self._tasks.spawn(coro, name="reconcile", awaited=True)
 
     async def close(self) -> None:
         """Cancel running reconciles, drop event handlers, let go of the connection.
@@ -311,15 +312,13 @@ class EngagedCluster:
         if self._closing:
             return
         self._closing = True
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
+        for task in self._tasks:
+            task.cancel()  # at once: the handlers go before the reconciles have unwound
         for informer, handler in self._handlers:
             informer.remove_handler(handler)
         self._handlers.clear()
         try:
-            if tasks:
-                await asyncio.gather(*tasks, return_exceptions=True)
+            await self._tasks.stop()
         finally:  # a cancelled close still lets go of the connection
             await self.pool.release(self.connection)
             self._closed = True

@@ -19,7 +19,6 @@ conditions: ``Scheduled`` (decisions written; ``InvalidSpec``, ``DecisionConflic
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import objects
 from cluster_inventory.api.constants import (
     FIELD_MANAGER_PLACEMENT as FIELD_MANAGER,
@@ -73,7 +73,7 @@ def _condition(
     since = (
         old["lastTransitionTime"]
         if old is not None and old.get("status") == status and old.get("lastTransitionTime")
-        else format_time(dt.datetime.now(dt.UTC))
+        else format_time(utcnow())
     )
     return {
         "type": kind,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from cryptography import x509
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api.agents import check_member_name
 from cluster_inventory.api.constants import AGENT_CSR_USAGES, LABEL_AGENT_BOOTSTRAP
 from cluster_inventory.kube import certificates
@@ -161,7 +162,7 @@ async def issue_bootstrap_kubeconfig(
                     f"bootstrap credential of member {acceptance.name!r} (its current "
                     f"acceptance), {expiration_seconds} s"
                 ),
-                now=dt.datetime.now(dt.UTC),
+                now=utcnow(),
             )
         cert_pem = await waiting
     finally:

@@ -43,6 +43,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import objects
 from cluster_inventory.api.agents import (
     CsrShape,
@@ -118,7 +119,7 @@ class AgentApprover:
         joined: Callable[[str], bool] = lambda _member: False,
         registry: CollectorRegistry = REGISTRY,
         identity: str = "cluster-inventory-manager",
-        now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        now: Callable[[], dt.datetime] = utcnow,
     ) -> None:
         self.hub = hub
         self.config = config

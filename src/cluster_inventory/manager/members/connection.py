@@ -7,7 +7,9 @@ details (server, CA, credential): a few real clusters cost a few probes and watc
   watch heard from the member since the last probe (an event or a bookmark is evidence of
   life, at most ``MAX_QUIET_SKIPS`` intervals in a row); reads the ``kube-system`` namespace
   (its UID is the member id) and ``/version`` on (re)connect, and the version again every
-  ``VERSION_EVERY`` probes: one request per member per interval at rest (``docs/scale.md``);
+  ``VERSION_EVERY`` probes: one request per member per interval at rest (``docs/scale.md``;
+  the requests and their cadence are :mod:`cluster_inventory.kube.member_probe`'s, shared
+  with the member agent);
 - watches the member's ClusterProperty objects and records when each value was observed;
 - keeps the consumers' accounts and tokens on the member (:mod:`.accounts`).
 
@@ -21,7 +23,6 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
-import functools
 import logging
 import random
 import time
@@ -31,9 +32,11 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import objects
 from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
 from cluster_inventory.kube.informer import Informer
+from cluster_inventory.kube.member_probe import VERSION_EVERY, ProbeCadence, probe_member
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.manager.config import ManagerConfig
 from cluster_inventory.manager.members.accounts import NOTHING_KNOWN, ConsumerAccounts
@@ -43,24 +46,18 @@ from cluster_inventory.manager.rules.status import (
     Observation,
     ObservedProperty,
     probe_failure,
-    readyz_condition,
 )
 from cluster_inventory.manager.rules.verdicts import behind_condition, is_busy
 
-__all__ = ["MemberConnection"]
+__all__ = ["VERSION_EVERY", "MemberConnection"]
 
 _log = logging.getLogger("cluster_inventory.manager")
 
-_FIRST_RETRY = 1.0  #: Seconds before re-probing a member that is not healthy (doubling).
-VERSION_EVERY = 10  #: A healthy member's version is read again every this many probes.
 MAX_QUIET_SKIPS = 4  #: Probes skipped in a row while the property watch hears the member.
 BUSY_VERDICT_AFTER = 3  #: Probes in a row with no answer in time (or 429) that are a verdict.
 
 # Probe failures that are about the registration credential, so about ``Joined``.
 _CREDENTIAL_REASONS = frozenset({"Unauthorized", "Forbidden", "CertificateInvalid"})
-
-
-_utcnow = functools.partial(dt.datetime.now, dt.UTC)
 
 
 class MemberConnection:
@@ -92,7 +89,7 @@ class MemberConnection:
         *,
         config: ManagerConfig,
         on_change: Callable[[], None],
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         lag: LoopLag | None = None,
         probes: AdaptiveLimit | None = None,
         registry: CollectorRegistry = REGISTRY,
@@ -111,7 +108,9 @@ class MemberConnection:
         self.now = now
         self.observation = seed or Observation()
         self._client: kube.ApiClient | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks = kube.TaskSet(
+            f"member {connection.server}", logger=_log, extra={"cluster": connection.server}
+        )
         self._informer: Informer | None = None
         self._observed: dict[str, ObservedProperty] = {}
         #: The consumers' ServiceAccounts and tokens on this member.
@@ -124,7 +123,8 @@ class MemberConnection:
         self._probed = asyncio.Event()
         self._attempted = asyncio.Event()
         self._closed = self._deferring = False
-        self._timeouts = self._since_version = 0
+        self._timeouts = 0
+        self._cadence = ProbeCadence()
         #: Monotonic time of the last probe that gave a verdict (None: none yet).
         self._verdict_at: float | None = None
         self.seeded = seed is not None  #: started from the last holder's verdict (a takeover)
@@ -168,16 +168,13 @@ class MemberConnection:
         self._client = await kube.new_client(self.connection, keepalive_timeout=keepalive)
         if probe_first:
             await self.probe_safely()
-        loop = asyncio.get_running_loop()
         self._informer = Informer(
             self._client, kube.CLUSTER_PROPERTIES, name=f"{self.label} ClusterProperty"
         )
         self._informer.add_handler(self._on_property)
         self._informer.start()
-        self._tasks = [
-            loop.create_task(self._probe_loop(), name=f"probe {self.label}"),
-            loop.create_task(self._properties_synced(), name=f"properties {self.label}"),
-        ]
+        self._tasks.spawn(self._probe_loop(), name="probe")
+        self._tasks.spawn(self._properties_synced(), name="properties")
 
     async def properties_listed(self, timeout: float) -> bool:
         """True once the ClusterProperty watch listed; False after ``timeout`` s (never raises)."""
@@ -207,7 +204,7 @@ class MemberConnection:
     async def stop(self) -> None:
         """Stop probes and the watch, close the client."""
         self._closed = True
-        await kube.cancel_and_wait(*self._tasks)
+        await self._tasks.stop()
         if self._informer is not None:
             await self._informer.stop()
         if self._client is not None:
@@ -270,11 +267,21 @@ class MemberConnection:
         assert self._client is not None
         self.probes += 1
         started = time.monotonic()
-        client, timeout = self._client, self.config.probe_timeout
         obs = self.observation
-        try:
-            status, body = await kube.get_text(client, "/readyz?verbose", timeout=timeout)
-        except kube.KubeError as exc:
+        reconnect = (
+            obs.member_id is None
+            or obs.joined.status != "True"
+            or obs.healthy.status != "True"
+            or obs.version is None
+        )
+        reading = await probe_member(
+            self._client,
+            timeout=self.config.probe_timeout,
+            reconnect=reconnect,
+            cadence=self._cadence,
+        )
+        if reading.readyz_error is not None:
+            exc = reading.readyz_error
             if self._ours(exc, started):
                 return
             busy = is_busy(exc) and obs.healthy.status == "True"
@@ -283,46 +290,31 @@ class MemberConnection:
                 # busy): probe again in 1, then 2 s first (docs/scale.md).
                 self._timeouts += 1
                 return
-            state = probe_failure(exc)
             self._verdict_at = time.monotonic()
+            state = reading.health
             joined = state if state.reason in _CREDENTIAL_REASONS else None
             self._set(healthy=state, **({"joined": joined} if joined else {}))
             return
         self._timeouts = 0
         self._deferring = False
         self._verdict_at = time.monotonic()
-        healthy = readyz_condition(status, body)
+        healthy = reading.health
         changes: dict[str, Any] = {"healthy": healthy}
-        reconnect = (
-            obs.member_id is None
-            or obs.joined.status != "True"
-            or obs.healthy.status != "True"
-            or obs.version is None
-        )
-        self._since_version += 1
-        if reconnect or self._since_version >= VERSION_EVERY:
-            self._since_version = 0
-            try:
-                version = await kube.request(
-                    client, "GET", "/version", timeout=timeout, target="/version"
-                )
-            except kube.KubeError as exc:
-                if healthy.status == "True" and not (is_busy(exc) and self._behind(started)):
-                    changes["healthy"] = probe_failure(exc)
-            else:
-                changes["version"] = version.get("gitVersion")
-        if reconnect:
-            try:
-                ns = await kube.get(client, kube.NAMESPACES, "kube-system")
-            except kube.KubeError as exc:
-                state = probe_failure(exc)
-                if state.reason in _CREDENTIAL_REASONS:
-                    changes["joined"] = state
-            else:
-                changes["joined"] = ConditionState(
-                    "True", "CredentialAccepted", "the registration credential works"
-                )
-                changes["member_id"] = objects.meta(ns).get("uid")
+        if reading.version_error is not None:
+            exc = reading.version_error
+            if healthy.status == "True" and not (is_busy(exc) and self._behind(started)):
+                changes["healthy"] = probe_failure(exc)
+        elif reading.version_read:
+            changes["version"] = reading.version
+        if reading.identity_error is not None:
+            state = probe_failure(reading.identity_error)
+            if state.reason in _CREDENTIAL_REASONS:
+                changes["joined"] = state
+        elif reading.identity_read:
+            changes["joined"] = ConditionState(
+                "True", "CredentialAccepted", "the registration credential works"
+            )
+            changes["member_id"] = reading.member_id
         self._set(**changes)
 
     def _behind(self, started: float) -> bool:
@@ -374,15 +366,12 @@ class MemberConnection:
             # A random phase: members started together would otherwise probe together at
             # every interval, a burst of N probes, not N / interval per second (scale.md).
             started -= self.config.probe_interval * random.random()  # noqa: S311 - not a secret
-        retry = _FIRST_RETRY
         quiet_skips = 0
         while True:
-            interval = self.config.probe_interval
-            soon = self._timeouts or self._deferring or self.observation.healthy.status != "True"
-            if soon:
-                interval, retry = min(interval, retry), min(retry * 2, interval)
-            else:
-                retry = _FIRST_RETRY
+            soon = bool(
+                self._timeouts or self._deferring or self.observation.healthy.status != "True"
+            )
+            interval = self._cadence.next_wait(self.config.probe_interval, soon=soon)
             await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
             previous, started = started, time.monotonic()
             heard = self._informer.last_heard if self._informer is not None else None
@@ -391,7 +380,7 @@ class MemberConnection:
                 and heard is not None
                 and heard >= previous
                 and quiet_skips < MAX_QUIET_SKIPS
-                and self._since_version + 1 < VERSION_EVERY
+                and not self._cadence.version_due_next
             ):
                 # The property watch answered since the last probe: the member's API server
                 # is serving, so this interval costs no request (docs/scale.md).

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
+from cluster_inventory._clock import utcnow
 from cluster_inventory.api import objects
 from cluster_inventory.controller.channel import Channel
 from cluster_inventory.controller.overload import (
@@ -55,8 +56,8 @@ _BURST = 32
 _RETIRE_BACKOFF_MAX = 60.0
 
 
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+class _NotRemoved(Exception):
+    """Why a member's consumer accounts cannot be removed yet (in the retry's warning)."""
 
 
 class MemberPool:
@@ -89,7 +90,7 @@ class MemberPool:
         self,
         config: ManagerConfig,
         *,
-        now: Callable[[], dt.datetime] = _utcnow,
+        now: Callable[[], dt.datetime] = utcnow,
         registry: CollectorRegistry = REGISTRY,
         lag: LoopLag | None = None,
         agents: AgentReports | None = None,
@@ -114,6 +115,8 @@ class MemberPool:
         #: behind), so a busy replica sends fewer probes instead of more re-probes.
         self.probes = AdaptiveLimit(initial=64, minimum=8, maximum=1024)
         self._members: dict[MemberKey, Member] = {}
+        # Its starts and retirements: a crash is logged when it happens (and raised by close).
+        self._tasks = kube.TaskSet("member pool", logger=_log)
         self._starting: dict[MemberKey, asyncio.Task[None]] = {}
         #: Members that left the manager, whose grants are being removed (retried until the
         #: member answers; cancelled if the member comes back).
@@ -178,7 +181,6 @@ class MemberPool:
         for conn, (reason, message) in not_ready.items():
             if conn in self._members:
                 self._members[conn].fail(reason, message)
-        loop = asyncio.get_running_loop()
         for conn in conns:
             self._swept.discard(conn)
             retiring = self._retiring.pop(conn, None)
@@ -189,7 +191,7 @@ class MemberPool:
             if conn in not_ready:
                 member.fail(*not_ready[conn])
                 continue
-            self._starting[conn] = loop.create_task(
+            self._starting[conn] = self._tasks.spawn(
                 self._start_one(conn, member), name=f"start {member.label}"
             )
 
@@ -276,7 +278,7 @@ class MemberPool:
         if member is not None:
             await member.stop()
             if left and isinstance(member, MemberConnection):  # an agent's: nothing of ours
-                self._retiring[conn] = asyncio.get_running_loop().create_task(
+                self._retiring[conn] = self._tasks.spawn(
                     self._remove_grants(conn, member.connection, member.observation.member_id),
                     name=f"retire {member.label}",
                 )
@@ -296,14 +298,13 @@ class MemberPool:
             registered: Connection key -> the registration's connection (with its
                 credential), of the registrations this replica owns that no inventory selects.
         """
-        loop = asyncio.get_running_loop()
         for conn, connection in registered.items():
             if conn in self._members or conn in self._retiring or conn in self._swept:
                 continue
             if isinstance(connection, AgentMemberKey):
                 continue
             self._swept.add(conn)
-            self._retiring[conn] = loop.create_task(
+            self._retiring[conn] = self._tasks.spawn(
                 self._remove_grants(conn, connection, None), name=f"sweep {connection.server}"
             )
 
@@ -319,25 +320,24 @@ class MemberPool:
         while the member does not answer, or while the manager cannot tell what is needed
         (:attr:`.grants.Needs.complete`).
         """
-        delay, warned = 1.0, False
+        throttle = kube.Throttle(
+            "remove the consumer accounts of a member not served",
+            logger=_log,
+            backoff=kube.Backoff(first=1.0, cap=_RETIRE_BACKOFF_MAX),
+            extra={"cluster": connection.server},
+        )
         while True:
             try:
                 removed = await self._remove_unneeded(conn, connection, member_id)
             except kube.KubeError as exc:
-                removed, problem = None, f"it does not answer: {exc}"
-            else:
-                problem = "what it still needs is not known (an invalid registration)"
+                await throttle.pause(_NotRemoved(f"it does not answer: {exc}"))
+                continue
             if removed is not None:
                 break
-            if not warned:
-                warned = True
-                _log.warning(
-                    "member not served; its consumer accounts cannot be removed yet (retrying): %s",
-                    problem,
-                    extra={"cluster": connection.server},
-                )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, _RETIRE_BACKOFF_MAX)
+            await throttle.pause(
+                _NotRemoved("what it still needs is not known (an invalid registration)")
+            )
+        throttle.succeeded()
         if removed:
             _log.info(
                 "member not served; removed its %d consumer account objects",

@@ -12,7 +12,6 @@ status and no write. How a ``/readyz`` answer or a failed probe reads is
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -93,13 +92,9 @@ def access_provider(
     provider: str, connection: ClusterConnection, cluster_name: str
 ) -> dict[str, Any]:
     """The ``status.accessProviders`` entry: server, CA and the exec extension. No credential."""
-    cluster: dict[str, Any] = {"server": connection.server}
-    if connection.ca_data:
-        cluster["certificate-authority-data"] = base64.b64encode(connection.ca_data).decode()
-    if connection.tls_server_name:
-        cluster["tls-server-name"] = connection.tls_server_name
-    if connection.proxy_url:
-        cluster["proxy-url"] = connection.proxy_url
+    cluster = connection.kubeconfig_cluster()
+    # The kubeconfig's entry less insecure-skip-tls-verify, which a profile never advertises.
+    cluster.pop("insecure-skip-tls-verify", None)
     cluster["extensions"] = [{"name": EXTENSION_EXEC, "extension": {"clusterName": cluster_name}}]
     return {"name": provider, "cluster": cluster}
 

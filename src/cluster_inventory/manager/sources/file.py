@@ -124,7 +124,7 @@ class FileRegistrationSource:
         self._error: kube.SourceUnavailableError | None = None
         self._failing: str | None = None
         self._stamp: tuple[int, int] | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._tasks = kube.TaskSet(f"registration file {path}", logger=_log)
 
     def _read(self) -> None:
         """Read the file into the view, or set ``_error`` (the view is left as it was)."""
@@ -155,9 +155,7 @@ class FileRegistrationSource:
         self._read()
         on_change()
         if self._error is None and self.poll > 0:
-            self._task = asyncio.get_running_loop().create_task(
-                self._watch(on_change), name=f"registration file {self.path}"
-            )
+            self._tasks.spawn(self._watch(on_change), name="poll")
 
     async def _watch(self, on_change: Callable[[], None]) -> None:
         while True:
@@ -191,5 +189,4 @@ class FileRegistrationSource:
 
     async def stop(self) -> None:
         """Stop polling the file."""
-        await kube.cancel_and_wait(self._task)
-        self._task = None
+        await self._tasks.stop()

@@ -185,7 +185,7 @@ class ClusterProfileProvider(ProfileEngagement):
         self._access_errors: dict[str, str] = {}
         #: The last decoded profiles of each key (see :meth:`_view`).
         self._decoded = {}
-        self._provider_watch: asyncio.Task[None] | None = None
+        self._provider_watch = kube.TaskSet(f"{self.name} provider file", logger=_log)
         self._started = False
         self._stopped = False
         #: Clusters the placement names (None: no placement restriction).
@@ -243,7 +243,6 @@ class ClusterProfileProvider(ProfileEngagement):
         self._fleet = fleet
         if self.shard is not None:
             self.shard.on_change(self._reshard)
-        loop = asyncio.get_running_loop()
         try:  # read profiles through v1alpha2 where the hub serves it (KEP-4322, upstream main)
             resource = await kube.cluster_profiles_resource(self.hub)
         except kube.KubeError as exc:
@@ -268,9 +267,7 @@ class ClusterProfileProvider(ProfileEngagement):
             informer.start()
         self._workers.start()
         if self._provider_file is not None:
-            self._provider_watch = loop.create_task(
-                self._provider_file.watch(), name=f"{self.name} provider file watch"
-            )
+            self._provider_watch.spawn(self._provider_file.watch(), name="watch")
 
     async def wait_synced(self) -> None:
         """Wait until the hub's profiles (and placement decisions) have been listed once.
@@ -295,8 +292,7 @@ class ClusterProfileProvider(ProfileEngagement):
         self._stopped = True
         # The file poll is no reconcile: it never ends by itself, so it gets no grace period
         # (with it among the workers every stop took the full graceful_shutdown).
-        await kube.cancel_and_wait(self._provider_watch)
-        self._provider_watch = None
+        await self._provider_watch.stop()
         # Engagement workers are cancelled at once, not given the grace period: an engagement
         # is the fleet's own work and safe to abort (the half-built cluster is closed), and
         # one stuck on an unreachable member would otherwise hold the process past SIGTERM
