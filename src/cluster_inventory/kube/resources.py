@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cluster_inventory.api import constants as c
 from cluster_inventory.kube._resources import Resource
 
@@ -25,71 +27,52 @@ __all__ = [
     "STORAGE_VERSION_MIGRATIONS",
 ]
 
-NAMESPACES = Resource(
-    group="", version="v1", plural="namespaces", kind="Namespace", namespaced=False
+
+@dataclass(frozen=True)
+class _GroupVersion:
+    """One API group at one version: what the resources it serves have in common."""
+
+    group: str
+    version: str
+
+    def resource(self, plural: str, kind: str, *, namespaced: bool = True) -> Resource:
+        """The resource ``plural`` (of kind ``kind``) of this group and version."""
+        return Resource(
+            group=self.group, version=self.version, plural=plural, kind=kind, namespaced=namespaced
+        )
+
+
+_CORE = _GroupVersion("", "v1")
+_RBAC = _GroupVersion("rbac.authorization.k8s.io", "v1")
+_INVENTORY = _GroupVersion(c.GROUP, c.V1ALPHA1)
+
+NAMESPACES = _CORE.resource("namespaces", "Namespace", namespaced=False)
+SECRETS = _CORE.resource("secrets", "Secret")
+SERVICE_ACCOUNTS = _CORE.resource("serviceaccounts", "ServiceAccount")
+CONFIG_MAPS = _CORE.resource("configmaps", "ConfigMap")
+EVENTS = _GroupVersion("events.k8s.io", "v1").resource("events", "Event")
+LEASES = _GroupVersion("coordination.k8s.io", "v1").resource("leases", "Lease")
+ROLES = _RBAC.resource("roles", "Role")
+ROLE_BINDINGS = _RBAC.resource("rolebindings", "RoleBinding")
+CLUSTER_ROLES = _RBAC.resource("clusterroles", "ClusterRole", namespaced=False)
+CLUSTER_ROLE_BINDINGS = _RBAC.resource(
+    "clusterrolebindings", "ClusterRoleBinding", namespaced=False
 )
-SECRETS = Resource(group="", version="v1", plural="secrets", kind="Secret")
-SERVICE_ACCOUNTS = Resource(group="", version="v1", plural="serviceaccounts", kind="ServiceAccount")
-CONFIG_MAPS = Resource(group="", version="v1", plural="configmaps", kind="ConfigMap")
-EVENTS = Resource(group="events.k8s.io", version="v1", plural="events", kind="Event")
-LEASES = Resource(group="coordination.k8s.io", version="v1", plural="leases", kind="Lease")
-_RBAC = "rbac.authorization.k8s.io"
-ROLES = Resource(group=_RBAC, version="v1", plural="roles", kind="Role")
-ROLE_BINDINGS = Resource(group=_RBAC, version="v1", plural="rolebindings", kind="RoleBinding")
-CLUSTER_ROLES = Resource(
-    group=_RBAC, version="v1", plural="clusterroles", kind="ClusterRole", namespaced=False
-)
-CLUSTER_ROLE_BINDINGS = Resource(
-    group=_RBAC,
-    version="v1",
-    plural="clusterrolebindings",
-    kind="ClusterRoleBinding",
-    namespaced=False,
-)
-CUSTOM_RESOURCE_DEFINITIONS = Resource(
-    group="apiextensions.k8s.io",
-    version="v1",
-    plural="customresourcedefinitions",
-    kind="CustomResourceDefinition",
-    namespaced=False,
+CUSTOM_RESOURCE_DEFINITIONS = _GroupVersion("apiextensions.k8s.io", "v1").resource(
+    "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
 )
 #: KEP-4192's migration request (beta in Kubernetes 1.35, served only where enabled).
-STORAGE_VERSION_MIGRATIONS = Resource(
-    group="storagemigration.k8s.io",
-    version="v1beta1",
-    plural="storageversionmigrations",
-    kind="StorageVersionMigration",
-    namespaced=False,
+STORAGE_VERSION_MIGRATIONS = _GroupVersion("storagemigration.k8s.io", "v1beta1").resource(
+    "storageversionmigrations", "StorageVersionMigration", namespaced=False
 )
-CLUSTER_PROFILES = Resource(
-    group=c.GROUP,
-    version=c.V1ALPHA1,
-    plural=c.CLUSTER_PROFILE_PLURAL,
-    kind=c.CLUSTER_PROFILE_KIND,
+CLUSTER_PROFILES = _INVENTORY.resource(c.CLUSTER_PROFILE_PLURAL, c.CLUSTER_PROFILE_KIND)
+PLACEMENT_DECISIONS = _INVENTORY.resource(c.PLACEMENT_DECISION_PLURAL, c.PLACEMENT_DECISION_KIND)
+CLUSTER_PROPERTIES = _GroupVersion(c.ABOUT_GROUP, c.V1BETA1).resource(
+    c.CLUSTER_PROPERTY_PLURAL, c.CLUSTER_PROPERTY_KIND, namespaced=False
 )
-PLACEMENT_DECISIONS = Resource(
-    group=c.GROUP,
-    version=c.V1ALPHA1,
-    plural=c.PLACEMENT_DECISION_PLURAL,
-    kind=c.PLACEMENT_DECISION_KIND,
+MEMBER_REPORTS = _GroupVersion(c.PROJECT_DOMAIN, c.V1ALPHA1).resource(
+    c.MEMBER_REPORT_PLURAL, c.MEMBER_REPORT_KIND
 )
-CLUSTER_PROPERTIES = Resource(
-    group=c.ABOUT_GROUP,
-    version=c.V1BETA1,
-    plural=c.CLUSTER_PROPERTY_PLURAL,
-    kind=c.CLUSTER_PROPERTY_KIND,
-    namespaced=False,
-)
-MEMBER_REPORTS = Resource(
-    group=c.PROJECT_DOMAIN,
-    version=c.V1ALPHA1,
-    plural=c.MEMBER_REPORT_PLURAL,
-    kind=c.MEMBER_REPORT_KIND,
-)
-CERTIFICATE_SIGNING_REQUESTS = Resource(
-    group="certificates.k8s.io",
-    version="v1",
-    plural="certificatesigningrequests",
-    kind="CertificateSigningRequest",
-    namespaced=False,
+CERTIFICATE_SIGNING_REQUESTS = _GroupVersion("certificates.k8s.io", "v1").resource(
+    "certificatesigningrequests", "CertificateSigningRequest", namespaced=False
 )
