@@ -164,6 +164,9 @@ def csr_decision(
     def delete(reason: str, why: str) -> Decision:
         return Decision(CsrAction.DELETE, reason, f"{why}; deleted", requester=requester)
 
+    def approve(reason: str, what: str) -> Decision:
+        return Decision(CsrAction.APPROVE, reason, what, requester=requester)
+
     asker = requester.describe() if requester.member else f"user {shape.username!r}"
     if rank > MAX_PENDING_PER_REQUESTER:
         return delete(
@@ -214,21 +217,15 @@ def csr_decision(
             )
         if AGENT_BOOTSTRAP_GROUP not in shape.groups:
             return delete("NotBootstrapIdentity", f"{asker} is not in {AGENT_BOOTSTRAP_GROUP}")
-        return Decision(
-            CsrAction.APPROVE,
-            "AgentAccepted",
-            f"the bootstrap credential of member {member!r}'s current acceptance",
-            requester=requester,
+        return approve(
+            "AgentAccepted", f"the bootstrap credential of member {member!r}'s current acceptance"
         )
     if shape.common_name != shape.username:  # as OCM: a renewal is the CN's own request
         return delete("WrongAgent", f"{asker} may renew only its own certificate")
     if AGENT_GROUP not in shape.groups:
         return delete("WrongAgent", f"{asker} is not in {AGENT_GROUP}")
-    return Decision(
-        CsrAction.APPROVE,
-        "AgentRotation",
-        f"a rotation by member {member!r}'s agent of its current acceptance",
-        requester=requester,
+    return approve(
+        "AgentRotation", f"a rotation by member {member!r}'s agent of its current acceptance"
     )
 
 
