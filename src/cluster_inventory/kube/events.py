@@ -166,13 +166,17 @@ class EventRecorder:
         if not seen.write:
             self._metrics.total.labels("filtered").inc()
             return False
-        when = now or self._now()
-        name = _event_name(report, seen)
-        namespace = report.regarding.get("namespace") or "default"
+        occurrence = _Occurrence(
+            report=report,
+            seen=seen,
+            name=_event_name(report, seen),
+            namespace=report.regarding.get("namespace") or "default",
+            when=now or self._now(),
+        )
         try:
             if seen.count == 1 and seen.known:
-                return await self._create(report, seen, name, namespace, when)
-            return await self._count(report, seen, name, namespace, when)
+                return await self._create(occurrence)
+            return await self._count(occurrence)
         except KubeError as exc:
             self._metrics.total.labels("failed").inc()
             _log.warning(
@@ -183,17 +187,11 @@ class EventRecorder:
             )
             return False
 
-    async def _create(
-        self,
-        report: EventReport,
-        seen: Correlation,
-        name: str,
-        namespace: str,
-        when: dt.datetime,
-    ) -> bool:
+    async def _create(self, occurrence: _Occurrence) -> bool:
+        report, seen = occurrence.report, occurrence.seen
         event: dict[str, Any] = {
-            "metadata": {"name": name, "namespace": namespace},
-            "eventTime": format_micro_time(when),
+            "metadata": {"name": occurrence.name, "namespace": occurrence.namespace},
+            "eventTime": format_micro_time(occurrence.when),
             "reportingController": report.controller,
             "reportingInstance": report.instance,
             "action": report.action,
@@ -203,7 +201,7 @@ class EventRecorder:
             "regarding": dict(report.regarding),
         }
         if seen.count > 1:
-            event["series"] = {"count": seen.count, "lastObservedTime": format_micro_time(when)}
+            event["series"] = occurrence.series(seen.count)
         try:
             await create(self.client, EVENTS, event)
         except AlreadyExistsError:
@@ -214,14 +212,8 @@ class EventRecorder:
         self._metrics.total.labels("created").inc()
         return True
 
-    async def _count(
-        self,
-        report: EventReport,
-        seen: Correlation,
-        name: str,
-        namespace: str,
-        when: dt.datetime,
-    ) -> bool:
+    async def _count(self, occurrence: _Occurrence) -> bool:
+        seen, name, namespace = occurrence.seen, occurrence.name, occurrence.namespace
         count = seen.count
         try:
             if not seen.known:
@@ -231,16 +223,31 @@ class EventRecorder:
                 self.client,
                 "PATCH",
                 EVENTS.path(namespace, name),
-                body={"series": {"count": count, "lastObservedTime": format_micro_time(when)}},
+                body={"series": occurrence.series(count)},
                 content_type=_MERGE_PATCH,
                 target=EVENTS.describe(namespace, name),
             )
         except NotFoundError:
             # Its create failed, or someone deleted it (Events expire after an hour): anew.
-            return await self._create(report, seen, name, namespace, when)
+            return await self._create(occurrence)
         self.correlator.settle(seen.key, count)
         self._metrics.total.labels("counted").inc()
         return True
+
+
+@dataclass(frozen=True)
+class _Occurrence:
+    """One report to write as an Event: what was reported, its correlation, name and time."""
+
+    report: EventReport
+    seen: Correlation
+    name: str
+    namespace: str
+    when: dt.datetime
+
+    def series(self, count: int) -> dict[str, Any]:
+        """The Event's ``series``: ``count`` occurrences, the last one now."""
+        return {"count": count, "lastObservedTime": format_micro_time(self.when)}
 
 
 def _event_name(report: EventReport, seen: Correlation) -> str:
