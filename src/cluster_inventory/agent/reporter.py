@@ -48,8 +48,9 @@ from cluster_inventory.agent.report import (
     same_report,
 )
 from cluster_inventory.api import objects
+from cluster_inventory.api.about import observe_property
 from cluster_inventory.api.constants import FIELD_MANAGER_AGENT
-from cluster_inventory.kube.informer import DELETED, Informer, strip_managed_fields
+from cluster_inventory.kube.informer import Informer, strip_managed_fields
 from cluster_inventory.kube.member_probe import VERSION_EVERY, ProbeCadence, probe_member
 
 __all__ = ["COALESCE", "DEFAULT_PROBE_INTERVAL", "MAX_BACKOFF", "VERSION_EVERY", "MemberReporter"]
@@ -225,14 +226,9 @@ class MemberReporter:
             self._dirty.set()
 
     def _on_property(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        name = str(objects.meta(obj).get("name"))
-        if event == DELETED:
-            self._observed.pop(name, None)
-        else:
-            value = str(objects.spec(obj).get("value", ""))
-            known = self._observed.get(name)
-            if known is None or known.value != value:
-                self._observed[name] = ObservedValue(value, self._now())
+        observe_property(
+            self._observed, event, obj, lambda _name, value: ObservedValue(value, self._now())
+        )
         if self._informer is not None and self._informer.has_synced:
             self._update(properties=dict(self._observed))
 

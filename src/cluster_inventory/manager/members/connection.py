@@ -33,7 +33,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory._clock import utcnow
-from cluster_inventory.api import objects
+from cluster_inventory.api.about import observe_property
 from cluster_inventory.controller.overload import AdaptiveLimit, LoopLag, OverloadMetrics
 from cluster_inventory.kube.informer import Informer
 from cluster_inventory.kube.member_probe import VERSION_EVERY, ProbeCadence, probe_member
@@ -233,14 +233,12 @@ class MemberConnection:
 
     # -- properties ------------------------------------------------------------------
     def _on_property(self, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        name = str(objects.meta(obj).get("name"))
-        if event == "DELETED":
-            self._observed.pop(name, None)
-        else:
-            value = str(objects.spec(obj).get("value", ""))
-            known = self._observed.get(name)
-            if known is None or known.value != value:
-                self._observed[name] = ObservedProperty(name, value, self.now())
+        observe_property(
+            self._observed,
+            event,
+            obj,
+            lambda name, value: ObservedProperty(name, value, self.now()),
+        )
         if self._informer is not None and self._informer.has_synced:
             self._set(properties=tuple(self._observed.values()), properties_error=None)
 
