@@ -1,8 +1,10 @@
 """The options hub commands share, written once (typer ``Annotated`` aliases).
 
-A parameter's name gives the flag (``kubeconfig`` -> ``--kubeconfig``); its default stays in
-the command's signature, since defaults differ (the manager serves ``:8080`` by default, the
-placement scheduler nothing).
+A parameter's name gives the flag (``kubeconfig`` -> ``--kubeconfig``, ``hub_kubeconfig`` ->
+``--hub-kubeconfig``); its default stays in the command's signature, since defaults differ (the
+manager serves ``:8080`` by default, the placement scheduler nothing). The member's side of
+``register`` and ``manager accept`` (its name, cluster sets, display name) and of the commands
+that read a member's kubeconfig (its context) are here too.
 """
 
 from __future__ import annotations
@@ -15,12 +17,16 @@ import typer
 from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP
 
 __all__ = [
+    "Clustersets",
+    "DisplayName",
     "HealthAddress",
     "HubContext",
     "HubKubeconfig",
     "InventoryNamespace",
     "LeaderElect",
     "LogFormat",
+    "MemberContext",
+    "MemberName",
     "MetricsAddress",
     "ShardLeaseDuration",
     "ShardRenewInterval",
@@ -62,3 +68,14 @@ HealthAddress = Annotated[
 ]
 #: ``--log-format``.
 LogFormat = Annotated[str, typer.Option(help="text or json.")]
+#: The member's name, the argument of ``register`` and ``manager accept``.
+MemberName = Annotated[str, typer.Argument(help="Member name (becomes the ClusterProfile name).")]
+#: ``--clusterset`` (required, repeatable) of ``register`` and ``manager accept``.
+Clustersets = Annotated[
+    list[str], typer.Option("--clusterset", help="Cluster set to join (repeatable).")
+]
+#: ``--display-name`` of ``register`` and ``manager accept``.
+DisplayName = Annotated[str | None, typer.Option(help="spec.displayName.")]
+#: ``--context`` of a command given a member's kubeconfig (``register``, ``manager grants``,
+#: ``agent run``).
+MemberContext = Annotated[str | None, typer.Option(help="Context of the member kubeconfig.")]

@@ -115,7 +115,7 @@ def agent_run(
             help="The member's kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)."
         ),
     ] = None,
-    context: Annotated[str | None, typer.Option(help="Context of the member kubeconfig.")] = None,
+    context: opt.MemberContext = None,
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="The cluster manager's namespace on the hub.")
     ] = DEFAULT_NAMESPACE,

@@ -20,7 +20,7 @@ from cluster_inventory.api import objects
 from cluster_inventory.api.constants import FIELD_MANAGER_CLI, LABEL_CAPI_CLUSTERSET
 from cluster_inventory.cli import _options as opt
 from cluster_inventory.cli._errors import fail, run_or_fail
-from cluster_inventory.cli._hub import HUB_KUBECONFIG_HELP, hub_client
+from cluster_inventory.cli._hub import hub_client
 from cluster_inventory.cli._process import hub_process, run_until_signal
 from cluster_inventory.cli.manager_agents import (
     manager_accept,
@@ -48,17 +48,15 @@ manager_app.command("agents")(manager_agents)
 
 
 def register(
-    name: Annotated[str, typer.Argument(help="Member name (becomes the ClusterProfile name).")],
+    name: opt.MemberName,
     kubeconfig: Annotated[
         Path, typer.Option(help="Kubeconfig the manager uses to reach the member.")
     ],
-    clusterset: Annotated[
-        list[str], typer.Option("--clusterset", help="Cluster set to join (repeatable).")
-    ],
-    context: Annotated[str | None, typer.Option(help="Context of the member kubeconfig.")] = None,
-    display_name: Annotated[str | None, typer.Option(help="spec.displayName.")] = None,
-    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    clusterset: opt.Clustersets,
+    context: opt.MemberContext = None,
+    display_name: opt.DisplayName = None,
+    hub_kubeconfig: opt.HubKubeconfig = None,
+    hub_context: opt.HubContext = None,
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
     ] = DEFAULT_NAMESPACE,
@@ -86,17 +84,14 @@ def register(
                 pass
             await kube.apply(hub, kube.SECRETS, secret, field_manager=FIELD_MANAGER_CLI)
 
-    try:
-        asyncio.run(run())
-    except kube.KubeError as exc:
-        fail(str(exc))
+    run_or_fail(run())
     typer.echo(f"secret/{name} registered in {namespace} (cluster sets: {', '.join(clusterset)})")
 
 
 def deregister(
     name: Annotated[str, typer.Argument(help="Member name.")],
-    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    hub_kubeconfig: opt.HubKubeconfig = None,
+    hub_context: opt.HubContext = None,
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
     ] = DEFAULT_NAMESPACE,
@@ -331,9 +326,9 @@ def manager_grants(
     member_kubeconfig: Annotated[
         Path, typer.Option(help="Kubeconfig of the member cluster (read access is enough).")
     ],
-    context: Annotated[str | None, typer.Option(help="Context of the member kubeconfig.")] = None,
-    hub_kubeconfig: Annotated[Path | None, typer.Option(help=HUB_KUBECONFIG_HELP)] = None,
-    hub_context: Annotated[str | None, typer.Option(help="Hub kubeconfig context.")] = None,
+    context: opt.MemberContext = None,
+    hub_kubeconfig: opt.HubKubeconfig = None,
+    hub_context: opt.HubContext = None,
     name: Annotated[str, typer.Option(help="The cluster manager's name.")] = DEFAULT_MANAGER_NAME,
     member_namespace: Annotated[
         str, typer.Option(help="The manager's namespace on the member.")

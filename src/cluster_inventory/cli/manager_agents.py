@@ -33,11 +33,9 @@ _Namespace = Annotated[
 
 
 def manager_accept(
-    name: Annotated[str, typer.Argument(help="Member name (becomes the ClusterProfile name).")],
-    clusterset: Annotated[
-        list[str], typer.Option("--clusterset", help="Cluster set to join (repeatable).")
-    ],
-    display_name: Annotated[str | None, typer.Option(help="spec.displayName.")] = None,
+    name: opt.MemberName,
+    clusterset: opt.Clustersets,
+    display_name: opt.DisplayName = None,
     hub_kubeconfig: opt.HubKubeconfig = None,
     hub_context: opt.HubContext = None,
     namespace: _Namespace = DEFAULT_NAMESPACE,
