@@ -28,6 +28,7 @@ __all__ = [
     "MemberContext",
     "MemberName",
     "MetricsAddress",
+    "RegisteredMember",
     "ShardLeaseDuration",
     "ShardRenewInterval",
     "Sharding",
@@ -70,6 +71,8 @@ HealthAddress = Annotated[
 LogFormat = Annotated[str, typer.Option(help="text or json.")]
 #: The member's name, the argument of ``register`` and ``manager accept``.
 MemberName = Annotated[str, typer.Argument(help="Member name (becomes the ClusterProfile name).")]
+#: The member's name, the argument of ``deregister`` and ``manager reject``.
+RegisteredMember = Annotated[str, typer.Argument(help="Member name.")]
 #: ``--clusterset`` (required, repeatable) of ``register`` and ``manager accept``.
 Clustersets = Annotated[
     list[str], typer.Option("--clusterset", help="Cluster set to join (repeatable).")

@@ -55,7 +55,10 @@ agent_app = typer.Typer(
     help="The member agent (runs on a member the hub cannot reach).", no_args_is_help=True
 )
 
-_STATE_DIR_HELP = "Where the agent keeps its key (0600), certificate and kubeconfig."
+#: ``--state-dir`` of ``agent run`` and ``agent unjoin``.
+_StateDir = Annotated[
+    Path, typer.Option(help="Where the agent keeps its key (0600), certificate and kubeconfig.")
+]
 
 
 def _fail_flag(flag: str, problem: str) -> NoReturn:
@@ -105,7 +108,7 @@ def agent_run(
             "--member NAME): the agent joins by itself and keeps its own identity in --state-dir."
         ),
     ] = None,
-    state_dir: Annotated[Path, typer.Option(help=_STATE_DIR_HELP)] = DEFAULT_STATE_DIR,
+    state_dir: _StateDir = DEFAULT_STATE_DIR,
     hub_context: Annotated[
         str | None, typer.Option(help="Context of the hub (or bootstrap) kubeconfig.")
     ] = None,
@@ -279,7 +282,7 @@ def agent_run(
 
 @agent_app.command("unjoin")
 def agent_unjoin(
-    state_dir: Annotated[Path, typer.Option(help=_STATE_DIR_HELP)] = DEFAULT_STATE_DIR,
+    state_dir: _StateDir = DEFAULT_STATE_DIR,
 ) -> None:
     """Remove what the agent keeps on this member: its key, certificate and kubeconfig.
 

@@ -221,9 +221,13 @@ def fleet_down() -> None:
     typer.echo(f"stopped {len(pids)} processes")
 
 
+#: The member argument of ``fleet stop-member`` and ``fleet start-member``.
+_KeptMember = Annotated[str, typer.Argument(help="Member cluster of the kept fleet.")]
+
+
 @fleet_app.command("stop-member")
 def fleet_stop_member(
-    name: Annotated[str, typer.Argument(help="Member cluster of the kept fleet.")],
+    name: _KeptMember,
     kill: Annotated[
         bool,
         typer.Option(
@@ -250,7 +254,7 @@ def fleet_stop_member(
 
 @fleet_app.command("start-member")
 def fleet_start_member(
-    name: Annotated[str, typer.Argument(help="Member cluster of the kept fleet.")],
+    name: _KeptMember,
 ) -> None:
     """Start member NAME's stopped kube-apiserver again and wait until it is ready."""
     from cluster_inventory.testing import (

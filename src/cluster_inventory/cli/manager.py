@@ -46,6 +46,11 @@ manager_app.command("reject")(manager_reject)
 manager_app.command("bootstrap-kubeconfig")(manager_bootstrap_kubeconfig)
 manager_app.command("agents")(manager_agents)
 
+#: ``--namespace``/``-n`` of ``register`` and ``deregister`` (``register`` creates it).
+_Namespace = Annotated[
+    str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
+]
+
 
 def register(
     name: opt.MemberName,
@@ -57,9 +62,7 @@ def register(
     display_name: opt.DisplayName = None,
     hub_kubeconfig: opt.HubKubeconfig = None,
     hub_context: opt.HubContext = None,
-    namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = DEFAULT_NAMESPACE,
+    namespace: _Namespace = DEFAULT_NAMESPACE,
 ) -> None:
     """Register a member cluster: write its registration Secret on the hub."""
     from cluster_inventory import kube
@@ -89,12 +92,10 @@ def register(
 
 
 def deregister(
-    name: Annotated[str, typer.Argument(help="Member name.")],
+    name: opt.RegisteredMember,
     hub_kubeconfig: opt.HubKubeconfig = None,
     hub_context: opt.HubContext = None,
-    namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="The manager's namespace on the hub.")
-    ] = DEFAULT_NAMESPACE,
+    namespace: _Namespace = DEFAULT_NAMESPACE,
 ) -> None:
     """Deregister a member: its profiles and token Secrets are then removed by the manager."""
     from cluster_inventory import kube

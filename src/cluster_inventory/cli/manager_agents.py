@@ -89,7 +89,7 @@ def manager_accept(
 
 
 def manager_reject(
-    name: Annotated[str, typer.Argument(help="Member name.")],
+    name: opt.RegisteredMember,
     hub_kubeconfig: opt.HubKubeconfig = None,
     hub_context: opt.HubContext = None,
     namespace: _Namespace = DEFAULT_NAMESPACE,
