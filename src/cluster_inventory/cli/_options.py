@@ -2,9 +2,10 @@
 
 A parameter's name gives the flag (``kubeconfig`` -> ``--kubeconfig``, ``hub_kubeconfig`` ->
 ``--hub-kubeconfig``); its default stays in the command's signature, since defaults differ (the
-manager serves ``:8080`` by default, the placement scheduler nothing). The member's side of
-``register`` and ``manager accept`` (its name, cluster sets, display name) and of the commands
-that read a member's kubeconfig (its context) are here too.
+manager serves ``:8080`` by default, the placement scheduler nothing). The parameters that
+name a member for two commands (``register`` and ``manager accept``, ``deregister`` and
+``manager reject``) and a member kubeconfig's ``--context`` are here too: no two commands
+declare one parameter alike twice.
 """
 
 from __future__ import annotations
