@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import ssl
 from collections.abc import Callable
 from dataclasses import replace
@@ -35,8 +36,8 @@ _log = logging.getLogger("cluster_inventory.agent")
 CONNECT_TIMEOUT = 10.0
 #: Backoff between dials that fail (seconds).
 _BACKOFF = kube.Backoff(first=0.2, cap=30.0, jitter=0.2)
-#: Pause after a dial that reached a replica already held (the Service picked it again).
-_DUPLICATE_PAUSE = 0.05
+#: Pauses after dials that reached a replica already held (the Service picked it again).
+_DUPLICATES = kube.Backoff(first=0.05, cap=30.0, jitter=0.5)
 
 
 def member_address(server: str) -> tuple[str, int]:
@@ -73,15 +74,17 @@ class ProxyLink:
         self._credential = credential
         self._proxy_ca = proxy_ca
         self.heartbeat = heartbeat
-        #: URL -> replica id -> its tunnel, while it is open.
-        self.tunnels: dict[str, dict[str, Tunnel]] = {url: {} for url in servers}
+        #: Replica id -> its tunnel, while it is open (whichever URL reached it).
+        self.tunnels: dict[str, Tunnel] = {}
+        #: How many replicas there are, as the last one answered (at least 1).
+        self.server_count = 1
         self._tasks = kube.TaskSet(f"proxy link of {name}", logger=_log)
-        self.changed = asyncio.Event()
+        self._changed = asyncio.Condition()
 
     @property
     def connected(self) -> int:
         """Tunnels open now."""
-        return sum(len(held) for held in self.tunnels.values())
+        return len(self.tunnels)
 
     async def run(self) -> None:
         """Keep the tunnels until cancelled."""
@@ -96,25 +99,22 @@ class ProxyLink:
 
     async def stop(self) -> None:
         """Close every tunnel (idempotent)."""
-        for held in self.tunnels.values():
-            for tunnel in list(held.values()):
-                await tunnel.close("the agent is stopping")
+        for tunnel in list(self.tunnels.values()):
+            await tunnel.close("the agent is stopping")
         await self._tasks.stop()
 
     async def _keep(self, url: str) -> None:
-        held = self.tunnels[url]
+        """Dial ``url`` while fewer replicas than there are hold a tunnel of ours."""
         throttle = kube.Throttle(
             f"keep a tunnel to the cluster proxy {url}",
             logger=_log,
             backoff=_BACKOFF,
             extra={"object": self.name},
         )
-        count = 1
+        duplicates = 0
         while True:
-            if len(held) >= count:
-                self.changed.clear()
-                await self.changed.wait()
-                continue
+            async with self._changed:
+                await self._changed.wait_for(lambda: len(self.tunnels) < self.server_count)
             try:
                 dialled = await dial(
                     url,
@@ -126,25 +126,27 @@ class ProxyLink:
             except (TunnelRefused, kube.KubeConfigError) as exc:
                 await throttle.pause(exc)
                 continue
-            count = dialled.server_count
-            if dialled.server_id in held:
-                await dialled.close()
-                await asyncio.sleep(_DUPLICATE_PAUSE)
-                continue
             throttle.succeeded()
+            self.server_count = dialled.server_count
             tunnel_id = dialled.server_id
+            if tunnel_id in self.tunnels:
+                # The URL (a Service) led to a replica we hold: ask again, ever more slowly
+                # while it keeps doing so (a replica behind another URL may be down).
+                await dialled.close()
+                duplicates += 1
+                await asyncio.sleep(_DUPLICATES.delay(duplicates, random.random()))  # noqa: S311 - jitter
+                continue
+            duplicates = 0
             tunnel = self._tunnel(dialled, tunnel_id)
-            held[tunnel_id] = tunnel
+            self.tunnels[tunnel_id] = tunnel
             _log.info(
                 "tunnel to cluster proxy replica %s open (%d of %d)",
                 tunnel_id,
-                len(held),
-                count,
+                len(self.tunnels),
+                self.server_count,
                 extra={"object": self.name},
             )
-            self._tasks.spawn(
-                self._hold(url, tunnel_id, tunnel, dialled), name=f"tunnel {tunnel_id}"
-            )
+            self._tasks.spawn(self._hold(tunnel_id, tunnel, dialled), name=f"tunnel {tunnel_id}")
 
     def _tunnel(self, dialled: Dialled, tunnel_id: str) -> Tunnel:
         """A tunnel over ``dialled`` whose streams go to the member's API server."""
@@ -161,13 +163,12 @@ class ProxyLink:
         opened.append(tunnel)
         return tunnel
 
-    async def _hold(self, url: str, tunnel_id: str, tunnel: Tunnel, dialled: Dialled) -> None:
+    async def _hold(self, tunnel_id: str, tunnel: Tunnel, dialled: Dialled) -> None:
         try:
             await tunnel.run()
         finally:
-            held = self.tunnels[url]
-            if held.get(tunnel_id) is tunnel:
-                del held[tunnel_id]
+            if self.tunnels.get(tunnel_id) is tunnel:
+                del self.tunnels[tunnel_id]
             await dialled.close()
             _log.warning(
                 "tunnel to cluster proxy replica %s ended: %s; dialling again",
@@ -175,7 +176,8 @@ class ProxyLink:
                 tunnel.close_reason,
                 extra={"object": self.name},
             )
-            self.changed.set()
+            async with self._changed:
+                self._changed.notify_all()
 
     async def _carry(self, tunnel: Tunnel, stream_id: int) -> None:
         """Carry stream ``stream_id`` to the member's API server (or refuse it, saying why)."""

@@ -1,9 +1,11 @@
 """Which tunnel reaches which member on this proxy replica.
 
-One tunnel per member per replica: a second tunnel of the same verified identity (an agent
-that restarted, or reconnected before the proxy noticed the old connection die) replaces
-the first, which is closed. A tunnel only ever enters under the name its agent's identity
-was checked for (:mod:`.peers`), so a name maps to that member's agent or to nothing.
+A member may hold more than one tunnel to a replica for a while: an agent that restarted,
+or reconnected before the proxy noticed its old connection die, or that dialled a Service
+which led it to a replica it already holds (it closes that one at once). Consumers get the
+newest; none is closed for another (closing the older would cut a working tunnel for a
+duplicate about to go). A tunnel only ever enters under the name its agent's identity was
+checked for (:mod:`.peers`), so a name maps to that member's agents or to nothing.
 """
 
 from __future__ import annotations
@@ -34,28 +36,32 @@ class Route:
 
 
 class Routes:
-    """Member name -> its current route on this replica."""
+    """Member name -> its routes on this replica, the newest last."""
 
     def __init__(self) -> None:
-        self._by_member: dict[str, Route] = {}
+        self._by_member: dict[str, list[Route]] = {}
 
     def __len__(self) -> int:
         return len(self._by_member)
 
     def __iter__(self) -> Iterator[Route]:
-        return iter(list(self._by_member.values()))
+        return iter([r for routes in self._by_member.values() for r in routes])
 
     def get(self, member: str) -> Route | None:
-        """The route to ``member``, or None."""
-        return self._by_member.get(member)
+        """The newest route to ``member``, or None."""
+        routes = self._by_member.get(member)
+        return routes[-1] if routes else None
 
-    def add(self, route: Route) -> Route | None:
-        """Route the member to ``route``; returns the route it replaced (to close), or None."""
-        old = self._by_member.get(route.peer.member)
-        self._by_member[route.peer.member] = route
-        return old
+    def add(self, route: Route) -> None:
+        """Route the member to ``route`` too (the newest)."""
+        self._by_member.setdefault(route.peer.member, []).append(route)
 
     def remove(self, route: Route) -> None:
-        """Forget ``route`` if it is still the member's (a replaced one is left alone)."""
-        if self._by_member.get(route.peer.member) is route:
+        """Forget ``route`` (the member's others stay)."""
+        routes = self._by_member.get(route.peer.member)
+        if routes is None:
+            return
+        if route in routes:
+            routes.remove(route)
+        if not routes:
             del self._by_member[route.peer.member]

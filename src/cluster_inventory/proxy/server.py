@@ -264,9 +264,7 @@ class ClusterProxy:
         await ws.prepare(request)
         tunnel = Tunnel(ws, label=f"tunnel of member {peer.member}")
         route = Route(peer=peer, tunnel=tunnel, since=utcnow())
-        replaced = self.routes.add(route)
-        if replaced is not None:
-            await replaced.tunnel.close("replaced by a newer tunnel of the same agent")
+        self.routes.add(route)
         _log.info(
             "tunnel of member %s open (%s %s)",
             peer.member,
