@@ -53,7 +53,7 @@ MAX_PAYLOAD = 64 * 1024
 MAX_MESSAGE = HEADER + MAX_PAYLOAD
 WS_MAX_MSG_SIZE = MAX_MESSAGE + 1
 #: Credit each side starts a stream with, per direction (bytes).
-WINDOW = 1024 * 1024
+WINDOW = 2 * 1024 * 1024
 #: Longest ``REFUSED`` reason (bytes of UTF-8).
 MAX_REASON = 256
 
