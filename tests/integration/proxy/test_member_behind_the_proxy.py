@@ -7,7 +7,9 @@ the cluster proxy (``--proxy-server``); the cluster manager (``cluster_proxy_url
 the member's profile ``server: https://NAME``, the proxy's ``proxy-url`` and the member's
 ``tls-server-name`` and CA. Consumers given only the profile (and a provider file) reach
 the member: the credentials library (the runtime's way in), kubectl through
-``cluster-inventory kubeconfig``, and the Argo CD Secret's ``proxyUrl``/``tlsClientConfig``.
+``cluster-inventory kubeconfig`` and the Argo CD Secret's ``proxyUrl``/``tlsClientConfig``;
+the upstream Go ``pkg/access`` v0.1.3 goes through the proxy but drops ``tls-server-name``
+(pinned here as it is).
 Then the attacks on the proxy's trust, on the hub that decides it.
 """
 
@@ -17,6 +19,7 @@ import asyncio
 import base64
 import json
 import ssl
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,7 @@ from cluster_inventory.integrations.sync.argocd import render_cluster_secret
 from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.proxy import TunnelRefused, dial
 from cluster_inventory.testing import CertificateAuthority, Fleet, free_port
+from cluster_inventory_workshop.access_check import access_check
 from tests.support.data.provider_files import PLUGIN, provider_file
 from tests.support.hub.agents import self_subject
 from tests.support.hub.cluster_proxy import running_proxy
@@ -176,6 +180,34 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
                 ],
             }
             await kube.apply(admin, kube.ROLE_BINDINGS, binding, field_manager="t")
+            # What pkg/access's check reads: the namespaces (kube-system's UID is the member id).
+            cluster_meta = {"name": f"{test_namespace}-{account}"}
+            await kube.apply(
+                admin,
+                kube.CLUSTER_ROLES,
+                {
+                    "metadata": cluster_meta,
+                    "rules": [
+                        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list"]}
+                    ],
+                },
+                field_manager="t",
+            )
+            await kube.apply(
+                admin,
+                kube.CLUSTER_ROLE_BINDINGS,
+                {
+                    "metadata": cluster_meta,
+                    "roleRef": {
+                        **binding["roleRef"],
+                        "kind": "ClusterRole",
+                        "name": cluster_meta["name"],
+                    },
+                    "subjects": binding["subjects"],
+                },
+                field_manager="t",
+            )
+            kube_system = (await kube.get(admin, kube.NAMESPACES, "kube-system"))["metadata"]["uid"]
             marker = {
                 "metadata": {"name": "reached", "namespace": test_namespace},
                 "data": {"via": "proxy"},
@@ -226,7 +258,29 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
         )  # fmt: skip
         assert (got.returncode, got.stdout) == (0, "proxy"), got.stderr
 
-        # 3. The Argo CD cluster Secret carries the proxy and the TLS name.
+        # 3. The upstream Go pkg/access v0.1.3 (BuildConfigFromCP: how multicluster-runtime's
+        # provider, Kueue and the Knative Operator build their clients) honours proxy-url
+        # but drops tls-server-name (its rest.Config has Host, CAData and Proxy only): it
+        # reaches the member through the proxy (the member's own certificate answers) and
+        # verifies it against the host NAME, which this member's certificate does not hold.
+        # docs/cluster-proxy.md, "Consumers that drop tls-server-name". This fails, telling
+        # us, the day pkg/access carries the name.
+        binary = await asyncio.to_thread(access_check)  # cached; fails saying how to get Go
+        checked = await asyncio.to_thread(
+            subprocess.run,
+            [str(binary), "-kubeconfig", str(h.hub.kubeconfig_path), "-namespace", inventory,
+             "-clusterprofile-provider-file", str(providers)],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert checked.returncode == 0, checked.stderr
+        [result] = json.loads(checked.stdout)
+        assert result["server"] == f"https://{NAME}"
+        assert result["memberID"] == kube_system  # the member the admin reached via the proxy
+        assert "x509: certificate is valid for" in result["error"], result["error"]
+        assert f"not {NAME}" in result["error"], result["error"]
+        assert rp.proxy.connect.answers.get(200, 0) > 0
+
+        # 4. The Argo CD cluster Secret carries the proxy and the TLS name.
         secret = render_cluster_secret(profile, load_provider_file(providers), namespace="argocd")
         config = json.loads(base64.b64decode(secret["data"]["config"]))
         assert config["proxyUrl"] == rp.connect_url
