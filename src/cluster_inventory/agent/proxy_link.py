@@ -169,7 +169,7 @@ class ProxyLink:
         finally:
             if self.tunnels.get(tunnel_id) is tunnel:
                 del self.tunnels[tunnel_id]
-            await dialled.close()
+            await asyncio.shield(dialled.close())  # also when cancelled (the agent stops)
             _log.warning(
                 "tunnel to cluster proxy replica %s ended: %s; dialling again",
                 tunnel_id,

@@ -10,6 +10,7 @@ knows it holds a tunnel to each (apiserver-network-proxy's ``serverCount``).
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from dataclasses import dataclass
 from urllib.parse import urlencode
@@ -103,6 +104,9 @@ async def dial(
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         await session.close()
         raise TunnelRefused(0, f"cannot reach the proxy: {type(exc).__name__}: {exc}") from None
+    except BaseException:  # cancelled while dialling: the session goes with it
+        await asyncio.shield(session.close())
+        raise
     server_id = ws._response.headers.get(HEADER_SERVER_ID, "")
     try:
         count = max(1, int(ws._response.headers.get(HEADER_SERVER_COUNT, "1")))

@@ -36,11 +36,16 @@ class RunningProxy:
     connect_url: str
 
 
-def _serving_files(workdir: Path, server_id: str) -> Path:
-    """A CA of the replica's own, its serving pair in ``workdir``; returns the CA's path."""
+def _serving_files(workdir: Path, server_id: str, *, reuse: bool = False) -> Path:
+    """A CA of the replica's own, its serving pair in ``workdir``; returns the CA's path.
+
+    With ``reuse``, the files already there (a replica started again).
+    """
+    ca_path = workdir / "proxy-ca.crt"
+    if reuse and ca_path.exists():
+        return ca_path
     ca = CertificateAuthority(f"proxy-ca-{server_id}")
     workdir.mkdir(parents=True, exist_ok=True)
-    ca_path = workdir / "proxy-ca.crt"
     ca_path.write_bytes(ca.cert_pem)
     ca.serving_pair("127.0.0.1").write(workdir / "tls.crt", workdir / "tls.key")
     return ca_path
@@ -57,9 +62,13 @@ async def running_proxy(
     server_id: str = "replica-a",
     server_count: int = 1,
     recheck_interval: float = 300.0,
+    reuse_ca: bool = False,
 ) -> AsyncIterator[RunningProxy]:
-    """One replica serving for the manager namespace ``namespace`` while the block runs."""
-    ca_path = _serving_files(workdir, server_id)
+    """One replica serving for the manager namespace ``namespace`` while the block runs.
+
+    ``reuse_ca``: serve with the certificate already in ``workdir`` (a replica restarted).
+    """
+    ca_path = _serving_files(workdir, server_id, reuse=reuse_ca)
     config = ProxyConfig(
         namespace=namespace,
         tunnel_address=("127.0.0.1", tunnel_port or free_port()),
