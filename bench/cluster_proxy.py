@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import shutil
 import signal
 import ssl
 import statistics
@@ -322,6 +323,7 @@ async def main(args: argparse.Namespace) -> None:
             if p.poll() is None:
                 p.kill()
         await cp.stop()
+        shutil.rmtree(work, ignore_errors=True)
     require_times(
         list_direct=list_direct, list_proxy=list_proxy, watch_direct=watch_direct,
         watch_proxy=watch_proxy, back=back,
