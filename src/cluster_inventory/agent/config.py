@@ -11,6 +11,7 @@ agent starts, before it files a CSR or writes anything, and a bad one is an
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -23,6 +24,9 @@ from cluster_inventory.agent.heartbeat import DEFAULT_LEASE_DURATION
 from cluster_inventory.agent.reporter import DEFAULT_PROBE_INTERVAL
 from cluster_inventory.api.agents import check_member_name
 from cluster_inventory.api.member_report import MemberReportStatus
+
+#: A TLS server name: DNS labels (a wildcard-free host name) or an IPv4/IPv6 address.
+_SERVER_NAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([-A-Za-z0-9.:]*[A-Za-z0-9])?$")
 
 __all__ = ["AgentConfigError", "ReportingConfig", "check_ca_bundle", "check_url"]
 
@@ -83,6 +87,12 @@ class ReportingConfig:
         ca_pem: PEM CA bundle of that server (None: none).
         proxy_url: Proxy consumers must use to reach it (None: none): http, https or
             socks5.
+        proxy_servers: The hub's cluster proxy endpoints (``wss://``) the agent keeps
+            tunnels to (``docs/cluster-proxy.md``); empty: none.
+        proxy_ca_pem: PEM CA of the cluster proxy's serving certificate (None: the
+            system's trust store).
+        tls_server_name: The name consumers behind the cluster proxy verify the member's
+            serving certificate against (None: the host of the member kubeconfig's server).
         lease_duration: Heartbeat Lease duration, also the mean renewal interval.
         probe_interval: Seconds between probes of the member's ``/readyz``.
         probe_timeout: Seconds a probe may take.
@@ -106,6 +116,9 @@ class ReportingConfig:
     server: str | None = None
     ca_pem: bytes | None = None
     proxy_url: str | None = None
+    proxy_servers: tuple[str, ...] = ()
+    proxy_ca_pem: bytes | None = None
+    tls_server_name: str | None = None
     lease_duration: float = DEFAULT_LEASE_DURATION
     probe_interval: float = DEFAULT_PROBE_INTERVAL
     probe_timeout: float = 10.0
@@ -140,6 +153,18 @@ class ReportingConfig:
             check_url("proxy_url", self.proxy_url, kube.PROXY_SCHEMES)
         if self.ca_pem is not None:
             check_ca_bundle(self.ca_pem)
+        for url in self.proxy_servers:
+            check_url("proxy_servers", url, ("wss",))
+        if self.proxy_ca_pem is not None:
+            try:
+                check_ca_bundle(self.proxy_ca_pem)
+            except AgentConfigError as exc:
+                raise AgentConfigError("proxy_ca_pem", exc.problem) from None
+        if self.tls_server_name is not None and not _SERVER_NAME.match(self.tls_server_name):
+            raise AgentConfigError(
+                "tls_server_name",
+                f"{self.tls_server_name[:64]!r} is not a DNS name or an IP address",
+            )
         self._check_fits_the_report()
 
     @property

@@ -70,25 +70,40 @@ class MemberView:
     properties: Mapping[str, ObservedValue] | None = None
 
 
-def advertised(server: str | None, ca_pem: bytes | None, proxy_url: str | None) -> dict[str, str]:
+def advertised(
+    server: str | None,
+    ca_pem: bytes | None,
+    proxy_url: str | None,
+    *,
+    cluster_proxy: bool = False,
+    tls_server_name: str | None = None,
+) -> dict[str, Any]:
     """The part of the status saying how consumers reach the member (from the agent's flags).
 
     Args:
         server: API server URL consumers use, or None to say nothing.
         ca_pem: PEM CA bundle of that server, or None.
         proxy_url: Proxy consumers must use, or None.
+        cluster_proxy: The agent keeps tunnels to the hub's cluster proxy
+            (``docs/cluster-proxy.md``).
+        tls_server_name: The name the member's serving certificate is verified against
+            by consumers behind the cluster proxy, or None.
 
     Returns:
-        ``server``, ``certificateAuthorityData`` (base64, as in a kubeconfig) and
-        ``proxyURL``, each only when given.
+        ``server``, ``certificateAuthorityData`` (base64, as in a kubeconfig),
+        ``proxyURL``, ``clusterProxy`` and ``tlsServerName``, each only when given.
     """
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     if server:
         out["server"] = server
     if ca_pem:
         out["certificateAuthorityData"] = base64.b64encode(ca_pem).decode()
     if proxy_url:
         out["proxyURL"] = proxy_url
+    if cluster_proxy:
+        out["clusterProxy"] = True
+    if tls_server_name:
+        out["tlsServerName"] = tls_server_name
     return out
 
 
@@ -121,7 +136,7 @@ def _properties(observed: Mapping[str, ObservedValue], member: str) -> list[dict
 
 def report_status(
     view: MemberView,
-    access: Mapping[str, str],
+    access: Mapping[str, Any],
     agent_version: str,
     previous: Mapping[str, Any] | None,
     *,

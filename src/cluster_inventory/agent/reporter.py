@@ -96,7 +96,7 @@ class MemberReporter:
         *,
         name: str,
         namespace: str,
-        access: Mapping[str, str] | None = None,
+        access: Mapping[str, Any] | None = None,
         probe_interval: float = DEFAULT_PROBE_INTERVAL,
         probe_timeout: float = 10.0,
         agent_version: str = __version__,

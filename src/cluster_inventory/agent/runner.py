@@ -1,4 +1,4 @@
-"""The agent as one runnable: the reporter, the heartbeat (and the consumer token) of a member.
+"""The agent as one runnable: reporter, heartbeat (consumer token, proxy tunnels) of a member.
 
 ``cluster-inventory agent run`` adds a :class:`ReportingAgent` to a
 :class:`~cluster_inventory.controller.Manager` (which opens the hub client from the agent's
@@ -18,6 +18,7 @@ import asyncio
 import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
 
 from cluster_inventory import credentials, kube
 from cluster_inventory._clock import utcnow
@@ -25,6 +26,7 @@ from cluster_inventory.agent.config import ReportingConfig
 from cluster_inventory.agent.credential import ConsumerCredential
 from cluster_inventory.agent.heartbeat import Heartbeat
 from cluster_inventory.agent.join import HubIdentity
+from cluster_inventory.agent.proxy_link import ProxyLink
 from cluster_inventory.agent.rejection import RejectionCheck
 from cluster_inventory.agent.report import advertised
 from cluster_inventory.agent.reporter import MAX_BACKOFF, MemberReporter
@@ -46,6 +48,9 @@ class ReportingAgent:
         identity: The agent's own hub identity when it joins by itself (``hub`` is then
             ``identity.client()``): joined in :meth:`prepare`, rotated while it runs. None:
             ``hub`` already holds a given identity.
+        hub_connection: The given identity's hub connection (its client certificate or
+            token, presented to the cluster proxy; ``config.proxy_servers``). Unused with
+            ``identity``.
         now: Wall clock of the consumer token's rotation.
     """
 
@@ -60,6 +65,7 @@ class ReportingAgent:
         *,
         background: kube.BackgroundLoop | None = None,
         identity: HubIdentity | None = None,
+        hub_connection: kube.ClusterConnection | None = None,
         now: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.hub = hub
@@ -81,6 +87,25 @@ class ReportingAgent:
         #: Keeps the consumers' token on the hub (``config.consumer_service_account``).
         self.credential: ConsumerCredential | None = None
         self._member: kube.ApiClient | None = None
+        self._hub_connection = hub_connection
+        #: The tunnels to the hub's cluster proxy (``config.proxy_servers``), or None.
+        self.proxy_link: ProxyLink | None = None
+        if config.proxy_servers:
+            self.proxy_link = ProxyLink(
+                config.name,
+                config.proxy_servers,
+                member_server=member.server,
+                credential=self._hub_credential,
+                proxy_ca=config.proxy_ca_pem,
+            )
+
+    def _hub_credential(self) -> kube.ClusterConnection:
+        """The agent's current hub credential (a joined identity's rotates)."""
+        if self.identity is not None:
+            return kube.connection_from_kubeconfig(self.identity.store.kubeconfig_path)
+        if self._hub_connection is None:
+            raise kube.KubeConfigError("the agent's hub connection was not given to it")
+        return self._hub_connection
 
     async def prepare(self) -> None:
         """Join (with an identity to get), renew the Lease once, start the reporter.
@@ -111,7 +136,7 @@ class ReportingAgent:
             self._member,
             name=cfg.name,
             namespace=cfg.namespace,
-            access=advertised(cfg.server, cfg.ca_pem, cfg.proxy_url),
+            access=self._advertised(),
             probe_interval=cfg.probe_interval,
             probe_timeout=cfg.probe_timeout,
             rejection=self.rejection,
@@ -128,6 +153,22 @@ class ReportingAgent:
             )
         await self._until_answered(
             f"read MemberReport {cfg.namespace}/{cfg.name}", self.reporter.start
+        )
+
+    def _advertised(self) -> dict[str, object]:
+        """What the report says of the way in: the flags, and the cluster proxy's needs."""
+        cfg = self.config
+        if not cfg.proxy_servers:
+            return advertised(cfg.server, cfg.ca_pem, cfg.proxy_url)
+        # Behind the proxy a consumer verifies the member's own serving certificate: its CA
+        # (given, or the member kubeconfig's) and a name it holds.
+        host = urlsplit(self.connection.server).hostname
+        return advertised(
+            cfg.server,
+            cfg.ca_pem or self.connection.ca_data,
+            cfg.proxy_url,
+            cluster_proxy=True,
+            tls_server_name=cfg.tls_server_name or host,
         )
 
     async def _until_answered(self, what: str, call: Callable[[], Awaitable[object]]) -> None:
@@ -172,6 +213,8 @@ class ReportingAgent:
             tasks.append(running.spawn(self.identity.keep_fresh(), name="identity", awaited=True))
         if self.credential is not None:
             tasks.append(running.spawn(self.credential.run(), name="credential", awaited=True))
+        if self.proxy_link is not None:
+            tasks.append(running.spawn(self.proxy_link.run(), name="proxy link", awaited=True))
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -191,3 +234,5 @@ class ReportingAgent:
         member, self._member = self._member, None
         if member is not None:
             await member.close()
+        if self.proxy_link is not None:
+            await self.proxy_link.stop()

@@ -75,6 +75,9 @@ class MemberReportStatus(KubeModel):
         server: API server URL consumers should use for the member.
         certificate_authority_data: Base64 PEM CA bundle of that server.
         proxy_url: Proxy consumers must use to reach it.
+        cluster_proxy: The agent keeps tunnels to the hub's cluster proxy.
+        tls_server_name: Name consumers behind the cluster proxy verify the member's
+            serving certificate against.
         agent_version: Version of the agent writing the report.
         api_server_health: The member API server's own health.
         properties: The member's ClusterProperty objects, by name.
@@ -85,6 +88,8 @@ class MemberReportStatus(KubeModel):
     server: str | None = Field(default=None, max_length=2048)
     certificate_authority_data: str | None = Field(default=None, alias="certificateAuthorityData")
     proxy_url: str | None = Field(default=None, alias="proxyURL", max_length=2048)
+    cluster_proxy: bool | None = Field(default=None, alias="clusterProxy")
+    tls_server_name: str | None = Field(default=None, alias="tlsServerName", max_length=253)
     agent_version: str | None = Field(default=None, alias="agentVersion", max_length=64)
     api_server_health: APIServerHealth | None = Field(default=None, alias="apiServerHealth")
     properties: list[ReportedProperty] | None = Field(

@@ -46,6 +46,7 @@ COMMANDS = (
     ),
     ("manager", "The cluster manager (runs on a hub)."),
     ("agent", "The member agent (runs on a member the hub cannot reach)."),
+    ("proxy", "The cluster proxy (consumers reach agent members through their tunnels)."),
     ("fleet", "A local fleet of real control planes (hub + members)."),
     ("crds", "The Cluster Inventory CRDs."),
     ("testing", "Test assets."),

@@ -44,6 +44,9 @@ _FLAGS = {
     "server": "--server",
     "ca_pem": "--ca-file",
     "proxy_url": "--proxy-url",
+    "proxy_servers": "--proxy-server",
+    "proxy_ca_pem": "--proxy-ca-file",
+    "tls_server_name": "--tls-server-name",
     "lease_duration": "--lease-duration",
     "probe_interval": "--probe-interval",
     "probe_timeout": "--probe-interval",
@@ -131,6 +134,25 @@ def agent_run(
     proxy_url: Annotated[
         str | None, typer.Option(help="Proxy consumers must use to reach that server.")
     ] = None,
+    proxy_server: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="wss:// endpoint of the hub's cluster proxy; the agent keeps a tunnel to each "
+            "replica behind it and consumers reach the member through it (repeatable; "
+            "docs/cluster-proxy.md)."
+        ),
+    ] = None,
+    proxy_ca_file: Annotated[
+        Path | None,
+        typer.Option(help="PEM CA of the cluster proxy's serving certificate (default: system)."),
+    ] = None,
+    tls_server_name: Annotated[
+        str | None,
+        typer.Option(
+            help="Name in the member API server's certificate that consumers behind the "
+            "cluster proxy verify (default: the host of the member kubeconfig's server)."
+        ),
+    ] = None,
     lease_duration: Annotated[
         float, typer.Option(help="Heartbeat Lease duration, s (renewed every duration ±25%).")
     ] = 60.0,
@@ -198,6 +220,12 @@ def agent_run(
             _fail_flag("--ca-file", str(exc))
         except AgentConfigError as exc:
             _fail_flag("--ca-file", f"{ca_file}: {exc.problem}")
+    proxy_ca_pem = None
+    if proxy_ca_file is not None:
+        try:
+            proxy_ca_pem = read_text(proxy_ca_file).encode()
+        except UnreadableFileError as exc:
+            _fail_flag("--proxy-ca-file", str(exc))
     try:
         account = (
             parse_service_account(consumer_service_account) if consumer_service_account else None
@@ -210,6 +238,9 @@ def agent_run(
         server=server,
         ca_pem=ca_pem,
         proxy_url=proxy_url,
+        proxy_servers=tuple(proxy_server or ()),
+        proxy_ca_pem=proxy_ca_pem,
+        tls_server_name=tls_server_name,
         lease_duration=lease_duration,
         probe_interval=probe_interval,
         rejection_window=rejection_window,
@@ -234,7 +265,7 @@ def agent_run(
                 hub, keepalive_timeout=HUB_KEEPALIVE_SECONDS
             ) as client:
                 manager = Manager(client, health=health, metrics=metrics)
-                manager.add(ReportingAgent(client, member, config))
+                manager.add(ReportingAgent(client, member, config, hub_connection=hub))
                 return await manager.run(handle_signals=True)
 
         run_until_signal(run_given)

@@ -36,6 +36,7 @@ from cluster_inventory.cli.fleet import demo, fleet_app, testing_app
 from cluster_inventory.cli.integrations import argocd_app, multikueue_app
 from cluster_inventory.cli.manager import deregister, manager_app, register
 from cluster_inventory.cli.placement import placement_app
+from cluster_inventory.cli.proxy import proxy_app
 
 __all__ = ["app", "main"]
 
@@ -48,6 +49,7 @@ app = typer.Typer(
 )
 app.add_typer(manager_app, name="manager")
 app.add_typer(agent_app, name="agent")
+app.add_typer(proxy_app, name="proxy")
 app.add_typer(fleet_app, name="fleet")
 app.add_typer(crds_app, name="crds")
 app.add_typer(testing_app, name="testing")

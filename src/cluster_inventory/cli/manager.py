@@ -266,6 +266,13 @@ def manager_run(
             help="A reported server or proxy URL may name a link-local or cloud metadata address."
         ),
     ] = False,
+    cluster_proxy_url: Annotated[
+        str | None,
+        typer.Option(
+            help="CONNECT URL of the hub's cluster proxy (http://HOST:PORT): an agent member "
+            "whose agent keeps tunnels to it is reached through it (docs/cluster-proxy.md)."
+        ),
+    ] = None,
     member_roles: MemberRolesOption = None,
     member_roles_file: MemberRolesFileOption = None,
     default_member_role: DefaultMemberRoleOption = "view",
@@ -304,6 +311,7 @@ def manager_run(
             agent_report_max_message=agent_report_max_message,
             agent_report_allow_loopback=agent_report_allow_loopback,
             agent_report_allow_link_local=agent_report_allow_link_local,
+            cluster_proxy_url=cluster_proxy_url,
             member_roles=_member_roles(member_roles, member_roles_file),
             default_member_role=default_member_role,
         )

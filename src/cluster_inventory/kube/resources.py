@@ -25,6 +25,8 @@ __all__ = [
     "SECRETS",
     "SERVICE_ACCOUNTS",
     "STORAGE_VERSION_MIGRATIONS",
+    "SUBJECT_ACCESS_REVIEWS",
+    "TOKEN_REVIEWS",
 ]
 
 
@@ -75,4 +77,20 @@ MEMBER_REPORTS = _GroupVersion(c.PROJECT_DOMAIN, c.V1ALPHA1).resource(
 )
 CERTIFICATE_SIGNING_REQUESTS = _GroupVersion("certificates.k8s.io", "v1").resource(
     "certificatesigningrequests", "CertificateSigningRequest", namespaced=False
+)
+#: Asked by the cluster proxy of an agent's bearer token (``docs/cluster-proxy.md``).
+TOKEN_REVIEWS = Resource(
+    group="authentication.k8s.io",
+    version="v1",
+    plural="tokenreviews",
+    kind="TokenReview",
+    namespaced=False,
+)
+#: Asked by the cluster proxy: may this agent identity still write its member's Lease?
+SUBJECT_ACCESS_REVIEWS = Resource(
+    group="authorization.k8s.io",
+    version="v1",
+    plural="subjectaccessreviews",
+    kind="SubjectAccessReview",
+    namespaced=False,
 )

@@ -11,7 +11,7 @@ import yaml
 from cluster_inventory import _yaml
 from cluster_inventory._textfile import UnreadableFileError, read_text
 from cluster_inventory.api import label_value_problem
-from cluster_inventory.api.advertised_urls import AddressPolicy
+from cluster_inventory.api.advertised_urls import PROXY_URL_SCHEMES, AddressPolicy, url_problem
 from cluster_inventory.api.constants import (
     ACCESS_PROVIDER_SECRETREADER,
     LABEL_CAPI_CLUSTERSET,
@@ -132,6 +132,11 @@ class ManagerConfig:
         agent_report_allow_link_local: A reported ``server`` or ``proxyURL`` may name a
             link-local (``169.254.0.0/16``, ``fe80::/10``) or cloud metadata address
             (``169.254.169.254``, ``fd00:ec2::254``, ``metadata.google.internal``, ...).
+        cluster_proxy_url: The consumers' CONNECT URL of the hub's cluster proxy
+            (``http``, ``https`` or ``socks5``... in practice ``http://HOST:PORT``); an
+            agent member whose report says ``clusterProxy`` gets an access provider through
+            it (``docs/cluster-proxy.md``). None: such members get the server they
+            advertise, if any.
 
     Raises:
         ValueError: A setting is out of range; the message names it.
@@ -166,8 +171,17 @@ class ManagerConfig:
     agent_report_max_message: int = ReportBounds.message_max
     agent_report_allow_loopback: bool = AddressPolicy.allow_loopback
     agent_report_allow_link_local: bool = AddressPolicy.allow_link_local
+    cluster_proxy_url: str | None = None
 
     def __post_init__(self) -> None:
+        if self.cluster_proxy_url is not None:
+            problem = url_problem(
+                self.cluster_proxy_url,
+                schemes=PROXY_URL_SCHEMES,
+                policy=AddressPolicy(allow_loopback=True),
+            )
+            if problem is not None:
+                raise ValueError(f"cluster_proxy_url: {problem}")
         if label_value_problem(self.name, required=True):
             raise ValueError(f"manager name {self.name!r} must be a label value (<= 63 chars)")
         if self.token_lifetime < 600:

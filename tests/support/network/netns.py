@@ -73,7 +73,7 @@ _DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL"]
 # -- inside the namespace ------------------------------------------------------------------
 
 
-async def _inside(workdir: Path, hub_port: int) -> None:
+async def _inside(workdir: Path, hub_port: int, forwards: list[int]) -> None:
     _loopback_up()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -98,6 +98,15 @@ async def _inside(workdir: Path, hub_port: int) -> None:
                 lambda: asyncio.open_unix_connection(hub_socket),
             )
         )
+        for port in forwards:  # a hub-side service the member dials out to (the cluster proxy)
+            await stack.enter_async_context(
+                serve_forward(
+                    lambda h, port=port: asyncio.start_server(h, "127.0.0.1", port),
+                    lambda port=port: asyncio.open_unix_connection(
+                        str(workdir / f"fwd-{port}.sock")
+                    ),
+                )
+            )
         for scheme in SCHEMES:
             await stack.enter_async_context(
                 serve_proxy(
@@ -130,10 +139,11 @@ def main() -> None:
     parser.add_argument("workdir", type=Path)
     parser.add_argument("--hub-port", type=int, required=True)
     parser.add_argument("--parent", type=int, required=True)
+    parser.add_argument("--forward", type=int, action="append", default=[])
     args = parser.parse_args()
     if os.getppid() != args.parent:  # the test died before setpriv took effect
         sys.exit("the test process is gone")
-    asyncio.run(_inside(args.workdir, args.hub_port))
+    asyncio.run(_inside(args.workdir, args.hub_port, args.forward))
 
 
 # -- the test's side -------------------------------------------------------------------------
@@ -223,12 +233,16 @@ async def _started(ns: NetnsMember, timeout: float) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def netns_member(hub: ControlPlane, *, timeout: float = 60.0) -> AsyncIterator[NetnsMember]:
+async def netns_member(
+    hub: ControlPlane, *, timeout: float = 60.0, forward_ports: tuple[int, ...] = ()
+) -> AsyncIterator[NetnsMember]:
     """A member control plane in a network namespace of its own, bridged to ``hub``.
 
     Args:
         hub: The hub the agent reaches: its port is forwarded into the namespace.
         timeout: Seconds the member gets to start (etcd, kube-apiserver, the CRDs).
+        forward_ports: More host loopback ports the namespace reaches at the same
+            ``127.0.0.1:PORT`` (outbound only, as the hub's: e.g. the cluster proxy's).
 
     Fails the test (not skips it) when ``unshare -rn`` is refused: the test exists to show
     the agent works where nothing routes to the member.
@@ -254,6 +268,8 @@ async def netns_member(hub: ControlPlane, *, timeout: float = 60.0) -> AsyncIter
         "tests.support.network.netns",
     ]
     argv += [str(workdir), "--hub-port", str(hub.port), "--parent", str(os.getpid())]
+    for port in forward_ports:
+        argv += ["--forward", str(port)]
     entry = ManagedProcess("netns-member", argv, workdir / "entry.log", env=_env())
     ns = NetnsMember(workdir, entry)
     try:
@@ -264,6 +280,15 @@ async def netns_member(hub: ControlPlane, *, timeout: float = 60.0) -> AsyncIter
                     lambda: asyncio.open_connection("127.0.0.1", hub.port),
                 )
             )
+            for port in forward_ports:
+                await stack.enter_async_context(
+                    serve_forward(
+                        lambda h, port=port: asyncio.start_unix_server(
+                            h, str(workdir / f"fwd-{port}.sock")
+                        ),
+                        lambda port=port: asyncio.open_connection("127.0.0.1", port),
+                    )
+                )
             for scheme in SCHEMES:
                 port = free_port()
                 path = str(workdir / f"{scheme}.sock")

@@ -423,3 +423,48 @@ async def test_refused_fields_are_one_warning_event_on_the_report_per_change() -
     await reports.report_problems(report, _check(_good()))  # good again: forgotten
     await reports.report_problems(report, bad)
     assert len(hub.events) == 2
+
+
+# -- the cluster proxy (docs/cluster-proxy.md) ------------------------------------------------
+
+PROXY = "http://cluster-inventory-proxy.cluster-inventory-system.svc:8090"
+
+
+def test_a_member_behind_the_cluster_proxy_is_reached_through_it_with_tls_end_to_end() -> None:
+    checked = _check(_good(server=None, clusterProxy=True, tlsServerName="kubernetes.default.svc"))
+    assert checked.problems == ()
+    reach = advertised_connection("edge-1", checked.fields, PROXY)
+    assert reach is not None
+    provider = access_provider("secretreader", reach, "edge-1")
+    cluster = provider["cluster"]
+    assert cluster["server"] == "https://edge-1"  # CONNECT edge-1:443 at the proxy
+    assert cluster["proxy-url"] == PROXY
+    assert cluster["tls-server-name"] == "kubernetes.default.svc"
+    assert base64.b64decode(cluster["certificate-authority-data"]) == PEM
+    v1alpha2.Cluster.model_validate(cluster)  # the ClusterProfile schema takes it
+
+
+def test_without_the_proxy_url_the_manager_gives_the_advertised_server() -> None:
+    checked = _check(_good(clusterProxy=True, tlsServerName="kubernetes.default.svc"))
+    reach = advertised_connection("edge-1", checked.fields, None)
+    assert reach is not None and reach.server == _good()["server"]
+    assert reach.tls_server_name is None
+    no_server = _check(_good(server=None, clusterProxy=True))
+    assert advertised_connection("edge-1", no_server.fields, None) is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("tlsServerName", "name with space"),
+        ("tlsServerName", "*.wildcard.example"),
+        ("tlsServerName", "x" * 254),
+        ("tlsServerName", "evil\u202eexample"),
+        ("clusterProxy", "yes"),
+    ],
+)
+def test_a_bad_proxy_field_is_refused_naming_it(field: str, value: object) -> None:
+    checked = _check(_good(**{field: value}))
+    [problem] = checked.problems
+    assert problem.field == f"status.{field}"
+    assert str(value) not in str(problem)

@@ -48,6 +48,7 @@ from cluster_inventory.manager.rules.agent_report_fields import (
 )
 from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 from cluster_inventory.manager.rules.status import ConditionState, Observation
+from cluster_inventory.proxy import member_server
 
 __all__ = [
     "AgentMember",
@@ -102,17 +103,34 @@ def agent_observation(name: str, checked: CheckedReport | None, stale: str | Non
     )
 
 
-def advertised_connection(name: str, fields: ReportFields | None) -> kube.ClusterConnection | None:
-    """The server, CA and proxy the member's agent advertises to consumers, or None.
+def advertised_connection(
+    name: str, fields: ReportFields | None, cluster_proxy_url: str | None = None
+) -> kube.ClusterConnection | None:
+    """How consumers reach the member: through the cluster proxy, or as its agent advertises.
 
     Args:
         name: The member's name (the connection's).
         fields: The report's checked fields (:class:`~.agent_report_fields.ReportFields`).
+        cluster_proxy_url: The hub's cluster proxy for consumers (``ManagerConfig``), or None.
 
     Returns:
-        None when no good server was reported (no access provider then).
+        Through the proxy when the agent keeps tunnels to it and the manager knows its URL:
+        ``server`` ``https://NAME`` (the CONNECT target), ``proxy-url`` the proxy's,
+        ``tls-server-name`` and CA the member's own (TLS runs end to end,
+        ``docs/cluster-proxy.md``). Else the server, CA and proxy the agent advertises;
+        None when it advertises no good server (no access provider then).
     """
-    if fields is None or not fields.server:
+    if fields is None:
+        return None
+    if fields.cluster_proxy and cluster_proxy_url:
+        return kube.ClusterConnection(
+            server=member_server(name),
+            ca_data=fields.ca_data,
+            tls_server_name=fields.tls_server_name,
+            proxy_url=cluster_proxy_url,
+            name=name,
+        )
+    if not fields.server:
         return None
     return kube.ClusterConnection(
         server=fields.server, ca_data=fields.ca_data, proxy_url=fields.proxy_url, name=name
@@ -201,7 +219,10 @@ class AgentMember:
         checked = self._check(self._reports.report(self.name))
         stale, fresh_for = self._reports.heartbeat(self.name)
         fields = checked.fields if checked is not None else None
-        before, self.advertised = self.advertised, advertised_connection(self.name, fields)
+        before, self.advertised = (
+            self.advertised,
+            advertised_connection(self.name, fields, self.config.cluster_proxy_url),
+        )
         # A new server, CA or proxy alone changes the profiles' access provider too.
         moved = self.advertised != before
         self._set(agent_observation(self.name, checked, stale), moved=moved)

@@ -114,6 +114,8 @@ class ReportFields:
         server: ``server``, an ``https`` URL consumers may be sent to.
         ca_data: ``certificateAuthorityData`` decoded: its PEM certificate blocks only.
         proxy_url: ``proxyURL``.
+        cluster_proxy: ``clusterProxy``: the agent keeps tunnels to the hub's cluster proxy.
+        tls_server_name: ``tlsServerName``: the name consumers behind the proxy verify.
         health: ``apiServerHealth`` as ``ControlPlaneHealthy`` would carry it.
         properties: ``properties`` sorted by name, each with the time the member first had
             its value; None when no list was good yet.
@@ -124,6 +126,8 @@ class ReportFields:
     server: str | None = None
     ca_data: bytes | None = None
     proxy_url: str | None = None
+    cluster_proxy: bool = False
+    tls_server_name: str | None = None
     health: ConditionState | None = None
     properties: tuple[ObservedProperty, ...] | None = None
 
@@ -195,6 +199,17 @@ def _cluster_problem(key: str, value: Any) -> str | None:
     except ValidationError as exc:
         return _schema_problem(exc, key) or "is refused by the ClusterProfile schema"
     return None
+
+
+#: A TLS server name as written: DNS labels or an IP address, nothing else.
+_SERVER_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$")
+
+
+def _tls_server_name_problem(value: str) -> str | None:
+    """Why ``value`` is no ``tls-server-name`` a consumer may be told to verify, or None."""
+    if not _SERVER_NAME.match(value.lower()):
+        return "is not a DNS name or an IP address"
+    return _cluster_problem("tls-server-name", value)
 
 
 def _member_id_problem(value: str) -> str | None:
@@ -389,6 +404,7 @@ def check_report(
         ("version", "kubernetesVersion", _version_problem),
         ("server", "server", _url_checker(SERVER_SCHEMES, "server", bounds)),
         ("proxy_url", "proxyURL", _url_checker(PROXY_URL_SCHEMES, "proxy-url", bounds)),
+        ("tls_server_name", "tlsServerName", _tls_server_name_problem),
     )
     for attr, key, check in checks:
         raw = status.get(key)
@@ -402,6 +418,12 @@ def check_report(
         kept = getattr(last, attr)
         problems.append(FieldProblem(f"status.{key}", problem, _KEPT if kept else _LEFT_OUT))
         good[attr] = kept
+    raw_proxy = status.get("clusterProxy")
+    good["cluster_proxy"] = raw_proxy is True
+    if raw_proxy is not None and not isinstance(raw_proxy, bool):
+        good["cluster_proxy"] = last.cluster_proxy
+        outcome = _KEPT if last.cluster_proxy else _LEFT_OUT
+        problems.append(FieldProblem("status.clusterProxy", "is not a boolean", outcome))
     raw_ca = status.get("certificateAuthorityData")
     good["ca_data"] = None
     if raw_ca:

@@ -1,0 +1,80 @@
+"""The cluster proxy: consumers reach agent members through the agents' outbound tunnels.
+
+A member behind NAT runs an agent that dials out to the hub; with ``agent run
+--proxy-server`` it also keeps a tunnel to each replica of ``cluster-inventory proxy run``,
+and the cluster manager gives the member's ClusterProfiles an access provider that goes
+through it: ``proxy-url`` (CONNECT to the proxy), ``server: https://NAME`` and the member's
+``tls-server-name`` and CA, so TLS runs end to end from the consumer to the member's API
+server (``docs/cluster-proxy.md``). OCM's cluster-proxy addon plays this role with
+apiserver-network-proxy; here it is one component and the agent the project already has.
+
+- :mod:`.wire`: the framing over a tunnel (pure);
+- :mod:`.tunnel`: :class:`Tunnel`, streams multiplexed over one aiohttp WebSocket, with
+  per-stream credit (both ends);
+- :mod:`.peers`: who an agent is, as the hub says (client certificate or TokenReview, then
+  a SubjectAccessReview), and the one member it may serve;
+- :mod:`.routes`: which tunnel reaches which member on a replica;
+- :mod:`.connect`: the consumers' CONNECT listener (targets are connected members by name);
+- :mod:`.server`: :class:`ClusterProxy`, both listeners as one runnable;
+- :mod:`.dial`: the agent's side of the handshake (its TLS and headers).
+"""
+
+from __future__ import annotations
+
+from cluster_inventory.proxy.connect import (
+    MEMBER_PORT,
+    ConnectRefused,
+    ConnectServer,
+    connect_target,
+)
+from cluster_inventory.proxy.dial import TunnelRefused, dial
+from cluster_inventory.proxy.peers import (
+    AgentPeer,
+    AgentRefused,
+    Authenticator,
+    certificate_identity,
+    claim_problem,
+)
+from cluster_inventory.proxy.routes import Route, Routes
+from cluster_inventory.proxy.server import (
+    HEADER_SERVER_COUNT,
+    HEADER_SERVER_ID,
+    TUNNEL_PATH,
+    ClusterProxy,
+    ProxyConfig,
+    hub_client_ca,
+)
+from cluster_inventory.proxy.tunnel import StreamRefused, Tunnel
+
+__all__ = [
+    "HEADER_SERVER_COUNT",
+    "HEADER_SERVER_ID",
+    "MEMBER_PORT",
+    "TUNNEL_PATH",
+    "AgentPeer",
+    "AgentRefused",
+    "Authenticator",
+    "ClusterProxy",
+    "ConnectRefused",
+    "ConnectServer",
+    "ProxyConfig",
+    "Route",
+    "Routes",
+    "StreamRefused",
+    "Tunnel",
+    "TunnelRefused",
+    "certificate_identity",
+    "claim_problem",
+    "connect_target",
+    "dial",
+    "hub_client_ca",
+    "member_server",
+]
+
+
+def member_server(name: str) -> str:
+    """The ``server`` a consumer of member ``name`` is given behind the proxy: ``https://NAME``.
+
+    Its CONNECT target is then ``NAME:443`` (:func:`connect_target`).
+    """
+    return f"https://{name}"

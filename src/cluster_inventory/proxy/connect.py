@@ -1,0 +1,173 @@
+"""The consumers' side of the cluster proxy: HTTP CONNECT to an agent member, by name.
+
+A consumer's client is given the profile's ``proxy-url`` (this listener) and ``server``
+``https://NAME``: it sends ``CONNECT NAME:443``, and on ``200`` speaks TLS through the
+tunnel to the member's API server, verifying it against the profile's CA with
+``tls-server-name``. The proxy sees the target's name and counts bytes; it never sees the
+consumer's credential or a byte of what it says.
+
+No open proxy: a target is a member name (a DNS-1123 label) at port 443 whose agent holds a
+tunnel to this replica, and nothing else is dialled. Every refusal is an HTTP status with a
+one-line reason (``docs/cluster-proxy.md``, "Refusals"): 400 a malformed request, 405 not
+CONNECT, 403 a target that is not a member name at 443, 404 a member with no tunnel here,
+502 the agent could not reach its API server, 504 the agent did not answer, 431 a request
+head over 8 KiB, 408 none within the timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+
+from cluster_inventory.proxy.routes import Routes
+from cluster_inventory.proxy.tunnel import StreamRefused
+
+__all__ = ["HEAD_MAX", "MEMBER_PORT", "ConnectRefused", "ConnectServer", "connect_target"]
+
+_log = logging.getLogger("cluster_inventory.proxy")
+
+#: The one port a target may name (the member's API server behind its agent).
+MEMBER_PORT = 443
+#: Longest request head (bytes) a consumer may send.
+HEAD_MAX = 8192
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_REASONS = {
+    400: "Bad Request",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    408: "Request Timeout",
+    431: "Request Header Fields Too Large",
+    502: "Bad Gateway",
+    504: "Gateway Timeout",
+}
+_ESTABLISHED = b"HTTP/1.1 200 Connection established\r\n\r\n"
+
+
+class ConnectRefused(Exception):
+    """A CONNECT refused.
+
+    Attributes:
+        status: The HTTP status.
+        message: The one line the consumer reads.
+    """
+
+    def __init__(self, status: int, message: str) -> None:
+        self.status = status
+        self.message = message
+        super().__init__(f"{status} {message}")
+
+    def response(self) -> bytes:
+        """The whole HTTP/1.1 answer (the connection is closed after it)."""
+        body = (self.message + "\n").encode()
+        head = (
+            f"HTTP/1.1 {self.status} {_REASONS.get(self.status, 'Error')}\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        return head.encode() + body
+
+
+def connect_target(head: bytes) -> str:
+    """The member a CONNECT request head names (pure).
+
+    Args:
+        head: The request line and headers, up to and including the blank line.
+
+    Returns:
+        The member name.
+
+    Raises:
+        ConnectRefused: 400, 405 or 403 (see the module's docstring).
+    """
+    line, _, _ = head.partition(b"\r\n")
+    try:
+        method, target, version = line.decode("ascii").split(" ")
+    except (UnicodeDecodeError, ValueError):
+        raise ConnectRefused(400, "the request line is not METHOD TARGET HTTP/1.x") from None
+    if not version.startswith("HTTP/1."):
+        raise ConnectRefused(400, "the request line is not METHOD TARGET HTTP/1.x")
+    if method != "CONNECT":
+        raise ConnectRefused(405, "this proxy answers CONNECT only")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConnectRefused(400, "the CONNECT target is not HOST:PORT")
+    host = host.lower()
+    if not _LABEL.match(host) or int(port) != MEMBER_PORT:
+        raise ConnectRefused(
+            403,
+            f"this proxy reaches agent members only, as MEMBER:{MEMBER_PORT}; "
+            "no other host or port is dialled",
+        )
+    return host
+
+
+class ConnectServer:
+    """Answers consumers' CONNECTs with streams over the members' tunnels.
+
+    Args:
+        routes: This replica's tunnels.
+        head_timeout: Seconds a consumer has to send its request head.
+        open_timeout: Seconds the agent has to open the stream.
+    """
+
+    def __init__(
+        self, routes: Routes, *, head_timeout: float = 10.0, open_timeout: float = 10.0
+    ) -> None:
+        self.routes = routes
+        self.head_timeout = head_timeout
+        self.open_timeout = open_timeout
+        #: Streams carried now, and each answer given so far by status (200 included).
+        self.active = 0
+        self.answers: dict[int, int] = {}
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One consumer connection (``asyncio.start_server``'s callback)."""
+        try:
+            member = await self._target(reader)
+            route = self.routes.get(member)
+            if route is None:
+                raise ConnectRefused(404, f"member {member} has no agent tunnel to this proxy")
+            try:
+                stream = await route.tunnel.open(
+                    writer, preface=_ESTABLISHED, timeout=self.open_timeout
+                )
+            except StreamRefused as exc:
+                status = 504 if "did not answer" in exc.reason else 502
+                raise ConnectRefused(status, f"member {member}: {exc.reason}") from None
+        except ConnectRefused as refusal:
+            self._count(refusal.status)
+            _log.debug("CONNECT refused: %s %s", refusal.status, refusal.message)
+            with contextlib.suppress(OSError, RuntimeError):
+                writer.write(refusal.response())
+                await writer.drain()
+            writer.close()
+            return
+        except (OSError, ConnectionError):
+            writer.close()
+            return
+        self._count(200)
+        self.active += 1
+        try:
+            await route.tunnel.carry(stream, reader, writer)
+        finally:
+            self.active -= 1
+
+    def _count(self, status: int) -> None:
+        self.answers[status] = self.answers.get(status, 0) + 1
+
+    async def _target(self, reader: asyncio.StreamReader) -> str:
+        try:
+            async with asyncio.timeout(self.head_timeout):
+                head = await reader.readuntil(b"\r\n\r\n")
+        except TimeoutError:
+            raise ConnectRefused(408, f"no request head in {self.head_timeout:g} s") from None
+        except asyncio.LimitOverrunError:
+            raise ConnectRefused(431, f"the request head is over {HEAD_MAX} bytes") from None
+        except asyncio.IncompleteReadError:
+            raise ConnectRefused(400, "the connection ended inside the request head") from None
+        if len(head) > HEAD_MAX:
+            raise ConnectRefused(431, f"the request head is over {HEAD_MAX} bytes")
+        return connect_target(head)

@@ -1,0 +1,96 @@
+"""A cluster proxy replica in the test's event loop, on the session fleet's hub (test code only).
+
+The real :class:`~cluster_inventory.proxy.ClusterProxy` (it reads the hub's client CA and
+asks the hub's TokenReview and SubjectAccessReview), serving on loopback with a serving
+certificate of a CA of its own; :attr:`RunningProxy.ca_path` is what ``agent run
+--proxy-ca-file`` is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cluster_inventory import kube
+from cluster_inventory.proxy import ClusterProxy, ProxyConfig
+from cluster_inventory.testing import CertificateAuthority, free_port
+
+
+@dataclass
+class RunningProxy:
+    """A running replica.
+
+    Attributes:
+        proxy: The replica.
+        ca_path: PEM of the CA its serving certificate is signed by.
+        tunnel_url: The agents' endpoint, ``wss://127.0.0.1:PORT``.
+        connect_url: The consumers' ``proxy-url``, ``http://127.0.0.1:PORT``.
+    """
+
+    proxy: ClusterProxy
+    ca_path: Path
+    tunnel_url: str
+    connect_url: str
+
+
+def _serving_files(workdir: Path, server_id: str, *, reuse: bool = False) -> Path:
+    """A CA of the replica's own, its serving pair in ``workdir``; returns the CA's path.
+
+    With ``reuse``, the files already there (a replica started again).
+    """
+    ca_path = workdir / "proxy-ca.crt"
+    if reuse and ca_path.exists():
+        return ca_path
+    ca = CertificateAuthority(f"proxy-ca-{server_id}")
+    workdir.mkdir(parents=True, exist_ok=True)
+    ca_path.write_bytes(ca.cert_pem)
+    ca.serving_pair("127.0.0.1").write(workdir / "tls.crt", workdir / "tls.key")
+    return ca_path
+
+
+@contextlib.asynccontextmanager
+async def running_proxy(
+    hub: kube.ApiClient,
+    namespace: str,
+    workdir: Path,
+    *,
+    tunnel_port: int | None = None,
+    connect_port: int | None = None,
+    server_id: str = "replica-a",
+    server_count: int = 1,
+    recheck_interval: float = 300.0,
+    reuse_ca: bool = False,
+) -> AsyncIterator[RunningProxy]:
+    """One replica serving for the manager namespace ``namespace`` while the block runs.
+
+    ``reuse_ca``: serve with the certificate already in ``workdir`` (a replica restarted).
+    """
+    ca_path = _serving_files(workdir, server_id, reuse=reuse_ca)
+    config = ProxyConfig(
+        namespace=namespace,
+        tunnel_address=("127.0.0.1", tunnel_port or free_port()),
+        connect_address=("127.0.0.1", connect_port or free_port()),
+        tls_cert_file=workdir / "tls.crt",
+        tls_key_file=workdir / "tls.key",
+        server_id=server_id,
+        server_count=server_count,
+        recheck_interval=recheck_interval,
+    )
+    proxy = ClusterProxy(hub, config)
+    await proxy.prepare()
+    task = asyncio.get_running_loop().create_task(proxy.run())
+    try:
+        yield RunningProxy(
+            proxy,
+            ca_path,
+            f"wss://127.0.0.1:{proxy.tunnel_port}",
+            f"http://127.0.0.1:{proxy.connect_port}",
+        )
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await proxy.stop()

@@ -1,0 +1,92 @@
+"""The consumers' CONNECT listener refuses everything but a connected member, by name.
+
+The attacker is a consumer (anyone who reaches the listener): it must not make the proxy
+dial anything but a member's agent, nor learn more than a clear status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from cluster_inventory.proxy import ConnectRefused, ConnectServer, Routes, connect_target
+from tests.support.network.tunnels import connect, echo_server, loopback_proxy
+
+
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        (b"CONNECT edge-1:443 HTTP/1.1\r\n\r\n", 0),
+        (b"CONNECT EDGE-1:443 HTTP/1.0\r\n\r\n", 0),
+        (b"GET http://edge-1/ HTTP/1.1\r\n\r\n", 405),
+        (b"CONNECT edge-1:6443 HTTP/1.1\r\n\r\n", 403),
+        (b"CONNECT 10.0.0.10:443 HTTP/1.1\r\n\r\n", 403),
+        (b"CONNECT 169.254.169.254:443 HTTP/1.1\r\n\r\n", 403),
+        (b"CONNECT kubernetes.default.svc:443 HTTP/1.1\r\n\r\n", 403),
+        (b"CONNECT [::1]:443 HTTP/1.1\r\n\r\n", 403),
+        (b"CONNECT edge-1 HTTP/1.1\r\n\r\n", 400),
+        (b"CONNECT edge-1:443 SPDY/3\r\n\r\n", 400),
+        (b"\xff\xfe\r\n\r\n", 400),
+    ],
+)
+def test_only_a_member_name_at_443_is_a_target(head: bytes, status: int) -> None:
+    if status == 0:
+        assert connect_target(head) == "edge-1"
+        return
+    with pytest.raises(ConnectRefused) as refused:
+        connect_target(head)
+    assert refused.value.status == status
+
+
+async def _answer(port: int, request: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    answer = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    return answer
+
+
+async def test_each_refusal_is_a_status_and_one_line() -> None:
+    async with echo_server() as target, loopback_proxy("edge-1", target) as lp:
+        port = lp.connect_port
+        answers = {
+            "unknown member": await _answer(port, b"CONNECT edge-2:443 HTTP/1.1\r\n\r\n"),
+            "another host": await _answer(port, b"CONNECT 127.0.0.1:443 HTTP/1.1\r\n\r\n"),
+            "not CONNECT": await _answer(port, b"GET / HTTP/1.1\r\nHost: edge-1\r\n\r\n"),
+            "huge head": await _answer(
+                port, b"CONNECT edge-1:443 HTTP/1.1\r\nX: " + b"a" * 10000 + b"\r\n\r\n"
+            ),
+        }
+    assert answers["unknown member"].startswith(b"HTTP/1.1 404 Not Found\r\n")
+    assert answers["unknown member"].endswith(b"member edge-2 has no agent tunnel to this proxy\n")
+    assert answers["another host"].startswith(b"HTTP/1.1 403 Forbidden\r\n")
+    assert b"reaches agent members only" in answers["another host"]
+    assert answers["not CONNECT"].startswith(b"HTTP/1.1 405 ")
+    assert answers["huge head"].startswith(b"HTTP/1.1 431 ")
+    assert lp.server.answers == {404: 1, 403: 1, 405: 1, 431: 1}
+    assert lp.proxy_end.streams == 0  # nothing was opened for any of them
+
+
+async def test_a_consumer_that_sends_no_head_is_dropped_after_the_timeout() -> None:
+    server = ConnectServer(Routes(), head_timeout=0.2)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"CONNECT edge-1:443 HTTP/1.1\r\n")  # and no end of the head
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+    finally:
+        listener.close()
+        await listener.wait_closed()
+    assert answer.startswith(b"HTTP/1.1 408 ")
+
+
+async def test_a_connected_member_is_reached() -> None:
+    async with echo_server() as target, loopback_proxy("edge-1", target) as lp:
+        reader, writer, head = await connect(lp.connect_port, "edge-1:443")
+        writer.write(b"ping")
+        assert await asyncio.wait_for(reader.readexactly(4), 10) == b"ping"
+        writer.close()
+    assert head == b"HTTP/1.1 200 Connection established\r\n\r\n"
