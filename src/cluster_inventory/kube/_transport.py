@@ -30,12 +30,11 @@ from cluster_inventory.kube._k8s import rest as _rest
 from cluster_inventory.kube._metrics import RestClientMetrics
 from cluster_inventory.kube._proxy import proxy_connector
 from cluster_inventory.kube._tasks import TaskSet
+from cluster_inventory.kube._timeout import request_timeout
 
 __all__ = ["TokenSource", "UnauthorizedHook"]
 
 _log = logging.getLogger(__name__)
-#: Seconds the first connection opened ahead of a request may take (the watch's connect).
-_CONNECT_AHEAD_TIMEOUT = 30.0
 
 #: An async callable returning a bearer token, called before each request (for exec creds).
 TokenSource = Callable[[], Awaitable[str]]
@@ -98,8 +97,11 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         handshake does not need it; a client certificate is part of the TLS context, so a
         client for one is built (and connects) only once the plugin has answered
         (:func:`cluster_inventory.credentials.connect_access`). Through an HTTP(S) proxy
-        the tunnel is the first request's to open (nothing is started). A failure is only
-        logged: the first request connects again and reports its own error.
+        the tunnel is the first request's to open (nothing is started). The connect is
+        bounded by the one client timeout (``kube._timeout.request_timeout``), and a
+        request waits for it no longer than its own ``_request_timeout`` lets it connect,
+        then connects itself. A failure is only logged (debug): the first request connects
+        again and reports its own error.
         """
         if self._connecting is None and not self.proxy:
             self._connecting = self._tasks.spawn(self._connect_ahead(), name="connect")
@@ -118,7 +120,7 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
             session=session,
             server_hostname=self.server_hostname,
         )
-        timeout = aiohttp.ClientTimeout(total=None, connect=_CONNECT_AHEAD_TIMEOUT)
+        timeout = aiohttp.ClientTimeout(total=None, connect=request_timeout())
         try:
             connection = await connector.connect(probe, [], timeout)
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
@@ -138,8 +140,9 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         connecting = self._connecting
         if connecting is not None:
             if not connecting.done():
-                # Cancelling this request must not cancel the connection others will use.
-                await asyncio.wait([connecting])
+                # No longer than this request would wait to connect (then it connects
+                # itself); cancelling it must not cancel the connection others will use.
+                await asyncio.wait([connecting], timeout=_connect_budget(kwargs))
             self._connecting = None
 
         async def send(sent_headers: Any) -> Any:
@@ -180,6 +183,23 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         )
         await self._on_unauthorized(refused.removeprefix("Bearer "))
         return await send({**others, "Authorization": f"Bearer {await self._token_source()}"})
+
+
+def _connect_budget(kwargs: dict[str, Any]) -> float | None:
+    """Seconds a request may spend connecting, from kubernetes_asyncio's ``_request_timeout``.
+
+    A number is the whole request's, a pair is ``(connect, read)``, a ``ClientTimeout`` says
+    it itself; None: no bound of the request's own.
+    """
+    timeout = kwargs.get("_request_timeout")
+    if isinstance(timeout, int | float):
+        return float(timeout)
+    if isinstance(timeout, tuple) and timeout:
+        return float(timeout[0])
+    if isinstance(timeout, aiohttp.ClientTimeout):
+        bound = timeout.connect or timeout.sock_connect or timeout.total
+        return float(bound) if bound else None
+    return None
 
 
 class _ApiClient(ApiClient):  # type: ignore[misc]

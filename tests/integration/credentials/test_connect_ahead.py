@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -28,8 +29,11 @@ from cluster_inventory.credentials import (
     resolve_access,
 )
 from cluster_inventory.credentials._exec import ExecCredential
+from tests.support.data.access_profiles import profile as access_profile
+from tests.support.data.access_profiles import providers as access_providers
 from tests.support.hub.published import Published
 from tests.support.network.proxies import serve_forward
+from tests.support.network.tarpit import serve_tarpit
 from tests.support.waiting import eventually
 
 
@@ -165,3 +169,25 @@ async def test_a_failing_plugin_leaves_no_connection_open(
     with pytest.raises(ExecPluginFailed):
         await connecting
     await eventually(lambda: forward.closed == 1, what="the connection opened ahead closed")
+
+
+async def test_a_silent_server_holds_a_request_no_longer_than_its_own_timeout() -> None:
+    # The connection opened ahead hangs in its handshake (a server that accepts and never
+    # answers); a request with a 1 s timeout must fail after about 1 s, not wait out the
+    # connect-ahead's own bound.
+    async with serve_tarpit() as tarpit:
+        access = resolve_access(access_profile(server=tarpit.server), access_providers())
+        cache = CredentialCache(fetch=lambda _: _credential("unused"))
+        client = await connect_access(access, cache=cache)
+        try:
+            await eventually(lambda: tarpit.connections == 1, what="the connection opened ahead")
+            started = time.monotonic()
+            with pytest.raises(kube.KubeError):
+                await kube.request(client, "GET", "/version", timeout=1.0)
+            assert time.monotonic() - started < 5.0
+        finally:
+            await client.close()
+
+
+async def _credential(token: str) -> ExecCredential:
+    return ExecCredential(token=token)
