@@ -118,7 +118,7 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
             URL(self._origin),
             loop=asyncio.get_running_loop(),
             session=session,
-            server_hostname=self.server_hostname,
+            server_hostname=self.server_hostname or None,  # it passes only a non-empty one
         )
         timeout = aiohttp.ClientTimeout(total=None, connect=request_timeout())
         try:
