@@ -157,6 +157,11 @@ async def reconcile_loop(
             if outcome == "error":
                 metrics.errors.labels(controller).inc()
             metrics.time.labels(controller).observe(time.perf_counter() - started)
+        # A reconcile that never waited (a not-ready profile, a cache hit) returns without
+        # giving the loop back, and get() hands out the next key at once: a worker draining
+        # a thousand keys listed together would hold the loop for all of them, ahead of
+        # whoever waits on that list (wait_synced) and of every socket. One turn per key.
+        await asyncio.sleep(0)
 
 
 class Workers(Generic[K]):

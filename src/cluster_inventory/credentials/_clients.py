@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from cluster_inventory import kube
 from cluster_inventory.credentials._access import ClusterAccess, resolve_access
 from cluster_inventory.credentials._cache import CredentialCache
+from cluster_inventory.credentials._exec import ExecCredential
 from cluster_inventory.credentials._providers import (
     ProviderConfig,
     exec_config_from_dict,
@@ -87,11 +88,44 @@ async def connect_access(
 ) -> kube.ApiClient:
     """Like :func:`connect`, from already resolved access settings.
 
+    When the credential is not cached yet, the client's first TCP connect and TLS handshake
+    run while the plugin does (:meth:`kube._transport._RESTClient.start_connecting`): a
+    bearer token is a header, which the handshake does not need. A plugin that answers with
+    a client certificate needs it in the handshake: that client is built, and connects,
+    once the credential is there, and the connection opened meanwhile is dropped (one
+    handshake thrown away on such a client's first connection).
+
     ``keepalive_timeout``: seconds an idle connection is kept (:func:`kube.new_client`).
+
+    Raises:
+        ExecPluginError: The plugin failed on the first credential.
+        KubeConfigError: The TLS material does not load.
     """
     cache = default_cache() if cache is None else cache
-    first = await cache.get(access)
-    if first.client_certificate_data is not None:
+    first = cache.peek(access)
+    if first is not None:
+        return await _client(access, first, cache, keepalive_timeout)
+    client = await _client(access, None, cache, keepalive_timeout)
+    try:
+        client.rest_client.start_connecting()
+        first = await cache.get(access)
+        if first.client_certificate_data is None:
+            return client
+    except BaseException:
+        await client.close()
+        raise
+    await client.close()
+    return await _client(access, first, cache, keepalive_timeout)
+
+
+async def _client(
+    access: ClusterAccess,
+    first: ExecCredential | None,
+    cache: CredentialCache,
+    keepalive_timeout: float,
+) -> kube.ApiClient:
+    """The client for ``access`` given its first credential (None: a bearer token to come)."""
+    if first is not None and first.client_certificate_data is not None:
         # A certificate lives in the TLS context: it is fixed for this client's lifetime.
         conn = access.connection(
             client_cert_data=first.client_certificate_data,

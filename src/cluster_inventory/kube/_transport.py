@@ -5,10 +5,17 @@ The transport under :func:`cluster_inventory.kube.new_client`: one aiohttp sessi
 source, and one retry after a 401 with a refreshed credential. Every request any client of
 ours sends passes here, so client-go's ``rest_client_*`` metrics are counted here
 (:class:`~cluster_inventory.kube._metrics.RestClientMetrics`).
+
+A client can open its first connection before it has a credential
+(:meth:`_RESTClient.start_connecting`): the TCP connect and TLS handshake of a bearer-token
+client need nothing from the exec plugin, so they run while the plugin does, and the first
+request takes that connection from the pool.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -16,13 +23,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+from yarl import URL
 
 from cluster_inventory.kube._k8s import ApiClient, ApiException
 from cluster_inventory.kube._k8s import rest as _rest
 from cluster_inventory.kube._metrics import RestClientMetrics
 from cluster_inventory.kube._proxy import proxy_connector
+from cluster_inventory.kube._tasks import TaskSet
+from cluster_inventory.kube._timeout import request_timeout
 
 __all__ = ["TokenSource", "UnauthorizedHook"]
+
+_log = logging.getLogger(__name__)
 
 #: An async callable returning a bearer token, called before each request (for exec creds).
 TokenSource = Callable[[], Awaitable[str]]
@@ -71,12 +83,67 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         self._on_unauthorized = on_unauthorized
         # client-go's `host` label is the URL's host:port; every request of a client has one.
         self._host = urlsplit(configuration.host).netloc
+        self._origin = configuration.host
         self._metrics = RestClientMetrics.for_registry()
+        self._tasks = TaskSet(f"client {self._host}", logger=_log)
+        self._connecting: asyncio.Task[None] | None = None
+
+    def start_connecting(self) -> None:
+        """Open the first connection to the server now, before any request needs it.
+
+        For a client whose credential is still being fetched (an exec plugin running): the
+        TCP connect and TLS handshake go on meanwhile, and the first request waits for them
+        instead of opening a second connection. A bearer token travels in a header, so the
+        handshake does not need it; a client certificate is part of the TLS context, so a
+        client for one is built (and connects) only once the plugin has answered
+        (:func:`cluster_inventory.credentials.connect_access`). Through an HTTP(S) proxy
+        the tunnel is the first request's to open (nothing is started). The connect is
+        bounded by the one client timeout (``kube._timeout.request_timeout``), and a
+        request waits for it no longer than its own ``_request_timeout`` lets it connect,
+        then connects itself. A failure is only logged (debug): the first request connects
+        again and reports its own error.
+        """
+        if self._connecting is None and not self.proxy:
+            self._connecting = self._tasks.spawn(self._connect_ahead(), name="connect")
+
+    async def _connect_ahead(self) -> None:
+        session = self.pool_manager
+        connector = session.connector
+        assert connector is not None  # the session was given one and owns it
+        # The request that will reuse the connection is built by kubernetes_asyncio with
+        # these same settings (no per-request ssl, server_hostname from tls-server-name):
+        # the same pool key.
+        probe = aiohttp.ClientRequest(
+            "GET",
+            URL(self._origin),
+            loop=asyncio.get_running_loop(),
+            session=session,
+            server_hostname=self.server_hostname or None,  # it passes only a non-empty one
+        )
+        timeout = aiohttp.ClientTimeout(total=None, connect=request_timeout())
+        try:
+            connection = await connector.connect(probe, [], timeout)
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            _log.debug("connecting ahead to %s failed: %s", self._host, exc)
+            return
+        connection.release()  # into the pool, for the first request
+
+    async def close(self) -> None:
+        """Stop connecting ahead and close the session."""
+        await self._tasks.stop()
+        await super().close()
 
     async def request(  # type: ignore[no-untyped-def]
         self, method, url, query_params=None, headers=None, body=None, **kwargs
     ):
         """Send one request; after a 401, refresh the credential and send it once more."""
+        connecting = self._connecting
+        if connecting is not None:
+            if not connecting.done():
+                # No longer than this request would wait to connect (then it connects
+                # itself); cancelling it must not cancel the connection others will use.
+                await asyncio.wait([connecting], timeout=_connect_budget(kwargs))
+            self._connecting = None
 
         async def send(sent_headers: Any) -> Any:
             start = time.monotonic()
@@ -116,6 +183,23 @@ class _RESTClient(_rest.RESTClientObject):  # type: ignore[misc]
         )
         await self._on_unauthorized(refused.removeprefix("Bearer "))
         return await send({**others, "Authorization": f"Bearer {await self._token_source()}"})
+
+
+def _connect_budget(kwargs: dict[str, Any]) -> float | None:
+    """Seconds a request may spend connecting, from kubernetes_asyncio's ``_request_timeout``.
+
+    A number is the whole request's, a pair is ``(connect, read)``, a ``ClientTimeout`` says
+    it itself; None: no bound of the request's own.
+    """
+    timeout = kwargs.get("_request_timeout")
+    if isinstance(timeout, int | float):
+        return float(timeout)
+    if isinstance(timeout, tuple) and timeout:
+        return float(timeout[0])
+    if isinstance(timeout, aiohttp.ClientTimeout):
+        bound = timeout.connect or timeout.sock_connect or timeout.total
+        return float(bound) if bound else None
+    return None
 
 
 class _ApiClient(ApiClient):  # type: ignore[misc]

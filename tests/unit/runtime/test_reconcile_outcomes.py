@@ -251,3 +251,32 @@ def test_kinds_parse_as_group_version_kind(kind: str, parts: tuple[str, str, str
 def test_malformed_kinds_are_refused_with_the_value(kind: str) -> None:
     with pytest.raises(ValueError, match="group/version/Kind"):
         kube.parse_kind(kind)
+
+
+async def test_a_worker_gives_the_loop_back_between_keys_that_never_wait() -> None:
+    # 1,000 profiles listed together, each reconcile returning at once (not ready): the
+    # worker must not hold the loop for all of them ahead of a task woken by the same list.
+    registry = CollectorRegistry()
+    queue = _queue(registry)
+    done: list[str] = []
+
+    async def reconcile(key: str) -> None:
+        done.append(key)
+
+    for i in range(100):
+        queue.add(f"k{i}")
+    woken = asyncio.Event()
+    worker = await _run(queue, reconcile, registry)
+    woken.set()  # like an informer's synced: its waiter is queued behind the worker
+
+    async def waiter() -> int:
+        await woken.wait()
+        return len(done)
+
+    seen = await asyncio.get_running_loop().create_task(waiter())
+    try:
+        assert seen < 100
+        await _until(lambda: len(done) == 100)
+    finally:
+        worker.cancel()
+        await asyncio.gather(worker, return_exceptions=True)
