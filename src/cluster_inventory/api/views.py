@@ -37,6 +37,7 @@ __all__ = [
     "ConditionView",
     "EventView",
     "ProfileView",
+    "ReviewView",
     "format_micro_time",
     "format_time",
     "parse_time",
@@ -430,4 +431,39 @@ class EventView:
             last=last,
             count=_count(series.get("count")) or _count(event.get("deprecatedCount")) or 1,
             regarding=_strings(event.get("regarding")),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewView:
+    """The answer of a ``TokenReview`` or a ``SubjectAccessReview``, decoded once.
+
+    ``authentication.k8s.io/v1`` and ``authorization.k8s.io/v1``; like :class:`ProfileView`
+    it never raises.
+
+    Attributes:
+        authenticated: ``status.authenticated`` (a TokenReview), False when absent.
+        allowed: ``status.allowed`` (a SubjectAccessReview), False when absent.
+        username: ``status.user.username`` ("" when absent).
+        groups: ``status.user.groups`` (strings only).
+    """
+
+    authenticated: bool
+    allowed: bool
+    username: str
+    groups: tuple[str, ...]
+
+    @classmethod
+    def of(cls, review: Mapping[str, Any]) -> ReviewView:
+        """Decode ``review`` (the server's answer to a create of either kind)."""
+        status = _mapping(review.get("status"))
+        user = _mapping(status.get("user"))
+        groups = user.get("groups")
+        return cls(
+            authenticated=status.get("authenticated") is True,
+            allowed=status.get("allowed") is True,
+            username=_text(user.get("username")),
+            groups=tuple(g for g in groups if isinstance(g, str))
+            if isinstance(groups, list)
+            else (),
         )

@@ -29,6 +29,7 @@ from typing import Any
 
 from cluster_inventory import kube
 from cluster_inventory.api.agents import agent_user, check_member_name
+from cluster_inventory.api.views import ReviewView
 
 __all__ = [
     "AgentPeer",
@@ -169,11 +170,10 @@ class Authenticator:
         review = await kube.create(
             self.hub, kube.TOKEN_REVIEWS, {"metadata": {}, "spec": {"token": token}}
         )
-        status = review.get("status") or {}
-        if not status.get("authenticated"):
+        answer = ReviewView.of(review)
+        if not answer.authenticated:
             raise AgentRefused(401, "the hub did not authenticate the bearer token")
-        info = status.get("user") or {}
-        return str(info.get("username", "")), tuple(str(g) for g in info.get("groups") or ())
+        return answer.username, answer.groups
 
     async def allowed(self, member: str, user: str, groups: Sequence[str]) -> bool:
         """True if the hub lets ``user`` in ``groups`` update member ``member``'s Lease.
@@ -199,4 +199,4 @@ class Authenticator:
                 },
             },
         )
-        return bool((review.get("status") or {}).get("allowed"))
+        return ReviewView.of(review).allowed
