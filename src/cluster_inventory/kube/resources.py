@@ -79,18 +79,10 @@ CERTIFICATE_SIGNING_REQUESTS = _GroupVersion("certificates.k8s.io", "v1").resour
     "certificatesigningrequests", "CertificateSigningRequest", namespaced=False
 )
 #: Asked by the cluster proxy of an agent's bearer token (``docs/cluster-proxy.md``).
-TOKEN_REVIEWS = Resource(
-    group="authentication.k8s.io",
-    version="v1",
-    plural="tokenreviews",
-    kind="TokenReview",
-    namespaced=False,
+TOKEN_REVIEWS = _GroupVersion("authentication.k8s.io", "v1").resource(
+    "tokenreviews", "TokenReview", namespaced=False
 )
 #: Asked by the cluster proxy: may this agent identity still write its member's Lease?
-SUBJECT_ACCESS_REVIEWS = Resource(
-    group="authorization.k8s.io",
-    version="v1",
-    plural="subjectaccessreviews",
-    kind="SubjectAccessReview",
-    namespaced=False,
+SUBJECT_ACCESS_REVIEWS = _GroupVersion("authorization.k8s.io", "v1").resource(
+    "subjectaccessreviews", "SubjectAccessReview", namespaced=False
 )
