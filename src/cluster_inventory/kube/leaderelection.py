@@ -30,7 +30,7 @@ from cluster_inventory._clock import utcnow
 from cluster_inventory.api import format_micro_time
 from cluster_inventory.kube._client import clone_client
 from cluster_inventory.kube._k8s import ApiClient
-from cluster_inventory.kube._metrics import LeaseMetrics, collectors_for
+from cluster_inventory.kube._metrics import LeaseMetrics, PerRegistry, metric
 from cluster_inventory.kube._resources import request
 from cluster_inventory.kube._tasks import cancel_and_wait
 from cluster_inventory.kube.background import BackgroundLoop
@@ -49,12 +49,12 @@ __all__ = ["LeaderElectionConfig", "LeaderElector"]
 _log = logging.getLogger(__name__)
 
 
-def _leader_gauge(registry: CollectorRegistry) -> Gauge:
-    return Gauge(
-        "leader_election_master_status",
-        "Is this replica the leader (1/0)",
-        ["name"],
-        registry=registry,
+@dataclass(frozen=True)
+class _LeaderMetrics(PerRegistry):
+    """client-go's leader-election gauge, by Lease name (1 while this replica leads)."""
+
+    master_status: Gauge = metric(
+        Gauge, "leader_election_master_status", "Is this replica the leader (1/0)", ["name"]
     )
 
 
@@ -120,7 +120,7 @@ class LeaderElector:
         self._observed_at = 0.0
         self._lease: dict[str, Any] | None = None
         self._leader = False
-        self._gauge = collectors_for(_leader_gauge, registry)
+        self._gauge = _LeaderMetrics.for_registry(registry).master_status
         self._gauge.labels(config.name).set(0)
 
     @property

@@ -33,6 +33,7 @@ import abc
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
@@ -67,14 +68,19 @@ __all__ = ["MirrorOptions", "ProfileMirror"]
 _PLAN = "\x00plan"
 
 
-def _render_failing_gauge(registry: CollectorRegistry) -> Gauge:
-    # A gauge, not a counter: a failed render is not retried until the profile changes, so
-    # only "how many are failing now" can hold an alert until the cause is fixed.
-    return Gauge(
+@dataclass(frozen=True)
+class _MirrorMetrics(kube.PerRegistry):
+    """The syncs' render failures, by controller.
+
+    A gauge, not a counter: a failed render is not retried until the profile changes, so
+    only "how many are failing now" can hold an alert until the cause is fixed.
+    """
+
+    render_failing: Gauge = kube.metric(
+        Gauge,
         "cluster_inventory_sync_render_failing",
         "Targets whose ClusterProfile does not render (the last good target is kept)",
         ["controller"],
-        registry=registry,
     )
 
 
@@ -167,7 +173,7 @@ class ProfileMirror(Controller[str], TargetWrites, abc.ABC):
         )
         #: Targets whose profile last failed to render (their last good target stays).
         self._render_failed: set[str] = set()
-        self._render_failing = kube.collectors_for(_render_failing_gauge, registry).labels(
+        self._render_failing = _MirrorMetrics.for_registry(registry).render_failing.labels(
             self.controller
         )
         self._render_failing.set(0)
