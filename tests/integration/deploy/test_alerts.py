@@ -16,8 +16,8 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory.credentials._cache import CredentialMetrics
-from cluster_inventory.integrations.sync._mirror import _render_failing_gauge
-from cluster_inventory.kube.leaderelection import _leader_gauge
+from cluster_inventory.integrations.sync._mirror import _MirrorMetrics
+from cluster_inventory.kube.leaderelection import _LeaderMetrics
 from cluster_inventory.kube.workqueue import WorkQueueMetrics
 from cluster_inventory.manager._metrics import ManagerMetrics
 from cluster_inventory.runtime._metrics import FleetMetrics
@@ -37,10 +37,10 @@ def exported_metric_names() -> set[str]:
     ManagerMetrics.create(registry)
     kube.ReconcileMetrics.for_registry(registry)
     WorkQueueMetrics(registry)
-    _leader_gauge(registry)
+    _LeaderMetrics.create(registry)
     FleetMetrics.create(registry)
     CredentialMetrics.create(registry)
-    _render_failing_gauge(registry)
+    _MirrorMetrics.create(registry)
     names = set()
     for family in registry.collect():
         names.add(family.name)
