@@ -13,7 +13,10 @@ nothing loads into a pytest run that does not ask.
 What a harness user builds beside a fleet is public here too: :class:`CertificateAuthority`
 (serving and client certificates the control planes trust, e.g. for a webhook),
 :class:`ManagedProcess` and :func:`free_port` (a child process that dies with the test run),
-and :class:`StartStop` (the async or sync context-manager shape of :class:`ControlPlane`).
+and :class:`StartStop` (the async or sync context-manager shape of :class:`ControlPlane`);
+:func:`netns_member` (:mod:`.netns`) runs a member in a network namespace of its own, which
+nothing on the host routes to (a member behind NAT, reached by its agent), and
+:func:`serve_forward` is the port forward that bridges it.
 
 What only this repository's tests and benches use (virtual members, upstream builders, interop
 checks, chart and browser helpers) is the workshop, ``cluster_inventory_workshop``, kept out
@@ -28,6 +31,7 @@ from cluster_inventory._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cluster_inventory.testing._certs import CertificateAuthority, KeyPair
+    from cluster_inventory.testing._forward import pipe, serve_forward
     from cluster_inventory.testing._lifecycle import StartStop
     from cluster_inventory.testing._process import ManagedProcess, free_port
     from cluster_inventory.testing.assets import (
@@ -53,6 +57,13 @@ if TYPE_CHECKING:
         stop_detached_member,
     )
     from cluster_inventory.testing.gobuild import GoBuildError, GoNotFoundError, cache_root
+    from cluster_inventory.testing.netns import (
+        NetnsMember,
+        NetnsMemberError,
+        NetnsRefusedError,
+        netns_member,
+        netns_refused,
+    )
 
 __all__ = [
     "BINARIES",
@@ -69,6 +80,9 @@ __all__ = [
     "KeptFleetError",
     "KeyPair",
     "ManagedProcess",
+    "NetnsMember",
+    "NetnsMemberError",
+    "NetnsRefusedError",
     "StartStop",
     "assets_dir",
     "cache_root",
@@ -76,6 +90,10 @@ __all__ = [
     "free_port",
     "install_assets",
     "missing_binaries",
+    "netns_member",
+    "netns_refused",
+    "pipe",
+    "serve_forward",
     "start_detached_member",
     "stop_detached",
     "stop_detached_member",
@@ -109,6 +127,13 @@ _WHERE = {
     "GoBuildError": "gobuild",
     "GoNotFoundError": "gobuild",
     "cache_root": "gobuild",
+    "pipe": "_forward",
+    "serve_forward": "_forward",
+    "NetnsMember": "netns",
+    "NetnsMemberError": "netns",
+    "NetnsRefusedError": "netns",
+    "netns_member": "netns",
+    "netns_refused": "netns",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ManagedProcess", "free_port"]
+__all__ = ["ManagedProcess", "free_port", "pid_alive"]
 
 _PR_SET_PDEATHSIG = 1
 _LIVE: set[ManagedProcess] = set()
@@ -38,6 +38,23 @@ def _die_with_parent(parent_pid: int) -> None:
         pass
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(1)
+
+
+def pid_alive(pid: int) -> bool:
+    """True while process ``pid`` runs (a zombie is dead; a child of ours is reaped here)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except OSError:
+        return False
 
 
 def free_port(host: str = "127.0.0.1") -> int:

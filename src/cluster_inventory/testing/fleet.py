@@ -34,7 +34,7 @@ from typing import Any
 from cluster_inventory import api, kube
 from cluster_inventory.api import objects
 from cluster_inventory.testing._lifecycle import StartStop
-from cluster_inventory.testing._process import ManagedProcess
+from cluster_inventory.testing._process import ManagedProcess, pid_alive
 from cluster_inventory.testing.controlplane import (
     SIGNER_CONTROLLER,
     ControlPlane,
@@ -262,7 +262,7 @@ def _terminate(pids: list[int], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     alive = list(pids)
     while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if _alive(p)]
+        alive = [p for p in alive if pid_alive(p)]
         time.sleep(0.05)
     for pid in alive:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -312,7 +312,7 @@ def stop_detached_member(
     pid = entry.get("pid")
     if pid is not None:
         pid = int(pid)
-    if pid is None or not _alive(pid):
+    if pid is None or not pid_alive(pid):
         raise KeptFleetError(
             f"member {name!r}: kube-apiserver is not running; "
             f"start it with `cluster-inventory fleet start-member {name}`"
@@ -320,12 +320,12 @@ def stop_detached_member(
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL if kill else signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:
+    while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    if _alive(pid):
+    if pid_alive(pid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-        while _alive(pid):
+        while pid_alive(pid):
             time.sleep(0.02)
     entry["pid"] = None
     state["pids"] = [p for p in state.get("pids", []) if p != pid]
@@ -352,7 +352,7 @@ async def start_detached_member(workdir: Path, name: str) -> int:
             its last output).
     """
     state, entry = _kept_member(workdir, name)
-    if entry.get("pid") is not None and _alive(entry["pid"]):
+    if entry.get("pid") is not None and pid_alive(entry["pid"]):
         raise KeptFleetError(f"member {name!r}: kube-apiserver already runs (pid {entry['pid']})")
     proc = ManagedProcess(f"{name}/kube-apiserver", entry["argv"], Path(entry["log"]), detach=True)
     proc.start()
@@ -372,19 +372,3 @@ async def start_detached_member(workdir: Path, name: str) -> int:
     state["pids"] = [*state.get("pids", []), proc.pid]
     (workdir / _STATE_FILE).write_text(json.dumps(state, indent=2))
     return proc.pid
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split()[2] != "Z"
-    except OSError:
-        return False

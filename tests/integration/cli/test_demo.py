@@ -2,7 +2,8 @@
 
 The demo starts its own hub and three members, so these tests check what a new user sees:
 the profile table (member3 joined in pull mode, by its agent: docs/agent.md), the consumer's
-view through the exec plugin, a placement and an apply to it, the outage and recovery (of
+view through the exec plugin, member3 in a network namespace of its own reached by team-b's
+consumer through the hub's cluster proxy, a placement and an apply to it, the outage and recovery (of
 the agent member: its agent reports it), and that nothing it started is left running. It runs once, as a
 user who installed the wheel would run it: from the session's wheel in a fresh venv outside
 the checkout, with the control-plane binaries in the cache and no Go on ``PATH``.
@@ -141,6 +142,18 @@ def test_demo_from_the_wheel_without_go_shows_profiles_a_consumer_and_an_outage(
     assert all(r["SERVER"].startswith("https://127.0.0.1:") for r in served)
     after = _section(out, f"after {team_a}/member1 went:")
     assert [r["PROFILE"] for r in after] == [f"{team_a}/member2"]
+
+    # member3 ran in its own network namespace; team-b's consumer reached it through the
+    # hub's cluster proxy with nothing but its profile (docs/cluster-proxy.md).
+    team_b = INVENTORIES[1].namespace
+    [proxied] = _section(out, f"THROUGH THE CLUSTER PROXY as {team_b}/{CONSUMER}")
+    assert proxied["PROFILE"] == f"{team_b}/member3"
+    assert proxied["SERVER"] == "https://member3"
+    assert proxied["PROXY-URL"].startswith("http://127.0.0.1:"), proxied
+    namespaces = proxied["NAMESPACES ON THE MEMBER"].split(",")
+    assert {"default", "kube-system", "cluster-inventory-system"} <= set(namespaces)
+    assert "It ran in its own network namespace, with no route from the hub" in out
+    assert "starting member3 in its own network namespace" in result.stderr
 
     down = re.search(
         r"^member3 stopped: ControlPlaneHealthy=False \((\w+)\) on (.+) [\d.]+ s after", out, re.M

@@ -29,10 +29,10 @@ from cluster_inventory.credentials import (
     resolve_access,
 )
 from cluster_inventory.credentials._exec import ExecCredential
+from cluster_inventory.testing import serve_forward
 from tests.support.data.access_profiles import profile as access_profile
 from tests.support.data.access_profiles import providers as access_providers
 from tests.support.hub.published import Published
-from tests.support.network.proxies import serve_forward
 from tests.support.network.tarpit import serve_tarpit
 from tests.support.waiting import eventually
 

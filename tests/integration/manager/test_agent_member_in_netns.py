@@ -26,7 +26,7 @@ from cluster_inventory.api.constants import (
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import Fleet, ManagedProcess
 from tests.support.hub.manager import running_manager
-from tests.support.network.netns import NetnsMember, netns_member
+from tests.support.network.netns import NetnsMember, edge_proxy, netns_member, tunnels
 from tests.support.network.proxies import hostport
 from tests.support.waiting import eventually
 
@@ -100,7 +100,7 @@ async def test_a_member_in_its_own_network_namespace_reports_and_is_reached_thro
             return ns.start_agent(
                 name, "--hub-kubeconfig", str(hub_kubeconfig), "-n", test_namespace,
                 "--server", ns.server, "--ca-file", str(ns.ca_path),
-                "--proxy-url", ns.proxies[scheme], "--lease-duration", str(LEASE),
+                "--proxy-url", edge_proxy(ns, scheme), "--lease-duration", str(LEASE),
                 "--probe-interval", "0.5",
             )  # fmt: skip
 
@@ -110,7 +110,11 @@ async def test_a_member_in_its_own_network_namespace_reports_and_is_reached_thro
                 providers = (p.get("status") or {}).get("accessProviders") or ()
                 if _condition(p, CONDITION_CONTROL_PLANE_HEALTHY)[0] != "True" or not providers:
                     return None
-                return p if providers[0]["cluster"].get("proxy-url") == ns.proxies[scheme] else None
+                return (
+                    p
+                    if providers[0]["cluster"].get("proxy-url") == edge_proxy(ns, scheme)
+                    else None
+                )
 
             return probe
 
@@ -135,7 +139,7 @@ async def test_a_member_in_its_own_network_namespace_reports_and_is_reached_thro
             uid = (await kube.get(consumer, kube.NAMESPACES, "kube-system"))["metadata"]["uid"]
             body = {"metadata": {"name": prop}, "spec": {"value": "through-the-tunnel"}}
             await kube.apply(consumer, kube.CLUSTER_PROPERTIES, body, field_manager="t")
-        assert hostport(ns.server) in ns.tunnels("http")
+        assert hostport(ns.server) in tunnels(ns, "http")
         assert p["metadata"]["labels"][LABEL_INVENTORY_MEMBER_ID] == uid
 
         async def property_reported() -> bool:
@@ -167,4 +171,4 @@ async def test_a_member_in_its_own_network_namespace_reports_and_is_reached_thro
         [provider] = p["status"]["accessProviders"]
         async with await kube.new_client(_consumer(provider["cluster"], ns)) as consumer:
             await kube.delete(consumer, kube.CLUSTER_PROPERTIES, prop)
-        assert hostport(ns.server) in ns.tunnels("socks5")
+        assert hostport(ns.server) in tunnels(ns, "socks5")

@@ -14,7 +14,7 @@ import base64
 import contextlib
 import ipaddress
 import struct
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from cluster_inventory.api.constants import EXTENSION_EXEC
+from cluster_inventory.testing import pipe
 
 if TYPE_CHECKING:
     from cluster_inventory.testing import ControlPlane
@@ -39,18 +40,6 @@ class Proxy:
     @property
     def url(self) -> str:
         return f"{self.scheme}://127.0.0.1:{self.port}"
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, asyncio.CancelledError):
-        pass
-    finally:
-        with contextlib.suppress(Exception):
-            writer.close()
 
 
 async def _socks5_target(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> str:
@@ -125,7 +114,7 @@ async def serve_proxy(
         assert task is not None
         tunnels.add(task)
         try:
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
         finally:
             tunnels.discard(task)
 
@@ -142,52 +131,6 @@ async def serve_proxy(
             task.cancel()
         await asyncio.gather(*tunnels, return_exceptions=True)
         await server.wait_closed()
-
-
-@contextlib.asynccontextmanager
-async def serve_forward(
-    listen: Callable[[Callable[..., Awaitable[None]]], Awaitable[asyncio.Server]],
-    dial: Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]],
-) -> AsyncIterator[asyncio.Server]:
-    """A port forward while the block runs: each connection ``listen`` accepts is piped to one
-    ``dial`` opens (a connection ``dial`` cannot open is closed).
-
-    Args:
-        listen: Starts the server with the handler given, e.g.
-            ``lambda h: asyncio.start_unix_server(h, path)``.
-        dial: Opens the upstream connection, e.g.
-            ``lambda: asyncio.open_connection("127.0.0.1", port)``.
-    """
-    tunnels: set[asyncio.Task[None]] = set()
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            up_reader, up_writer = await dial()
-        except OSError:
-            writer.close()
-            return
-        task = asyncio.current_task()
-        assert task is not None
-        tunnels.add(task)
-        try:
-            # Cancelled at the end of the block: asyncio would log a cancelled handler.
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-        finally:
-            tunnels.discard(task)
-
-    server = await listen(handle)
-    try:
-        yield server
-    finally:
-        server.close()
-        for task in list(tunnels):
-            task.cancel()
-        await asyncio.gather(*tunnels, return_exceptions=True)
-        await server.wait_closed()
-
-
-# -- profiles and kubeconfigs behind a proxy ------------------------------------------
 
 
 def hostport(server: str) -> str:

@@ -15,11 +15,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import DEFAULT_CONSUMER_SERVICE_ACCOUNT, FIELD_MANAGER_DEMO
+from cluster_inventory.api.constants import DEFAULT_CONSUMER_SERVICE_ACCOUNT
 from cluster_inventory.cli._files import write_private
-from cluster_inventory.cli.demo._plan import MANAGER_NAMESPACE, DemoMember, DemoRun
+from cluster_inventory.cli.demo._isolated import IsolatedMember
+from cluster_inventory.cli.demo._plan import MANAGER_NAMESPACE, DemoMember, DemoRun, manifest
 from cluster_inventory.manager.admin.agent_bootstrap import issue_bootstrap_kubeconfig
 from cluster_inventory.manager.admin.agents import accept
 from cluster_inventory.testing import ManagedProcess
@@ -42,17 +44,22 @@ def agent_member(members: list[DemoMember]) -> DemoMember | None:
     return staging_only[-1] if staging_only else None
 
 
-async def join_by_agent(demo: DemoRun, hub: kube.ApiClient, member: DemoMember) -> ManagedProcess:
+async def join_by_agent(
+    demo: DemoRun, hub: kube.ApiClient, member: DemoMember, isolated: IsolatedMember | None
+) -> ManagedProcess:
     """Accept the member, issue its bootstrap kubeconfig, start the agent.
 
+    With ``isolated`` the member and its agent run in the member's own network namespace
+    and the agent keeps a tunnel to the hub's cluster proxy; otherwise both are on the
+    host's loopback.
+
     Returns:
-        The running agent (adopted by the fleet: stopped with it).
+        The running agent (stopped with the fleet, or with the namespace).
 
     Raises:
         CertificateRequestError: The hub did not sign the bootstrap credential.
         KubeAPIError: A write was refused.
     """
-    cp = demo.fleet.member(member.name)
     home = demo.fleet.workdir / f"agent-{member.name}"
     home.mkdir(parents=True, exist_ok=True)
     acceptance = await accept(hub, MANAGER_NAMESPACE, member.name, list(member.clustersets))
@@ -61,10 +68,15 @@ async def join_by_agent(demo: DemoRun, hub: kube.ApiClient, member: DemoMember) 
     )
     bootstrap = home / "bootstrap.kubeconfig"
     write_private(bootstrap, json.dumps(issued.kubeconfig, indent=2) + "\n")
-    async with await cp.client() as admin:
-        await _consumer_account(admin)
+    await demo.apply_on_member(member.name, _consumer_account())
+    if isolated is None:
+        cp = demo.fleet.member(member.name)
+        server, kubeconfig, ca_pem = cp.server, cp.kubeconfig_path, cp.ca_pem
+    else:
+        ns = isolated.ns
+        server, kubeconfig, ca_pem = ns.server, ns.kubeconfig_path, ns.ca_pem
     ca_file = home / "member-ca.pem"
-    ca_file.write_bytes(cp.ca_pem)
+    ca_file.write_bytes(ca_pem)
     argv = [
         sys.executable,
         "-m",
@@ -74,14 +86,18 @@ async def join_by_agent(demo: DemoRun, hub: kube.ApiClient, member: DemoMember) 
         f"--name={member.name}",
         f"--bootstrap-kubeconfig={bootstrap}",
         f"--state-dir={home / 'state'}",
-        f"--kubeconfig={cp.kubeconfig_path}",
+        f"--kubeconfig={kubeconfig}",
         f"--namespace={MANAGER_NAMESPACE}",
-        f"--server={cp.server}",
+        f"--server={server}",
         f"--ca-file={ca_file}",
         f"--lease-duration={AGENT_LEASE_SECONDS}",
         "--probe-interval=1",
         f"--consumer-service-account={_CONSUMER_NAMESPACE}/{DEFAULT_CONSUMER_SERVICE_ACCOUNT}",
     ]
+    if isolated is not None:
+        return isolated.ns.start(
+            f"agent-{member.name}", argv + isolated.agent_flags(), home / "agent.log"
+        )
     agent = ManagedProcess(
         f"agent-{member.name}", argv, home / "agent.log", detach=demo.fleet.detach
     )
@@ -90,7 +106,7 @@ async def join_by_agent(demo: DemoRun, hub: kube.ApiClient, member: DemoMember) 
     return agent
 
 
-async def _consumer_account(admin: kube.ApiClient) -> None:
+def _consumer_account() -> list[dict[str, Any]]:
     """The member admin's part: the consumers' ServiceAccount, bound to ``view``.
 
     What consumers may do on an agent member is its admin's choice (``docs/agent.md``,
@@ -102,12 +118,11 @@ async def _consumer_account(admin: kube.ApiClient) -> None:
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
         "subjects": [{"kind": "ServiceAccount", **meta}],
     }
-    for resource, body in (
-        (kube.NAMESPACES, {"metadata": {"name": _CONSUMER_NAMESPACE}}),
-        (kube.SERVICE_ACCOUNTS, {"metadata": meta}),
-        (kube.CLUSTER_ROLE_BINDINGS, binding),
-    ):
-        await kube.apply(admin, resource, body, field_manager=FIELD_MANAGER_DEMO)
+    return [
+        manifest(kube.NAMESPACES, {"metadata": {"name": _CONSUMER_NAMESPACE}}),
+        manifest(kube.SERVICE_ACCOUNTS, {"metadata": meta}),
+        manifest(kube.CLUSTER_ROLE_BINDINGS, binding),
+    ]
 
 
 def agent_log(demo: DemoRun, member: DemoMember) -> Path:

@@ -47,7 +47,8 @@ async def make_consumer(demo: DemoRun, hub: kube.ApiClient, namespace: str) -> t
     }
     await kube.apply(hub, kube.ROLE_BINDINGS, binding, field_manager=FIELD_MANAGER_DEMO)
     token = await kube.request_service_account_token(hub, namespace, CONSUMER)
-    home = demo.fleet.workdir / "consumer"
+    first = namespace == INVENTORIES[0].namespace
+    home = demo.fleet.workdir / ("consumer" if first else f"consumer-{namespace}")
     home.mkdir(parents=True, exist_ok=True)
     config = demo.fleet.hub.kubeconfig(CONSUMER, token=token.token, namespace=namespace)
     kubeconfig = home / "kubeconfig"

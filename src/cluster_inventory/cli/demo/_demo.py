@@ -23,6 +23,11 @@ from cluster_inventory.cli.demo._agent import agent_log, agent_member, join_by_a
 from cluster_inventory.cli.demo._consumer import consume, make_consumer
 from cluster_inventory.cli.demo._display import Display
 from cluster_inventory.cli.demo._integrations import consumers_served
+from cluster_inventory.cli.demo._isolated import (
+    IsolatedMember,
+    reach_through_proxy,
+    start_isolated,
+)
 from cluster_inventory.cli.demo._outage import outage
 from cluster_inventory.cli.demo._placement import place_and_apply
 from cluster_inventory.cli.demo._plan import (
@@ -36,11 +41,12 @@ from cluster_inventory.cli.demo._plan import (
     Outcome,
     demo_members,
     explain,
+    manifest,
     poll,
     register_one,
 )
 from cluster_inventory.cli.profiles import access_provider_names, properties_text
-from cluster_inventory.testing import DEFAULT_CONTROLLERS, Fleet, ManagedProcess
+from cluster_inventory.testing import DEFAULT_CONTROLLERS, Fleet, ManagedProcess, netns_refused
 
 __all__ = ["Demo", "profile_table"]
 
@@ -68,20 +74,26 @@ class Demo:
         ready_timeout: float = 300.0,
     ) -> None:
         self.members = demo_members(members)
+        #: The member that joins by its agent (pull mode), if there is one.
+        self.agent_member = agent_member(self.members)
+        #: Why the agent member does not run in its own network namespace ("" when it does).
+        self.not_isolated = _why_not_isolated(keep) if self.agent_member is not None else ""
+        isolated = self.agent_member if not self.not_isolated else None
         self.keep = keep
         self.out = out
         self.err = err or Console(stderr=True)
         self.ready_timeout = ready_timeout
         self.fleet = Fleet(
-            [m.name for m in self.members],
+            [m.name for m in self.members if m is not isolated],
             workdir=workdir,
             hub_controllers=DEFAULT_CONTROLLERS,
             member_controllers=DEFAULT_CONTROLLERS,
             agent_join=True,
             detach=keep,
         )
-        #: The member that joins by its agent (pull mode), if there is one.
-        self.agent_member = agent_member(self.members)
+        #: The agent member in its network namespace and the cluster proxy, once started.
+        self.isolated: IsolatedMember | None = None
+        self._isolation = contextlib.AsyncExitStack()
         self.agent: ManagedProcess | None = None
         self.manager: ManagedProcess | None = None
         self.outcome = Outcome()
@@ -133,13 +145,23 @@ class Demo:
                 await self.stop()
 
     async def stop(self) -> None:
-        """Stop the manager and the fleet (idempotent)."""
-        await self.fleet.stop()
+        """Stop the isolated member, the proxy, the manager and the fleet (idempotent)."""
+        try:
+            await self._isolation.aclose()
+        finally:
+            await self.fleet.stop()
 
     async def _run_steps(self) -> None:
-        n = len(self.members)
+        n = len(self.fleet.members)
         async with self.step(f"starting a hub and {n} member cluster{'s' * (n > 1)}"):
             await self.fleet.start()
+        if self.agent_member is not None and not self.not_isolated:
+            name = self.agent_member.name
+            title = f"starting {name} in its own network namespace, and the hub's cluster proxy"
+            async with self.step(title):
+                self.isolated = await start_isolated(
+                    self, self._isolation, name, DEFAULT_CONTROLLERS
+                )
         async with await self.fleet.hub.client() as hub:
             inventories = ", ".join(f"{i.namespace} ({i.clusterset})" for i in INVENTORIES)
             async with self.step(f"creating inventories {inventories} on the hub"):
@@ -150,7 +172,7 @@ class Demo:
             if self.agent_member is not None:
                 name = self.agent_member.name
                 async with self.step(f"joining {name} by its agent (pull mode)"):
-                    self.agent = await join_by_agent(self, hub, self.agent_member)
+                    self.agent = await join_by_agent(self, hub, self.agent_member, self.isolated)
             async with self.step("publishing ClusterProperty objects on the members"):
                 await self._publish_properties()
             async with self.step("starting the cluster manager"):
@@ -169,10 +191,54 @@ class Demo:
                 await consume(self, hub, me, first, providers)
                 await place_and_apply(self, hub, me, first, providers)
             await consumers_served(self, hub, first, providers)
+            if self.isolated is not None:
+                await self._reach_isolated(hub, self.isolated)
             await outage(self, hub)
         self.out("\n" + self.summary() + "\n")
         if self.keep:
             self.out(self.next_steps())
+
+    async def _reach_isolated(self, hub: kube.ApiClient, isolated: IsolatedMember) -> None:
+        second = INVENTORIES[1].namespace
+        async with self.step(f"setting up the consumer {second}/{CONSUMER}"):
+            kubeconfig, providers = await make_consumer(self, hub, second)
+        title = f"reaching {isolated.name} through the cluster proxy as {second}/{CONSUMER}"
+        async with (
+            self.step(title),
+            await kube.new_client(kube.connection_from_kubeconfig(kubeconfig)) as me,
+        ):
+            await reach_through_proxy(self, me, second, providers, isolated)
+
+    # -- members, where they run ------------------------------------------------------
+    async def apply_on_member(self, name: str, manifests: list[dict[str, Any]]) -> None:
+        """Apply ``manifests`` (full objects) on member ``name`` as its admin.
+
+        The isolated member's admin applies them from inside its namespace.
+
+        Raises:
+            KubeAPIError, NetnsMemberError: A write was refused.
+        """
+        if self.isolated is not None and name == self.isolated.name:
+            await self.isolated.ns.apply(manifests, FIELD_MANAGER_DEMO)
+            return
+        async with await self.fleet.member(name).client() as client:
+            for body in manifests:
+                resource = await kube.resolve_kind(client, f"{body['apiVersion']}/{body['kind']}")
+                await kube.apply(client, resource, body, field_manager=FIELD_MANAGER_DEMO)
+
+    async def stop_member(self, name: str) -> None:
+        """Stop member ``name``'s API server, wherever it runs (its data stays)."""
+        if self.isolated is not None and name == self.isolated.name:
+            await self.isolated.ns.stop_apiserver()
+        else:
+            await self.fleet.stop_member(name)
+
+    async def start_member(self, name: str) -> None:
+        """Start member ``name``'s API server again on its address."""
+        if self.isolated is not None and name == self.isolated.name:
+            await self.isolated.ns.start_apiserver()
+        else:
+            await self.fleet.start_member(name)
 
     async def _create_inventories(self, hub: kube.ApiClient) -> None:
         manager_namespace = {"metadata": {"name": MANAGER_NAMESPACE}}
@@ -193,15 +259,14 @@ class Demo:
 
     async def _publish_properties(self) -> None:
         for member in self.members:
-            async with await self.fleet.member(member.name).client() as client:
-                for name, value in (
+            properties = [
+                manifest(kube.CLUSTER_PROPERTIES, {"metadata": {"name": n}, "spec": {"value": v}})
+                for n, v in (
                     (PROPERTY_REGION, member.region),
                     (PROPERTY_ACCOUNT_ID, member.account_id),
-                ):
-                    body = {"metadata": {"name": name}, "spec": {"value": value}}
-                    await kube.apply(
-                        client, kube.CLUSTER_PROPERTIES, body, field_manager=FIELD_MANAGER_DEMO
-                    )
+                )
+            ]
+            await self.apply_on_member(member.name, properties)
 
     def _start_manager(self) -> None:
         argv = [
@@ -218,6 +283,8 @@ class Demo:
             # Each demo set allows the role its inventory asks for (docs/manager.md).
             *(f"--member-roles={inv.clusterset}={inv.member_role}" for inv in INVENTORIES),
         ]
+        if self.isolated is not None:  # agent members with a tunnel are reached through it
+            argv.append(f"--cluster-proxy-url={self.isolated.connect_url}")
         self.manager = ManagedProcess(
             "cluster-manager", argv, self.fleet.workdir / "manager.log", detach=self.keep
         )
@@ -226,7 +293,12 @@ class Demo:
 
     def check_manager(self) -> None:
         """Raise if the cluster manager (or the member agent) exited, with its log's end."""
-        for what, process in (("the cluster manager", self.manager), ("the agent", self.agent)):
+        proxy = self.isolated.proxy if self.isolated is not None else None
+        for what, process in (
+            ("the cluster manager", self.manager),
+            ("the agent", self.agent),
+            ("the cluster proxy", proxy),
+        ):
             if process is not None and not process.running:
                 raise RuntimeError(f"{what} exited; the end of its log:\n" + process.log_tail())
 
@@ -281,10 +353,18 @@ class Demo:
             f"API server was told to stop and healthy {o.up_after:.1f} s after it was started.",
         ]
         if self.agent_member is not None:
+            name = self.agent_member.name
+            where = (
+                " It ran in its own network namespace, with no route from the hub or the "
+                f"consumers; {o.through_proxy} reached it through the hub's cluster proxy, "
+                "TLS end to end."
+                if o.through_proxy
+                else f" (It ran on the host's loopback: {self.not_isolated}.)"
+            )
             lines.insert(
                 1,
-                f"{self.agent_member.name} joined by its agent (pull mode: a CSR approved once "
-                "accepted); its profile comes from the agent's report, the hub never dialled it.",
+                f"{name} joined by its agent (pull mode: a CSR approved once accepted); its "
+                "profile comes from the agent's report, the hub never dialled it." + where,
             )
         return "\n".join(lines)
 
@@ -314,6 +394,14 @@ class Demo:
             "  cluster-inventory fleet down     # stops everything",
         ]
         return "\n".join(lines) + "\n"
+
+
+def _why_not_isolated(keep: bool) -> str:
+    """Why the agent member cannot run in its own network namespace here, or ""."""
+    if keep:
+        return "--keep: a network namespace lives only as long as the demo's process"
+    why = netns_refused()
+    return f"no unprivileged network namespace here ({why})" if why else ""
 
 
 def profile_table(profiles: list[dict[str, Any]]) -> str:

@@ -24,8 +24,8 @@ async def outage(demo: DemoRun, hub: kube.ApiClient) -> None:
     # while: the manager may see the outage before the process is gone. So each flip is
     # timed from the request, with the request and the wait running together.
     phases = (
-        ("stopping", "stopped", demo.fleet.stop_member, "False", "told to stop"),
-        ("starting", "started", demo.fleet.start_member, "True", "started"),
+        ("stopping", "stopped", demo.stop_member, "False", "told to stop"),
+        ("starting", "started", demo.start_member, "True", "started"),
     )
     for doing, done, act, wanted, since in phases:
         async with demo.step(f"{doing} {name}'s API server"):

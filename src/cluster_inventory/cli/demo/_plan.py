@@ -98,6 +98,8 @@ class Outcome:
     down_after: float = 0.0
     up_after: float = 0.0
     served: tuple[int, int] = (0, 0)
+    #: The consumer that reached the isolated member through the cluster proxy ("" if none).
+    through_proxy: str = ""
 
 
 class DemoRun(Protocol):
@@ -129,6 +131,23 @@ class DemoRun(Protocol):
     def step(self, title: str, total: int | None = None) -> AbstractAsyncContextManager[Any]:
         """Show ``title`` while the block runs; a failure names the step."""
         ...
+
+    async def apply_on_member(self, name: str, manifests: list[dict[str, Any]]) -> None:
+        """Apply ``manifests`` on member ``name`` as its admin (where it runs)."""
+        ...
+
+    async def stop_member(self, name: str) -> None:
+        """Stop member ``name``'s API server (an outage)."""
+        ...
+
+    async def start_member(self, name: str) -> None:
+        """Start member ``name``'s API server again."""
+        ...
+
+
+def manifest(resource: kube.Resource, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as a full object of ``resource`` (its ``apiVersion`` and ``kind`` set)."""
+    return {"apiVersion": resource.api_version, "kind": resource.kind, **body}
 
 
 async def poll(
