@@ -123,6 +123,7 @@ def proxy_run(
         log_format=log_format,
         lease=None,  # every replica serves
     )
-    manager = process.manager().add(lambda hub: ClusterProxy(hub, config))
+    manager = process.manager()
+    manager.add(lambda hub: ClusterProxy(hub, config, registry=manager.registry))
     sys.stdout.flush()
     run_until_signal(manager)

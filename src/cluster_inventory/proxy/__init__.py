@@ -16,6 +16,7 @@ apiserver-network-proxy; here it is one component and the agent the project alre
 - :mod:`.routes`: which tunnel reaches which member on a replica;
 - :mod:`.connect`: the consumers' CONNECT listener (targets are connected members by name);
 - :mod:`.server`: :class:`ClusterProxy`, both listeners as one runnable;
+- :mod:`.metrics`: :class:`ProxyMetrics`, what a replica counts (no per-member series);
 - :mod:`.dial`: the agent's side of the handshake (its TLS and headers).
 """
 
@@ -28,6 +29,7 @@ from cluster_inventory.proxy.connect import (
     connect_target,
 )
 from cluster_inventory.proxy.dial import TunnelRefused, dial
+from cluster_inventory.proxy.metrics import ProxyMetrics
 from cluster_inventory.proxy.peers import (
     AgentPeer,
     AgentRefused,
@@ -58,6 +60,7 @@ __all__ = [
     "ConnectRefused",
     "ConnectServer",
     "ProxyConfig",
+    "ProxyMetrics",
     "Route",
     "Routes",
     "StreamRefused",

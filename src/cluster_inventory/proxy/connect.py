@@ -21,6 +21,9 @@ import contextlib
 import logging
 import re
 
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from cluster_inventory.proxy.metrics import ProxyMetrics
 from cluster_inventory.proxy.routes import Routes
 from cluster_inventory.proxy.tunnel import StreamRefused
 
@@ -111,17 +114,21 @@ class ConnectServer:
         routes: This replica's tunnels.
         head_timeout: Seconds a consumer has to send its request head.
         open_timeout: Seconds the agent has to open the stream.
+        registry: Where its answers and streams are counted (:class:`.ProxyMetrics`).
     """
 
     def __init__(
-        self, routes: Routes, *, head_timeout: float = 10.0, open_timeout: float = 10.0
+        self,
+        routes: Routes,
+        *,
+        head_timeout: float = 10.0,
+        open_timeout: float = 10.0,
+        registry: CollectorRegistry = REGISTRY,
     ) -> None:
         self.routes = routes
         self.head_timeout = head_timeout
         self.open_timeout = open_timeout
-        #: Streams carried now, and each answer given so far by status (200 included).
-        self.active = 0
-        self.answers: dict[int, int] = {}
+        self.metrics = ProxyMetrics.for_registry(registry)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One consumer connection (``asyncio.start_server``'s callback)."""
@@ -149,14 +156,14 @@ class ConnectServer:
             writer.close()
             return
         self._count(200)
-        self.active += 1
+        self.metrics.streams.inc()
         try:
             await route.tunnel.carry(stream, reader, writer)
         finally:
-            self.active -= 1
+            self.metrics.streams.dec()
 
     def _count(self, status: int) -> None:
-        self.answers[status] = self.answers.get(status, 0) + 1
+        self.metrics.connects.labels(str(status)).inc()
 
     async def _target(self, reader: asyncio.StreamReader) -> str:
         try:

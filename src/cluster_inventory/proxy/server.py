@@ -28,11 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
+from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory import kube
 from cluster_inventory._clock import utcnow
 from cluster_inventory.proxy import wire
 from cluster_inventory.proxy.connect import ConnectServer
+from cluster_inventory.proxy.metrics import ProxyMetrics
 from cluster_inventory.proxy.peers import AgentRefused, Authenticator
 from cluster_inventory.proxy.routes import Route, Routes
 from cluster_inventory.proxy.tunnel import Tunnel
@@ -122,17 +124,22 @@ class ClusterProxy:
     Args:
         hub: The proxy's hub client (reviews; the caller closes it).
         config: Its settings.
+        registry: Where it is counted (:class:`.ProxyMetrics`; the Manager's, which
+            ``/metrics`` serves).
     """
 
     #: Every replica serves: an agent keeps a tunnel to each.
     needs_leader_election = False
 
-    def __init__(self, hub: kube.ApiClient, config: ProxyConfig) -> None:
+    def __init__(
+        self, hub: kube.ApiClient, config: ProxyConfig, *, registry: CollectorRegistry = REGISTRY
+    ) -> None:
         self.hub = hub
         self.config = config
         self.routes = Routes()
         self.authenticator = Authenticator(hub, config.namespace)
-        self.connect = ConnectServer(self.routes)
+        self.connect = ConnectServer(self.routes, registry=registry)
+        self.metrics = ProxyMetrics.for_registry(registry)
         self._runner: web.AppRunner | None = None
         self._connect_server: asyncio.Server | None = None
         self._tasks = kube.TaskSet(f"cluster proxy {config.server_id}", logger=_log)
@@ -194,6 +201,7 @@ class ClusterProxy:
         for route in self.routes:
             peer = route.peer
             if peer.expires is not None and peer.expires <= now:
+                self.metrics.closed_by_recheck.labels("expired").inc()
                 await self._close(route, "the agent's certificate expired")
                 continue
             try:
@@ -201,6 +209,7 @@ class ClusterProxy:
             except kube.KubeError:
                 continue
             if not allowed:
+                self.metrics.closed_by_recheck.labels("revoked").inc()
                 await self._close(route, "the hub no longer lets the agent serve its member")
 
     async def _close(self, route: Route, reason: str) -> None:
@@ -250,8 +259,10 @@ class ClusterProxy:
                 exc.problem,
                 extra={"object": member[:64]},
             )
+            self.metrics.handshakes.labels(str(exc.status)).inc()
             return web.Response(status=exc.status, text=exc.problem + "\n")
         except kube.KubeError as exc:
+            self.metrics.handshakes.labels("503").inc()
             return web.Response(status=503, text=f"the hub did not answer: {exc}\n")
         ws = web.WebSocketResponse(
             protocols=(wire.SUBPROTOCOL,),
@@ -262,9 +273,11 @@ class ClusterProxy:
         ws.headers[HEADER_SERVER_ID] = self.config.server_id
         ws.headers[HEADER_SERVER_COUNT] = str(self.config.server_count)
         await ws.prepare(request)
+        self.metrics.handshakes.labels("101").inc()
         tunnel = Tunnel(ws, label=f"tunnel of member {peer.member}")
         route = Route(peer=peer, tunnel=tunnel, since=utcnow())
         self.routes.add(route)
+        self.metrics.tunnels.inc()
         _log.info(
             "tunnel of member %s open (%s %s)",
             peer.member,
@@ -276,6 +289,7 @@ class ClusterProxy:
             await tunnel.run()
         finally:
             self.routes.remove(route)
+            self.metrics.tunnels.dec()
             _log.info(
                 "tunnel of member %s ended: %s",
                 peer.member,

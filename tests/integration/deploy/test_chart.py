@@ -371,10 +371,12 @@ def _local_args(
     return out
 
 
-#: The Deployments without a Lease, run by their own tests: a read-only page, and the member
-#: agent (it runs on a member: test_chart_agent.py).
+#: The Deployments without a Lease, run by their own tests: a read-only page, the member
+#: agent (it runs on a member: test_chart_agent.py), and the cluster proxy (every replica
+#: serves: test_chart_proxy.py).
 DASHBOARD = "cluster-inventory-dashboard"
 AGENT = "cluster-inventory-agent"
+PROXY = "cluster-inventory-proxy"
 
 
 def _deployments() -> list[tuple[str, str]]:
@@ -382,7 +384,7 @@ def _deployments() -> list[tuple[str, str]]:
         (example, d["metadata"]["name"])
         for example in EXAMPLES
         for d in of_kind(objects(example), "Deployment")
-        if d["metadata"]["name"] not in (DASHBOARD, AGENT)
+        if d["metadata"]["name"] not in (DASHBOARD, AGENT, PROXY)
     ]
 
 

@@ -38,12 +38,11 @@ from cluster_inventory.credentials import (
 )
 from cluster_inventory.integrations.sync.argocd import render_cluster_secret
 from cluster_inventory.manager.admin.agents import accept, reject
-from cluster_inventory.proxy import TunnelRefused, dial
 from cluster_inventory.testing import CertificateAuthority, Fleet, free_port
 from cluster_inventory_workshop.access_check import access_check
 from tests.support.data.provider_files import PLUGIN, provider_file
 from tests.support.hub.agents import self_subject
-from tests.support.hub.cluster_proxy import running_proxy
+from tests.support.hub.cluster_proxy import agent_tls, refused_status, running_proxy
 from tests.support.hub.manager import running_manager
 from tests.support.network.netns import NetnsMember, netns_member
 from tests.support.processes.binaries import kubectl
@@ -85,26 +84,6 @@ def _admin(cluster: dict[str, Any], ns: NetnsMember) -> Any:
             "current-context": "m",
         }
     )
-
-
-def _agent_tls(fleet: Fleet, proxy_ca: Path, user: str, groups: list[str]) -> ssl.SSLContext:
-    """TLS presenting a hub client certificate of ``user`` in ``groups`` (the hub's client CA)."""
-    conn = kube.connection_from_kubeconfig(fleet.hub.kubeconfig(user, groups))
-    return kube.ssl_context_for(
-        kube.ClusterConnection(
-            server="https://127.0.0.1",
-            ca_data=proxy_ca.read_bytes(),
-            client_cert_data=conn.client_cert_data,
-            client_key_data=conn.client_key_data,
-        )
-    )
-
-
-async def _refused(url: str, member: str, ctx: ssl.SSLContext, token: str | None = None) -> int:
-    with pytest.raises(TunnelRefused) as refused:
-        dialled = await dial(url, member, ssl_context=ctx, token=token)
-        await dialled.close()
-    return refused.value.status
 
 
 async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the_proxy(
@@ -278,7 +257,9 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
         assert result["memberID"] == kube_system  # the member the admin reached via the proxy
         assert "x509: certificate is valid for" in result["error"], result["error"]
         assert f"not {NAME}" in result["error"], result["error"]
-        assert rp.proxy.connect.answers.get(200, 0) > 0
+        assert rp.sample("cluster_inventory_proxy_connects_total", code="200") > 0
+        assert rp.sample("cluster_inventory_proxy_tunnels") == 1
+        assert rp.sample("cluster_inventory_proxy_tunnel_handshakes_total", code="101") >= 1
 
         # 4. The Argo CD cluster Secret carries the proxy and the TLS name.
         secret = render_cluster_secret(profile, load_provider_file(providers), namespace="argocd")
@@ -291,18 +272,18 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
         url = rp.tunnel_url
         ca = rp.ca_path
         plain = ssl.create_default_context(cafile=str(ca))
-        assert await _refused(url, NAME, plain) == 401  # no credential at all
-        assert await _refused(url, NAME, plain, token="not-a-token") == 401  # a bad token
+        assert await refused_status(url, NAME, plain) == 401  # no credential at all
+        assert await refused_status(url, NAME, plain, token="not-a-token") == 401  # a bad token
         other = await accept(h.hub_client, test_namespace, "edge-other", ["edge"])
-        other_tls = _agent_tls(fleet, ca, other.agent_user, list(other.agent_groups))
-        assert await _refused(url, NAME, other_tls) == 403  # another member's agent, our name
-        bootstrap = _agent_tls(
-            fleet,
+        other_tls = agent_tls(fleet.hub, ca, other.agent_user, list(other.agent_groups))
+        assert await refused_status(url, NAME, other_tls) == 403  # another member's agent, our name
+        bootstrap = agent_tls(
+            fleet.hub,
             ca,
             f"cluster-inventory:agent-bootstrap:{NAME}",
             list(acceptance.bootstrap_groups),
         )
-        assert await _refused(url, NAME, bootstrap) == 403  # our bootstrap credential
+        assert await refused_status(url, NAME, bootstrap) == 403  # our bootstrap credential
         forged = CertificateAuthority("not-the-hub").client_pair(
             acceptance.agent_user, tuple(groups)
         )
@@ -312,7 +293,9 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
             client_cert_data=forged.cert_pem,
             client_key_data=forged.key_pem,
         )
-        assert await _refused(url, NAME, kube.ssl_context_for(forged_conn)) == 0  # TLS refuses it
+        assert (
+            await refused_status(url, NAME, kube.ssl_context_for(forged_conn)) == 0
+        )  # TLS refuses it
         # The member's own tunnel was never displaced: consumers still reach the member.
         route = rp.proxy.routes.get(NAME)
         assert route is not None and route.peer.user == acceptance.agent_user
@@ -321,7 +304,12 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
 
         # Rejected: the hub no longer lets the identity serve; the next check closes it.
         await reject(h.hub_client, test_namespace, NAME)
-        me = _agent_tls(fleet, ca, acceptance.agent_user, groups)
-        assert await _refused(url, NAME, me) == 403
+        me = agent_tls(fleet.hub, ca, acceptance.agent_user, groups)
+        assert await refused_status(url, NAME, me) == 403
         await rp.proxy.recheck()
         assert rp.proxy.routes.get(NAME) is None
+        # Every refusal above is counted by its code; the closed tunnel by its reason.
+        assert rp.sample("cluster_inventory_proxy_tunnel_handshakes_total", code="401") >= 2
+        assert rp.sample("cluster_inventory_proxy_tunnel_handshakes_total", code="403") >= 3
+        revoked = "cluster_inventory_proxy_tunnels_closed_by_recheck_total"
+        assert rp.sample(revoked, reason="revoked") == 1

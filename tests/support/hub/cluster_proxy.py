@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from prometheus_client import CollectorRegistry
+
 from cluster_inventory import kube
-from cluster_inventory.proxy import ClusterProxy, ProxyConfig
-from cluster_inventory.testing import CertificateAuthority, free_port
+from cluster_inventory.proxy import ClusterProxy, ProxyConfig, TunnelRefused, dial
+from cluster_inventory.testing import CertificateAuthority, ControlPlane, free_port
 
 
 @dataclass
@@ -28,15 +31,21 @@ class RunningProxy:
         ca_path: PEM of the CA its serving certificate is signed by.
         tunnel_url: The agents' endpoint, ``wss://127.0.0.1:PORT``.
         connect_url: The consumers' ``proxy-url``, ``http://127.0.0.1:PORT``.
+        registry: Where the replica counts (its own).
     """
 
     proxy: ClusterProxy
     ca_path: Path
     tunnel_url: str
     connect_url: str
+    registry: CollectorRegistry
+
+    def sample(self, name: str, **labels: str) -> float:
+        """The value of the replica's series ``name`` with ``labels`` (0 if it has none)."""
+        return self.registry.get_sample_value(name, labels) or 0.0
 
 
-def _serving_files(workdir: Path, server_id: str, *, reuse: bool = False) -> Path:
+def serving_files(workdir: Path, server_id: str, *, reuse: bool = False) -> Path:
     """A CA of the replica's own, its serving pair in ``workdir``; returns the CA's path.
 
     With ``reuse``, the files already there (a replica started again).
@@ -68,7 +77,7 @@ async def running_proxy(
 
     ``reuse_ca``: serve with the certificate already in ``workdir`` (a replica restarted).
     """
-    ca_path = _serving_files(workdir, server_id, reuse=reuse_ca)
+    ca_path = serving_files(workdir, server_id, reuse=reuse_ca)
     config = ProxyConfig(
         namespace=namespace,
         tunnel_address=("127.0.0.1", tunnel_port or free_port()),
@@ -79,7 +88,8 @@ async def running_proxy(
         server_count=server_count,
         recheck_interval=recheck_interval,
     )
-    proxy = ClusterProxy(hub, config)
+    registry = CollectorRegistry()
+    proxy = ClusterProxy(hub, config, registry=registry)
     await proxy.prepare()
     task = asyncio.get_running_loop().create_task(proxy.run())
     try:
@@ -88,9 +98,37 @@ async def running_proxy(
             ca_path,
             f"wss://127.0.0.1:{proxy.tunnel_port}",
             f"http://127.0.0.1:{proxy.connect_port}",
+            registry,
         )
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
         await proxy.stop()
+
+
+def agent_tls(hub: ControlPlane, proxy_ca: Path, user: str, groups: list[str]) -> ssl.SSLContext:
+    """TLS presenting a hub client certificate of ``user`` in ``groups`` (the hub's client CA),
+    trusting the proxy's CA ``proxy_ca``."""
+    conn = kube.connection_from_kubeconfig(hub.kubeconfig(user, groups))
+    return kube.ssl_context_for(
+        kube.ClusterConnection(
+            server="https://127.0.0.1",
+            ca_data=proxy_ca.read_bytes(),
+            client_cert_data=conn.client_cert_data,
+            client_key_data=conn.client_key_data,
+        )
+    )
+
+
+async def refused_status(
+    url: str, member: str, ctx: ssl.SSLContext, token: str | None = None
+) -> int:
+    """The HTTP status the proxy at ``url`` refuses a tunnel for ``member`` with (0: TLS or
+    the connection failed). Fails the test if the tunnel opens."""
+    try:
+        dialled = await dial(url, member, ssl_context=ctx, token=token)
+    except TunnelRefused as refused:
+        return refused.status
+    await dialled.close()
+    raise AssertionError(f"the proxy at {url} opened a tunnel for member {member}")

@@ -16,9 +16,20 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from prometheus_client import CollectorRegistry
 
 from cluster_inventory._clock import utcnow
 from cluster_inventory.proxy import AgentPeer, ConnectServer, Route, Routes, Tunnel, wire
+
+
+def connect_answers(registry: CollectorRegistry) -> dict[int, int]:
+    """``cluster_inventory_proxy_connects_total`` in ``registry``: answers by HTTP status."""
+    found: dict[int, int] = {}
+    for family in registry.collect():
+        for sample in family.samples:
+            if sample.name == "cluster_inventory_proxy_connects_total" and sample.value:
+                found[int(sample.labels["code"])] = int(sample.value)
+    return found
 
 
 @dataclass
@@ -30,7 +41,8 @@ class LoopbackProxy:
         connect_port: The CONNECT listener's port on 127.0.0.1.
         proxy_end: The proxy's end of the tunnel.
         agent_end: The agent's end.
-        server: The CONNECT server (its answer counts).
+        server: The CONNECT server.
+        registry: Where the CONNECT server counts (its own, for this proxy alone).
     """
 
     routes: Routes
@@ -38,6 +50,11 @@ class LoopbackProxy:
     proxy_end: Tunnel
     agent_end: Tunnel
     server: ConnectServer
+    registry: CollectorRegistry
+
+    def answers(self) -> dict[int, int]:
+        """The CONNECT answers given so far, by HTTP status (200 included)."""
+        return connect_answers(self.registry)
 
 
 def peer(member: str) -> AgentPeer:
@@ -69,7 +86,8 @@ async def loopback_proxy(
         open_timeout: Seconds the CONNECT server waits for the agent.
     """
     routes = Routes()
-    server = ConnectServer(routes, open_timeout=open_timeout)
+    registry = CollectorRegistry()
+    server = ConnectServer(routes, open_timeout=open_timeout, registry=registry)
     proxy_ends: asyncio.Queue[Tunnel] = asyncio.Queue()
 
     async def endpoint(request: web.Request) -> web.StreamResponse:
@@ -119,7 +137,7 @@ async def loopback_proxy(
     agent_task = asyncio.create_task(agent_end.run())
     proxy_end = await asyncio.wait_for(proxy_ends.get(), 10)
     try:
-        yield LoopbackProxy(routes, connect_port, proxy_end, agent_end, server)
+        yield LoopbackProxy(routes, connect_port, proxy_end, agent_end, server, registry)
     finally:
         await agent_end.close("test over")
         await proxy_end.close("test over")

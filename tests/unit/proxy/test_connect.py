@@ -64,7 +64,7 @@ async def test_each_refusal_is_a_status_and_one_line() -> None:
     assert b"reaches agent members only" in answers["another host"]
     assert answers["not CONNECT"].startswith(b"HTTP/1.1 405 ")
     assert answers["huge head"].startswith(b"HTTP/1.1 431 ")
-    assert lp.server.answers == {404: 1, 403: 1, 405: 1, 431: 1}
+    assert lp.answers() == {404: 1, 403: 1, 405: 1, 431: 1}
     assert lp.proxy_end.streams == 0  # nothing was opened for any of them
 
 

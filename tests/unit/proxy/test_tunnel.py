@@ -45,7 +45,7 @@ async def test_a_hundred_concurrent_streams_share_one_tunnel() -> None:
         payloads = [os.urandom(20000 + i) for i in range(100)]
         got = await asyncio.gather(*(_echo_through(lp.connect_port, p) for p in payloads))
         assert got == payloads
-        assert lp.server.answers == {200: 100}
+        assert lp.answers() == {200: 100}
 
 
 async def test_a_consumer_that_stops_reading_does_not_stall_the_others() -> None:
