@@ -190,6 +190,15 @@ def _unreachable_error(
         return RequestTimeoutError(
             status=0, reason="Unreachable", message=f"{host} unreachable: {what}", target=target
         )
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        # aiohttp's text is the status and the proxy's URL; the proxy's refusal is the news.
+        return ServerUnavailableError(
+            status=0,
+            reason="Unreachable",
+            message=f"{host} unreachable: the proxy {client.configuration.proxy} answered "
+            f"the CONNECT with {exc.status} {exc.message}",
+            target=target,
+        )
     return ServerUnavailableError(
         status=0,
         reason="Unreachable",

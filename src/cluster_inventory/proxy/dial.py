@@ -101,6 +101,11 @@ async def dial(
     except aiohttp.WSServerHandshakeError as exc:
         await session.close()
         raise TunnelRefused(exc.status, exc.message) from None
+    except aiohttp.ClientConnectorError as exc:  # its text holds the SSLContext's repr
+        await session.close()
+        cause = f"{type(exc.os_error).__name__}: {exc.os_error.strerror or exc.os_error}"
+        where = f"{exc.host}:{exc.port}"
+        raise TunnelRefused(0, f"cannot reach the proxy at {where}: {cause}") from None
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         await session.close()
         raise TunnelRefused(0, f"cannot reach the proxy: {type(exc).__name__}: {exc}") from None

@@ -16,7 +16,7 @@ import pytest
 
 from cluster_inventory.testing import Fleet
 from tests.support.hub.inventory import Inventory
-from tests.support.network import faults
+from tests.support.network import faults, proxy_faults
 from tests.support.network.toxiproxy import FAULTS, Toxiproxy
 
 NAMES = list(FAULTS)
@@ -94,3 +94,25 @@ async def test_argocd_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: str
 @pytest.mark.parametrize("fault", NAMES)
 async def test_multikueue_hub(inventory: Inventory, toxiproxy: Toxiproxy, fault: str) -> None:
     check(await faults.multikueue_hub(inventory, toxiproxy, FAULTS[fault]))
+
+
+@pytest.mark.parametrize("fault", NAMES)
+async def test_agent_proxy(
+    fleet: Fleet, test_namespace: str, tmp_path: Path, toxiproxy: Toxiproxy, fault: str
+) -> None:
+    cell = await proxy_faults.agent_proxy(fleet, test_namespace, tmp_path, toxiproxy, FAULTS[fault])
+    check(cell)
+    if fault in ("disabled", "half-open", "reset-peer"):
+        assert cell.noticed and cell.said, cell
+
+
+@pytest.mark.parametrize("fault", NAMES)
+async def test_consumer_proxy(
+    fleet: Fleet, test_namespace: str, tmp_path: Path, toxiproxy: Toxiproxy, fault: str
+) -> None:
+    cell = await proxy_faults.consumer_proxy(
+        fleet, test_namespace, tmp_path, toxiproxy, FAULTS[fault]
+    )
+    check(cell)
+    if fault in ("disabled", "half-open", "reset-peer"):
+        assert cell.noticed and cell.said, cell

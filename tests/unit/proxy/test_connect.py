@@ -10,6 +10,7 @@ import asyncio
 
 import pytest
 
+from cluster_inventory import kube
 from cluster_inventory.proxy import ConnectRefused, ConnectServer, Routes, connect_target
 from tests.support.network.tunnels import connect, echo_server, loopback_proxy
 
@@ -90,3 +91,16 @@ async def test_a_connected_member_is_reached() -> None:
         assert await asyncio.wait_for(reader.readexactly(4), 10) == b"ping"
         writer.close()
     assert head == b"HTTP/1.1 200 Connection established\r\n\r\n"
+
+
+async def test_a_consumer_refused_by_the_proxy_is_told_what_the_proxy_answered() -> None:
+    async with echo_server() as target, loopback_proxy("edge-1", target) as lp:
+        proxy_url = f"http://127.0.0.1:{lp.connect_port}"
+        behind = kube.ClusterConnection(server="https://edge-2", proxy_url=proxy_url)
+        async with await kube.new_client(behind) as consumer:
+            with pytest.raises(kube.ServerUnavailableError) as refused:
+                await kube.request(consumer, "GET", "/version", timeout=5)
+    assert str(refused.value).startswith(
+        f"https://edge-2 unreachable: the proxy {proxy_url} answered the CONNECT with 404 "
+    )
+    assert lp.answers() == {404: 1}
