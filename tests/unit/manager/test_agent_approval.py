@@ -290,12 +290,36 @@ def test_only_m1s_own_identities_of_its_current_acceptance_ever_get_m1s_certific
 ) -> None:
     decision = _decide(read_csr_shape(_csr(username=username, groups=groups)), joined=joined)
     if decision.action is CsrAction.APPROVE:
+        # Never a requester that carries groups of both kinds (no hub certificate has both).
+        agent_kind = {AGENT_GROUP, acceptance_group("m1", ACC), acceptance_group("m1", OLD)}
+        agent_kind.add(acceptance_group("m2", ACC))
         if username == "cluster-inventory:agent:m1":
             assert {AGENT_GROUP, acceptance_group("m1", ACC)} <= set(groups)
+            assert not {AGENT_BOOTSTRAP_GROUP, bootstrap_acceptance_group("m1", ACC)} & set(groups)
+            assert bootstrap_acceptance_group("m2", ACC) not in groups
         else:
             assert username == "cluster-inventory:agent-bootstrap:m1" and not joined
             assert {AGENT_BOOTSTRAP_GROUP, bootstrap_acceptance_group("m1", ACC)} <= set(groups)
-            assert acceptance_group("m1", OLD) not in groups
+            assert not agent_kind & set(groups)
+
+
+def test_a_requester_with_groups_of_both_kinds_is_nobodys_acceptance() -> None:
+    # The counterexample Hypothesis found: a bootstrap identity also carrying an agent
+    # acceptance group (of an old acceptance) was approved as m1's bootstrap.
+    groups = (
+        AGENT_BOOTSTRAP_GROUP,
+        acceptance_group("m1", OLD),
+        bootstrap_acceptance_group("m1", ACC),
+    )
+    mixed = requester_of("cluster-inventory:agent-bootstrap:m1", groups)
+    assert mixed is not None and mixed.acceptance is None
+    csr = _csr(username="cluster-inventory:agent-bootstrap:m1", groups=list(groups))
+    assert _decide(read_csr_shape(csr), joined=False).action is not CsrAction.APPROVE
+    agent = requester_of(
+        "cluster-inventory:agent:m1",
+        (AGENT_GROUP, acceptance_group("m1", ACC), bootstrap_acceptance_group("m1", ACC)),
+    )
+    assert agent is not None and agent.acceptance is None
 
 
 def test_requesters_are_our_identities_only() -> None:

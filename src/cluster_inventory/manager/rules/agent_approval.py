@@ -23,7 +23,12 @@ from cluster_inventory.api.agents import (
     member_of_bootstrap_user,
     member_of_user,
 )
-from cluster_inventory.api.constants import AGENT_BOOTSTRAP_GROUP, AGENT_GROUP
+from cluster_inventory.api.constants import (
+    AGENT_ACCEPTANCE_GROUP_PREFIX,
+    AGENT_BOOTSTRAP_ACCEPTANCE_GROUP_PREFIX,
+    AGENT_BOOTSTRAP_GROUP,
+    AGENT_GROUP,
+)
 
 __all__ = [
     "MAX_PENDING_PER_REQUESTER",
@@ -82,14 +87,23 @@ def requester_of(username: str, groups: tuple[str, ...]) -> Requester | None:
     bootstrap credential ``cluster-inventory:agent-bootstrap:NAME`` in
     ``cluster-inventory:agent-bootstrappers`` (what the API server's x509 authenticator
     reads from the certificates the hub issued). A user with one of the prefixes but not the
-    group is ours too (nobody else may use the names): never approved, and deleted.
+    group is ours too (nobody else may use the names): never approved, and deleted. So is
+    one that also carries a group of the other kind (an agent with a bootstrap group, a
+    bootstrap credential with an agent's acceptance group): no certificate the hub issues
+    has both, so such a requester is nobody's current acceptance (its acceptance is None).
     """
     member = member_of_user(username)
     if member is not None:
-        return Requester("agent", member, acceptance_in_groups(groups, member))
+        mixed = any(
+            g == AGENT_BOOTSTRAP_GROUP or g.startswith(AGENT_BOOTSTRAP_ACCEPTANCE_GROUP_PREFIX)
+            for g in groups
+        )
+        return Requester("agent", member, None if mixed else acceptance_in_groups(groups, member))
     member = member_of_bootstrap_user(username)
     if member is not None:
-        return Requester("bootstrap", member, acceptance_in_groups(groups, member, bootstrap=True))
+        mixed = any(g == AGENT_GROUP or g.startswith(AGENT_ACCEPTANCE_GROUP_PREFIX) for g in groups)
+        acceptance = None if mixed else acceptance_in_groups(groups, member, bootstrap=True)
+        return Requester("bootstrap", member, acceptance)
     if AGENT_GROUP in groups or AGENT_BOOTSTRAP_GROUP in groups:
         return Requester("agent" if AGENT_GROUP in groups else "bootstrap", "", None)
     return None
