@@ -3,10 +3,11 @@
 A member behind NAT runs an agent that dials out to the hub; with ``agent run
 --proxy-server`` it also keeps a tunnel to each replica of ``cluster-inventory proxy run``,
 and the cluster manager gives the member's ClusterProfiles an access provider that goes
-through it: ``proxy-url`` (CONNECT to the proxy), ``server: https://NAME`` and the member's
-``tls-server-name`` and CA, so TLS runs end to end from the consumer to the member's API
-server (``docs/cluster-proxy.md``). OCM's cluster-proxy addon plays this role with
-apiserver-network-proxy; here it is one component and the agent the project already has.
+through it: ``proxy-url`` ``http://NAME@PROXY`` (CONNECT to the proxy, the member as its
+user), ``server`` a name the member's certificate holds and the member's CA, so TLS runs end
+to end from the consumer to the member's API server (``docs/cluster-proxy.md``). OCM's
+cluster-proxy addon plays this role with apiserver-network-proxy; here it is one component
+and the agent the project already has.
 
 - :mod:`.wire`: the framing over a tunnel (pure);
 - :mod:`.tunnel`: :class:`Tunnel`, streams multiplexed over one aiohttp WebSocket, with
@@ -27,6 +28,7 @@ from cluster_inventory.proxy.connect import (
     ConnectRefused,
     ConnectServer,
     connect_target,
+    member_proxy_url,
 )
 from cluster_inventory.proxy.dial import TunnelRefused, dial
 from cluster_inventory.proxy.metrics import ProxyMetrics
@@ -71,13 +73,16 @@ __all__ = [
     "connect_target",
     "dial",
     "hub_client_ca",
+    "member_proxy_url",
     "member_server",
 ]
 
 
 def member_server(name: str) -> str:
-    """The ``server`` a consumer of member ``name`` is given behind the proxy: ``https://NAME``.
+    """``https://NAME``: a ``server`` whose CONNECT target ``NAME:443`` names the member.
 
-    Its CONNECT target is then ``NAME:443`` (:func:`connect_target`).
+    For a member whose certificate name is not known (its agent reported no
+    ``tlsServerName``); else the profile names it as the proxy's user
+    (:func:`member_proxy_url`) and ``server`` is that certificate name.
     """
     return f"https://{name}"

@@ -1,25 +1,37 @@
 """The consumers' side of the cluster proxy: HTTP CONNECT to an agent member, by name.
 
-A consumer's client is given the profile's ``proxy-url`` (this listener) and ``server``
-``https://NAME``: it sends ``CONNECT NAME:443``, and on ``200`` speaks TLS through the
-tunnel to the member's API server, verifying it against the profile's CA with
-``tls-server-name``. The proxy sees the target's name and counts bytes; it never sees the
-consumer's credential or a byte of what it says.
+A consumer names the member in one of two ways (``docs/cluster-proxy.md``, "The profile"):
 
-No open proxy: a target is a member name (a DNS-1123 label) at port 443 whose agent holds a
-tunnel to this replica, and nothing else is dialled. Every refusal is an HTTP status with a
-one-line reason (``docs/cluster-proxy.md``, "Refusals"): 400 a malformed request, 405 not
-CONNECT, 403 a target that is not a member name at 443, 404 a member with no tunnel here,
-502 the agent could not reach its API server, 504 the agent did not answer, 431 a request
-head over 8 KiB, 408 none within the timeout.
+- **the proxy's user** (what the cluster manager publishes): ``proxy-url``
+  ``http://NAME@PROXY:PORT`` and ``server`` ``https://SAN``, a name the member's serving
+  certificate holds. The client sends ``CONNECT SAN:443`` with ``Proxy-Authorization: Basic``
+  of ``NAME:`` (client-go's and aiohttp's way with a proxy URL's user), and verifies the
+  member's certificate against the host of ``server`` as any client does. The target is then
+  only the name TLS is verified against: the proxy dials nothing but NAME's tunnel;
+- **the target** (for a client given ``tls-server-name``): ``server`` ``https://NAME``,
+  ``CONNECT NAME:443``.
+
+On ``200`` the client speaks TLS through the tunnel to the member's API server. The proxy
+sees the member's name and counts bytes; it never sees the consumer's credential or a byte
+of what it says, and the user is a name, never a secret (a password is refused).
+
+No open proxy: a member is a DNS-1123 label whose agent holds a tunnel to this replica, and
+nothing else is dialled. Every refusal is an HTTP status with a one-line reason
+(``docs/cluster-proxy.md``, "Refusals"): 400 a malformed request, 405 not CONNECT, 403 a
+target that is not a member name at 443 (without a proxy user) or a user that is not a
+member name, 404 a member with no tunnel here, 502 the agent could not reach its API server,
+504 the agent did not answer, 431 a request head over 8 KiB, 408 none within the timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import binascii
 import contextlib
 import logging
 import re
+from base64 import b64decode
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
@@ -27,7 +39,14 @@ from cluster_inventory.proxy.metrics import ProxyMetrics
 from cluster_inventory.proxy.routes import Routes
 from cluster_inventory.proxy.tunnel import StreamRefused
 
-__all__ = ["HEAD_MAX", "MEMBER_PORT", "ConnectRefused", "ConnectServer", "connect_target"]
+__all__ = [
+    "HEAD_MAX",
+    "MEMBER_PORT",
+    "ConnectRefused",
+    "ConnectServer",
+    "connect_target",
+    "member_proxy_url",
+]
 
 _log = logging.getLogger("cluster_inventory.proxy")
 
@@ -73,8 +92,40 @@ class ConnectRefused(Exception):
         return head.encode() + body
 
 
+def member_proxy_url(proxy_url: str, member: str) -> str:
+    """``proxy_url`` with ``member`` as its user: how a profile names the member (pure).
+
+    ``http://PROXY:8090`` -> ``http://NAME@PROXY:8090``; a user already there is replaced.
+    """
+    parts = urlsplit(proxy_url)
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{quote(member, safe='')}@{netloc}"))
+
+
+def _proxy_user(lines: list[bytes]) -> str | None:
+    """The user of a ``Proxy-Authorization: Basic`` header, or None without one."""
+    for raw in lines:
+        name, sep, value = raw.partition(b":")
+        if not sep or name.strip().lower() != b"proxy-authorization":
+            continue
+        scheme, _, encoded = value.strip().partition(b" ")
+        if scheme.lower() != b"basic":
+            raise ConnectRefused(400, "Proxy-Authorization is not Basic (the member's name)")
+        try:
+            decoded = b64decode(encoded.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise ConnectRefused(400, "Proxy-Authorization is not base64 of NAME:") from None
+        user, _, password = decoded.partition(":")
+        if password:
+            raise ConnectRefused(
+                400, "the proxy's user is a member's name, with no password (none is needed)"
+            )
+        return user
+    return None
+
+
 def connect_target(head: bytes) -> str:
-    """The member a CONNECT request head names (pure).
+    """The member a CONNECT request head names: its proxy user, else its target (pure).
 
     Args:
         head: The request line and headers, up to and including the blank line.
@@ -85,7 +136,7 @@ def connect_target(head: bytes) -> str:
     Raises:
         ConnectRefused: 400, 405 or 403 (see the module's docstring).
     """
-    line, _, _ = head.partition(b"\r\n")
+    line, *headers = head.split(b"\r\n")
     try:
         method, target, version = line.decode("ascii").split(" ")
     except (UnicodeDecodeError, ValueError):
@@ -95,14 +146,22 @@ def connect_target(head: bytes) -> str:
     if method != "CONNECT":
         raise ConnectRefused(405, "this proxy answers CONNECT only")
     host, sep, port = target.rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not port.isdigit() or not host:
         raise ConnectRefused(400, "the CONNECT target is not HOST:PORT")
+    user = _proxy_user(headers)
+    if user is not None:
+        # The target is only the name TLS is verified against; the user names the member.
+        if not _LABEL.match(user):
+            raise ConnectRefused(
+                403, "the proxy's user is not a member name (a DNS-1123 label); nothing dialled"
+            )
+        return user
     host = host.lower()
     if not _LABEL.match(host) or int(port) != MEMBER_PORT:
         raise ConnectRefused(
             403,
-            f"this proxy reaches agent members only, as MEMBER:{MEMBER_PORT}; "
-            "no other host or port is dialled",
+            f"this proxy reaches agent members only, as MEMBER:{MEMBER_PORT} or as the "
+            "proxy's user; no other host or port is dialled",
         )
     return host
 

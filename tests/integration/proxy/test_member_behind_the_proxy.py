@@ -4,13 +4,13 @@ The member's etcd, kube-apiserver and the real ``agent run`` process run in a ne
 namespace of the test's own (``tests/support/network/netns.py``): neither the manager, the
 proxy nor any consumer can open a connection to it. The agent dials out, to the hub and to
 the cluster proxy (``--proxy-server``); the cluster manager (``cluster_proxy_url``) gives
-the member's profile ``server: https://NAME``, the proxy's ``proxy-url`` and the member's
-``tls-server-name`` and CA. Consumers given only the profile (and a provider file) reach
-the member: the credentials library (the runtime's way in), kubectl through
-``cluster-inventory kubeconfig`` and the Argo CD Secret's ``proxyUrl``/``tlsClientConfig``;
-the upstream Go ``pkg/access`` v0.1.3 goes through the proxy but drops ``tls-server-name``
-(pinned here as it is).
-Then the attacks on the proxy's trust, on the hub that decides it.
+the member's profile the proxy's ``proxy-url`` with the member's name as its user,
+``server`` the name the member's certificate holds (the agent's ``tlsServerName``) and the
+member's CA. Consumers given only the profile (and a provider file) reach the member: the
+credentials library (the runtime's way in), kubectl through ``cluster-inventory
+kubeconfig``, the upstream Go ``pkg/access`` v0.1.3 (multicluster-runtime's provider, Kueue
+and the Knative Operator build their clients with it) and the Argo CD Secret's
+``proxyUrl``. Then the attacks on the proxy's trust, on the hub that decides it.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from cluster_inventory.credentials import (
 )
 from cluster_inventory.integrations.sync.argocd import render_cluster_secret
 from cluster_inventory.manager.admin.agents import accept, reject
+from cluster_inventory.proxy import member_proxy_url
 from cluster_inventory.testing import CertificateAuthority, Fleet, free_port
 from cluster_inventory_workshop.access_check import access_check
 from tests.support.data.provider_files import PLUGIN, provider_file
@@ -114,14 +115,17 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
         )  # fmt: skip
         try:
             profile = await eventually(
-                _healthy_through(h, inventory, rp.connect_url), timeout=60, what="healthy via proxy"
+                _healthy_through(h, inventory, member_proxy_url(rp.connect_url, NAME)),
+                timeout=60,
+                what="healthy via proxy",
             )
         except AssertionError as exc:
             raise AssertionError(f"{exc}\nthe agent's output:\n{agent.log_tail(40)}") from None
         [provider] = profile["status"]["accessProviders"]
         cluster = provider["cluster"]
-        assert cluster["server"] == f"https://{NAME}"
-        assert cluster["tls-server-name"] == "127.0.0.1"  # the host the member's cert holds
+        assert cluster["proxy-url"] == rp.connect_url.replace("http://", f"http://{NAME}@")
+        assert cluster["server"] == "https://127.0.0.1"  # the host the member's cert holds
+        assert "tls-server-name" not in cluster
         assert base64.b64decode(cluster["certificate-authority-data"]) == ns.ca_path.read_bytes()
         assert rp.proxy.routes.get(NAME) is not None
 
@@ -238,12 +242,8 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
         assert (got.returncode, got.stdout) == (0, "proxy"), got.stderr
 
         # 3. The upstream Go pkg/access v0.1.3 (BuildConfigFromCP: how multicluster-runtime's
-        # provider, Kueue and the Knative Operator build their clients) honours proxy-url
-        # but drops tls-server-name (its rest.Config has Host, CAData and Proxy only): it
-        # reaches the member through the proxy (the member's own certificate answers) and
-        # verifies it against the host NAME, which this member's certificate does not hold.
-        # docs/cluster-proxy.md, "Consumers that drop tls-server-name". This fails, telling
-        # us, the day pkg/access carries the name.
+        # provider, Kueue and the Knative Operator build their clients): its rest.Config has
+        # Host, CAData and Proxy only (no tls-server-name), which is all this profile needs.
         binary = await asyncio.to_thread(access_check)  # cached; fails saying how to get Go
         checked = await asyncio.to_thread(
             subprocess.run,
@@ -253,20 +253,20 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
         )  # fmt: skip
         assert checked.returncode == 0, checked.stderr
         [result] = json.loads(checked.stdout)
-        assert result["server"] == f"https://{NAME}"
-        assert result["memberID"] == kube_system  # the member the admin reached via the proxy
-        assert "x509: certificate is valid for" in result["error"], result["error"]
-        assert f"not {NAME}" in result["error"], result["error"]
+        assert result.get("error") is None, result
+        assert result["server"] == "https://127.0.0.1"  # the name the member's certificate holds
+        assert result["kubeSystemUID"] == kube_system  # the member behind the proxy, no other
+        assert result["user"] == f"system:serviceaccount:{test_namespace}:{account}"
         assert rp.sample("cluster_inventory_proxy_connects_total", code="200") > 0
         assert rp.sample("cluster_inventory_proxy_tunnels") == 1
         assert rp.sample("cluster_inventory_proxy_tunnel_handshakes_total", code="101") >= 1
 
-        # 4. The Argo CD cluster Secret carries the proxy and the TLS name.
+        # 4. The Argo CD cluster Secret carries the proxy with the member as its user.
         secret = render_cluster_secret(profile, load_provider_file(providers), namespace="argocd")
         config = json.loads(base64.b64decode(secret["data"]["config"]))
-        assert config["proxyUrl"] == rp.connect_url
-        assert config["tlsClientConfig"]["serverName"] == "127.0.0.1"
-        assert base64.b64decode(secret["data"]["server"]).decode() == f"https://{NAME}"
+        assert config["proxyUrl"] == rp.connect_url.replace("http://", f"http://{NAME}@")
+        assert "serverName" not in config["tlsClientConfig"]
+        assert base64.b64decode(secret["data"]["server"]).decode() == "https://127.0.0.1"
 
         # -- the attacks: each on the real hub's reviews -------------------------------------
         url = rp.tunnel_url

@@ -9,6 +9,7 @@ do, without TLS or the hub's reviews (those are tested on a real hub).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
@@ -151,11 +152,15 @@ async def loopback_proxy(
 
 
 async def connect(
-    port: int, target: str
+    port: int, target: str, *, user: str | None = None
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
-    """``CONNECT target`` to the listener at ``port``; returns the socket and the answer head."""
+    """``CONNECT target`` to the listener at ``port`` (as the proxy's ``user``, if given, as
+    a proxy URL's user is sent); returns the socket and the answer head."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    auth = ""
+    if user is not None:
+        auth = f"Proxy-Authorization: Basic {base64.b64encode(f'{user}:'.encode()).decode()}\r\n"
+    writer.write(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{auth}\r\n".encode())
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
     return reader, writer, head
 

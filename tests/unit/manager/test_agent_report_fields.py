@@ -437,11 +437,29 @@ def test_a_member_behind_the_cluster_proxy_is_reached_through_it_with_tls_end_to
     assert reach is not None
     provider = access_provider("secretreader", reach, "edge-1")
     cluster = provider["cluster"]
-    assert cluster["server"] == "https://edge-1"  # CONNECT edge-1:443 at the proxy
-    assert cluster["proxy-url"] == PROXY
-    assert cluster["tls-server-name"] == "kubernetes.default.svc"
+    # The member is the proxy's user; server is the name its certificate holds, so a client
+    # that leaves tls-server-name out (pkg/access) verifies the right name all the same.
+    assert cluster["server"] == "https://kubernetes.default.svc"
+    assert cluster["proxy-url"] == PROXY.replace("http://", "http://edge-1@")
+    assert "tls-server-name" not in cluster
     assert base64.b64decode(cluster["certificate-authority-data"]) == PEM
     v1alpha2.Cluster.model_validate(cluster)  # the ClusterProfile schema takes it
+
+
+def test_without_a_certificate_name_the_connect_target_names_the_member() -> None:
+    checked = _check(_good(server=None, clusterProxy=True))
+    reach = advertised_connection("edge-1", checked.fields, PROXY)
+    assert reach is not None
+    assert (reach.server, reach.proxy_url) == ("https://edge-1", PROXY)  # CONNECT edge-1:443
+
+
+def test_a_certificate_name_is_held_to_the_servers_address_policy() -> None:
+    # Behind the proxy it becomes the profile's server host: a consumer that left the proxy
+    # out would dial it.
+    checked = _check(_good(clusterProxy=True, tlsServerName="169.254.169.254"))
+    [problem] = checked.problems
+    assert problem.field == "status.tlsServerName"
+    assert checked.fields.tls_server_name is None
 
 
 def test_without_the_proxy_url_the_manager_gives_the_advertised_server() -> None:

@@ -7,12 +7,17 @@ dial anything but a member's agent, nor learn more than a clear status.
 from __future__ import annotations
 
 import asyncio
+import base64
 
 import pytest
 
 from cluster_inventory import kube
 from cluster_inventory.proxy import ConnectRefused, ConnectServer, Routes, connect_target
 from tests.support.network.tunnels import connect, echo_server, loopback_proxy
+
+
+def _basic(user_password: bytes) -> bytes:
+    return b"Proxy-Authorization: Basic " + base64.b64encode(user_password) + b"\r\n"
 
 
 @pytest.mark.parametrize(
@@ -29,6 +34,15 @@ from tests.support.network.tunnels import connect, echo_server, loopback_proxy
         (b"CONNECT edge-1 HTTP/1.1\r\n\r\n", 400),
         (b"CONNECT edge-1:443 SPDY/3\r\n\r\n", 400),
         (b"\xff\xfe\r\n\r\n", 400),
+        # The member as the proxy's user (a proxy URL http://NAME@PROXY): any target host.
+        (b"CONNECT 127.0.0.1:6443 HTTP/1.1\r\n" + _basic(b"edge-1:") + b"\r\n", 0),
+        (b"CONNECT kubernetes.default.svc:443 HTTP/1.1\r\n" + _basic(b"edge-1:") + b"\r\n", 0),
+        (b"CONNECT 10.0.0.10:443 HTTP/1.1\r\n" + _basic(b"10.0.0.10:") + b"\r\n", 403),
+        (b"CONNECT 10.0.0.10:443 HTTP/1.1\r\n" + _basic(b"Edge-1:") + b"\r\n", 403),
+        (b"CONNECT 10.0.0.10:443 HTTP/1.1\r\n" + _basic(b"edge-1:secret") + b"\r\n", 400),
+        (b"CONNECT edge-1:443 HTTP/1.1\r\nProxy-Authorization: Bearer x\r\n\r\n", 400),
+        (b"CONNECT edge-1:443 HTTP/1.1\r\nProxy-Authorization: Basic !!\r\n\r\n", 400),
+        (b"CONNECT :443 HTTP/1.1\r\n" + _basic(b"edge-1:") + b"\r\n", 400),
     ],
 )
 def test_only_a_member_name_at_443_is_a_target(head: bytes, status: int) -> None:
@@ -104,3 +118,17 @@ async def test_a_consumer_refused_by_the_proxy_is_told_what_the_proxy_answered()
         f"https://edge-2 unreachable: the proxy {proxy_url} answered the CONNECT with 404 "
     )
     assert lp.answers() == {404: 1}
+
+
+async def test_the_proxys_user_names_the_member_whatever_the_target() -> None:
+    async with echo_server() as target, loopback_proxy("edge-1", target) as lp:
+        reader, writer, head = await connect(lp.connect_port, "127.0.0.1:6443", user="edge-1")
+        assert head.startswith(b"HTTP/1.1 200 ")
+        writer.write(b"ping")
+        assert await asyncio.wait_for(reader.readexactly(4), 10) == b"ping"
+        writer.close()
+        # Another member's name as the user reaches no tunnel of edge-1's.
+        _, other, refused = await connect(lp.connect_port, "127.0.0.1:6443", user="edge-2")
+        other.close()
+    assert refused.startswith(b"HTTP/1.1 404 ")
+    assert lp.answers() == {200: 1, 404: 1}

@@ -116,19 +116,21 @@ async def reach_through_proxy(
 ) -> None:
     """As ``namespace``'s consumer, reach the isolated member with only its profile.
 
-    Prints the profile's way in (server, proxy-url, tls-server-name) and what the consumer
-    read on the member (its namespaces), and records the member as reached.
+    Prints the profile's way in (server, proxy-url: the proxy with the member as its user)
+    and what the consumer read on the member (its namespaces), and records the member as
+    reached.
 
     Raises:
         RuntimeError: The profile does not name the proxy.
         KubeAPIError, ExecPluginFailed: The consumer could not reach the member.
     """
     from cluster_inventory import credentials
+    from cluster_inventory.proxy import member_proxy_url
 
     config = credentials.load_provider_file(providers)
     profile = await kube.get(me, kube.CLUSTER_PROFILES, isolated.name, namespace=namespace)
     cluster = _provider_cluster(profile)
-    if cluster.get("proxy-url") != isolated.connect_url:
+    if cluster.get("proxy-url") != member_proxy_url(isolated.connect_url, isolated.name):
         raise RuntimeError(
             f"{namespace}/{isolated.name}: the profile's access provider does not go through "
             f"the cluster proxy {isolated.connect_url} (proxy-url {cluster.get('proxy-url')!r})"
@@ -142,7 +144,6 @@ async def reach_through_proxy(
             f"{namespace}/{isolated.name}",
             str(cluster.get("server", "")),
             str(cluster.get("proxy-url", "")),
-            str(cluster.get("tls-server-name", "")),
             names,
         ]
     ]
@@ -150,7 +151,7 @@ async def reach_through_proxy(
         f"\nTHROUGH THE CLUSTER PROXY as {namespace}/{CONSUMER} ({isolated.name} in its own "
         f"network namespace; its API server {isolated.ns.server} there, no route from here)\n"
         + format_table(
-            ("PROFILE", "SERVER", "PROXY-URL", "TLS-SERVER-NAME", "NAMESPACES ON THE MEMBER"),
+            ("PROFILE", "SERVER", "PROXY-URL", "NAMESPACES ON THE MEMBER"),
             rows,
         )
     )

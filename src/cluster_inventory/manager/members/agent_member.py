@@ -48,7 +48,7 @@ from cluster_inventory.manager.rules.agent_report_fields import (
 )
 from cluster_inventory.manager.rules.member_keys import AgentMemberKey
 from cluster_inventory.manager.rules.status import ConditionState, Observation
-from cluster_inventory.proxy import member_server
+from cluster_inventory.proxy import member_proxy_url, member_server
 
 __all__ = [
     "AgentMember",
@@ -115,19 +115,30 @@ def advertised_connection(
 
     Returns:
         Through the proxy when the agent keeps tunnels to it and the manager knows its URL:
-        ``server`` ``https://NAME`` (the CONNECT target), ``proxy-url`` the proxy's,
-        ``tls-server-name`` and CA the member's own (TLS runs end to end,
-        ``docs/cluster-proxy.md``). Else the server, CA and proxy the agent advertises;
-        None when it advertises no good server (no access provider then).
+        ``proxy-url`` the proxy's with the member's name as its user (``http://NAME@PROXY``),
+        ``server`` ``https://`` the name the agent says the member's certificate holds
+        (``tlsServerName``), and the member's CA: TLS runs end to end and every client
+        verifies the host of ``server``, so consumers that leave ``tls-server-name`` out
+        (the upstream ``pkg/access``) verify the same name (``docs/cluster-proxy.md``, "The
+        profile"). Without a ``tlsServerName``: ``server`` ``https://NAME`` (the CONNECT
+        target names the member). Else the server, CA and proxy the agent advertises; None
+        when it advertises no good server (no access provider then).
     """
     if fields is None:
         return None
     if fields.cluster_proxy and cluster_proxy_url:
+        if not fields.tls_server_name:
+            return kube.ClusterConnection(
+                server=member_server(name),
+                ca_data=fields.ca_data,
+                proxy_url=cluster_proxy_url,
+                name=name,
+            )
+        host = fields.tls_server_name
         return kube.ClusterConnection(
-            server=member_server(name),
+            server=f"https://[{host}]" if ":" in host else f"https://{host}",
             ca_data=fields.ca_data,
-            tls_server_name=fields.tls_server_name,
-            proxy_url=cluster_proxy_url,
+            proxy_url=member_proxy_url(cluster_proxy_url, name),
             name=name,
         )
     if not fields.server:

@@ -205,11 +205,23 @@ def _cluster_problem(key: str, value: Any) -> str | None:
 _SERVER_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$")
 
 
-def _tls_server_name_problem(value: str) -> str | None:
-    """Why ``value`` is no ``tls-server-name`` a consumer may be told to verify, or None."""
-    if not _SERVER_NAME.match(value.lower()):
-        return "is not a DNS name or an IP address"
-    return _cluster_problem("tls-server-name", value)
+def _tls_server_name_checker(bounds: ReportBounds) -> Callable[[str], str | None]:
+    """Why a ``tlsServerName`` may not be given to consumers, or None.
+
+    Behind the cluster proxy it becomes the host of the profile's ``server``
+    (``advertised_connection``), so it is held to a server's address policy too: a consumer
+    that left the proxy out would dial it.
+    """
+
+    def problem(value: str) -> str | None:
+        if not _SERVER_NAME.match(value.lower()):
+            return "is not a DNS name or an IP address"
+        host = f"[{value}]" if ":" in value else value
+        return _cluster_problem("tls-server-name", value) or url_problem(
+            f"https://{host}", schemes=("https",), policy=bounds.addresses
+        )
+
+    return problem
 
 
 def _member_id_problem(value: str) -> str | None:
@@ -404,7 +416,7 @@ def check_report(
         ("version", "kubernetesVersion", _version_problem),
         ("server", "server", _url_checker(SERVER_SCHEMES, "server", bounds)),
         ("proxy_url", "proxyURL", _url_checker(PROXY_URL_SCHEMES, "proxy-url", bounds)),
-        ("tls_server_name", "tlsServerName", _tls_server_name_problem),
+        ("tls_server_name", "tlsServerName", _tls_server_name_checker(bounds)),
     )
     for attr, key, check in checks:
         raw = status.get(key)
