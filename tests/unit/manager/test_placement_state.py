@@ -292,45 +292,5 @@ def test_a_newcomer_claiming_a_member_id_never_takes_the_profile_over():
     assert [(d.registration, d.kept) for d in step.duplicates] == [("a-newcomer", "b-incumbent")]
     # No profile carries it (the incumbent's went): the first by name keeps it.
     profiles.clear()
-    world.existing.discard(ProfileKey("n0", "b-incumbent"))
     place("b-incumbent")
     assert set(state.desired) == {ProfileKey("n0", "a-newcomer")}
-
-
-def test_the_registration_kept_stays_kept_while_the_labels_arrive():
-    """Both profiles exist, none labelled: the first by name is kept, and stays kept when the
-    other's label (its status write, or a deleted profile still in the cache) shows up."""
-    state, world = InventoryState(), World(owned={"viacapi", "viasecret"})
-    world.invs = {"n0": Inventory(namespace="n0", clustersets=frozenset("a"), member_role="v")}
-    for name, server in (("viacapi", SERVERS[0]), ("viasecret", SERVERS[1])):
-        world.regs[name] = Registration(
-            name=name,
-            clustersets=("a",),
-            connection=ClusterConnection(server=server),
-            display_name=name,
-            source=name,
-        )
-    run_pass(state, world, state.reset(dict(world.regs), world.invs, frozenset(), world.owns))
-    assert world.existing == {ProfileKey("n0", "viacapi"), ProfileKey("n0", "viasecret")}
-    labels: dict[tuple[str, str], list[str]] = {}
-
-    def place(*names: str):
-        return state.place(
-            set(names),
-            member_id=world.member_id,
-            pending=world.is_pending,
-            existing=world.mine,
-            started=world.started,
-            holders=lambda ns, mid: labels.get((ns, mid), []),
-        )
-
-    world.conn_ids[conn(SERVERS[0])] = "u1"
-    world.conn_ids[conn(SERVERS[1])] = "u1"
-    first = place("viacapi", "viasecret")
-    assert [(d.registration, d.kept) for d in first.duplicates] == [("viasecret", "viacapi")]
-    world.existing.discard(ProfileKey("n0", "viasecret"))  # the step's delete, done
-    labels[("n0", "u1")] = ["viasecret"]  # its label, seen late
-    again = place("viacapi", "viasecret")
-    assert set(state.desired) == {ProfileKey("n0", "viacapi")}
-    assert again.create == [] and again.delete == []
-    assert [(d.registration, d.kept) for d in again.duplicates] == [("viasecret", "viacapi")]

@@ -101,8 +101,6 @@ class InventoryState:
         self._placed: dict[str, tuple[MemberKey, set[ProfileKey]]] = {}
         #: Connections a registration change left or joined since the last pass.
         self._touched: set[MemberKey] = set()
-        #: (inventory, member id) -> the registration kept for it when several reach it.
-        self._kept: dict[tuple[str, str], str] = {}
 
     # -- inputs --------------------------------------------------------------------------
     def reset(
@@ -269,7 +267,7 @@ class InventoryState:
         duplicates: list[DuplicateMember] = []
         frozen = {ns for ns, inv in self.inventories.items() if inv.terminating}
         for name in names:
-            entries, dups = self._desired_of(name, holders, existing)
+            entries, dups = self._desired_of(name, holders)
             duplicates += dups
             self.duplicates.pop(name, None)
             if dups:
@@ -319,19 +317,9 @@ class InventoryState:
         return set(self._by_id.get(member_id, ()))
 
     def _desired_of(
-        self,
-        name: str,
-        holders: Callable[[str, str], Collection[str]],
-        existing: Callable[[str], Collection[ProfileKey]],
+        self, name: str, holders: Callable[[str, str], Collection[str]]
     ) -> tuple[dict[ProfileKey, Entry], list[DuplicateMember]]:
-        """The profiles of ``name`` after deduplication, and where it is left out.
-
-        A registration kept for a member in an inventory stays kept while it is eligible and
-        its profile exists there: the member-id labels the choice reads arrive with status
-        writes, one registration's after another's (and a deleted profile's stay in the
-        cache a moment), so reading them afresh each pass could keep one, then the other,
-        deleting each one's profile in turn.
-        """
+        """The profiles of ``name`` after deduplication, and where it is left out."""
         if name not in self._owned:
             return {}, []
         reg = self.registrations[name]
@@ -343,18 +331,8 @@ class InventoryState:
             eligible = [
                 s for s in group if inv.clustersets.intersection(self.registrations[s].clustersets)
             ]
-            standing = self._kept.get((inv.namespace, mid)) if mid else None
-            if (
-                standing in eligible
-                and standing is not None
-                and ProfileKey(inv.namespace, standing) in existing(standing)
-            ):
-                kept = standing
-            else:
-                held = set(holders(inv.namespace, mid)) if mid and len(eligible) > 1 else set()
-                kept = next((s for s in eligible if s in held), eligible[0] if eligible else name)
-            if mid and len(eligible) > 1:
-                self._kept[(inv.namespace, mid)] = kept
+            held = set(holders(inv.namespace, mid)) if mid and len(eligible) > 1 else set()
+            kept = next((s for s in eligible if s in held), eligible[0] if eligible else name)
             if kept == name or mid is None:
                 entries[ProfileKey(inv.namespace, name)] = (reg, inv)
             else:
