@@ -70,6 +70,9 @@ NAME = "clustermanager-placement"
 PLACEMENT = "placement"
 #: Seconds between passes while members are still starting.
 _PASS_BATCH = 1.0
+#: Uids of deleted profiles remembered (the cache sees a delete within seconds; these are
+#: the last N deletes, far more than a pass makes in that time).
+_DELETED_UIDS_KEPT = 4096
 
 
 class InventoryController:
@@ -121,6 +124,8 @@ class InventoryController:
         self._conns: set[MemberKey] = set()
         #: (member id, observed) of each member connection as a pass last heard of it.
         self._member_seen: dict[MemberKey, tuple[str | None, bool]] = {}
+        #: Uids of the profiles this controller deleted, the newest last (``_deleted_here``).
+        self._deleted_uids: dict[str, None] = {}
         self.controller: Controller[str] = (
             hub.controller(NAME, self.reconcile)
             .watch(
@@ -371,17 +376,31 @@ class InventoryController:
         that label arrives.
         """
         profiles = self.hub.profiles
-        found = profiles.by_index(PROFILES_BY_MEMBER_ID, f"{namespace}/{member_id}")
+        found = [
+            p
+            for p in profiles.by_index(PROFILES_BY_MEMBER_ID, f"{namespace}/{member_id}")
+            if not self._deleted_here(p)
+        ]
         if found:
             return [str(objects.meta(p).get("name")) for p in found]
         return [
             name
             for name in self.state.reaching(member_id)
             if any(
-                objects.meta(p).get("namespace") == namespace
+                objects.meta(p).get("namespace") == namespace and not self._deleted_here(p)
                 for p in profiles.by_index(PROFILES_BY_NAME, name)
             )
         ]
+
+    def _deleted_here(self, profile: dict[str, Any]) -> bool:
+        """This controller deleted ``profile`` and the cache has not seen it go yet.
+
+        A duplicate's profile, deleted by a pass, may have got its member-id label from a
+        status write just before: read from the cache, it would make the next pass keep
+        that registration instead, and delete the other one's profile (both reported as
+        duplicates, each profile deleted in turn).
+        """
+        return str(objects.meta(profile).get("uid")) in self._deleted_uids
 
     def _pending(self, name: str) -> bool:
         """True while this replica's member of ``name`` has not given a first verdict."""
@@ -420,6 +439,11 @@ class InventoryController:
     async def _delete_profile(
         self, key: ProfileKey, was: tuple[Registration, Inventory] | None
     ) -> None:
+        held = self.hub.profiles.get(str(key))
+        if held is not None and (uid := objects.meta(held).get("uid")):
+            self._deleted_uids[str(uid)] = None
+            while len(self._deleted_uids) > _DELETED_UIDS_KEPT:  # uids are never reused
+                self._deleted_uids.pop(next(iter(self._deleted_uids)))
         await self.writer.delete(key)
         _log.info("deleted profile", extra={"object": str(key)})
         self.deleted.send(DeletedProfile(key, was))
