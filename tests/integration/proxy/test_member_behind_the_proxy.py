@@ -8,7 +8,8 @@ the member's profile the proxy's ``proxy-url`` with the member's name as its use
 ``server`` the name the member's certificate holds (the agent's ``tlsServerName``) and the
 member's CA. Consumers given only the profile (and a provider file) reach the member: the
 credentials library (the runtime's way in), kubectl through ``cluster-inventory
-kubeconfig``, the upstream Go ``pkg/access`` v0.1.3 (multicluster-runtime's provider, Kueue
+kubeconfig``, the runtime (it engages the member and reconciles its ConfigMaps),
+``cluster-inventory apply``, the upstream Go ``pkg/access`` v0.1.3 (multicluster-runtime's provider, Kueue
 and the Knative Operator build their clients with it) and the Argo CD Secret's
 ``proxyUrl``. Then the attacks on the proxy's trust, on the hub that decides it.
 """
@@ -29,7 +30,6 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.api.constants import CONDITION_CONTROL_PLANE_HEALTHY
 from cluster_inventory.credentials import (
     CredentialCache,
     CredentialMetrics,
@@ -38,35 +38,18 @@ from cluster_inventory.credentials import (
 )
 from cluster_inventory.integrations.sync.argocd import render_cluster_secret
 from cluster_inventory.manager.admin.agents import accept, reject
-from cluster_inventory.proxy import member_proxy_url
-from cluster_inventory.testing import CertificateAuthority, Fleet, free_port
+from cluster_inventory.runtime import EngagedCluster, EngagementPolicy, FleetManager, Request
+from cluster_inventory.testing import CertificateAuthority, Fleet
 from cluster_inventory_workshop.access_check import access_check
 from tests.support.data.provider_files import PLUGIN, provider_file
 from tests.support.hub.agents import self_subject
-from tests.support.hub.cluster_proxy import agent_tls, refused_status, running_proxy
-from tests.support.hub.manager import running_manager
-from tests.support.network.netns import NetnsMember, netns_member
+from tests.support.hub.cluster_proxy import agent_tls, proxied_member, refused_status
+from tests.support.network.netns import NetnsMember
 from tests.support.processes.binaries import kubectl
 from tests.support.processes.cli import cli
 from tests.support.waiting import eventually
 
 NAME = "edge-proxied"
-
-
-def _healthy_through(h: Any, inventory: str, proxy_url: str) -> Any:
-    async def probe() -> dict[str, Any] | None:
-        p = await h.profile(inventory, NAME)
-        status = p.get("status") or {}
-        healthy = any(
-            c["type"] == CONDITION_CONTROL_PLANE_HEALTHY and c["status"] == "True"
-            for c in status.get("conditions") or ()
-        )
-        providers = status.get("accessProviders") or ()
-        if healthy and providers and providers[0]["cluster"].get("proxy-url") == proxy_url:
-            return p
-        return None
-
-    return probe
 
 
 def _admin(cluster: dict[str, Any], ns: NetnsMember) -> Any:
@@ -91,36 +74,10 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
     fleet: Fleet, test_namespace: str, tmp_path: Path
 ) -> None:
     account = f"consumer-{uuid.uuid4().hex[:6]}"
-    tunnel_port = free_port()
-    hub_kubeconfig = tmp_path / "agent-hub.yaml"
-    async with (
-        await fleet.hub.client() as proxy_hub,
-        running_proxy(proxy_hub, test_namespace, tmp_path / "proxy", tunnel_port=tunnel_port) as rp,
-        netns_member(fleet.hub, forward_ports=(tunnel_port,)) as ns,
-        running_manager(
-            fleet, test_namespace, agent_heartbeat_multiple=3.0, cluster_proxy_url=rp.connect_url
-        ) as h,
-    ):
-        inventory = await h.inventory("edge", "edge")
-        acceptance = await accept(h.hub_client, test_namespace, NAME, ["edge"], lease_duration=1)
+    async with proxied_member(fleet, test_namespace, tmp_path, name=NAME, account=account) as pm:
+        rp, ns, h, inventory, profile = pm.proxy, pm.member, pm.harness, pm.inventory, pm.profile
+        acceptance = pm.acceptance
         groups = list(acceptance.agent_groups)
-        hub_kubeconfig.write_text(
-            yaml.safe_dump(fleet.hub.kubeconfig(acceptance.agent_user, groups))
-        )
-        agent = ns.start_agent(
-            NAME, "--hub-kubeconfig", str(hub_kubeconfig), "-n", test_namespace,
-            "--proxy-server", rp.tunnel_url, "--proxy-ca-file", str(rp.ca_path),
-            "--consumer-service-account", f"{test_namespace}/{account}",
-            "--lease-duration", "1", "--probe-interval", "0.5",
-        )  # fmt: skip
-        try:
-            profile = await eventually(
-                _healthy_through(h, inventory, member_proxy_url(rp.connect_url, NAME)),
-                timeout=60,
-                what="healthy via proxy",
-            )
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\nthe agent's output:\n{agent.log_tail(40)}") from None
         [provider] = profile["status"]["accessProviders"]
         cluster = provider["cluster"]
         assert cluster["proxy-url"] == rp.connect_url.replace("http://", f"http://{NAME}@")
@@ -147,7 +104,12 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
             role = {
                 "metadata": meta,
                 "rules": [
-                    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}
+                    {
+                        "apiGroups": [""],
+                        "resources": ["configmaps"],
+                        # The runtime's informer watches; `apply` patches (server-side).
+                        "verbs": ["get", "list", "watch", "create", "patch"],
+                    }
                 ],
             }
             await kube.apply(admin, kube.ROLES, role, field_manager="t")
@@ -225,6 +187,46 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
             assert found["data"] == {"via": "proxy"}
             with pytest.raises(kube.ForbiddenError):
                 await kube.list_objects(consumer, kube.SECRETS, test_namespace)
+
+        # 1b. The runtime engages the member from its profile and reconciles its objects.
+        fm = FleetManager(
+            h.hub_client,
+            providers,
+            namespaces=[inventory],
+            registry=CollectorRegistry(),
+            policy=EngagementPolicy(readiness_recheck=0.5),
+            provider_file_poll=0.2,
+            graceful_shutdown=5.0,
+        )
+        seen: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+
+        @fm.reconciler("v1/ConfigMap", namespace=test_namespace)
+        async def saw(request: Request, cluster: EngagedCluster) -> None:
+            found = await kube.get(cluster.client, kube.CONFIG_MAPS, request.name, test_namespace)
+            seen.put_nowait((cluster.name, found["data"]["via"]))
+
+        await fm.start()
+        try:
+            engaged = await asyncio.wait_for(seen.get(), 60)
+        finally:
+            await fm.stop()
+        assert engaged == (f"{inventory}/{NAME}", "proxy")
+
+        # 1c. `cluster-inventory apply` writes to the member through its profile.
+        manifests = tmp_path / "manifests"
+        manifests.mkdir()
+        applied_cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}}
+        (manifests / "cm.yaml").write_text(yaml.safe_dump({**applied_cm, "data": {"by": "apply"}}))
+        ran = await asyncio.to_thread(
+            cli,
+            "apply", "-f", str(manifests), "--profile", NAME, "-n", inventory,
+            "--member-namespace", test_namespace, "--provider-file", str(providers),
+            "--kubeconfig", str(h.hub.kubeconfig_path), timeout=120,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        async with await kube.new_client(_admin(cluster, ns)) as admin:
+            written = await kube.get(admin, kube.CONFIG_MAPS, "applied", test_namespace)
+        assert written["data"] == {"by": "apply"}
 
         # 2. kubectl through `cluster-inventory kubeconfig`.
         out = tmp_path / "member.kubeconfig"

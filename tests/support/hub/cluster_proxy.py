@@ -14,12 +14,25 @@ import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import yaml
 from prometheus_client import CollectorRegistry
 
 from cluster_inventory import kube
-from cluster_inventory.proxy import ClusterProxy, ProxyConfig, TunnelRefused, dial
-from cluster_inventory.testing import CertificateAuthority, ControlPlane, free_port
+from cluster_inventory.api.constants import CONDITION_CONTROL_PLANE_HEALTHY
+from cluster_inventory.manager.admin.agents import Acceptance, accept
+from cluster_inventory.proxy import ClusterProxy, ProxyConfig, TunnelRefused, dial, member_proxy_url
+from cluster_inventory.testing import (
+    CertificateAuthority,
+    ControlPlane,
+    Fleet,
+    NetnsMember,
+    free_port,
+)
+from tests.support.hub.manager import Harness, running_manager
+from tests.support.network.netns import netns_member
+from tests.support.waiting import eventually
 
 
 @dataclass
@@ -132,3 +145,109 @@ async def refused_status(
         return refused.status
     await dialled.close()
     raise AssertionError(f"the proxy at {url} opened a tunnel for member {member}")
+
+
+@dataclass
+class ProxiedMember:
+    """A member in a network namespace of its own, behind a proxy replica, in an inventory.
+
+    Attributes:
+        name: The member's name (its agent's).
+        proxy: The replica its agent keeps a tunnel to.
+        member: The member (its admin's kubeconfig, processes inside).
+        harness: The cluster manager publishing its profile through the proxy.
+        inventory: The inventory namespace on the hub.
+        profile: Its ClusterProfile once healthy through the proxy.
+        acceptance: Its acceptance on the hub (the agent's user and groups).
+    """
+
+    name: str
+    proxy: RunningProxy
+    member: NetnsMember
+    harness: Harness
+    inventory: str
+    profile: dict[str, Any]
+    acceptance: Acceptance
+
+    def admin(self) -> kube.ClusterConnection:
+        """The member's admin at the address the profile gives (the setup's own credential)."""
+        [provider] = self.profile["status"]["accessProviders"]
+        entry = {k: v for k, v in provider["cluster"].items() if k != "extensions"}
+        admin = yaml.safe_load(self.member.kubeconfig_path.read_text())
+        user = admin["users"][0]
+        return kube.connection_from_kubeconfig(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "m", "cluster": entry}],
+                "users": [user],
+                "contexts": [{"name": "m", "context": {"cluster": "m", "user": user["name"]}}],
+                "current-context": "m",
+            }
+        )
+
+
+@contextlib.asynccontextmanager
+async def proxied_member(
+    fleet: Fleet,
+    namespace: str,
+    workdir: Path,
+    *,
+    name: str,
+    account: str,
+    controllers: tuple[str, ...] = (),
+    annotations: dict[str, str] | None = None,
+) -> AsyncIterator[ProxiedMember]:
+    """:class:`ProxiedMember` ``name`` while the block runs: the real ``agent run`` inside its
+    namespace (accepted, a tunnel to the replica, minting ``namespace/account``'s token),
+    the cluster manager in the test's loop with the replica's CONNECT URL, inventory
+    ``edge`` of cluster set ``edge`` (with ``annotations``).
+
+    Raises:
+        AssertionError: The profile is not healthy through the proxy within 60 s (the
+            agent's log tail is in the message).
+    """
+    tunnel_port = free_port()
+    async with (
+        await fleet.hub.client() as proxy_hub,
+        running_proxy(proxy_hub, namespace, workdir / "proxy", tunnel_port=tunnel_port) as rp,
+        netns_member(fleet.hub, forward_ports=(tunnel_port,), controllers=controllers) as ns,
+        running_manager(
+            fleet, namespace, agent_heartbeat_multiple=3.0, cluster_proxy_url=rp.connect_url
+        ) as h,
+    ):
+        inventory = await h.inventory("edge", "edge", annotations=annotations)
+        acceptance = await accept(h.hub_client, namespace, name, ["edge"], lease_duration=1)
+        hub_kubeconfig = workdir / "agent-hub.yaml"
+        hub_kubeconfig.write_text(
+            yaml.safe_dump(
+                fleet.hub.kubeconfig(acceptance.agent_user, list(acceptance.agent_groups))
+            )
+        )
+        agent = ns.start_agent(
+            name, "--hub-kubeconfig", str(hub_kubeconfig), "-n", namespace,
+            "--proxy-server", rp.tunnel_url, "--proxy-ca-file", str(rp.ca_path),
+            "--consumer-service-account", f"{namespace}/{account}",
+            "--lease-duration", "1", "--probe-interval", "0.5",
+        )  # fmt: skip
+        through = member_proxy_url(rp.connect_url, name)
+
+        async def healthy() -> dict[str, Any] | None:
+            p = await h.profile(inventory, name)
+            status = p.get("status") or {}
+            ok = any(
+                c["type"] == CONDITION_CONTROL_PLANE_HEALTHY and c["status"] == "True"
+                for c in status.get("conditions") or ()
+            )
+            providers = status.get("accessProviders") or ()
+            return (
+                p
+                if ok and providers and providers[0]["cluster"].get("proxy-url") == through
+                else None
+            )
+
+        try:
+            profile = await eventually(healthy, timeout=60, what="healthy via the proxy")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\nthe agent's output:\n{agent.log_tail(40)}") from None
+        yield ProxiedMember(name, rp, ns, h, inventory, profile, acceptance)

@@ -63,7 +63,11 @@ async def _edge_proxies(stack: contextlib.AsyncExitStack, workdir: Path) -> None
 
 @contextlib.asynccontextmanager
 async def netns_member(
-    hub: ControlPlane, *, timeout: float = 60.0, forward_ports: tuple[int, ...] = ()
+    hub: ControlPlane,
+    *,
+    timeout: float = 60.0,
+    forward_ports: tuple[int, ...] = (),
+    controllers: tuple[str, ...] = (),
 ) -> AsyncIterator[NetnsMember]:
     """:func:`cluster_inventory.testing.netns.netns_member` with the edge proxies inside.
 
@@ -75,6 +79,7 @@ async def netns_member(
         timeout=timeout,
         forward_ports=forward_ports,
         publish=[f"{scheme}.sock" for scheme in SCHEMES],
+        controllers=controllers,
         entry_module="tests.support.network.netns",
         env=env,
     )
