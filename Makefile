@@ -34,8 +34,12 @@ lint: setup
 	$(UV) run mypy
 	$(UV) run lint-imports
 
+# Two pytest workers (pytest-xdist), each with a session fleet of its own, whole files to
+# a worker: one uses about one core, mostly waiting on its control planes' timers
+# (docs/testing.md, "Two workers"). TEST_WORKERS=0 runs in this process.
+TEST_WORKERS ?= 2
 test: assets lint
-	$(UV) run pytest $(ARGS)
+	$(UV) run pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(ARGS)
 
 unit: setup
 	$(UV) run pytest tests/unit $(ARGS)
