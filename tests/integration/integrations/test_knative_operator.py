@@ -23,21 +23,17 @@ from cluster_inventory import api, kube
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.testing import DEFAULT_CONTROLLERS, ControlPlane, Fleet
 from cluster_inventory_workshop.upstream_crds import KNATIVE_OPERATOR_CRDS, upstream_crd
-from tests.support.consumers.knative import running_operator
+from tests.support.consumers.knative import (
+    DEPLOYMENTS,
+    KNATIVE_SERVINGS,
+    SERVING_CRD,
+    delete_serving,
+    running_operator,
+)
 from tests.support.consumers.kueue import condition
 from tests.support.data.provider_files import PLUGIN, provider_file
 from tests.support.hub.manager import running_manager
 from tests.support.waiting import eventually
-
-KNATIVE_SERVINGS = kube.Resource(
-    group="operator.knative.dev",
-    version="v1beta1",
-    plural="knativeservings",
-    kind="KnativeServing",
-    namespaced=True,
-)
-DEPLOYMENTS = kube.Resource(group="apps", version="v1", plural="deployments", kind="Deployment")
-SERVING_CRD = "services.serving.knative.dev"
 
 
 async def _deployments(client: kube.ApiClient, ns: str) -> set[str]:
@@ -156,17 +152,14 @@ async def test_knative_operator_installs_serving_on_the_member_our_profile_names
                     "NotReady",
                     "Waiting on deployments: webhook",
                 )
-                assert conditions["InstallSucceeded"]["status"] == "Unknown"
+                # Unknown; or False for a moment when one of its CRD updates met a conflict
+                # (the apiserver's own status write), which it retries.
+                installed = conditions["InstallSucceeded"]
+                assert installed["status"] == "Unknown" or (
+                    installed["status"] == "False"
+                    and "the object has been modified" in installed.get("message", "")
+                ), installed
                 assert conditions["Ready"]["status"] == "False"
                 assert [Path(p).name for p in ks["status"]["manifests"]] == ["1.22.1", "kourier"]
             finally:
-                await kube.delete(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
-
-                async def finalized() -> bool:
-                    try:
-                        await kube.get(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
-                    except kube.NotFoundError:
-                        return True
-                    return False
-
-                await eventually(finalized, timeout=60, what="KnativeServing finalized")
+                await delete_serving(hub, ns)

@@ -21,22 +21,19 @@ from cluster_inventory import kube
 from cluster_inventory.api.constants import ANNOTATION_MEMBER_ROLE
 from cluster_inventory.testing import DEFAULT_CONTROLLERS, Fleet
 from cluster_inventory_workshop.upstream_crds import KNATIVE_OPERATOR_CRDS, upstream_crd
-from tests.support.consumers.knative import running_operator
+from tests.support.consumers.knative import (
+    DEPLOYMENTS,
+    KNATIVE_SERVINGS,
+    SERVING_CRD,
+    delete_serving,
+    running_operator,
+)
 from tests.support.consumers.kueue import condition
 from tests.support.data.provider_files import PLUGIN, provider_file
 from tests.support.hub.cluster_proxy import proxied_member
 from tests.support.waiting import eventually
 
 NAME = "edge-knative"
-KNATIVE_SERVINGS = kube.Resource(
-    group="operator.knative.dev",
-    version="v1beta1",
-    plural="knativeservings",
-    kind="KnativeServing",
-    namespaced=True,
-)
-DEPLOYMENTS = kube.Resource(group="apps", version="v1", plural="deployments", kind="Deployment")
-SERVING_CRD = "services.serving.knative.dev"
 
 
 async def test_the_knative_operator_installs_serving_through_the_proxy(
@@ -57,37 +54,8 @@ async def test_the_knative_operator_installs_serving_through_the_proxy(
         hub = pm.harness.hub_client
         await kube.ensure_crds(hub, crds)
         # The member's admin: the consumers' account may install Serving (cluster-admin).
-        await pm.member.apply(
-            [
-                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
-                {
-                    "apiVersion": "v1",
-                    "kind": "ServiceAccount",
-                    "metadata": {"name": account, "namespace": ns},
-                },
-                {
-                    "apiVersion": "rbac.authorization.k8s.io/v1",
-                    "kind": "ClusterRoleBinding",
-                    "metadata": {"name": f"{ns}-{account}"},
-                    "roleRef": {
-                        "apiGroup": "rbac.authorization.k8s.io",
-                        "kind": "ClusterRole",
-                        "name": "cluster-admin",
-                    },
-                    "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": ns}],
-                },
-            ],
-            field_manager="test",
-        )
-
-        async def token_published() -> bool:
-            try:
-                secret = await kube.get(hub, kube.SECRETS, NAME, namespace=pm.inventory)
-            except kube.NotFoundError:
-                return False
-            return bool((secret.get("data") or {}).get("token"))
-
-        await eventually(token_published, timeout=60, what="the consumer token on the hub")
+        await pm.grant(ns, account, "cluster-admin")
+        await pm.token_published()
         providers = provider_file(
             tmp_path / "providers.json",
             str(PLUGIN),
@@ -116,17 +84,7 @@ async def test_the_knative_operator_installs_serving_through_the_proxy(
                 await _installed_through_the_proxy(hub, remote, ns, operator)
                 assert pm.proxy.sample("cluster_inventory_proxy_connects_total", code="200") > 0
             finally:
-                # The operator's finalizer deletes on the member: while both still run.
-                await kube.delete(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
-
-                async def finalized() -> bool:
-                    try:
-                        await kube.get(hub, KNATIVE_SERVINGS, "knative-serving", namespace=ns)
-                    except kube.NotFoundError:
-                        return True
-                    return False
-
-                await eventually(finalized, timeout=60, what="KnativeServing finalized")
+                await delete_serving(hub, ns)  # its finalizer deletes on the member, through us
 
 
 async def _installed_through_the_proxy(

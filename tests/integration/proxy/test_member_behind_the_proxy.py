@@ -159,14 +159,7 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
             }
             await kube.apply(admin, kube.CONFIG_MAPS, marker, field_manager="t")
 
-        async def token_published() -> bool:
-            try:
-                secret = await kube.get(h.hub_client, kube.SECRETS, NAME, inventory)
-            except kube.NotFoundError:
-                return False
-            return bool((secret.get("data") or {}).get("token"))
-
-        await eventually(token_published, timeout=60, what="the consumer token on the hub")
+        await pm.token_published()
 
         # 1. The credentials library (what the runtime engages with): the profile only.
         providers = provider_file(

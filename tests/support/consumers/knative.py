@@ -8,7 +8,8 @@ process on loopback it needs, besides ``--kubeconfig`` and ``--clusterprofile-pr
   ``METRICS_DOMAIN`` and the ``CONFIG_*_NAME`` variables its Deployment sets;
 - ``KO_DATA_PATH``: the release manifests it applies (``cmd/operator/kodata`` in the module);
 - ``PROFILING_PORT`` moved off 8008; its health probes listen on the fixed port 8080
-  (``knative.dev/pkg/injection.HealthCheckDefaultPort``), which must be free.
+  (``knative.dev/pkg/injection.HealthCheckDefaultPort``), which must be free: one operator
+  runs on a machine at a time, the others (another pytest worker's) wait on a file lock.
 
 ``docs/integrations.md`` lists the same needs.
 """
@@ -17,14 +18,60 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import fcntl
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
+from cluster_inventory import kube
 from cluster_inventory.testing import ControlPlane, ManagedProcess, free_port
 from cluster_inventory_workshop.consumers import find_consumer, knative_operator_data
+from tests.support.waiting import eventually
 
 #: The port knative.dev/pkg serves its health probes on; no flag or variable moves it.
 HEALTH_PORT = 8080
+#: Held while an operator runs (HEALTH_PORT is one per machine).
+_PORT_LOCK = Path(tempfile.gettempdir()) / f"cluster-inventory-knative-{HEALTH_PORT}.lock"
+
+KNATIVE_SERVINGS = kube.Resource(
+    group="operator.knative.dev",
+    version="v1beta1",
+    plural="knativeservings",
+    kind="KnativeServing",
+    namespaced=True,
+)
+DEPLOYMENTS = kube.Resource(group="apps", version="v1", plural="deployments", kind="Deployment")
+SERVING_CRD = "services.serving.knative.dev"
+
+
+@contextlib.contextmanager
+def _port_held() -> Iterator[None]:
+    with _PORT_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker's operator: wait for it to stop
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+async def delete_serving(
+    hub: kube.ApiClient, namespace: str, name: str = "knative-serving"
+) -> None:
+    """Delete a KnativeServing and wait until the operator's finalizer let it go.
+
+    Its finalizer deletes what it installed on the member: call it while both still run.
+    """
+    await kube.delete(hub, KNATIVE_SERVINGS, name, namespace=namespace)
+
+    async def finalized() -> bool:
+        try:
+            await kube.get(hub, KNATIVE_SERVINGS, name, namespace=namespace)
+        except kube.NotFoundError:
+            return True
+        return False
+
+    await eventually(finalized, timeout=60, what="KnativeServing finalized")
 
 
 @contextlib.asynccontextmanager
@@ -42,6 +89,16 @@ async def running_operator(
     binary = find_consumer("knative-operator")  # fails saying how to build it
     kodata = await asyncio.to_thread(knative_operator_data)
     await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
+    with contextlib.ExitStack() as held:
+        await asyncio.to_thread(held.enter_context, _port_held())
+        async with _operator(hub, workdir, binary, kodata, namespace, provider_file) as proc:
+            yield proc
+
+
+@contextlib.asynccontextmanager
+async def _operator(
+    hub: ControlPlane, workdir: Path, binary: Path, kodata: Any, namespace: str, provider_file: Path
+) -> AsyncIterator[ManagedProcess]:
     proc = ManagedProcess(
         f"{hub.name}/knative-operator",
         [

@@ -169,6 +169,59 @@ class ProxiedMember:
     profile: dict[str, Any]
     acceptance: Acceptance
 
+    async def token_published(self) -> None:
+        """Wait until the agent's consumer token is on the hub (what consumers present).
+
+        Raises:
+            AssertionError: Not within 60 s.
+        """
+
+        async def published() -> bool:
+            try:
+                secret = await kube.get(
+                    self.harness.hub_client, kube.SECRETS, self.name, self.inventory
+                )
+            except kube.NotFoundError:
+                return False
+            return bool((secret.get("data") or {}).get("token"))
+
+        await eventually(published, timeout=60, what="the consumer token on the hub")
+
+    async def grant(
+        self, namespace: str, account: str, role: str, rules: list[dict[str, Any]] | None = None
+    ) -> None:
+        """As the member's admin (from inside): namespace ``namespace``, the consumers'
+        ServiceAccount ``account`` there, bound cluster-wide to ClusterRole ``role`` (made
+        with ``rules`` when given)."""
+        manifests: list[dict[str, Any]] = [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": account, "namespace": namespace},
+            },
+        ]
+        rbac = "rbac.authorization.k8s.io"
+        if rules is not None:
+            manifests.append(
+                {
+                    "apiVersion": f"{rbac}/v1",
+                    "kind": "ClusterRole",
+                    "metadata": {"name": role},
+                    "rules": rules,
+                }
+            )
+        manifests.append(
+            {
+                "apiVersion": f"{rbac}/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": f"{namespace}-{account}"},
+                "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": role},
+                "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+            }
+        )
+        await self.member.apply(manifests, field_manager="test")
+
     def admin(self) -> kube.ClusterConnection:
         """The member's admin at the address the profile gives (the setup's own credential)."""
         [provider] = self.profile["status"]["accessProviders"]
