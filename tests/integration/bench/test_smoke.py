@@ -23,6 +23,10 @@ from pathlib import Path
 
 import pytest
 
+#: After the parallel pass (Makefile): each smoke run starts fleets of its own, and some
+#: squeeze a replica to a CPU quota, figures a second pytest worker's load would distort.
+pytestmark = pytest.mark.alone
+
 BENCH = Path(__file__).resolve().parents[3] / "bench"
 SCRIPTS = sorted(p for p in BENCH.glob("*.py") if not p.name.startswith("_"))
 #: Smoke runs at a time: on this project's 2-core machines four measured 67 s for all of

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -77,9 +78,12 @@ def _metrics_certificate() -> None:
         return
     try:
         METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
-        CertificateAuthority("kueue-metrics").serving_pair().write(
-            METRICS_CERT_DIR / "tls.crt", METRICS_CERT_DIR / "tls.key"
-        )
+        # Written aside and renamed into place: another pytest worker's Kueue may be reading.
+        suffix = f".{os.getpid()}.tmp"
+        cert, key = METRICS_CERT_DIR / f"tls.crt{suffix}", METRICS_CERT_DIR / f"tls.key{suffix}"
+        CertificateAuthority("kueue-metrics").serving_pair().write(cert, key)
+        os.replace(key, METRICS_CERT_DIR / "tls.key")
+        os.replace(cert, METRICS_CERT_DIR / "tls.crt")
     except PermissionError as exc:
         raise AssertionError(
             f"Kueue v0.19.2 reads its metrics certificate only from {METRICS_CERT_DIR} when run "
