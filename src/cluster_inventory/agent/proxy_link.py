@@ -80,6 +80,9 @@ class ProxyLink:
         self.server_count = 1
         self._tasks = kube.TaskSet(f"proxy link of {name}", logger=_log)
         self._changed = asyncio.Condition()
+        #: Every dialled connection not closed yet: a holder task cancelled before its first
+        #: step never runs its ``finally``, so :meth:`stop` closes what is left here.
+        self._open: set[Dialled] = set()
 
     @property
     def connected(self) -> int:
@@ -98,10 +101,13 @@ class ProxyLink:
             await self.stop()
 
     async def stop(self) -> None:
-        """Close every tunnel (idempotent)."""
+        """Close every tunnel and its connection (idempotent)."""
         for tunnel in list(self.tunnels.values()):
             await tunnel.close("the agent is stopping")
         await self._tasks.stop()
+        for dialled in list(self._open):
+            self._open.discard(dialled)
+            await dialled.close()
 
     async def _keep(self, url: str) -> None:
         """Dial ``url`` while fewer replicas than there are hold a tunnel of ours."""
@@ -126,12 +132,14 @@ class ProxyLink:
             except (TunnelRefused, kube.KubeConfigError) as exc:
                 await throttle.pause(exc)
                 continue
+            self._open.add(dialled)
             throttle.succeeded()
             self.server_count = dialled.server_count
             tunnel_id = dialled.server_id
             if tunnel_id in self.tunnels:
                 # The URL (a Service) led to a replica we hold: ask again, ever more slowly
                 # while it keeps doing so (a replica behind another URL may be down).
+                self._open.discard(dialled)
                 await dialled.close()
                 duplicates += 1
                 await asyncio.sleep(_DUPLICATES.delay(duplicates, random.random()))  # noqa: S311 - jitter
@@ -169,6 +177,7 @@ class ProxyLink:
         finally:
             if self.tunnels.get(tunnel_id) is tunnel:
                 del self.tunnels[tunnel_id]
+            self._open.discard(dialled)
             await asyncio.shield(dialled.close())  # also when cancelled (the agent stops)
             _log.warning(
                 "tunnel to cluster proxy replica %s ended: %s; dialling again",
