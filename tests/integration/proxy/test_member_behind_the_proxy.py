@@ -9,7 +9,8 @@ the member's profile the proxy's ``proxy-url`` with the member's name as its use
 member's CA. Consumers given only the profile (and a provider file) reach the member: the
 credentials library (the runtime's way in), kubectl through ``cluster-inventory
 kubeconfig``, the runtime (it engages the member and reconciles its ConfigMaps),
-``cluster-inventory apply``, the upstream Go ``pkg/access`` v0.1.3 (multicluster-runtime's provider, Kueue
+``cluster-inventory apply``, Argo CD's own code on the cluster Secret we render, the upstream
+Go ``pkg/access`` v0.1.3 (multicluster-runtime's provider, Kueue
 and the Knative Operator build their clients with it) and the Argo CD Secret's
 ``proxyUrl``. Then the attacks on the proxy's trust, on the hub that decides it.
 """
@@ -41,6 +42,7 @@ from cluster_inventory.manager.admin.agents import accept, reject
 from cluster_inventory.runtime import EngagedCluster, EngagementPolicy, FleetManager, Request
 from cluster_inventory.testing import CertificateAuthority, Fleet
 from cluster_inventory_workshop.access_check import access_check
+from cluster_inventory_workshop.argocd_check import argocd_check
 from tests.support.data.provider_files import PLUGIN, provider_file
 from tests.support.hub.agents import self_subject
 from tests.support.hub.cluster_proxy import agent_tls, proxied_member, refused_status
@@ -262,6 +264,18 @@ async def test_consumers_reach_a_member_in_its_own_network_namespace_through_the
         assert config["proxyUrl"] == rp.connect_url.replace("http://", f"http://{NAME}@")
         assert "serverName" not in config["tlsClientConfig"]
         assert base64.b64decode(secret["data"]["server"]).decode() == "https://127.0.0.1"
+        # Argo CD's own code (util/db.SecretToCluster, Cluster.RawRestConfig) loads it and
+        # lists the member's ConfigMaps through the proxy.
+        argocd = await asyncio.to_thread(argocd_check)  # cached; fails saying how to get Go
+        secrets = {"apiVersion": "v1", "kind": "SecretList", "items": [secret]}
+        argo = await asyncio.to_thread(
+            subprocess.run, [str(argocd), test_namespace], input=json.dumps(secrets),
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert argo.returncode == 0, argo.stderr
+        [seen] = json.loads(argo.stdout)
+        assert "error" not in seen, seen
+        assert {"reached", "applied"} <= set(seen["configMaps"])
 
         # -- the attacks: each on the real hub's reviews -------------------------------------
         url = rp.tunnel_url
