@@ -79,8 +79,13 @@ async def test_an_agent_member_is_profiled_from_its_report_and_its_heartbeat(
         async def profile() -> dict[str, Any]:
             return await h.profile(inventory, name)
 
+        async def profile_with_health() -> dict[str, Any] | None:
+            # A profile is created first and its status written next: wait for the status.
+            found = await profile()
+            return found if _condition(found, CONDITION_CONTROL_PLANE_HEALTHY)[0] else None
+
         # Accepted, not reported yet: a profile that says so, and no access provider.
-        waiting = await eventually(profile, what="the accepted member's profile")
+        waiting = await eventually(profile_with_health, what="the accepted member's profile")
         assert _condition(waiting, CONDITION_CONTROL_PLANE_HEALTHY)[1] == "AgentNotReported"
         assert not (waiting.get("status") or {}).get("accessProviders")
 
