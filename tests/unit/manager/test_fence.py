@@ -50,10 +50,25 @@ def test_our_write_counts_until_the_cache_catches_up():
     assert fence.holding(KEY, cached) == ("b", "11")
     fence.wrote(KEY, cached, profile("12", "b"))
     assert fence.holding(KEY, cached) == ("b", "12")
+    # The echo of our first write (a claim's labels) before that of our second (its
+    # status): the second still counts, or the next write would be refused with a 409.
+    assert fence.holding(KEY, profile("11", "b")) == ("b", "12")
     # Anything newer in the cache wins (another replica's write, or our echo).
     assert fence.holding(KEY, profile("13", "c")) == ("c", "13")
     fence.forget(KEY)
     assert fence.holding(KEY, cached) == ("a", "10")
+
+
+def test_a_chain_of_our_writes_restarts_once_the_cache_caught_up():
+    fence = ProfileFence(View("b", {"b"}))  # type: ignore[arg-type]
+    fence.wrote(KEY, profile("10", "a"), profile("11", "b"))
+    fence.wrote(KEY, profile("10", "a"), profile("12", "b"))
+    caught_up = profile("12", "b")
+    assert fence.holding(KEY, caught_up) == ("b", "12")
+    fence.wrote(KEY, caught_up, profile("13", "b"))
+    # What the cache showed before it caught up is no longer ours to read past.
+    assert fence.holding(KEY, profile("11", "b")) == ("b", "11")
+    assert fence.holding(KEY, caught_up) == ("b", "13")
 
 
 def test_annotations_name_us_unless_given_up():

@@ -8,8 +8,8 @@ of a profile goes through :class:`ProfileWriter` (``docs/manager.md``, ``docs/sc
 - its status, applied only when
   :func:`~cluster_inventory.manager.rules.status.status_matches` says it differs
   (KEP-4322: fewer than one write per 30 s per profile; at rest, none), counted in
-  ``cluster_inventory_profile_status_writes_total``; the echo of our own write is known by its
-  resourceVersion (:meth:`ProfileWriter.is_echo`);
+  ``cluster_inventory_profile_status_writes_total``; the echo of our own write (labels or
+  status) is known by its resourceVersion (:meth:`ProfileWriter.is_echo`);
 - sharded, every write is conditional on the resourceVersion read and names its holder
   (:mod:`~cluster_inventory.manager.rules.fence`); one the hub refuses with 409 is counted in
   ``cluster_inventory_shard_fenced_writes_total`` and raised as :class:`FencedWrite`;
@@ -64,15 +64,22 @@ class ProfileWriter:
 
     def __init__(self, hub: HubView) -> None:
         self.hub = hub
-        #: The resourceVersion of our last status write per profile (its echo is skipped).
-        self.written: dict[ProfileKey, str] = {}
+        #: The resourceVersions our last two writes of each profile made, the latest last
+        #: (their echoes are skipped): a claim writes the labels, then the status, and the
+        #: labels' echo arriving between the two carries nothing new either.
+        self.written: dict[ProfileKey, tuple[str, ...]] = {}
         #: ControlPlaneHealthy of each kept profile, counted into the profiles gauge.
         self._health: dict[ProfileKey, str] = {}
         self._counts: Counter[tuple[str, str]] = Counter()
 
     def is_echo(self, key: ProfileKey, version: object) -> bool:
-        """True if ``version`` of profile ``key`` is what our last status write made."""
-        return self.written.get(key) == version
+        """True if ``version`` of profile ``key`` is what one of our last two writes made."""
+        return version in self.written.get(key, ())
+
+    def _made(self, key: ProfileKey, written: dict[str, Any]) -> None:
+        """Record the version our write of ``key`` made (see :attr:`written`)."""
+        version = str(objects.meta(written).get("resourceVersion"))
+        self.written[key] = (*self.written.get(key, ())[-1:], version)
 
     def metadata(
         self, key: ProfileKey, reg: Registration, member_id: str, holder: str | None = None
@@ -141,6 +148,7 @@ class ProfileWriter:
         if version is not None:
             body["metadata"]["resourceVersion"] = version
         written = await self._apply(key, body, version)
+        self._made(key, written)
         if self.hub.fence is not None:
             return self.hub.fence.wrote(key, current, written)
         return version
@@ -173,7 +181,7 @@ class ProfileWriter:
         # One member's change is one such write per inventory, all on the hub: no second
         # (strict) decoding of a body built from a dict (see kube.apply).
         written = await self._apply(key, {"metadata": meta, "status": status}, version, True)
-        self.written[key] = str(objects.meta(written).get("resourceVersion"))
+        self._made(key, written)
         if self.hub.fence is not None:
             self.hub.fence.wrote(key, current, written)
         self.hub.metrics.status_writes.inc()

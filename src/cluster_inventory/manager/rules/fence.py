@@ -56,8 +56,11 @@ class ProfileFence:
 
     def __init__(self, membership: ShardMembership) -> None:
         self.membership = membership
-        #: resourceVersion the cache showed when we wrote -> the version our write made.
-        self._versions: dict[ProfileKey, tuple[str, str]] = {}
+        #: The versions our latest write superseded (what the cache may still show: the one it
+        #: showed when we wrote, and those of our own writes since that it has not caught up
+        #: with, such as a claim's label write before its status write), and the version
+        #: that write made.
+        self._versions: dict[ProfileKey, tuple[frozenset[str], str]] = {}
 
     @property
     def identity(self) -> str:
@@ -67,13 +70,16 @@ class ProfileFence:
     def holding(self, key: ProfileKey, current: Mapping[str, Any]) -> tuple[str, str]:
         """``(holder, resourceVersion)`` of a profile ("" holder: nobody holds it).
 
-        As our own last write left it while the cache has not caught up with that write,
-        else as cached.
+        As our own last write left it while the cache has not caught up with that write
+        (it shows what that write superseded, an earlier write of ours included), else as
+        cached. Without the earlier writes, the echo of a claim's label write arriving before
+        that of its status write made the next write conditional on the label write's
+        version: a 409, a requeue and a write again, once per profile taken over.
         """
         meta = objects.meta(current)
         seen = str(meta.get("resourceVersion") or "")
         ours = self._versions.get(key)
-        if ours is not None and ours[0] == seen:
+        if ours is not None and seen in ours[0]:
             return self.identity, ours[1]
         holder = str((meta.get("annotations") or {}).get(ANNOTATION_SHARD_HOLDER) or "")
         return holder, seen
@@ -83,9 +89,19 @@ class ProfileFence:
         return bool(holder) and holder != self.identity and self.membership.is_live(holder)
 
     def wrote(self, key: ProfileKey, current: Mapping[str, Any], written: Mapping[str, Any]) -> str:
-        """Record our write of ``key`` (made on the cached ``current``); its new version."""
+        """Record our write of ``key`` (made on the cached ``current``); its new version.
+
+        A write made while the cache still shows what our previous write superseded is
+        chained to it: the cache showing any version of the chain means our latest write
+        stands. The chain restarts once the cache caught up, so it stays a few versions long.
+        """
         version = str(objects.meta(written).get("resourceVersion"))
-        self._versions[key] = (str(objects.meta(current).get("resourceVersion") or ""), version)
+        seen = str(objects.meta(current).get("resourceVersion") or "")
+        prior = self._versions.get(key)
+        superseded = {seen}
+        if prior is not None and seen in prior[0]:
+            superseded |= prior[0] | {prior[1]}
+        self._versions[key] = (frozenset(superseded), version)
         return version
 
     def forget(self, key: ProfileKey) -> None:
