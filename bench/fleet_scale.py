@@ -59,7 +59,8 @@ answered by a real kube-apiserver):
 Every watch event is seen by one informer started before the replicas, so a deletion or a
 holder flip between two polls cannot be missed. Results are printed (one table row per
 (N, R)) and merged into --json (default ``bench/results/fleet_scale.json``), and the plot of
-cost against N is drawn from that file into --plot (default ``docs/images/fleet_scale.png``).
+cost against N is drawn from that file into --plot (default ``docs/images/fleet_scale.png``
+with the default --json, else the --json path with ``.png``).
 
 Overload: --cpu-quota CORES runs each replica under a CPU limit of CORES (a pod's
 ``limits.cpu``; ``_cpu_limit.py``) from its start; --squeeze CORES runs them unlimited and,
@@ -188,7 +189,13 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--renew-interval", type=float, default=2.0)
     parser.add_argument("--timeout", type=float, default=600.0, help="per phase, seconds")
     parser.add_argument("--json", type=Path, default=RESULTS, help="results merged into this file")
-    parser.add_argument("--plot", type=Path, default=PLOT, help="PNG drawn from --json")
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        help=f"PNG drawn from --json (default: {PLOT.relative_to(ROOT)} with the default "
+        "--json, else beside --json), so a run kept elsewhere leaves the tree clean",
+    )
     parser.add_argument("--plot-only", action="store_true", help="table and plot from --json only")
     parser.add_argument(
         "--markdown", action="store_true", help="with --plot-only: a markdown table"
@@ -213,7 +220,10 @@ def _arguments() -> argparse.Namespace:
         "--agent-kill", type=int, default=20, help="agents: how many agents are stopped"
     )
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.plot is None:
+        args.plot = PLOT if args.json == RESULTS else args.json.with_suffix(".png")
+    return args
 
 
 def _smoke(args: argparse.Namespace) -> None:
