@@ -5,8 +5,10 @@ registration has its own inventory (so registrations reaching one real member ar
 duplicates of each other). Checked against the hub, from a watch started before the
 replicas: each profile is held (annotation) and written by the replica rendezvous hashing
 gives it; a killed replica's members are taken by the others and show a change made on the
-member after the kill; a replica added takes only its own share; no profile is ever deleted;
-a replica stopped with SIGTERM removes its Lease.
+member after the kill, with no write refused by the fence (nothing contends for them: a
+refusal there is a replica mistaking its own writes for someone else's); a replica added
+takes only its own share; no profile is ever deleted; a replica stopped with SIGTERM
+removes its Lease.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.controller.sharding import LABEL_SHARD_GROUP, rendezvous_owner
 from cluster_inventory.kube.informer import Informer
-from tests.support.hub.sharded_replicas import own_inventories, replica, stopped
+from cluster_inventory.testing import free_port
+from tests.support.hub.sharded_replicas import own_inventories, replica, scraped, stopped
 from tests.support.waiting import eventually
 
 MEMBERS = [f"r{i}" for i in range(9)]
 STAMP = "stamp.shard-test.cluster-inventory.dev"
+FENCED = "cluster_inventory_shard_fenced_writes"
 
 
 def _stamp(profile: dict[str, Any]) -> str | None:
@@ -59,7 +63,11 @@ async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_nam
                 deleted.append(obj["metadata"]["name"]) if event == "DELETED" else None
             )
         )
-        replicas = {n: replica(n, manager, test_namespace, kc) for n in ("ra", "rb", "rc")}
+        ports = {n: free_port() for n in ("ra", "rb", "rc")}
+        replicas = {
+            n: replica(n, manager, test_namespace, kc, metrics=f"127.0.0.1:{port}")
+            for n, port in ports.items()
+        }
         try:
             async with profiles:
                 await profiles.wait_synced()
@@ -93,6 +101,8 @@ async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_nam
                     }
 
                 before_kill = transitions()
+                survivors = [r for r in live if r != victim]
+                fenced = {r: await scraped(ports[r], FENCED) for r in survivors}
                 replicas[victim].send_signal(signal.SIGKILL)
                 killed_at = time.monotonic()
                 live.remove(victim)
@@ -110,6 +120,10 @@ async def test_replicas_share_members_and_take_over_a_killed_one(fleet, test_nam
                 )
                 takeover = time.monotonic() - killed_at
                 assert takeover < 20, takeover
+                # A claim is two writes (labels, then status): the echo of the first must not
+                # make the next write conditional on a version the second superseded.
+                refused = {r: await scraped(ports[r], FENCED) - fenced[r] for r in survivors}
+                assert refused == dict.fromkeys(survivors, 0), refused
                 after_kill = transitions()
                 for m in owned[victim]:
                     assert after_kill[m] == before_kill[m], (m, before_kill[m], after_kill[m])

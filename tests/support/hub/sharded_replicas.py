@@ -1,7 +1,8 @@
 """Sharded cluster manager replicas as processes, and members each in its own inventory.
 
 :func:`replica` starts ``cluster-inventory manager run --sharding`` with short shard Lease
-timings, :func:`stopped` stops them; :func:`own_inventories` registers each name with a session fleet member, in an
+timings, :func:`stopped` stops them, :func:`scraped` reads one of their metrics;
+:func:`own_inventories` registers each name with a session fleet member, in an
 inventory of its own (so registrations reaching one real member are not duplicates of each
 other). Shared by the sharding tests under ``tests/integration/manager/``.
 """
@@ -15,7 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import aiohttp
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from cluster_inventory import kube
 from cluster_inventory.api.constants import LABEL_CLUSTER_SET
@@ -71,6 +74,24 @@ async def stopped(replicas: dict[str, subprocess.Popen[str]]) -> dict[str, tuple
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
     return {n: await asyncio.to_thread(p.communicate, timeout=30) for n, p in replicas.items()}
+
+
+async def scraped(port: int, family: str) -> float:
+    """The sum of every sample of metric ``family`` on a replica's ``/metrics`` (port ``port``).
+
+    Raises:
+        AssertionError: The replica does not export ``family``.
+        aiohttp.ClientError: ``/metrics`` does not answer.
+    """
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(f"http://127.0.0.1:{port}/metrics") as response,
+    ):
+        text = await response.text()
+    for found in text_string_to_metric_families(text):
+        if found.name == family:
+            return sum(s.value for s in found.samples if s.name == f"{family}_total")
+    raise AssertionError(f"replica on port {port} exports no metric {family!r}")
 
 
 async def own_inventories(
