@@ -10,9 +10,6 @@ so Prometheus never sees a profile twice.
 
 from __future__ import annotations
 
-import aiohttp
-from prometheus_client.parser import text_string_to_metric_families
-
 from cluster_inventory import kube
 from cluster_inventory.api.constants import (
     ANNOTATION_SHARD_HOLDER,
@@ -22,7 +19,12 @@ from cluster_inventory.api.constants import (
 )
 from cluster_inventory.controller.sharding import rendezvous_owner
 from cluster_inventory.testing import Fleet, free_port
-from tests.support.hub.sharded_replicas import own_inventories, replica, stopped
+from tests.support.hub.sharded_replicas import (
+    metric_families,
+    own_inventories,
+    replica,
+    stopped,
+)
 from tests.support.waiting import eventually
 
 MEMBERS = [f"s{i}" for i in range(6)]
@@ -31,16 +33,11 @@ REPLICAS = ("pa", "pb")
 
 async def _exported(port: int) -> dict[str, set[tuple[str, str]]]:
     """Per family (condition, info): the (namespace, name) of the profiles a replica exports."""
-    async with (
-        aiohttp.ClientSession() as http,
-        http.get(f"http://127.0.0.1:{port}/metrics") as response,
-    ):
-        text = await response.text()
     out: dict[str, set[tuple[str, str]]] = {
         METRIC_PROFILE_CONDITION: set(),
         METRIC_PROFILE_INFO: set(),
     }
-    for family in text_string_to_metric_families(text):
+    for family in await metric_families(port):
         if family.name in out:
             for sample in family.samples:
                 out[family.name].add((sample.labels["namespace"], sample.labels["name"]))

@@ -1,7 +1,8 @@
 """Sharded cluster manager replicas as processes, and members each in its own inventory.
 
 :func:`replica` starts ``cluster-inventory manager run --sharding`` with short shard Lease
-timings, :func:`stopped` stops them, :func:`scraped` reads one of their metrics;
+timings, :func:`stopped` stops them, :func:`metric_families` and :func:`scraped` read their
+``/metrics``;
 :func:`own_inventories` registers each name with a session fleet member, in an
 inventory of its own (so registrations reaching one real member are not duplicates of each
 other). Shared by the sharding tests under ``tests/integration/manager/``.
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import aiohttp
 import yaml
+from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from cluster_inventory import kube
@@ -76,11 +78,10 @@ async def stopped(replicas: dict[str, subprocess.Popen[str]]) -> dict[str, tuple
     return {n: await asyncio.to_thread(p.communicate, timeout=30) for n, p in replicas.items()}
 
 
-async def scraped(port: int, family: str) -> float:
-    """The sum of every sample of metric ``family`` on a replica's ``/metrics`` (port ``port``).
+async def metric_families(port: int) -> list[Metric]:
+    """Every metric family a replica's ``/metrics`` (on 127.0.0.1, port ``port``) exports.
 
     Raises:
-        AssertionError: The replica does not export ``family``.
         aiohttp.ClientError: ``/metrics`` does not answer.
     """
     async with (
@@ -88,7 +89,17 @@ async def scraped(port: int, family: str) -> float:
         http.get(f"http://127.0.0.1:{port}/metrics") as response,
     ):
         text = await response.text()
-    for found in text_string_to_metric_families(text):
+    return list(text_string_to_metric_families(text))
+
+
+async def scraped(port: int, family: str) -> float:
+    """The value of counter ``family`` (the sum of its ``_total`` samples) on a replica.
+
+    Raises:
+        AssertionError: The replica does not export ``family``.
+        aiohttp.ClientError: ``/metrics`` does not answer.
+    """
+    for found in await metric_families(port):
         if found.name == family:
             return sum(s.value for s in found.samples if s.name == f"{family}_total")
     raise AssertionError(f"replica on port {port} exports no metric {family!r}")
