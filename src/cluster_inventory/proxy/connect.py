@@ -36,7 +36,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from cluster_inventory.proxy.metrics import ProxyMetrics
-from cluster_inventory.proxy.routes import Routes
+from cluster_inventory.proxy.routes import Route, Routes
 from cluster_inventory.proxy.tunnel import StreamRefused
 
 __all__ = [
@@ -193,16 +193,7 @@ class ConnectServer:
         """One consumer connection (``asyncio.start_server``'s callback)."""
         try:
             member = await self._target(reader)
-            route = self.routes.get(member)
-            if route is None:
-                raise ConnectRefused(404, f"member {member} has no agent tunnel to this proxy")
-            try:
-                stream = await route.tunnel.open(
-                    writer, preface=_ESTABLISHED, timeout=self.open_timeout
-                )
-            except StreamRefused as exc:
-                status = 504 if "did not answer" in exc.reason else 502
-                raise ConnectRefused(status, f"member {member}: {exc.reason}") from None
+            route, stream = await self._open(member, writer)
         except ConnectRefused as refusal:
             self._count(refusal.status)
             _log.debug("CONNECT refused: %s %s", refusal.status, refusal.message)
@@ -220,6 +211,32 @@ class ConnectServer:
             await route.tunnel.carry(stream, reader, writer)
         finally:
             self.metrics.streams.dec()
+
+    async def _open(self, member: str, writer: asyncio.StreamWriter) -> tuple[Route, int]:
+        """A stream to ``member`` over its newest tunnel that is still there.
+
+        A tunnel that ends under the request (the duplicate an agent closes when a Service
+        led it to a replica it already holds) refused nothing: the next newest is asked. The
+        agent's own refusal (502) and its silence (504) are answered as they are.
+
+        Raises:
+            ConnectRefused: 404 with no tunnel, 502 or 504 from the last one asked.
+        """
+        routes = self.routes.newest_first(member)
+        if not routes:
+            raise ConnectRefused(404, f"member {member} has no agent tunnel to this proxy")
+        refused = StreamRefused("no tunnel was asked")
+        for route in routes:
+            try:
+                return route, await route.tunnel.open(
+                    writer, preface=_ESTABLISHED, timeout=self.open_timeout
+                )
+            except StreamRefused as exc:
+                refused = exc
+                if not exc.tunnel_ended:
+                    break
+        status = 504 if refused.timed_out else 502
+        raise ConnectRefused(status, f"member {member}: {refused.reason}")
 
     def _count(self, status: int) -> None:
         self.metrics.connects.labels(str(status)).inc()

@@ -3,9 +3,11 @@
 A member may hold more than one tunnel to a replica for a while: an agent that restarted,
 or reconnected before the proxy noticed its old connection die, or that dialled a Service
 which led it to a replica it already holds (it closes that one at once). Consumers get the
-newest; none is closed for another (closing the older would cut a working tunnel for a
-duplicate about to go). A tunnel only ever enters under the name its agent's identity was
-checked for (:mod:`.peers`), so a name maps to that member's agents or to nothing.
+newest, and the next newest when that one ends under them (the duplicate the agent is
+closing: :meth:`Routes.newest_first`); none is closed for another (closing the older would
+cut a working tunnel for a duplicate about to go). A tunnel only ever enters under the
+name its agent's identity was checked for (:mod:`.peers`), so a name maps to that member's
+agents or to nothing.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ class Routes:
         """The newest route to ``member``, or None."""
         routes = self._by_member.get(member)
         return routes[-1] if routes else None
+
+    def newest_first(self, member: str) -> list[Route]:
+        """The routes to ``member``, the newest first (a copy: an empty list for none)."""
+        return self._by_member.get(member, [])[::-1]
 
     def add(self, route: Route) -> None:
         """Route the member to ``route`` too (the newest)."""

@@ -61,10 +61,15 @@ class StreamRefused(Exception):
 
     Attributes:
         reason: What the agent said, or why no answer came.
+        tunnel_ended: The tunnel itself ended or failed before the agent answered: the
+            agent refused nothing, so another tunnel of the member's may serve.
+        timed_out: The agent did not answer within the time it was given.
     """
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, tunnel_ended: bool = False, timed_out: bool = False) -> None:
         self.reason = reason
+        self.tunnel_ended = tunnel_ended
+        self.timed_out = timed_out
         super().__init__(reason)
 
 
@@ -300,7 +305,7 @@ class Tunnel:
                 tunnel ended.
         """
         if self.close_reason is not None:
-            raise StreamRefused(f"the tunnel ended: {self.close_reason}")
+            raise StreamRefused(f"the tunnel ended: {self.close_reason}", tunnel_ended=True)
         stream_id = self._next_id
         self._next_id += 1
         stream = _Stream(stream_id)
@@ -315,13 +320,17 @@ class Tunnel:
         except TimeoutError:
             stream.writer = None  # not ours to close: the caller answers the consumer
             self._reset(stream)
-            raise StreamRefused(f"the agent did not answer in {timeout:g} s") from None
+            raise StreamRefused(
+                f"the agent did not answer in {timeout:g} s", timed_out=True
+            ) from None
         except StreamRefused:
             self._streams.pop(stream_id, None)
             raise
         except (ConnectionError, RuntimeError) as exc:
             self._streams.pop(stream_id, None)
-            raise StreamRefused(f"the tunnel failed: {type(exc).__name__}") from None
+            raise StreamRefused(
+                f"the tunnel failed: {type(exc).__name__}", tunnel_ended=True
+            ) from None
         return stream_id
 
     async def accept(
@@ -421,7 +430,9 @@ class Tunnel:
             opened.done() and not opened.cancelled() and opened.exception() is None
         )
         if opened is not None and not opened.done():
-            opened.set_exception(StreamRefused(f"the tunnel ended: {self.close_reason}"))
+            opened.set_exception(
+                StreamRefused(f"the tunnel ended: {self.close_reason}", tunnel_ended=True)
+            )
         stream.gone.set()
         stream.room.set()
         if owned and stream.writer is not None:

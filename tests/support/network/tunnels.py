@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,9 @@ from prometheus_client import CollectorRegistry
 
 from cluster_inventory._clock import utcnow
 from cluster_inventory.proxy import AgentPeer, ConnectServer, Route, Routes, Tunnel, wire
+
+#: An agent's stream handler factory: given a one-element list holding the agent's tunnel.
+OnOpen = Callable[[list[Tunnel]], Callable[[int], Coroutine[Any, Any, None]]]
 
 
 def connect_answers(registry: CollectorRegistry) -> dict[int, int]:
@@ -44,6 +47,9 @@ class LoopbackProxy:
         agent_end: The agent's end.
         server: The CONNECT server.
         registry: Where the CONNECT server counts (its own, for this proxy alone).
+        dial_agent: Dial one more tunnel for the member, with the stream handler the given
+            factory builds (as ``on_open`` of :func:`loopback_proxy`); returns its agent's
+            end and the proxy's, once the proxy routes it (the newest).
     """
 
     routes: Routes
@@ -52,6 +58,7 @@ class LoopbackProxy:
     agent_end: Tunnel
     server: ConnectServer
     registry: CollectorRegistry
+    dial_agent: Callable[[OnOpen], Awaitable[tuple[Tunnel, Tunnel]]]
 
     def answers(self) -> dict[int, int]:
         """The CONNECT answers given so far, by HTTP status (200 included)."""
@@ -74,7 +81,7 @@ async def loopback_proxy(
     member: str,
     target: tuple[str, int],
     *,
-    on_open: Callable[[list[Tunnel]], Callable[[int], Coroutine[Any, Any, None]]] | None = None,
+    on_open: OnOpen | None = None,
     open_timeout: float = 10.0,
 ) -> AsyncIterator[LoopbackProxy]:
     """A proxy holding one tunnel for ``member`` whose agent dials ``target``.
@@ -114,15 +121,10 @@ async def loopback_proxy(
     listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
     connect_port = listener.sockets[0].getsockname()[1]
     session = aiohttp.ClientSession()
-    ws = await session.ws_connect(
-        f"http://127.0.0.1:{port}/tunnel/v1",
-        protocols=(wire.SUBPROTOCOL,),
-        max_msg_size=wire.WS_MAX_MSG_SIZE,
-    )
-    box: list[Tunnel] = []
-    if on_open is None:
+    agents: list[tuple[Tunnel, Tunnel, asyncio.Task[None]]] = []
 
-        async def dial_target(stream_id: int) -> None:
+    def dial_target(box: list[Tunnel]) -> Callable[[int], Coroutine[Any, Any, None]]:
+        async def handler(stream_id: int) -> None:
             try:
                 reader, writer = await asyncio.open_connection(*target)
             except OSError as exc:
@@ -130,21 +132,34 @@ async def loopback_proxy(
                 return
             await box[0].accept(stream_id, reader, writer)
 
-        handler = dial_target
-    else:
-        handler = on_open(box)
-    agent_end = Tunnel(ws, label=f"agent of {member}", on_open=handler)
-    box.append(agent_end)
-    agent_task = asyncio.create_task(agent_end.run())
-    proxy_end = await asyncio.wait_for(proxy_ends.get(), 10)
+        return handler
+
+    async def dial_agent(handler_for: OnOpen) -> tuple[Tunnel, Tunnel]:
+        ws = await session.ws_connect(
+            f"http://127.0.0.1:{port}/tunnel/v1",
+            protocols=(wire.SUBPROTOCOL,),
+            max_msg_size=wire.WS_MAX_MSG_SIZE,
+        )
+        box: list[Tunnel] = []
+        agent_end = Tunnel(ws, label=f"agent of {member}", on_open=handler_for(box))
+        box.append(agent_end)
+        task = asyncio.create_task(agent_end.run())
+        proxy_end = await asyncio.wait_for(proxy_ends.get(), 10)
+        agents.append((agent_end, proxy_end, task))
+        return agent_end, proxy_end
+
     try:
-        yield LoopbackProxy(routes, connect_port, proxy_end, agent_end, server, registry)
+        agent_end, proxy_end = await dial_agent(on_open or dial_target)
+        yield LoopbackProxy(
+            routes, connect_port, proxy_end, agent_end, server, registry, dial_agent
+        )
     finally:
-        await agent_end.close("test over")
-        await proxy_end.close("test over")
-        agent_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await agent_task
+        for agent_end, proxy_end, task in agents:
+            await agent_end.close("test over")
+            await proxy_end.close("test over")
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await session.close()
         listener.close()
         await listener.wait_closed()

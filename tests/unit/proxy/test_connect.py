@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import pytest
 
 from cluster_inventory import kube
-from cluster_inventory.proxy import ConnectRefused, ConnectServer, Routes, connect_target
+from cluster_inventory.proxy import ConnectRefused, ConnectServer, Routes, Tunnel, connect_target
 from tests.support.network.tunnels import connect, echo_server, loopback_proxy
 
 
@@ -132,3 +134,66 @@ async def test_the_proxys_user_names_the_member_whatever_the_target() -> None:
         other.close()
     assert refused.startswith(b"HTTP/1.1 404 ")
     assert lp.answers() == {200: 1, 404: 1}
+
+
+def _closes_on_open(box: list[Tunnel]) -> Callable[[int], Coroutine[Any, Any, None]]:
+    """The agent's duplicate tunnel: a Service led it to a replica it already holds, and it
+    closes that connection (as the agent does, not the tunnel from one of its own streams)
+    just as a consumer's stream is asked for on it."""
+
+    async def handler(stream_id: int) -> None:
+        await box[0].ws.close(message=b"a duplicate: this replica is held already")
+
+    return handler
+
+
+async def test_a_tunnel_ending_under_a_connect_hands_it_to_the_members_older_tunnel() -> None:
+    async with echo_server() as target, loopback_proxy("edge-1", target) as lp:
+        _, duplicate = await lp.dial_agent(_closes_on_open)
+        assert lp.routes.newest_first("edge-1")[0].tunnel is duplicate
+        reader, writer, head = await connect(lp.connect_port, "edge-1:443")
+        writer.write(b"ping")
+        echoed = await asyncio.wait_for(reader.readexactly(4), 10)
+        writer.close()
+        await asyncio.wait_for(duplicate.closed.wait(), 10)
+    assert head == b"HTTP/1.1 200 Connection established\r\n\r\n"
+    assert echoed == b"ping"
+    assert duplicate.close_reason is not None
+    assert lp.answers() == {200: 1}
+
+
+async def test_a_member_whose_every_tunnel_ends_under_a_connect_is_a_502_saying_so() -> None:
+    async with (
+        echo_server() as target,
+        loopback_proxy("edge-1", target, on_open=_closes_on_open) as lp,
+    ):
+        _, duplicate = await lp.dial_agent(_closes_on_open)
+        reader, writer, head = await connect(lp.connect_port, "edge-1:443")
+        body = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        await asyncio.wait_for(duplicate.closed.wait(), 10)
+    assert head.startswith(b"HTTP/1.1 502 ")
+    assert body.startswith(b"member edge-1: the tunnel ended: ")
+    assert lp.answers() == {502: 1}
+
+
+async def test_the_agents_own_refusal_is_the_answer_and_no_older_tunnel_is_asked() -> None:
+    async with echo_server() as target, loopback_proxy("edge-1", target) as lp:
+        asked: list[int] = []
+
+        def refuses(box: list[Tunnel]) -> Callable[[int], Coroutine[Any, Any, None]]:
+            async def handler(stream_id: int) -> None:
+                asked.append(stream_id)
+                await box[0].refuse(stream_id, "cannot reach: ConnectionRefusedError")
+
+            return handler
+
+        await lp.dial_agent(refuses)
+        reader, writer, head = await connect(lp.connect_port, "edge-1:443")
+        body = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+    assert head.startswith(b"HTTP/1.1 502 ")
+    assert body == b"member edge-1: cannot reach: ConnectionRefusedError\n"
+    assert len(asked) == 1
+    assert lp.answers() == {502: 1}
+    assert lp.proxy_end.streams == 0  # the older tunnel was never asked
