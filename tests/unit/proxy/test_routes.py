@@ -17,6 +17,10 @@ def test_the_newest_tunnel_serves_and_an_older_one_takes_over_when_it_goes() -> 
     for r in (first, second, other):
         routes.add(r)
     assert routes.get("edge-1") is second
+    assert routes.newest_first("edge-1") == [second, first]
+    routes.newest_first("edge-1").clear()  # a copy: the routes stay
+    assert routes.newest_first("edge-1") == [second, first]
+    assert routes.newest_first("edge-3") == []
     routes.remove(second)  # the duplicate the agent closed
     assert routes.get("edge-1") is first
     routes.remove(first)
