@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: setup assets chromium image-tools demo test lint unit manifests demo-crds image
+.PHONY: setup assets chromium gnu-time image-tools demo test lint unit manifests demo-crds image
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -13,6 +13,7 @@ setup:
 assets: setup
 	$(UV) run cluster-inventory-workshop install-assets
 	@command -v chromium >/dev/null 2>&1 || $(MAKE) --no-print-directory chromium
+	@test -x /usr/bin/time || $(MAKE) --no-print-directory gnu-time
 	@command -v buildah >/dev/null 2>&1 && command -v mmdebstrap >/dev/null 2>&1 || $(MAKE) --no-print-directory image-tools
 
 # Debian's headless Chromium renders the conformance HTML report in its test (once).
@@ -22,6 +23,15 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else \
 		echo "chromium is missing: run 'sudo apt-get install -y chromium' for the HTML report test"; \
+	fi
+
+# Debian's GNU time measures each command's own peak RSS in bench/cli_get.py (once).
+gnu-time:
+	@if [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's time (bench/cli_get.py measures each command's peak RSS with it)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; \
+	else \
+		echo "GNU time is missing: run 'sudo apt-get install -y time' for bench/cli_get.py"; \
 	fi
 
 # The demo builds the control-plane binaries itself on first use, with a progress display.

@@ -3,8 +3,13 @@
 Starts one real hub, writes N ClusterProfiles with full status into one inventory namespace,
 then runs both commands in turn (A B A B ..., so drift of the machine's speed hits both) and
 prints the median wall time of each, the median of the per-pair ratios, and the median peak
-RSS of each command (its own ru_maxrss, from wait4). The baseline is kubectl, a Go binary:
-what a user would otherwise type.
+RSS of each command. The baseline is kubectl, a Go binary: what a user would otherwise type.
+
+Each command runs under GNU time (``/usr/bin/time -f %M``, Debian's ``time``), which forks it
+from its own small process and reports that child's peak RSS. Reading ``ru_maxrss`` of a
+child forked from this benchmark instead would report at least the benchmark's own RSS: Linux
+carries a process's high-water mark across ``exec``, and the forked child starts as a copy of
+this process.
 
     uv run python bench/cli_get.py --sizes 100 1000 --runs 9
     uv run python bench/cli_get.py --smoke   (N=3, one run)
@@ -89,20 +94,34 @@ async def _populate(fleet: Fleet, n: int, have: int) -> None:
         await bounded([one(i) for i in range(have, n)], limit=16)
 
 
+#: GNU time: it reports the peak RSS of the command it forks from its own small process.
+GNU_TIME = "/usr/bin/time"
+
+
 def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MiB (this child's own ru_maxrss) and stdout of one run."""
-    with tempfile.TemporaryFile() as out:
+    """Wall seconds, peak RSS in MiB (GNU time's ``%M`` of the command) and stdout of one run.
+
+    Raises:
+        SystemExit: The command exited non-zero, or GNU time gave no figure.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.NamedTemporaryFile("r") as peak:
         started = time.perf_counter()
-        proc = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env
+        proc = subprocess.run(
+            [GNU_TIME, "-f", "%M", "-o", peak.name, *argv],
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            check=False,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
             raise SystemExit(f"{argv} exited {proc.returncode}")
+        kib = peak.read().strip()
+        if not kib.isdigit():
+            raise SystemExit(f"GNU time gave no peak RSS for {argv}: {kib!r}")
         out.seek(0)
-        return wall, usage.ru_maxrss / 1024, out.read().decode()
+        return wall, int(kib) / 1024, out.read().decode()
 
 
 def main() -> None:
@@ -114,6 +133,11 @@ def main() -> None:
     if args.smoke:
         args.sizes, args.runs = [3], 1
     kubectl = str(find_binary("kubectl"))
+    if not os.access(GNU_TIME, os.X_OK):
+        raise SystemExit(
+            f"{GNU_TIME} is missing: the peak RSS of each command is GNU time's; "
+            "run 'sudo apt-get install -y time' (make assets installs it as root)"
+        )
     fleet = Fleet([])
     asyncio.run(fleet.start())
     try:
