@@ -10,6 +10,7 @@ in use end the command with one line on stderr and exit code 1, so the superviso
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +132,7 @@ def run_until_signal(manager: Manager | Callable[[], Coroutine[Any, Any, bool]])
     """
     from cluster_inventory import kube
 
+    _report_crashes()
     try:
         main = manager() if callable(manager) else manager.run(handle_signals=True)
         lost = kube.run(main)
@@ -140,3 +142,17 @@ def run_until_signal(manager: Manager | Callable[[], Coroutine[Any, Any, bool]])
         fail(str(exc))
     if lost:
         fail("leadership lost")
+
+
+def _report_crashes() -> None:
+    """Print every thread's Python stack to stderr if the process dies of a fatal signal.
+
+    ``faulthandler`` (``python -X faulthandler``): a SIGSEGV or SIGABRT in a C extension
+    (uvloop, aiohttp's parser, OpenSSL) otherwise ends a long-running process with nothing
+    but its exit code. Skipped when stderr is no file (a command run in-process by a test).
+    """
+    import faulthandler
+    import io
+
+    with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+        faulthandler.enable()
