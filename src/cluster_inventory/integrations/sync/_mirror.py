@@ -57,7 +57,6 @@ from cluster_inventory.integrations.sync._targets import TargetWrites
 from cluster_inventory.kube.endpoints import default_identity
 from cluster_inventory.kube.informer import (
     DELETED,
-    Informer,
     object_key,
     strip_managed_fields,
 )
@@ -156,17 +155,17 @@ class ProfileMirror(Controller[str], TargetWrites, abc.ABC):
         self.writes = 0
         self.reconciles = 0
         self.synced = asyncio.Event()
-        self._profiles = kube.InformerCache.for_client(hub).informer(
+        cache = kube.InformerCache.for_client(hub)
+        self._profiles = cache.informer(
             kube.CLUSTER_PROFILES,
             namespaces=self.namespaces,
             label_selector=label_selector,
             name=f"{self.controller} ClusterProfile",
             transform=strip_managed_fields,
         )
-        self._targets = Informer(
-            hub,
+        self._targets = cache.informer(
             self.resource,
-            namespace=self.target_namespace,
+            namespaces=[self.target_namespace],  # [None]: a cluster-scoped kind
             label_selector=self.ownership_selector(),
             name=f"{self.controller} {self.resource.kind}",
             transform=strip_managed_fields,

@@ -191,14 +191,13 @@ class ClusterProfileProvider(ProfileEngagement):
         #: Clusters the placement names (None: no placement restriction).
         self.placed: frozenset[str] | None = None
         self.shard: ShardMembership | None = None
-        self._decisions: Informer | None = None
+        self._decisions: kube.NamespacedInformer | None = None
         if placement is not None:
             self.placed = frozenset()
             self._placement = placement
-            self._decisions = Informer(
-                hub,
+            self._decisions = kube.InformerCache.for_client(hub).informer(
                 kube.PLACEMENT_DECISIONS,
-                namespace=placement[0],
+                namespaces=[placement[0]],
                 label_selector=f"{LABEL_DECISION_KEY}={placement[1]}",
                 name=f"{name} hub {kube.PLACEMENT_DECISIONS.kind}",
             )
