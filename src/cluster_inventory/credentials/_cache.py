@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -28,6 +29,8 @@ from cluster_inventory.credentials._exec import (
     run_exec_plugin,
 )
 from cluster_inventory.credentials.errors import CredentialsError
+
+_log = logging.getLogger("cluster_inventory.credentials")
 
 __all__ = ["CredentialCache", "CredentialMetrics", "Fetcher"]
 
@@ -110,7 +113,7 @@ class CredentialCache:
         self._metrics = metrics or kube.collectors_for(CredentialMetrics.create)
         self._hits = self._metrics.lookups.labels("hit")
         self._misses = self._metrics.lookups.labels("miss")
-        self._refreshing: set[asyncio.Task[None]] = set()
+        self._refreshing = kube.TaskSet("credential cache", logger=_log)
         #: Plugin runs started by this cache (for tests and benchmarks).
         self.runs = 0
 
@@ -150,9 +153,7 @@ class CredentialCache:
             loop = asyncio.get_running_loop()
             pending = loop.create_future()
             self._inflight[access.cache_key] = pending
-            task = loop.create_task(self._refresh(access, pending))
-            self._refreshing.add(task)  # the loop holds tasks weakly
-            task.add_done_callback(self._refreshing.discard)
+            self._refreshing.spawn(self._refresh(access, pending), name=f"refresh {access.profile}")
         return await asyncio.shield(pending)
 
     async def _refresh(

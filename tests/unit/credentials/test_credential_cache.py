@@ -138,3 +138,19 @@ async def test_metrics_count_runs_and_lookups():
 def test_max_entries_must_be_positive():
     with pytest.raises(ValueError, match="max_entries"):
         CredentialCache(max_entries=0)
+
+
+async def test_an_unexpected_failure_reaches_the_waiter_and_is_logged_once(caplog):
+    async def broken(a):
+        raise RuntimeError("a bug in the fetch")
+
+    c = cache(broken)
+    with caplog.at_level("ERROR", logger="cluster_inventory.credentials"):
+        with pytest.raises(RuntimeError, match="a bug in the fetch"):
+            await c.get(access())
+        for _ in range(3):  # the refresh task's callbacks run
+            await asyncio.sleep(0)
+    crashed = [r for r in caplog.records if "crashed" in r.getMessage()]
+    assert [r.getMessage() for r in crashed] == [
+        "credential cache: task credential cache: refresh ns/c1 crashed: a bug in the fetch"
+    ]
