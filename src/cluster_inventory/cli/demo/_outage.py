@@ -55,8 +55,7 @@ async def _while(action: Awaitable[None], wait: Awaitable[T]) -> T:
         await acting
         return await waiting
     finally:
-        for task in (acting, waiting):
-            task.cancel()
+        await kube.cancel_and_wait(*(t for t in (acting, waiting) if not t.done()))
 
 
 async def _wait_health(

@@ -166,7 +166,8 @@ async def issue_bootstrap_kubeconfig(
             )
         cert_pem = await waiting
     finally:
-        waiting.cancel()
+        if not waiting.done():  # its informer stopped before the caller closes the client
+            await kube.cancel_and_wait(waiting)
     cert = x509.load_pem_x509_certificate(cert_pem)
     kubeconfig = one_cluster_document(
         name="hub",
