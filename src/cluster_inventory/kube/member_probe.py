@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from cluster_inventory import kube
 from cluster_inventory.api import objects
+from cluster_inventory.kube.backoff import Backoff
 from cluster_inventory.kube.errors import KubeError
 from cluster_inventory.kube.probes import ConditionState, probe_failure, readyz_condition
 
@@ -38,6 +39,9 @@ __all__ = [
 VERSION_EVERY = 10
 #: Seconds before re-probing a member that is not healthy (doubling up to the interval).
 FIRST_REPROBE = 1.0
+#: The reprobe delays of a member not healthy: FIRST_REPROBE doubling (the probe interval
+#: caps them at each call).
+_REPROBE = Backoff(first=FIRST_REPROBE, cap=86400.0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,7 +79,7 @@ class ProbeCadence:
 
     def __init__(self) -> None:
         self.since_version = 0
-        self._retry = FIRST_REPROBE
+        self._unhealthy = 0
 
     def reads_version(self, reconnect: bool) -> bool:
         """Count a probe that got an answer; True if it reads ``/version`` too.
@@ -104,11 +108,10 @@ class ProbeCadence:
                 with ``soon=False`` starts the doubling over.
         """
         if not soon:
-            self._retry = FIRST_REPROBE
+            self._unhealthy = 0
             return interval
-        wait = min(interval, self._retry)
-        self._retry = min(self._retry * 2, interval)
-        return wait
+        self._unhealthy += 1
+        return min(interval, _REPROBE.delay(self._unhealthy))
 
 
 async def probe_member(
